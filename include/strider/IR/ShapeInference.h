@@ -1,0 +1,47 @@
+//===- ShapeInference.h - Result types of ops -------------------*- C++ -*-===//
+//
+// Strider's own shape and type inference for every op of the table, with
+// symbolic dims. Inference reads operand types and the contents of constant
+// operands (Reshape targets, Slice bounds, Resize scales, ...), and reports
+// inconsistent models as located errors. It computes logical types; result
+// layouts are kept as they are (relayout's result layout is its meaning).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_IR_SHAPEINFERENCE_H
+#define STRIDER_IR_SHAPEINFERENCE_H
+
+#include "strider/IR/Types.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+namespace strider {
+
+class Graph;
+class Node;
+
+/// Compute the result types of \p N (one entry per result slot, including
+/// missing ones) from its operands. For opaque nodes the current result
+/// types are returned unchanged.
+llvm::Error inferResultTypes(const Node &N,
+                             llvm::SmallVectorImpl<TensorType> &Results);
+
+/// Whether a value declared with \p Declared may hold what inference
+/// computed as \p Inferred: same element type (unless either is Unknown),
+/// same rank (unless either is unranked), equal static dims.
+bool isCompatibleType(const TensorType &Declared, const TensorType &Inferred);
+
+/// The more specific of two compatible types, dim by dim: a static dim
+/// beats a symbol, a symbol beats unknown. The layout of \p Declared is kept
+/// when \p Inferred has the identity layout.
+TensorType refineType(const TensorType &Declared, const TensorType &Inferred);
+
+/// Infer and refine the result types of every node, in order. Fails on the
+/// first node whose operands are inconsistent or whose declared result
+/// types contradict inference.
+llvm::Error inferShapes(Graph &G);
+
+} // namespace strider
+
+#endif // STRIDER_IR_SHAPEINFERENCE_H

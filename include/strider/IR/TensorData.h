@@ -1,0 +1,76 @@
+//===- TensorData.h - Constant tensor contents ------------------*- C++ -*-===//
+//
+// Immutable, shareable bytes of a constant tensor: initializers, Constant
+// node values and tensor attributes. Data is stored densely in the physical
+// order given by the type's layout, little-endian, with bool as one byte.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_IR_TENSORDATA_H
+#define STRIDER_IR_TENSORDATA_H
+
+#include "strider/IR/Types.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <vector>
+
+namespace strider {
+
+class TensorData;
+using TensorDataRef = std::shared_ptr<const TensorData>;
+
+class TensorData {
+public:
+  /// Make constant data; \p Type must have a static shape and a known
+  /// element type, and \p Bytes must hold exactly numElements * eltSize
+  /// bytes (checked, returns an error otherwise).
+  static llvm::Expected<TensorDataRef> create(const TensorType &Type,
+                                              std::vector<uint8_t> Bytes);
+  /// Make data from int64 values converted to \p Elt (for shape-like
+  /// constants built by the compiler).
+  static TensorDataRef fromInt64(ElementType Elt,
+                                 llvm::ArrayRef<int64_t> Shape,
+                                 llvm::ArrayRef<int64_t> Values);
+  /// Make an f32 tensor from values.
+  static TensorDataRef fromFloat(llvm::ArrayRef<int64_t> Shape,
+                                 llvm::ArrayRef<float> Values);
+
+  const TensorType &getType() const { return Type; }
+  ElementType getElementType() const { return Type.getElementType(); }
+  int64_t getNumElements() const;
+  llvm::ArrayRef<uint8_t> getBytes() const { return Bytes; }
+
+  /// Element \p I (physical order) converted to int64 (floats truncate).
+  int64_t getInt(int64_t I) const;
+  /// Element \p I (physical order) converted to double.
+  double getDouble(int64_t I) const;
+  /// All elements converted to int64 (for shape/axes/pads operands).
+  std::vector<int64_t> toInt64Vector() const;
+  /// All elements converted to double.
+  std::vector<double> toDoubleVector() const;
+  /// True if every element has the same bytes.
+  bool isSplat() const;
+
+  bool operator==(const TensorData &O) const {
+    return Type == O.Type && Bytes == O.Bytes;
+  }
+
+private:
+  TensorData(TensorType Type, std::vector<uint8_t> Bytes)
+      : Type(std::move(Type)), Bytes(std::move(Bytes)) {}
+
+  TensorType Type;
+  std::vector<uint8_t> Bytes;
+};
+
+/// IEEE half and bfloat16 conversions (round to nearest even).
+float halfToFloat(uint16_t H);
+uint16_t floatToHalf(float F);
+float bfloat16ToFloat(uint16_t B);
+uint16_t floatToBfloat16(float F);
+
+} // namespace strider
+
+#endif // STRIDER_IR_TENSORDATA_H

@@ -1,0 +1,49 @@
+//===- ONNX.h - ONNX import and export --------------------------*- C++ -*-===//
+//
+// ModelProto <-> Graph. The importer accepts every opset from 7 to the
+// newest and rewrites older op forms into the IR's (newest-opset) forms;
+// the exporter writes a model ONNX Runtime runs with the same results,
+// turning relayouts and physical layouts into explicit Transpose nodes.
+// No ONNX or protobuf header is exposed here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_IMPORT_ONNX_H
+#define STRIDER_IMPORT_ONNX_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace strider {
+
+class Graph;
+
+struct ImportOptions {
+  /// Run shape inference after import (errors on inconsistent models).
+  bool InferShapes = true;
+};
+
+/// Import the model at \p Path. External data is resolved relative to the
+/// model's directory; locations escaping it are refused.
+llvm::Expected<std::unique_ptr<Graph>>
+importONNXFile(llvm::StringRef Path, const ImportOptions &Opts = {});
+
+/// Import a serialized ModelProto. \p DisplayName is used in diagnostics
+/// and locations; \p ModelDir is the directory external data is read from
+/// (empty: external data is refused).
+llvm::Expected<std::unique_ptr<Graph>>
+importONNXBytes(llvm::StringRef Bytes, llvm::StringRef DisplayName,
+                llvm::StringRef ModelDir, const ImportOptions &Opts = {});
+
+/// Serialize \p G as a ModelProto.
+llvm::Expected<std::string> exportONNXBytes(const Graph &G);
+
+/// Write \p G to \p Path atomically (temporary file, then rename).
+llvm::Error exportONNXFile(const Graph &G, llvm::StringRef Path);
+
+} // namespace strider
+
+#endif // STRIDER_IMPORT_ONNX_H

@@ -1,0 +1,35 @@
+//===- Passes.h - Pass factories and the registry ---------------*- C++ -*-===//
+//
+// Every pass has a create<Name>Pass() factory and an entry in Passes.def.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_TRANSFORMS_PASSES_H
+#define STRIDER_TRANSFORMS_PASSES_H
+
+#include "strider/Transforms/Pass.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+namespace strider {
+
+#define STRIDER_PASS(Arg, Factory, Desc) std::unique_ptr<Pass> Factory();
+#include "strider/Transforms/Passes.def"
+
+struct PassInfo {
+  llvm::StringRef Argument;
+  llvm::StringRef Description;
+  std::unique_ptr<Pass> (*Create)();
+};
+
+/// All registered passes, in Passes.def order.
+llvm::ArrayRef<PassInfo> getRegisteredPasses();
+/// Registered pass by argument, or null.
+const PassInfo *lookupPass(llvm::StringRef Argument);
+/// Append the passes of a comma-separated pipeline (`infer-shapes,dce`) to
+/// \p PM; unknown names are an error naming them.
+llvm::Error parsePassPipeline(llvm::StringRef Pipeline, PassManager &PM);
+
+} // namespace strider
+
+#endif // STRIDER_TRANSFORMS_PASSES_H

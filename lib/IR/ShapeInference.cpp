@@ -1,0 +1,104 @@
+//===- ShapeInference.cpp - Result types of ops ---------------------------===//
+//
+// Dispatch of the per-op shape functions through the op table, type
+// compatibility and refinement, and the whole-graph driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InferFunctions.h"
+
+#include "strider/IR/Graph.h"
+
+using namespace strider;
+
+namespace {
+using InferFn = llvm::Error (*)(const Node &, detail::ResultTypes &);
+constexpr InferFn InferTable[] = {
+#define STRIDER_OP(Id, Name, MinIn, MaxIn, MinOut, MaxOut, Layout, Attrs)      \
+  &detail::infer##Id,
+#include "strider/IR/Ops.def"
+};
+} // namespace
+
+llvm::Error strider::inferResultTypes(const Node &N,
+                                      llvm::SmallVectorImpl<TensorType> &R) {
+  R.clear();
+  if (N.isOpaque()) {
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      R.push_back(N.hasResult(I) ? N.getResult(I)->getType() : TensorType());
+    return llvm::Error::success();
+  }
+  if (llvm::Error E = InferTable[static_cast<unsigned>(N.getOpId())](N, R))
+    return E;
+  // Shape functions may compute fewer results than slots (optional outputs
+  // they do not model); pad so callers can index every slot.
+  while (R.size() < N.getNumResults())
+    R.push_back(TensorType());
+  return llvm::Error::success();
+}
+
+static bool dimsCompatible(const Dim &A, const Dim &B) {
+  return !(A.isStatic() && B.isStatic() && A.getSize() != B.getSize());
+}
+
+bool strider::isCompatibleType(const TensorType &Declared,
+                               const TensorType &Inferred) {
+  if (Declared.getElementType() != ElementType::Unknown &&
+      Inferred.getElementType() != ElementType::Unknown &&
+      Declared.getElementType() != Inferred.getElementType())
+    return false;
+  if (!Declared.hasRank() || !Inferred.hasRank())
+    return true;
+  if (Declared.getRank() != Inferred.getRank())
+    return false;
+  for (unsigned I = 0; I < Declared.getRank(); ++I)
+    if (!dimsCompatible(Declared.getDim(I), Inferred.getDim(I)))
+      return false;
+  return true;
+}
+
+TensorType strider::refineType(const TensorType &Declared,
+                               const TensorType &Inferred) {
+  ElementType Elt = Declared.getElementType() != ElementType::Unknown
+                        ? Declared.getElementType()
+                        : Inferred.getElementType();
+  if (!Inferred.hasRank())
+    return Declared.withElementType(Elt);
+  if (!Declared.hasRank()) {
+    TensorType T = Inferred.withElementType(Elt);
+    return T;
+  }
+  llvm::SmallVector<Dim, 6> Dims;
+  for (unsigned I = 0; I < Declared.getRank(); ++I) {
+    const Dim &A = Declared.getDim(I), &B = Inferred.getDim(I);
+    if (A.isStatic() || (A.isSymbol() && !B.isStatic()) || B.isUnknown())
+      Dims.push_back(A);
+    else
+      Dims.push_back(B);
+  }
+  Layout L = Inferred.getLayout().isIdentity() ? Declared.getLayout()
+                                               : Inferred.getLayout();
+  return TensorType(Elt, Dims, L);
+}
+
+llvm::Error strider::inferShapes(Graph &G) {
+  llvm::SmallVector<TensorType, 4> Inferred;
+  for (Node *N : G.nodes()) {
+    if (N->isOpaque())
+      continue;
+    if (llvm::Error E = inferResultTypes(*N, Inferred))
+      return E;
+    for (unsigned I = 0; I < N->getNumResults(); ++I) {
+      Value *R = N->getResult(I);
+      if (!R)
+        continue;
+      if (!isCompatibleType(R->getType(), Inferred[I]))
+        return makeNodeError(*N, "result '" + R->getName() + "' declared as " +
+                                     R->getType().str() +
+                                     " but inferred as " +
+                                     Inferred[I].str());
+      R->setType(refineType(R->getType(), Inferred[I]));
+    }
+  }
+  return llvm::Error::success();
+}
