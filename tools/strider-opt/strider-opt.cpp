@@ -1,1 +1,144 @@
-int main(){}
+//===- strider-opt.cpp - Run passes on textual IR -------------------------===//
+//
+// Reads a .lir graph, verifies it, runs the requested passes (verifying
+// after each), and prints the result. The driver of Strider's lit tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/IR/AsmParser.h"
+#include "strider/IR/AsmPrinter.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Support/FileIO.h"
+#include "strider/Transforms/Passes.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace strider;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory StriderCat("strider-opt options");
+
+static cl::opt<std::string> InputFilename(cl::Positional,
+                                          cl::desc("<input .lir file>"),
+                                          cl::init("-"), cl::cat(StriderCat));
+static cl::opt<std::string> OutputFilename("o", cl::desc("Output file"),
+                                           cl::value_desc("filename"),
+                                           cl::init("-"), cl::cat(StriderCat));
+static cl::opt<std::string>
+    PassPipeline("pass-pipeline",
+                 cl::desc("Comma-separated passes to run, e.g. "
+                          "'infer-shapes,dce' (instead of pass flags)"),
+                 cl::value_desc("passes"), cl::cat(StriderCat));
+static cl::opt<bool>
+    VerifyEach("verify-each",
+               cl::desc("Verify the graph after each pass (default on)"),
+               cl::init(true), cl::cat(StriderCat));
+static cl::opt<bool> SplitInputFile(
+    "split-input-file",
+    cl::desc("Split the input on '// -----' lines and process each chunk "
+             "independently (errors do not stop later chunks)"),
+    cl::init(false), cl::cat(StriderCat));
+
+// One flag per registered pass; occurrences keep command-line order.
+static cl::list<const PassInfo *, bool, cl::parser<const PassInfo *>>
+    PassList(cl::desc("Passes, run in the order given:"), cl::cat(StriderCat));
+
+/// Parse, verify, transform and print one buffer. Returns false on error
+/// (already reported on stderr).
+static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
+                          llvm::raw_ostream &OS) {
+  auto GraphOrErr = parseGraph(Text, BufferName);
+  if (!GraphOrErr) {
+    llvm::errs() << llvm::toString(GraphOrErr.takeError()) << "\n";
+    return false;
+  }
+  Graph &G = **GraphOrErr;
+  if (llvm::Error E = verifyGraph(G)) {
+    llvm::errs() << llvm::toString(std::move(E)) << "\n";
+    return false;
+  }
+  PassManager PM;
+  PM.setVerifyEach(VerifyEach);
+  if (!PassPipeline.empty()) {
+    if (llvm::Error E = parsePassPipeline(PassPipeline, PM)) {
+      llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
+      return false;
+    }
+  }
+  for (const PassInfo *P : PassList)
+    PM.addPass(P->Create());
+  if (llvm::Error E = PM.run(G)) {
+    llvm::errs() << llvm::toString(std::move(E)) << "\n";
+    return false;
+  }
+  printGraph(G, OS);
+  return true;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM X(argc, argv);
+  for (const PassInfo &P : getRegisteredPasses())
+    PassList.getParser().addLiteralOption(P.Argument, &P, P.Description);
+  cl::HideUnrelatedOptions(StriderCat);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Strider IR optimizer: parse textual IR, run passes, print IR\n");
+
+  if (!PassPipeline.empty() && !PassList.empty()) {
+    llvm::errs() << "strider-opt: give either --pass-pipeline or pass flags, "
+                    "not both\n";
+    return 1;
+  }
+
+  auto BufOrErr = readInputFile(InputFilename);
+  if (!BufOrErr) {
+    llvm::errs() << "strider-opt: " << llvm::toString(BufOrErr.takeError())
+                 << "\n";
+    return 1;
+  }
+  llvm::StringRef Text = (*BufOrErr)->getBuffer();
+  std::string BufferName =
+      InputFilename == "-" ? std::string("<stdin>") : InputFilename.getValue();
+
+  bool Ok = true;
+  llvm::Error WriteErr = writeOutputFile(
+      OutputFilename, [&](llvm::raw_ostream &OS) -> llvm::Error {
+        if (!SplitInputFile) {
+          Ok = processBuffer(Text, BufferName, OS);
+          return llvm::Error::success();
+        }
+        // Pad each chunk with the newlines before it so that error line
+        // numbers refer to the whole file.
+        size_t Start = 0, Line = 0;
+        bool First = true;
+        while (Start <= Text.size()) {
+          size_t Sep = Text.find("\n// -----", Start);
+          size_t End = Sep == llvm::StringRef::npos ? Text.size() : Sep + 1;
+          std::string Chunk(Line, '\n');
+          Chunk += Text.slice(Start, End).str();
+          if (!First)
+            OS << "// -----\n";
+          First = false;
+          Ok &= processBuffer(Chunk, BufferName, OS);
+          if (Sep == llvm::StringRef::npos)
+            break;
+          Line += Text.slice(Start, End).count('\n');
+          // Skip the separator line itself.
+          size_t NextLine = Text.find('\n', End);
+          if (NextLine == llvm::StringRef::npos)
+            break;
+          Line += 1;
+          Start = NextLine + 1;
+        }
+        return llvm::Error::success();
+      });
+  if (WriteErr) {
+    llvm::errs() << "strider-opt: " << llvm::toString(std::move(WriteErr))
+                 << "\n";
+    return 1;
+  }
+  return Ok ? 0 : 1;
+}

@@ -1,1 +1,106 @@
-int main(){}
+//===- strider-translate.cpp - ONNX <-> textual IR ------------------------===//
+//
+// `--import-onnx M.onnx [-o out.lir]` and `--export-onnx in.lir -o M.onnx`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/IR/AsmParser.h"
+#include "strider/IR/AsmPrinter.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Import/ONNX.h"
+#include "strider/Support/FileIO.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace strider;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory TranslateCat("strider-translate options");
+
+enum class Mode { None, ImportONNX, ExportONNX };
+static cl::opt<Mode> TranslationMode(
+    cl::desc("Translation:"),
+    cl::values(clEnumValN(Mode::ImportONNX, "import-onnx",
+                          "Read an ONNX model, print textual IR"),
+               clEnumValN(Mode::ExportONNX, "export-onnx",
+                          "Read textual IR, write an ONNX model")),
+    cl::init(Mode::None), cl::cat(TranslateCat));
+static cl::opt<std::string> InputFilename(cl::Positional,
+                                          cl::desc("<input file>"),
+                                          cl::init("-"), cl::cat(TranslateCat));
+static cl::opt<std::string> OutputFilename("o", cl::desc("Output file"),
+                                           cl::value_desc("filename"),
+                                           cl::init("-"),
+                                           cl::cat(TranslateCat));
+static cl::opt<bool> InferShapes(
+    "infer-shapes",
+    cl::desc("Run shape inference after import (default on; "
+             "--infer-shapes=false keeps the model's declared types)"),
+    cl::init(true), cl::cat(TranslateCat));
+
+static int fail(llvm::Error E) {
+  llvm::errs() << llvm::toString(std::move(E)) << "\n";
+  return 1;
+}
+
+static int importONNX() {
+  if (InputFilename == "-") {
+    llvm::errs() << "strider-translate: --import-onnx needs a model file "
+                    "(external data is resolved relative to it)\n";
+    return 1;
+  }
+  ImportOptions Opts;
+  Opts.InferShapes = InferShapes;
+  auto GraphOrErr = importONNXFile(InputFilename, Opts);
+  if (!GraphOrErr)
+    return fail(GraphOrErr.takeError());
+  if (llvm::Error E = writeOutputFile(
+          OutputFilename, [&](llvm::raw_ostream &OS) -> llvm::Error {
+            printGraph(**GraphOrErr, OS);
+            return llvm::Error::success();
+          }))
+    return fail(std::move(E));
+  return 0;
+}
+
+static int exportONNX() {
+  if (OutputFilename == "-") {
+    llvm::errs() << "strider-translate: --export-onnx needs -o <file>\n";
+    return 1;
+  }
+  auto BufOrErr = readInputFile(InputFilename);
+  if (!BufOrErr)
+    return fail(BufOrErr.takeError());
+  auto GraphOrErr = parseGraph((*BufOrErr)->getBuffer(),
+                               InputFilename == "-" ? std::string("<stdin>")
+                                                    : InputFilename.getValue());
+  if (!GraphOrErr)
+    return fail(GraphOrErr.takeError());
+  if (llvm::Error E = verifyGraph(**GraphOrErr))
+    return fail(std::move(E));
+  if (llvm::Error E = exportONNXFile(**GraphOrErr, OutputFilename))
+    return fail(std::move(E));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(TranslateCat);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Strider translator between ONNX models and "
+                              "textual IR\n");
+  switch (TranslationMode) {
+  case Mode::ImportONNX:
+    return importONNX();
+  case Mode::ExportONNX:
+    return exportONNX();
+  case Mode::None:
+    break;
+  }
+  llvm::errs() << "strider-translate: choose --import-onnx or --export-onnx "
+                  "(see --help)\n";
+  return 1;
+}

@@ -1,0 +1,114 @@
+//===- TypesTest.cpp - Element types, layouts, tensor types, data ---------===//
+
+#include "strider/IR/TensorData.h"
+#include "strider/IR/Types.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace strider;
+
+TEST(TypesTest, ElementTypeNamesRoundTrip) {
+  for (ElementType T :
+       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::F64,
+        ElementType::I8, ElementType::U8, ElementType::I16, ElementType::U16,
+        ElementType::I32, ElementType::U32, ElementType::I64, ElementType::U64,
+        ElementType::Bool}) {
+    EXPECT_EQ(parseElementTypeName(getElementTypeName(T)), T);
+    EXPECT_EQ(fromOnnxDataType(toOnnxDataType(T)), T);
+    EXPECT_GT(getElementByteSize(T), 0u);
+  }
+  EXPECT_FALSE(parseElementTypeName("f128").hasValue());
+  EXPECT_FALSE(fromOnnxDataType(8).hasValue()); // STRING is unsupported.
+}
+
+TEST(TypesTest, LayoutCanonicalForm) {
+  EXPECT_TRUE(Layout(llvm::ArrayRef<unsigned>{0, 1, 2, 3}).isIdentity());
+  Layout NHWC = Layout::getChannelsLast(4);
+  EXPECT_EQ(NHWC.getStoredPermutation(), (llvm::ArrayRef<unsigned>{0, 2, 3, 1}));
+  EXPECT_EQ(NHWC.getName(4), "nhwc");
+  EXPECT_EQ(Layout().getName(4), "nchw");
+  EXPECT_EQ(Layout::getChannelsLast(5).getName(5), "ndhwc");
+  EXPECT_EQ(Layout::getChannelsLast(3).getName(3), "nwc");
+  EXPECT_EQ(Layout(llvm::ArrayRef<unsigned>{1, 0}).getName(2), "[1, 0]");
+  EXPECT_TRUE(Layout::getChannelsLast(2).isIdentity());
+}
+
+TEST(TypesTest, LayoutParse) {
+  EXPECT_EQ(Layout::parse("nhwc", 4), Layout::getChannelsLast(4));
+  EXPECT_EQ(Layout::parse("ohwi", 4), Layout::getChannelsLast(4));
+  EXPECT_EQ(Layout::parse("nchw", 4), Layout());
+  EXPECT_EQ(Layout::parse("[0, 2, 1]", 3), Layout::getChannelsLast(3));
+  EXPECT_FALSE(Layout::parse("nhwc", 5).hasValue());
+  EXPECT_FALSE(Layout::parse("[0, 0, 1]", 3).hasValue());
+  EXPECT_FALSE(Layout::parse("[0, 1]", 3).hasValue());
+  EXPECT_FALSE(Layout::parse("[0, 3, 1]", 3).hasValue());
+  EXPECT_FALSE(Layout::parse("nhcw", 4).hasValue());
+}
+
+TEST(TypesTest, TensorTypePrint) {
+  TensorType T(ElementType::F32,
+               {Dim::getSymbol("N"), Dim::getStatic(64), Dim::getStatic(56),
+                Dim::getUnknown()},
+               Layout::getChannelsLast(4));
+  EXPECT_EQ(T.str(), "tensor<N x 64 x 56 x ? x f32, nhwc>");
+  EXPECT_EQ(TensorType::get(ElementType::I64, {}).str(), "tensor<i64>");
+  EXPECT_EQ(TensorType::getUnranked(ElementType::F16).str(),
+            "tensor<* x f16>");
+  TensorType Quoted(ElementType::F32, {Dim::getSymbol("batch size")});
+  EXPECT_EQ(Quoted.str(), "tensor<\"batch size\" x f32>");
+  EXPECT_FALSE(T.hasStaticShape());
+  EXPECT_EQ(*TensorType::get(ElementType::F32, {2, 3}).getNumElements(), 6);
+}
+
+TEST(TypesTest, TypesAreValues) {
+  TensorType T = TensorType::get(ElementType::F32, {1, 8, 4, 4});
+  TensorType L = T.withLayout(Layout::getChannelsLast(4));
+  EXPECT_NE(T, L);
+  EXPECT_TRUE(T.getLayout().isIdentity());
+  EXPECT_EQ(L.withLayout(Layout()), T);
+}
+
+TEST(TensorDataTest, CreateChecksSize) {
+  auto Ok = TensorData::create(TensorType::get(ElementType::F32, {2}),
+                               std::vector<uint8_t>(8));
+  ASSERT_TRUE(bool(Ok));
+  auto Bad = TensorData::create(TensorType::get(ElementType::F32, {2}),
+                                std::vector<uint8_t>(7));
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_EQ(llvm::toString(Bad.takeError()),
+            "constant of type tensor<2 x f32> needs 8 bytes of data, got 7");
+  auto Dyn = TensorData::create(
+      TensorType(ElementType::F32, {Dim::getSymbol("N")}), {});
+  EXPECT_FALSE(bool(Dyn));
+  llvm::consumeError(Dyn.takeError());
+  auto Huge = TensorData::create(
+      TensorType::get(ElementType::F64, {int64_t(1) << 40, int64_t(1) << 40}),
+      {});
+  EXPECT_FALSE(bool(Huge));
+  llvm::consumeError(Huge.takeError());
+}
+
+TEST(TensorDataTest, Accessors) {
+  TensorDataRef D = TensorData::fromInt64(ElementType::I32, {3}, {1, -2, 3});
+  EXPECT_EQ(D->toInt64Vector(), (std::vector<int64_t>{1, -2, 3}));
+  EXPECT_DOUBLE_EQ(D->getDouble(1), -2.0);
+  EXPECT_FALSE(D->isSplat());
+  EXPECT_TRUE(TensorData::fromFloat({2}, {1.5f, 1.5f})->isSplat());
+}
+
+TEST(TensorDataTest, HalfConversion) {
+  for (float F : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f,
+                  5.960464477539063e-08f, 0.333251953125f})
+    EXPECT_EQ(halfToFloat(floatToHalf(F)), F) << F;
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // Rounds to infinity.
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_TRUE(std::isinf(halfToFloat(0x7c00)));
+  // Round to nearest even: 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
+  EXPECT_EQ(floatToHalf(1.0f + 0.00048828125f), 0x3c00);
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(bfloat16ToFloat(0x3f80), 1.0f);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(NAN))));
+}
