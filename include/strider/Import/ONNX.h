@@ -20,6 +20,8 @@
 namespace strider {
 
 class Graph;
+class TensorData;
+using TensorDataRef = std::shared_ptr<const TensorData>;
 
 struct ImportOptions {
   /// Run shape inference after import (errors on inconsistent models).
@@ -43,6 +45,12 @@ llvm::Expected<std::string> exportONNXBytes(const Graph &G);
 
 /// Write \p G to \p Path atomically (temporary file, then rename).
 llvm::Error exportONNXFile(const Graph &G, llvm::StringRef Path);
+
+/// Read a serialized TensorProto file (ONNX's backend-test `input_K.pb` /
+/// `output_K.pb`). External data is resolved relative to the file's
+/// directory. Returns the tensor and, through \p Name if given, its name.
+llvm::Expected<TensorDataRef> readONNXTensorFile(llvm::StringRef Path,
+                                                 std::string *Name = nullptr);
 
 } // namespace strider
 
