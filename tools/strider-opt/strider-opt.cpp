@@ -62,12 +62,9 @@ static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
   }
   PassManager PM;
   PM.setVerifyEach(VerifyEach);
-  if (!PassPipeline.empty()) {
-    if (llvm::Error E = parsePassPipeline(PassPipeline, PM)) {
-      llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
-      return false;
-    }
-  }
+  // The pipeline was validated in main().
+  if (!PassPipeline.empty())
+    llvm::cantFail(parsePassPipeline(PassPipeline, PM));
   for (const PassInfo *P : PassList)
     PM.addPass(P->Create());
   if (llvm::Error E = PM.run(G)) {
@@ -91,6 +88,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "strider-opt: give either --pass-pipeline or pass flags, "
                     "not both\n";
     return 1;
+  }
+
+  if (!PassPipeline.empty()) {
+    PassManager Check;
+    if (llvm::Error E = parsePassPipeline(PassPipeline, Check)) {
+      llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
+      return 1;
+    }
   }
 
   auto BufOrErr = readInputFile(InputFilename);
