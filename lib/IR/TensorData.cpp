@@ -72,10 +72,19 @@ TensorDataRef TensorData::fromInt64(ElementType Elt,
                                     llvm::ArrayRef<int64_t> Values) {
   std::vector<uint8_t> Bytes;
   for (int64_t V : Values) {
-    if (Elt == ElementType::I64)
-      appendScalar<int64_t>(Bytes, V);
-    else
-      appendConverted(Bytes, Elt, double(V));
+    // Integers convert modulo 2^bits (well defined for unsigned targets);
+    // only floating-point and bool go through double.
+    switch (Elt) {
+    case ElementType::I8: appendScalar<uint8_t>(Bytes, uint8_t(V)); break;
+    case ElementType::U8: appendScalar<uint8_t>(Bytes, uint8_t(V)); break;
+    case ElementType::I16: appendScalar<uint16_t>(Bytes, uint16_t(V)); break;
+    case ElementType::U16: appendScalar<uint16_t>(Bytes, uint16_t(V)); break;
+    case ElementType::I32: appendScalar<uint32_t>(Bytes, uint32_t(V)); break;
+    case ElementType::U32: appendScalar<uint32_t>(Bytes, uint32_t(V)); break;
+    case ElementType::I64: appendScalar<int64_t>(Bytes, V); break;
+    case ElementType::U64: appendScalar<uint64_t>(Bytes, uint64_t(V)); break;
+    default: appendConverted(Bytes, Elt, double(V)); break;
+    }
   }
   auto D = create(TensorType::get(Elt, Shape), std::move(Bytes));
   assert(D && "fromInt64: values do not match the shape");

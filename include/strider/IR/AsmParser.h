@@ -1,7 +1,7 @@
 //===- AsmParser.h - Textual IR parser --------------------------*- C++ -*-===//
 //
 // Parses the textual IR (`.lir`, docs/LangRef.md). Errors are located as
-// `<buffer>:<line>:<col>: <message>`.
+// `<buffer>:<line>:<col>: error: <message>`.
 //
 //===----------------------------------------------------------------------===//
 

@@ -112,3 +112,11 @@ TEST(TensorDataTest, HalfConversion) {
   EXPECT_EQ(bfloat16ToFloat(0x3f80), 1.0f);
   EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(NAN))));
 }
+
+TEST(TensorDataTest, FromInt64WrapsIntoUnsignedTypes) {
+  TensorDataRef D = TensorData::fromInt64(ElementType::U8, {2}, {-1, 256});
+  EXPECT_EQ(D->getBytes()[0], 255);
+  EXPECT_EQ(D->getBytes()[1], 0);
+  EXPECT_EQ(TensorData::fromInt64(ElementType::U64, {1}, {-1})->getDouble(0),
+            18446744073709551615.0);
+}
