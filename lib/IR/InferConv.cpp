@@ -1,1 +1,591 @@
-// placeholder: being written
+//===- InferConv.cpp - Shape functions of spatial ops ---------------------===//
+//
+// Conv, ConvTranspose, pooling, BatchNormalization, InstanceNormalization,
+// Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial... tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InferFunctions.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace strider;
+using namespace strider::detail;
+
+static std::string dimText(const Dim &D) {
+  if (D.isStatic())
+    return std::to_string(D.getSize());
+  if (D.isSymbol())
+    return D.getSymbol().str();
+  return "?";
+}
+
+/// Dim \p I of \p T, unknown when \p T is unranked.
+static Dim getDimOrUnknown(const TensorType &T, unsigned I) {
+  return T.hasRank() ? T.getDim(I) : Dim::getUnknown();
+}
+
+/// Check that the 1-D per-channel operand \p I (bias, scale, mean, ...) has
+/// \p Size entries, refining \p Size with it.
+static llvm::Error checkPerChannel(const Node &N, unsigned I,
+                                   llvm::StringRef Name, Dim &Size) {
+  const TensorType *T = getOperandType(N, I);
+  if (!T || !T->hasRank())
+    return llvm::Error::success();
+  if (llvm::Error E = checkRank(N, *T, Name, 1))
+    return E;
+  if (!mergeDims(Size, T->getDim(0), Size))
+    return makeNodeError(N, "input '" + Name + "' has size " +
+                                dimText(T->getDim(0)) + ", expected " +
+                                dimText(Size));
+  return llvm::Error::success();
+}
+
+/// Read the positive int attribute 'group' (default 1).
+static llvm::Expected<int64_t> readGroup(const Node &N) {
+  int64_t Group = N.getIntAttr("group", 1);
+  if (Group < 1)
+    return makeNodeError(N,
+                         "group must be positive, got " + llvm::Twine(Group));
+  return Group;
+}
+
+/// Rank of a convolution from X, W or kernel_shape; None if none says.
+static llvm::Optional<unsigned> getConvRank(const Node &N, const TensorType &X,
+                                            const TensorType &W) {
+  if (X.hasRank())
+    return X.getRank();
+  if (W.hasRank())
+    return W.getRank();
+  const Attribute *K = N.getAttr("kernel_shape");
+  if (K && K->getKind() == AttrKind::Ints)
+    return K->getInts().size() + 2;
+  return llvm::None;
+}
+
+/// Common operand checks of Conv and ConvTranspose: element types, ranks.
+/// Sets \p Rank (None when unknown).
+static llvm::Error checkConvOperands(const Node &N, ElementType &Elt,
+                                     llvm::Optional<unsigned> &Rank) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  const TensorType *W = getOperandType(N, 1);
+  if (!W)
+    return checkOperandPresent(N, 1, "W");
+  Elt = X->getElementType();
+  if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
+    return E;
+  if (llvm::Error E = unifyElementTypes(N, Elt, W->getElementType()))
+    return E;
+  if (const TensorType *B = getOperandType(N, 2))
+    if (llvm::Error E = unifyElementTypes(N, Elt, B->getElementType()))
+      return E;
+  if (llvm::Error E = checkMinRank(N, *X, "X", 3))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *W, "W", 3))
+    return E;
+  Rank = getConvRank(N, *X, *W);
+  if (Rank && *Rank < 3)
+    return makeNodeError(N, "attribute 'kernel_shape' must have at least 1 "
+                            "entry");
+  if (Rank)
+    if (llvm::Error E = checkRank(N, *W, "W", *Rank))
+      return E;
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
+  ElementType Elt;
+  llvm::Optional<unsigned> Rank;
+  if (llvm::Error E = checkConvOperands(N, Elt, Rank))
+    return E;
+  if (!Rank) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  const TensorType &X = *getOperandType(N, 0), &W = *getOperandType(N, 1);
+  auto Group = readGroup(N);
+  if (!Group)
+    return Group.takeError();
+  // X: [N, C, D...], W: [M, C / group, K...], B: [M].
+  Dim C = getDimOrUnknown(X, 1), M = getDimOrUnknown(W, 0);
+  Dim CPerGroup = getDimOrUnknown(W, 1);
+  if (C.isStatic() && C.getSize() % *Group != 0)
+    return makeNodeError(N, "channels " + llvm::Twine(C.getSize()) +
+                                " not divisible by group " +
+                                llvm::Twine(*Group));
+  if (C.isStatic() && CPerGroup.isStatic() &&
+      C.getSize() / *Group != CPerGroup.getSize())
+    return makeNodeError(N, "input 'W' has " +
+                                llvm::Twine(CPerGroup.getSize()) +
+                                " channels per group, expected " +
+                                llvm::Twine(C.getSize() / *Group));
+  if (M.isStatic() && M.getSize() % *Group != 0)
+    return makeNodeError(N, "output channels " + llvm::Twine(M.getSize()) +
+                                " not divisible by group " +
+                                llvm::Twine(*Group));
+  if (llvm::Error E = checkPerChannel(N, 2, "B", M))
+    return E;
+
+  unsigned NumSpatial = *Rank - 2;
+  DimList WeightSpatial;
+  for (unsigned I = 0; I < NumSpatial; ++I)
+    WeightSpatial.push_back(getDimOrUnknown(W, I + 2));
+  WindowAttrs Window;
+  if (llvm::Error E = readWindowAttrs(
+          N, NumSpatial, llvm::ArrayRef<Dim>(WeightSpatial), Window))
+    return E;
+  DimList Out = {getDimOrUnknown(X, 0), M};
+  for (unsigned I = 0; I < NumSpatial; ++I) {
+    auto D = computeWindowOutputDim(N, getDimOrUnknown(X, I + 2), I, Window);
+    if (!D)
+      return D.takeError();
+    Out.push_back(*D);
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferConvTranspose(const Node &N, ResultTypes &Results) {
+  ElementType Elt;
+  llvm::Optional<unsigned> Rank;
+  if (llvm::Error E = checkConvOperands(N, Elt, Rank))
+    return E;
+  if (!Rank) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  const TensorType &X = *getOperandType(N, 0), &W = *getOperandType(N, 1);
+  auto Group = readGroup(N);
+  if (!Group)
+    return Group.takeError();
+  // X: [N, C, D...], W: [C, M / group, K...], B: [M].
+  Dim C = getDimOrUnknown(X, 1), WC = getDimOrUnknown(W, 0);
+  if (!mergeDims(C, WC, C))
+    return makeNodeError(N, "input 'W' has " + dimText(WC) +
+                                " input channels, expected " + dimText(C));
+  if (C.isStatic() && C.getSize() % *Group != 0)
+    return makeNodeError(N, "channels " + llvm::Twine(C.getSize()) +
+                                " not divisible by group " +
+                                llvm::Twine(*Group));
+  auto M = multiplyDims(N, {getDimOrUnknown(W, 1), Dim::getStatic(*Group)});
+  if (!M)
+    return M.takeError();
+  if (llvm::Error E = checkPerChannel(N, 2, "B", *M))
+    return E;
+
+  unsigned NumSpatial = *Rank - 2;
+  DimList WeightSpatial;
+  for (unsigned I = 0; I < NumSpatial; ++I)
+    WeightSpatial.push_back(getDimOrUnknown(W, I + 2));
+  WindowAttrs Window;
+  if (llvm::Error E = readWindowAttrs(
+          N, NumSpatial, llvm::ArrayRef<Dim>(WeightSpatial), Window))
+    return E;
+  DimList Out = {getDimOrUnknown(X, 0), *M};
+  if (N.getAttr("output_shape")) {
+    // An explicit output shape fixes the spatial sizes (pads follow).
+    llvm::SmallVector<int64_t, 3> Shape;
+    if (llvm::Error E =
+            readIntsAttr(N, "output_shape", NumSpatial, 0, 0, Shape))
+      return E;
+    for (int64_t S : Shape)
+      Out.push_back(Dim::getStatic(S));
+  } else {
+    for (unsigned I = 0; I < NumSpatial; ++I) {
+      auto D =
+          computeTransposedOutputDim(N, getDimOrUnknown(X, I + 2), I, Window);
+      if (!D)
+        return D.takeError();
+      Out.push_back(*D);
+    }
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// Shared body of MaxPool and AveragePool; returns the output type.
+static llvm::Error inferPool(const Node &N, EltClass Class, TensorType &Out) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  ElementType Elt = X->getElementType();
+  if (llvm::Error E = checkElementType(N, Elt, "X", Class))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *X, "X", 3))
+    return E;
+  unsigned NumSpatial;
+  if (X->hasRank()) {
+    NumSpatial = X->getRank() - 2;
+  } else {
+    const Attribute *K = N.getAttr("kernel_shape");
+    if (!K || K->getKind() != AttrKind::Ints)
+      return makeNodeError(N, "missing attribute 'kernel_shape'");
+    NumSpatial = K->getInts().size();
+  }
+  WindowAttrs Window;
+  if (llvm::Error E = readWindowAttrs(N, NumSpatial, llvm::None, Window))
+    return E;
+  DimList Shape = {getDimOrUnknown(*X, 0), getDimOrUnknown(*X, 1)};
+  for (unsigned I = 0; I < NumSpatial; ++I) {
+    auto D = computeWindowOutputDim(N, getDimOrUnknown(*X, I + 2), I, Window);
+    if (!D)
+      return D.takeError();
+    Shape.push_back(*D);
+  }
+  Out = makeType(Elt, Shape);
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferMaxPool(const Node &N, ResultTypes &Results) {
+  TensorType Out;
+  if (llvm::Error E = inferPool(N, EltClass::Numeric, Out))
+    return E;
+  Results.push_back(Out);
+  // The optional Indices result: flat i64 indices of the maxima.
+  Results.push_back(Out.withElementType(ElementType::I64));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferAveragePool(const Node &N, ResultTypes &Results) {
+  TensorType Out;
+  if (llvm::Error E = inferPool(N, EltClass::Float, Out))
+    return E;
+  Results.push_back(Out);
+  return llvm::Error::success();
+}
+
+static llvm::Error inferGlobalPool(const Node &N, ResultTypes &Results,
+                                   EltClass Class) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  if (llvm::Error E = checkElementType(N, X->getElementType(), "X", Class))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *X, "X", 3))
+    return E;
+  if (!X->hasRank()) {
+    Results.push_back(*X);
+    return llvm::Error::success();
+  }
+  // [N, C, 1, ..., 1]
+  DimList Out = {X->getDim(0), X->getDim(1)};
+  Out.append(X->getRank() - 2, Dim::getStatic(1));
+  Results.push_back(makeType(X->getElementType(), Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferGlobalAveragePool(const Node &N,
+                                           ResultTypes &Results) {
+  return inferGlobalPool(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferGlobalMaxPool(const Node &N, ResultTypes &Results) {
+  return inferGlobalPool(N, Results, EltClass::Numeric);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+llvm::Error detail::inferBatchNormalization(const Node &N,
+                                            ResultTypes &Results) {
+  static const char *const Names[] = {"X", "scale", "B", "input_mean",
+                                      "input_var"};
+  for (unsigned I = 0; I < 5; ++I)
+    if (llvm::Error E = checkOperandPresent(N, I, Names[I]))
+      return E;
+  const TensorType &X = *getOperandType(N, 0);
+  ElementType Elt = X.getElementType();
+  if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
+    return E;
+  // scale and B share one type, mean and var another.
+  ElementType ScaleElt = ElementType::Unknown, StatElt = ElementType::Unknown;
+  for (unsigned I = 1; I < 5; ++I) {
+    ElementType T = getOperandType(N, I)->getElementType();
+    if (llvm::Error E = checkElementType(N, T, Names[I], EltClass::Float))
+      return E;
+    if (llvm::Error E = unifyElementTypes(N, I < 3 ? ScaleElt : StatElt, T))
+      return E;
+  }
+  if (llvm::Error E = checkMinRank(N, X, "X", 2))
+    return E;
+  Dim C = getDimOrUnknown(X, 1);
+  for (unsigned I = 1; I < 5; ++I)
+    if (llvm::Error E = checkPerChannel(N, I, Names[I], C))
+      return E;
+  if (N.getIntAttr("training_mode", 0) == 0 &&
+      (N.hasResult(1) || N.hasResult(2)))
+    return makeNodeError(N, "running_mean and running_var results require "
+                            "training_mode = 1");
+  Results.push_back(getLogicalType(X));
+  Results.push_back(makeType(StatElt, {C}));
+  Results.push_back(makeType(StatElt, {C}));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferInstanceNormalization(const Node &N,
+                                               ResultTypes &Results) {
+  static const char *const Names[] = {"input", "scale", "B"};
+  for (unsigned I = 0; I < 3; ++I)
+    if (llvm::Error E = checkOperandPresent(N, I, Names[I]))
+      return E;
+  const TensorType &X = *getOperandType(N, 0);
+  ElementType Elt = X.getElementType();
+  if (llvm::Error E = checkElementType(N, Elt, "input", EltClass::Float))
+    return E;
+  for (unsigned I = 1; I < 3; ++I)
+    if (llvm::Error E =
+            unifyElementTypes(N, Elt, getOperandType(N, I)->getElementType()))
+      return E;
+  if (llvm::Error E = checkMinRank(N, X, "input", 3))
+    return E;
+  Dim C = getDimOrUnknown(X, 1);
+  for (unsigned I = 1; I < 3; ++I)
+    if (llvm::Error E = checkPerChannel(N, I, Names[I], C))
+      return E;
+  Results.push_back(getLogicalType(X).withElementType(Elt));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+static std::string formatDouble(double V) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << llvm::format("%g", V);
+  return OS.str();
+}
+
+/// Whether a list operand certainly holds at least one entry (present and
+/// not known to be empty: an empty scales tensor means "use sizes").
+static bool isNonEmpty(const ListOperand &L) {
+  return L.Present && L.Length && *L.Length > 0;
+}
+static bool mayBeNonEmpty(const ListOperand &L) {
+  return L.Present && !(L.Length && *L.Length == 0);
+}
+
+llvm::Error detail::inferResize(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  ElementType Elt = X->getElementType();
+  ListOperand Roi, Scales, Sizes;
+  if (llvm::Error E = readFloatList(N, 1, "roi", Roi))
+    return E;
+  if (llvm::Error E = readFloatList(N, 2, "scales", Scales))
+    return E;
+  if (llvm::Error E = readIntList(N, 3, "sizes", EltClass::I64, Sizes))
+    return E;
+  if (isNonEmpty(Scales) && isNonEmpty(Sizes))
+    return makeNodeError(N, "only one of 'scales' and 'sizes' may be given");
+  if (!mayBeNonEmpty(Scales) && !mayBeNonEmpty(Sizes))
+    return makeNodeError(N, "one of 'scales' and 'sizes' must be given");
+  std::string Policy = N.getStringAttr("keep_aspect_ratio_policy", "stretch");
+  if (Policy != "stretch" && Policy != "not_larger" && Policy != "not_smaller")
+    return makeNodeError(N,
+                         "unknown keep_aspect_ratio_policy '" + Policy + "'");
+  bool UseSizes = mayBeNonEmpty(Sizes);
+  // With a scales operand of unknown length, either list may be the one.
+  bool Ambiguous = UseSizes && mayBeNonEmpty(Scales);
+  const ListOperand &Target = UseSizes ? Sizes : Scales;
+
+  const Attribute *AxesAttr = N.getAttr("axes");
+  if (AxesAttr && AxesAttr->getKind() != AttrKind::Ints)
+    return makeNodeError(N, "attribute 'axes' must be of kind ints");
+  if (!X->hasRank()) {
+    if (!AxesAttr && !Ambiguous && Target.Length)
+      Results.push_back(
+          makeType(Elt, DimList(*Target.Length, Dim::getUnknown())));
+    else
+      Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  unsigned Rank = X->getRank();
+  llvm::SmallVector<unsigned, 6> Axes;
+  if (AxesAttr) {
+    if (llvm::Error E = normalizeAxes(N, AxesAttr->getInts(), Rank,
+                                      /*AllowDuplicates=*/false, Axes))
+      return E;
+  } else {
+    for (unsigned I = 0; I < Rank; ++I)
+      Axes.push_back(I);
+  }
+  if (!Ambiguous && Target.Length &&
+      *Target.Length != static_cast<int64_t>(Axes.size()))
+    return makeNodeError(
+        N, "input '" + llvm::Twine(UseSizes ? "sizes" : "scales") + "' has " +
+               llvm::Twine(*Target.Length) + " entries, expected " +
+               llvm::Twine(Axes.size()));
+  DimList Out(X->getShape().begin(), X->getShape().end());
+  if (Ambiguous || !Target.isConstant()) {
+    for (unsigned A : Axes)
+      Out[A] = Dim::getUnknown();
+    Results.push_back(makeType(Elt, Out));
+    return llvm::Error::success();
+  }
+
+  if (UseSizes) {
+    llvm::ArrayRef<int64_t> V = *Sizes.Ints;
+    for (unsigned K = 0; K < Axes.size(); ++K)
+      if (V[K] < 0 || V[K] > MaxDimSize)
+        return makeNodeError(N, "sizes entry " + llvm::Twine(V[K]) +
+                                    " is out of range");
+    if (Policy == "stretch") {
+      for (unsigned K = 0; K < Axes.size(); ++K)
+        Out[Axes[K]] = Dim::getStatic(V[K]);
+    } else {
+      // One scale for all axes: the smallest (not_larger) or largest
+      // (not_smaller) ratio; sizes are then round-half-up(scale * in).
+      bool AllStatic = llvm::all_of(Axes, [&](unsigned A) {
+        return X->getDim(A).isStatic() && X->getDim(A).getSize() > 0;
+      });
+      if (!AllStatic) {
+        for (unsigned A : Axes)
+          Out[A] = Dim::getUnknown();
+      } else {
+        double Scale = 0;
+        for (unsigned K = 0; K < Axes.size(); ++K) {
+          double R = double(V[K]) / double(X->getDim(Axes[K]).getSize());
+          if (K == 0 || (Policy == "not_larger" ? R < Scale : R > Scale))
+            Scale = R;
+        }
+        for (unsigned A : Axes) {
+          double S = std::floor(Scale * double(X->getDim(A).getSize()) + 0.5);
+          if (!(S <= double(MaxDimSize)))
+            return makeNodeError(N, "output size of dim " + llvm::Twine(A) +
+                                        " exceeds 2^62");
+          Out[A] = Dim::getStatic(int64_t(S));
+        }
+      }
+    }
+  } else {
+    llvm::ArrayRef<double> V = *Scales.Floats;
+    for (unsigned K = 0; K < Axes.size(); ++K) {
+      double Scale = V[K];
+      if (!(Scale > 0))
+        return makeNodeError(N, "scale must be positive, got " +
+                                    formatDouble(Scale));
+      const Dim &D = X->getDim(Axes[K]);
+      if (!D.isStatic()) {
+        if (Scale != 1.0)
+          Out[Axes[K]] = Dim::getUnknown();
+        continue;
+      }
+      double S = std::floor(double(D.getSize()) * Scale);
+      if (!(S <= double(MaxDimSize)))
+        return makeNodeError(N, "output size of dim " + llvm::Twine(Axes[K]) +
+                                    " exceeds 2^62");
+      Out[Axes[K]] = Dim::getStatic(int64_t(S));
+    }
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace, SpaceToDepth
+//===----------------------------------------------------------------------===//
+
+/// Read the positive blocksize and its square.
+static llvm::Error readBlockSize(const Node &N, int64_t &Block,
+                                 int64_t &Square) {
+  const Attribute *A = N.getAttr("blocksize");
+  if (!A || A->getKind() != AttrKind::Int)
+    return makeNodeError(N, "missing int attribute 'blocksize'");
+  Block = A->getInt();
+  if (Block < 1)
+    return makeNodeError(N, "blocksize must be positive, got " +
+                                llvm::Twine(Block));
+  if (llvm::MulOverflow(Block, Block, Square) || Square > MaxDimSize)
+    return makeNodeError(N,
+                         "blocksize " + llvm::Twine(Block) + " is too large");
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferDepthToSpace(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  int64_t Block, Square;
+  if (llvm::Error E = readBlockSize(N, Block, Square))
+    return E;
+  std::string Mode = N.getStringAttr("mode", "DCR");
+  if (Mode != "DCR" && Mode != "CRD")
+    return makeNodeError(N, "unknown mode '" + Mode + "'");
+  if (llvm::Error E = checkRank(N, *X, "input", 4))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank()) {
+    Results.push_back(makeType(Elt, DimList(4, Dim::getUnknown())));
+    return llvm::Error::success();
+  }
+  // [N, C, H, W] -> [N, C / b^2, H * b, W * b]
+  Dim C = X->getDim(1);
+  if (C.isStatic()) {
+    if (C.getSize() % Square != 0)
+      return makeNodeError(
+          N, "channels " + llvm::Twine(C.getSize()) +
+                 " not divisible by blocksize^2 = " + llvm::Twine(Square));
+    C = Dim::getStatic(C.getSize() / Square);
+  } else if (Square != 1) {
+    C = Dim::getUnknown();
+  }
+  DimList Out = {X->getDim(0), C};
+  for (unsigned I = 2; I < 4; ++I) {
+    auto D = multiplyDims(N, {X->getDim(I), Dim::getStatic(Block)});
+    if (!D)
+      return D.takeError();
+    Out.push_back(*D);
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferSpaceToDepth(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  int64_t Block, Square;
+  if (llvm::Error E = readBlockSize(N, Block, Square))
+    return E;
+  if (llvm::Error E = checkRank(N, *X, "input", 4))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank()) {
+    Results.push_back(makeType(Elt, DimList(4, Dim::getUnknown())));
+    return llvm::Error::success();
+  }
+  // [N, C, H, W] -> [N, C * b^2, H / b, W / b]
+  auto C = multiplyDims(N, {X->getDim(1), Dim::getStatic(Square)});
+  if (!C)
+    return C.takeError();
+  DimList Out = {X->getDim(0), *C};
+  for (unsigned I = 2; I < 4; ++I) {
+    const Dim &D = X->getDim(I);
+    if (!D.isStatic()) {
+      Out.push_back(Block == 1 ? D : Dim::getUnknown());
+      continue;
+    }
+    if (D.getSize() % Block != 0)
+      return makeNodeError(
+          N, "dim " + llvm::Twine(I) + " of size " + llvm::Twine(D.getSize()) +
+                 " not divisible by blocksize " + llvm::Twine(Block));
+    Out.push_back(Dim::getStatic(D.getSize() / Block));
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}

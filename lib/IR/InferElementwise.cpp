@@ -1,1 +1,260 @@
-// placeholder: being written
+//===- InferElementwise.cpp - Shape functions of pointwise ops ------------===//
+//
+// Unary ops, Cast, Identity, Dropout, Clip, PRelu, the broadcasting binary
+// and variadic ops, and Expand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InferFunctions.h"
+
+#include "strider/IR/TensorData.h"
+
+using namespace strider;
+using namespace strider::detail;
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+// Relu takes floats and signed integers; Erf any number; the others only
+// floating-point types.
+llvm::Error detail::inferRelu(const Node &N, ResultTypes &Results) {
+  if (const TensorType *X = getOperandType(N, 0)) {
+    ElementType Elt = X->getElementType();
+    if (isUnsignedInteger(Elt))
+      return makeNodeError(N, "input 'X' has element type " +
+                                  getElementTypeName(Elt) +
+                                  ", expected a signed or floating-point type");
+  }
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferLeakyRelu(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferSigmoid(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferHardSigmoid(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferHardSwish(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferTanh(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferElu(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferErf(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferExp(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferSqrt(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferIdentity(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Any);
+}
+
+llvm::Error detail::inferCast(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  const Attribute *To = N.getAttr("to");
+  if (!To || To->getKind() != AttrKind::Int)
+    return makeNodeError(N, "missing int attribute 'to'");
+  int64_t Code = To->getInt();
+  llvm::Optional<ElementType> Elt;
+  if (Code >= INT32_MIN && Code <= INT32_MAX)
+    Elt = fromOnnxDataType(static_cast<int32_t>(Code));
+  if (!Elt)
+    return makeNodeError(N,
+                         "unsupported target data type " + llvm::Twine(Code));
+  Results.push_back(getLogicalType(*X).withElementType(*Elt));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferDropout(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "data", EltClass::Float))
+    return E;
+  if (llvm::Error E = checkScalarOperand(N, 1, "ratio", EltClass::Float,
+                                         /*AllowSingleElement=*/false))
+    return E;
+  if (llvm::Error E = checkScalarOperand(N, 2, "training_mode", EltClass::Bool,
+                                         /*AllowSingleElement=*/false))
+    return E;
+  TensorType Out = getLogicalType(*X);
+  Results.push_back(Out);
+  // The optional mask has the data's shape.
+  Results.push_back(Out.withElementType(ElementType::Bool));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferClip(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "input", EltClass::Numeric))
+    return E;
+  ElementType Elt = X->getElementType();
+  static const char *const BoundNames[] = {"min", "max"};
+  for (unsigned I = 1; I <= 2; ++I) {
+    // Bounds are scalars; tolerate [1]-shaped ones that older exporters
+    // write.
+    if (llvm::Error E =
+            checkScalarOperand(N, I, BoundNames[I - 1], EltClass::Numeric,
+                               /*AllowSingleElement=*/true))
+      return E;
+    if (const TensorType *B = getOperandType(N, I))
+      if (llvm::Error E = unifyElementTypes(N, Elt, B->getElementType()))
+        return E;
+  }
+  Results.push_back(getLogicalType(*X).withElementType(Elt));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting
+//===----------------------------------------------------------------------===//
+
+/// Multidirectional broadcast of every operand. \p SameElementType: all
+/// operands share one element type (Pow's exponent may differ).
+static llvm::Error inferBroadcasting(const Node &N, ResultTypes &Results,
+                                     bool SameElementType) {
+  if (N.getNumOperands() == 0)
+    return checkOperandPresent(N, 0, "A");
+  ElementType Elt = ElementType::Unknown;
+  bool Ranked = true;
+  DimList Shape;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const TensorType *T = getOperandType(N, I);
+    if (!T)
+      return makeNodeError(N, "missing required operand " + llvm::Twine(I));
+    if (llvm::Error E =
+            checkElementType(N, T->getElementType(),
+                             "operand " + std::to_string(I), EltClass::Numeric))
+      return E;
+    if (I == 0 || SameElementType) {
+      if (llvm::Error E = unifyElementTypes(N, Elt, T->getElementType()))
+        return E;
+    }
+    if (!T->hasRank()) {
+      Ranked = false;
+      continue;
+    }
+    if (llvm::Error E = broadcastShapes(N, Shape, T->getShape(), Shape))
+      return E;
+  }
+  Results.push_back(Ranked ? makeType(Elt, Shape)
+                           : TensorType::getUnranked(Elt));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferAdd(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferSub(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferMul(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferDiv(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferPow(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/false);
+}
+
+llvm::Error detail::inferMax(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferMin(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferSum(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+llvm::Error detail::inferPRelu(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  const TensorType *Slope = getOperandType(N, 1);
+  if (!Slope)
+    return checkOperandPresent(N, 1, "slope");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "X", EltClass::Numeric))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (llvm::Error E = unifyElementTypes(N, Elt, Slope->getElementType()))
+    return E;
+  if (!X->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  // The slope broadcasts to X (unidirectionally): the result has X's shape.
+  DimList Shape(X->getShape().begin(), X->getShape().end());
+  if (Slope->hasRank())
+    if (llvm::Error E = broadcastTo(N, Slope->getShape(), "slope", Shape))
+      return E;
+  Results.push_back(makeType(Elt, Shape));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferExpand(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  if (!N.hasOperand(1))
+    return checkOperandPresent(N, 1, "shape");
+  ListOperand Target;
+  if (llvm::Error E = readIntList(N, 1, "shape", EltClass::I64, Target))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank() || !Target.Length) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  // A non-constant target still fixes the rank; its unknown dims broadcast
+  // with static input dims other than 1 to those dims.
+  DimList TargetDims(*Target.Length, Dim::getUnknown());
+  if (Target.Ints) {
+    for (unsigned I = 0; I < Target.Ints->size(); ++I) {
+      auto DOrErr =
+          makeStaticDim(N, (*Target.Ints)[I], "shape entry " + llvm::Twine(I));
+      if (!DOrErr)
+        return DOrErr.takeError();
+      TargetDims[I] = *DOrErr;
+    }
+  }
+  DimList Shape;
+  if (llvm::Error E = broadcastShapes(N, X->getShape(), TargetDims, Shape))
+    return E;
+  Results.push_back(makeType(Elt, Shape));
+  return llvm::Error::success();
+}

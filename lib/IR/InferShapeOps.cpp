@@ -1,1 +1,424 @@
-// placeholder: being written
+//===- InferShapeOps.cpp - Shape functions of shape manipulation ----------===//
+//
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Shape, ConstantOfShape,
+// Constant, Gather and the internal relayout op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InferFunctions.h"
+
+#include "strider/IR/TensorData.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace strider;
+using namespace strider::detail;
+
+/// Result for ops whose target comes from a non-constant list operand: the
+/// rank is the list's length when static, the dims are unknown.
+static TensorType getUnknownDimsType(ElementType Elt,
+                                     llvm::Optional<int64_t> Rank) {
+  if (!Rank)
+    return TensorType::getUnranked(Elt);
+  return makeType(Elt, DimList(*Rank, Dim::getUnknown()));
+}
+
+/// `[1, 2, 3]`
+static std::string listText(llvm::ArrayRef<int64_t> V) {
+  std::string S = "[";
+  for (unsigned I = 0; I < V.size(); ++I)
+    S += (I ? ", " : "") + std::to_string(V[I]);
+  return S + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Reshape
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The factors of a dim product: a static part, symbols and unknowns.
+struct DimFactors {
+  int64_t Static = 1;
+  llvm::SmallVector<std::string, 4> Symbols;
+  unsigned NumUnknown = 0;
+};
+} // namespace
+
+static llvm::Error addFactor(const Node &N, const Dim &D, DimFactors &F) {
+  if (D.isSymbol()) {
+    F.Symbols.push_back(D.getSymbol().str());
+  } else if (D.isUnknown()) {
+    ++F.NumUnknown;
+  } else if (llvm::MulOverflow(F.Static, D.getSize(), F.Static) ||
+             F.Static > MaxDimSize) {
+    return makeNodeError(N, "element count exceeds 2^62");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferReshape(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  if (!N.hasOperand(1))
+    return checkOperandPresent(N, 1, "shape");
+  ListOperand Target;
+  if (llvm::Error E = readIntList(N, 1, "shape", EltClass::I64, Target))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!Target.Ints) {
+    Results.push_back(getUnknownDimsType(Elt, Target.Length));
+    return llvm::Error::success();
+  }
+  llvm::ArrayRef<int64_t> V = *Target.Ints;
+  bool AllowZero = N.getIntAttr("allowzero", 0) != 0;
+  if (llvm::count(V, -1) > 1)
+    return makeNodeError(N, "target shape has more than one -1");
+  if (AllowZero && llvm::is_contained(V, 0) && llvm::is_contained(V, -1))
+    return makeNodeError(N, "target shape has both 0 and -1 with allowzero");
+
+  DimList Out(V.size());
+  llvm::SmallVector<bool, 6> Copied(V.size(), false);
+  int InferredIndex = -1;
+  for (unsigned I = 0; I < V.size(); ++I) {
+    if (V[I] == -1) {
+      InferredIndex = I;
+      continue;
+    }
+    if (V[I] < -1)
+      return makeNodeError(N,
+                           "invalid target shape entry " + llvm::Twine(V[I]));
+    if (V[I] == 0 && !AllowZero) {
+      // 0 copies the input dim at the same index.
+      if (X->hasRank() && I >= X->getRank())
+        return makeNodeError(N, "target shape entry 0 at index " +
+                                    llvm::Twine(I) +
+                                    " copies a dim beyond the input rank " +
+                                    llvm::Twine(X->getRank()));
+      Out[I] = X->hasRank() ? X->getDim(I) : Dim::getUnknown();
+      Copied[I] = true;
+      continue;
+    }
+    if (V[I] > MaxDimSize)
+      return makeNodeError(N, "target shape entry " + llvm::Twine(V[I]) +
+                                  " exceeds 2^62");
+    Out[I] = Dim::getStatic(V[I]);
+  }
+
+  if (X->hasRank()) {
+    // Copied dims appear on both sides and cancel; compare the rest.
+    DimFactors In, Known;
+    for (unsigned I = 0; I < X->getRank(); ++I)
+      if (I >= Copied.size() || !Copied[I])
+        if (llvm::Error E = addFactor(N, X->getDim(I), In))
+          return E;
+    for (unsigned I = 0; I < Out.size(); ++I)
+      if (!Copied[I] && static_cast<int>(I) != InferredIndex)
+        if (llvm::Error E = addFactor(N, Out[I], Known))
+          return E;
+    bool InStatic = In.Symbols.empty() && In.NumUnknown == 0;
+    if (InferredIndex < 0) {
+      if (InStatic && In.Static != Known.Static)
+        return makeNodeError(N, "cannot reshape " + X->str() + " to " +
+                                    listText(V));
+    } else if (InStatic) {
+      // Known.Static > 0: its entries are positive (a 0 is a copy, or with
+      // allowzero excludes -1).
+      if (In.Static % Known.Static != 0)
+        return makeNodeError(N, "cannot reshape " + X->str() + " to " +
+                                    listText(V));
+      Out[InferredIndex] = Dim::getStatic(In.Static / Known.Static);
+    } else if (In.Symbols.size() == 1 && In.NumUnknown == 0 &&
+               In.Static == Known.Static) {
+      // [N, 3, 4] -> [-1, 12]: the -1 is N.
+      Out[InferredIndex] = Dim::getSymbol(In.Symbols.front());
+    }
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Flatten, Squeeze, Unsqueeze, Transpose
+//===----------------------------------------------------------------------===//
+
+llvm::Error detail::inferFlatten(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank()) {
+    Results.push_back(makeType(Elt, {Dim(), Dim()}));
+    return llvm::Error::success();
+  }
+  // The axis may equal the rank: [d0 * ... * dn-1, 1].
+  int64_t Rank = X->getRank();
+  int64_t Axis = N.getIntAttr("axis", 1);
+  if (Axis < -Rank || Axis > Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  llvm::ArrayRef<Dim> Shape = X->getShape();
+  auto Outer = multiplyDims(N, Shape.take_front(Axis));
+  if (!Outer)
+    return Outer.takeError();
+  auto Inner = multiplyDims(N, Shape.drop_front(Axis));
+  if (!Inner)
+    return Inner.takeError();
+  Results.push_back(makeType(Elt, {*Outer, *Inner}));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferSqueeze(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  ListOperand Axes;
+  if (llvm::Error E = readIntList(N, 1, "axes", EltClass::I64, Axes))
+    return E;
+  ElementType Elt = X->getElementType();
+  bool HasAxes = Axes.Present && !(Axes.Length && *Axes.Length == 0);
+  if (!X->hasRank() || (HasAxes && !Axes.Ints)) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  DimList Out;
+  if (!HasAxes) {
+    // Without axes every dim of size 1 goes; a non-static dim might be 1.
+    for (const Dim &D : X->getShape()) {
+      if (!D.isStatic()) {
+        Results.push_back(TensorType::getUnranked(Elt));
+        return llvm::Error::success();
+      }
+      if (D.getSize() != 1)
+        Out.push_back(D);
+    }
+    Results.push_back(makeType(Elt, Out));
+    return llvm::Error::success();
+  }
+  llvm::SmallVector<unsigned, 6> Norm;
+  if (llvm::Error E = normalizeAxes(N, *Axes.Ints, X->getRank(),
+                                    /*AllowDuplicates=*/true, Norm))
+    return E;
+  for (unsigned I = 0; I < X->getRank(); ++I) {
+    const Dim &D = X->getDim(I);
+    if (!llvm::is_contained(Norm, I)) {
+      Out.push_back(D);
+      continue;
+    }
+    if (D.isStatic() && D.getSize() != 1)
+      return makeNodeError(N, "cannot squeeze dim " + llvm::Twine(I) +
+                                  " of size " + llvm::Twine(D.getSize()));
+  }
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferUnsqueeze(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  if (!N.hasOperand(1))
+    return checkOperandPresent(N, 1, "axes");
+  ListOperand Axes;
+  if (llvm::Error E = readIntList(N, 1, "axes", EltClass::I64, Axes))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  if (!Axes.Ints) {
+    llvm::Optional<int64_t> Rank;
+    if (Axes.Length)
+      Rank = X->getRank() + *Axes.Length;
+    Results.push_back(getUnknownDimsType(Elt, Rank));
+    return llvm::Error::success();
+  }
+  unsigned Rank = X->getRank() + Axes.Ints->size();
+  llvm::SmallVector<unsigned, 6> Norm;
+  if (llvm::Error E = normalizeAxes(N, *Axes.Ints, Rank,
+                                    /*AllowDuplicates=*/false, Norm))
+    return E;
+  DimList Out;
+  unsigned Next = 0;
+  for (unsigned I = 0; I < Rank; ++I)
+    Out.push_back(llvm::is_contained(Norm, I) ? Dim::getStatic(1)
+                                              : X->getDim(Next++));
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferTranspose(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  ElementType Elt = X->getElementType();
+  const Attribute *PermAttr = N.getAttr("perm");
+  if (PermAttr && PermAttr->getKind() != AttrKind::Ints)
+    return makeNodeError(N, "attribute 'perm' must be of kind ints");
+  if (!X->hasRank() && !PermAttr) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  std::vector<int64_t> Perm;
+  if (PermAttr) {
+    Perm = PermAttr->getInts();
+  } else {
+    // Default: reverse the dims.
+    for (unsigned I = X->getRank(); I > 0; --I)
+      Perm.push_back(I - 1);
+  }
+  if (X->hasRank() && Perm.size() != X->getRank())
+    return makeNodeError(
+        N, "perm " + listText(Perm) + " has " + llvm::Twine(Perm.size()) +
+               " entries, expected " + llvm::Twine(X->getRank()));
+  if (!Layout::isPermutation(Perm))
+    return makeNodeError(N, "perm " + listText(Perm) + " is not a permutation");
+  DimList Out;
+  for (int64_t P : Perm)
+    Out.push_back(X->hasRank() ? X->getDim(P) : Dim::getUnknown());
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape, ConstantOfShape, Constant
+//===----------------------------------------------------------------------===//
+
+llvm::Error detail::inferShape(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  if (!X->hasRank()) {
+    Results.push_back(makeType(ElementType::I64, {Dim()}));
+    return llvm::Error::success();
+  }
+  // start/end are clamped to [0, rank] after adding the rank to negatives.
+  int64_t Rank = X->getRank();
+  auto Clamp = [Rank](int64_t V) {
+    if (V < 0)
+      V += Rank;
+    return std::min(std::max(V, int64_t(0)), Rank);
+  };
+  int64_t Start = Clamp(N.getIntAttr("start", 0));
+  int64_t End = Clamp(N.getIntAttr("end", Rank));
+  Results.push_back(makeType(
+      ElementType::I64, {Dim::getStatic(std::max(End - Start, int64_t(0)))}));
+  return llvm::Error::success();
+}
+
+/// The tensor of attribute 'value', or null when absent; an error when it
+/// is not a tensor.
+static llvm::Error getValueAttr(const Node &N, const TensorData *&Data) {
+  Data = nullptr;
+  const Attribute *A = N.getAttr("value");
+  if (!A)
+    return llvm::Error::success();
+  if (A->getKind() != AttrKind::Tensor || !A->getTensor())
+    return makeNodeError(N, "attribute 'value' must be a tensor");
+  Data = A->getTensor().get();
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferConstantOfShape(const Node &N, ResultTypes &Results) {
+  if (!N.hasOperand(0))
+    return checkOperandPresent(N, 0, "input");
+  const TensorData *Value;
+  if (llvm::Error E = getValueAttr(N, Value))
+    return E;
+  ElementType Elt = ElementType::F32;
+  if (Value) {
+    if (Value->getNumElements() != 1)
+      return makeNodeError(N, "attribute 'value' must hold one element, got " +
+                                  Value->getType().str());
+    Elt = Value->getElementType();
+  }
+  ListOperand Shape;
+  if (llvm::Error E = readIntList(N, 0, "input", EltClass::I64, Shape))
+    return E;
+  if (!Shape.Ints) {
+    Results.push_back(getUnknownDimsType(Elt, Shape.Length));
+    return llvm::Error::success();
+  }
+  DimList Out;
+  for (unsigned I = 0; I < Shape.Ints->size(); ++I) {
+    auto DOrErr =
+        makeStaticDim(N, (*Shape.Ints)[I], "shape entry " + llvm::Twine(I));
+    if (!DOrErr)
+      return DOrErr.takeError();
+    Out.push_back(*DOrErr);
+  }
+  if (auto Count = multiplyDims(N, Out); !Count)
+    return Count.takeError();
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferConstant(const Node &N, ResultTypes &Results) {
+  const TensorData *Value;
+  if (llvm::Error E = getValueAttr(N, Value))
+    return E;
+  if (!Value)
+    return makeNodeError(N, "missing tensor attribute 'value'");
+  Results.push_back(getLogicalType(Value->getType()));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gather, relayout
+//===----------------------------------------------------------------------===//
+
+llvm::Error detail::inferGather(const Node &N, ResultTypes &Results) {
+  const TensorType *Data = getOperandType(N, 0);
+  if (!Data)
+    return checkOperandPresent(N, 0, "data");
+  const TensorType *Indices = getOperandType(N, 1);
+  if (!Indices)
+    return checkOperandPresent(N, 1, "indices");
+  if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
+                                       EltClass::Index))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *Data, "data", 1))
+    return E;
+  ElementType Elt = Data->getElementType();
+  if (!Data->hasRank() || !Indices->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  auto Axis = normalizeAxis(N, N.getIntAttr("axis", 0), Data->getRank());
+  if (!Axis)
+    return Axis.takeError();
+  // data[:axis] + indices.shape + data[axis+1:]
+  llvm::ArrayRef<Dim> D = Data->getShape();
+  DimList Out(D.begin(), D.begin() + *Axis);
+  Out.append(Indices->getShape().begin(), Indices->getShape().end());
+  Out.append(D.begin() + *Axis + 1, D.end());
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferRelayout(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  if (!X->hasRank()) {
+    Results.push_back(*X);
+    return llvm::Error::success();
+  }
+  // The result's layout is the op's meaning; its logical type is X's.
+  Layout L;
+  if (N.hasResult(0))
+    L = N.getResult(0)->getType().getLayout();
+  if (!L.isValidForRank(X->getRank())) {
+    unsigned LRank = L.getStoredPermutation().size();
+    return makeNodeError(N, "result layout " + L.getName(LRank) +
+                                " does not fit the operand's rank " +
+                                llvm::Twine(X->getRank()));
+  }
+  Results.push_back(TensorType(X->getElementType(), X->getShape(), L));
+  return llvm::Error::success();
+}
