@@ -31,29 +31,66 @@ static std::string tensorLabel(const onnx::TensorProto &T) {
   return "tensor '" + T.name() + "'";
 }
 
-static llvm::StringRef onnxTypeName(int32_t DataType) {
+std::string onnximport::describeOnnxDataType(int32_t DataType) {
   switch (DataType) {
-  case onnx::TensorProto::STRING: return "string";
-  case onnx::TensorProto::COMPLEX64: return "complex64";
-  case onnx::TensorProto::COMPLEX128: return "complex128";
-  case onnx::TensorProto::UNDEFINED: return "undefined";
-  // float8, int4, uint4 and later types are newer than libonnx's enum.
-  case 17: return "float8e4m3fn";
-  case 18: return "float8e4m3fnuz";
-  case 19: return "float8e5m2";
-  case 20: return "float8e5m2fnuz";
-  case 21: return "uint4";
-  case 22: return "int4";
-  case 23: return "float4e2m1";
-  default: return "";
+  case onnx::TensorProto::UNDEFINED:
+    return "undefined";
+  case onnx::TensorProto::FLOAT:
+    return "float";
+  case onnx::TensorProto::UINT8:
+    return "uint8";
+  case onnx::TensorProto::INT8:
+    return "int8";
+  case onnx::TensorProto::UINT16:
+    return "uint16";
+  case onnx::TensorProto::INT16:
+    return "int16";
+  case onnx::TensorProto::INT32:
+    return "int32";
+  case onnx::TensorProto::INT64:
+    return "int64";
+  case onnx::TensorProto::STRING:
+    return "string";
+  case onnx::TensorProto::BOOL:
+    return "bool";
+  case onnx::TensorProto::FLOAT16:
+    return "float16";
+  case onnx::TensorProto::DOUBLE:
+    return "double";
+  case onnx::TensorProto::UINT32:
+    return "uint32";
+  case onnx::TensorProto::UINT64:
+    return "uint64";
+  case onnx::TensorProto::COMPLEX64:
+    return "complex64";
+  case onnx::TensorProto::COMPLEX128:
+    return "complex128";
+  case onnx::TensorProto::BFLOAT16:
+    return "bfloat16";
+  // Types newer than libonnx 1.12's enum.
+  case 17:
+    return "float8e4m3fn";
+  case 18:
+    return "float8e4m3fnuz";
+  case 19:
+    return "float8e5m2";
+  case 20:
+    return "float8e5m2fnuz";
+  case 21:
+    return "uint4";
+  case 22:
+    return "int4";
+  case 23:
+    return "float4e2m1";
+  case 24:
+    return "float8e8m0";
+  case 25:
+    return "uint2";
+  case 26:
+    return "int2";
+  default:
+    break;
   }
-}
-
-/// Describe an unsupported ONNX element type for diagnostics.
-static std::string describeOnnxType(int32_t DataType) {
-  llvm::StringRef Name = onnxTypeName(DataType);
-  if (!Name.empty())
-    return Name.str();
   return ("data type " + llvm::Twine(DataType)).str();
 }
 
@@ -211,8 +248,8 @@ static llvm::Error readExternalData(const onnx::TensorProto &T,
   llvm::sys::path::append(Joined, Location);
   llvm::SmallString<256> RealFile;
   if (std::error_code EC = llvm::sys::fs::real_path(Joined, RealFile))
-    return tensorError(Label + ": cannot open external data file '" +
-                       Location + "': " + EC.message());
+    return tensorError(Label + ": cannot open external data file '" + Location +
+                       "': " + EC.message());
   llvm::SmallString<256> DirPrefix(RealDir);
   if (!DirPrefix.endswith("/"))
     DirPrefix += "/";
@@ -225,8 +262,8 @@ static llvm::Error readExternalData(const onnx::TensorProto &T,
 
   uint64_t FileSize = 0;
   if (std::error_code EC = llvm::sys::fs::file_size(RealFile, FileSize))
-    return tensorError(Label + ": cannot read external data file '" +
-                       Location + "': " + EC.message());
+    return tensorError(Label + ": cannot read external data file '" + Location +
+                       "': " + EC.message());
   if (Offset > FileSize)
     return tensorError(Label + ": external data offset " + llvm::Twine(Offset) +
                        " is beyond the end of '" + Location + "' (" +
@@ -234,25 +271,24 @@ static llvm::Error readExternalData(const onnx::TensorProto &T,
   if (!HasLength)
     Length = FileSize - Offset;
   if (Length > FileSize - Offset)
-    return tensorError(Label + ": external data range [" +
-                       llvm::Twine(Offset) + ", " +
-                       llvm::Twine(Offset + Length) + ") is beyond the end of '" +
-                       Location + "' (" + llvm::Twine(FileSize) + " bytes)");
+    return tensorError(Label + ": external data range [" + llvm::Twine(Offset) +
+                       ", " + llvm::Twine(Offset + Length) +
+                       ") is beyond the end of '" + Location + "' (" +
+                       llvm::Twine(FileSize) + " bytes)");
   // Without an explicit length, the tensor is read from the offset on.
   if (!HasLength && Length > ExpectedBytes)
     Length = ExpectedBytes;
   if (Length != ExpectedBytes)
     return tensorError(Label + ": external data has " + llvm::Twine(Length) +
-                       " bytes, its shape needs " +
-                       llvm::Twine(ExpectedBytes));
+                       " bytes, its shape needs " + llvm::Twine(ExpectedBytes));
   if (Length == 0)
     return llvm::Error::success();
 
-  auto BufOrErr = llvm::MemoryBuffer::getFileSlice(
-      RealFile, Length, Offset, /*IsVolatile=*/false);
+  auto BufOrErr = llvm::MemoryBuffer::getFileSlice(RealFile, Length, Offset,
+                                                   /*IsVolatile=*/false);
   if (!BufOrErr)
-    return tensorError(Label + ": cannot read external data file '" +
-                       Location + "': " + BufOrErr.getError().message());
+    return tensorError(Label + ": cannot read external data file '" + Location +
+                       "': " + BufOrErr.getError().message());
   const llvm::MemoryBuffer &Buf = **BufOrErr;
   if (Buf.getBufferSize() != Length)
     return tensorError(Label + ": short read from external data file '" +
@@ -270,7 +306,7 @@ onnximport::decodeTensor(const onnx::TensorProto &T,
     Elt = fromOnnxDataType(T.data_type());
   if (!Elt || *Elt == ElementType::Unknown)
     return tensorError(Label + " has unsupported element type " +
-                       describeOnnxType(T.data_type()));
+                       describeOnnxDataType(T.data_type()));
   if (T.has_segment())
     return tensorError(Label + " is segmented (unsupported)");
 
@@ -292,11 +328,11 @@ onnximport::decodeTensor(const onnx::TensorProto &T,
   uint64_t ExpectedBytes = NumElements * EltSize;
 
   std::vector<uint8_t> Bytes;
-  bool External = T.has_data_location() &&
-                  T.data_location() == onnx::TensorProto::EXTERNAL;
+  bool External =
+      T.has_data_location() && T.data_location() == onnx::TensorProto::EXTERNAL;
   if (External) {
     if (llvm::Error E = readExternalData(T, Policy, ExpectedBytes, Bytes))
-      return std::move(E);
+      return E;
   } else if (T.has_raw_data()) {
     const std::string &Raw = T.raw_data();
     if (Raw.size() != ExpectedBytes)
@@ -310,7 +346,7 @@ onnximport::decodeTensor(const onnx::TensorProto &T,
   } else {
     int64_t Count = 0;
     if (llvm::Error E = decodeTypedFields(T, *Elt, Bytes, Count))
-      return std::move(E);
+      return E;
     if (uint64_t(Count) != NumElements)
       return tensorError(Label + " has " + llvm::Twine(Count) +
                          " elements of data, its shape needs " +

@@ -40,6 +40,10 @@ void encodeTensor(const TensorData &D, llvm::StringRef Name,
 /// Return the bytes of \p D in logical (identity-layout) order.
 std::vector<uint8_t> toLogicalOrder(const TensorData &D);
 
+/// Name of an ONNX TensorProto::DataType for diagnostics (`string`,
+/// `float8e4m3fn`, ..., or `data type N`), including types the IR lacks.
+std::string describeOnnxDataType(int32_t DataType);
+
 } // namespace onnximport
 } // namespace strider
 

@@ -1,0 +1,694 @@
+#!/usr/bin/env python3
+"""Write small ONNX models for the importer's lit tests.
+
+Usage: make_model.py CASE OUT.onnx
+
+Each case builds one model (valid or deliberately broken) and writes it to
+OUT.onnx; external-data cases also write their data files next to it.
+`make_model.py --list` prints the case names.
+"""
+
+import os
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+CASES = {}
+
+
+def case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+
+    return register
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, value_info=(),
+          extra_opsets=(), name="g"):
+    graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs),
+                              initializer=list(initializers),
+                              value_info=list(value_info))
+    opsets = [helper.make_opsetid("", opset)]
+    opsets += [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(graph, opset_imports=opsets,
+                          producer_name="make_model.py")
+    m.ir_version = 8 if opset <= 17 else 10
+    return m
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+F32 = TensorProto.FLOAT
+
+
+def raw(name, array, elem):
+    t = TensorProto()
+    t.name = name
+    t.data_type = elem
+    t.dims.extend(array.shape)
+    t.raw_data = array.tobytes()
+    return t
+
+
+def f32(name, shape, values=None):
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    if values is not None:
+        a = np.array(values, dtype=np.float32).reshape(shape)
+    return raw(name, a, F32)
+
+
+def i64(name, values):
+    return raw(name, np.array(values, dtype=np.int64), TensorProto.INT64)
+
+
+# --- Valid models -------------------------------------------------------------
+
+
+@case("conv-relu")
+def conv_relu():
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv1",
+                              pads=[1, 1, 1, 1], doc_string="first conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu1")]
+    m = model(nodes, [vi("x", F32, ["N", 3, 8, 8])],
+              [vi("y", F32, ["N", 4, 8, 8])],
+              [f32("w", [4, 3, 3, 3]), f32("b", [4])])
+    m.doc_string = "model doc"
+    m.domain = "org.example"
+    m.model_version = 3
+    helper.set_model_props(m, {"author": "tests"})
+    return m
+
+
+@case("unsorted")
+def unsorted():
+    nodes = [helper.make_node("Relu", ["a"], ["y"], name="second"),
+             helper.make_node("Sigmoid", ["x"], ["a"], name="first")]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])])
+
+
+@case("symbolic-dims")
+def symbolic_dims():
+    x = helper.make_tensor_value_info("x", F32, ["batch", None, 5])
+    u = helper.make_tensor_value_info("u", F32, None)
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r"),
+             helper.make_node("Relu", ["u"], ["v"], name="r2")]
+    return model(nodes, [x, u],
+                 [vi("y", F32, ["batch", None, 5]), vi("v", F32, None)])
+
+
+@case("storage-forms")
+def storage_forms():
+    inits = []
+
+    def typed(name, elem, dims, field, values):
+        t = TensorProto()
+        t.name = name
+        t.data_type = elem
+        t.dims.extend(dims)
+        getattr(t, field).extend(values)
+        inits.append(t)
+
+    inits.append(f32("raw_f32", [2], [1.5, -2.0]))
+    typed("float_data", F32, [2], "float_data", [0.25, 4.0])
+    typed("int32_data", TensorProto.INT32, [2], "int32_data", [-7, 9])
+    typed("int64_data", TensorProto.INT64, [2], "int64_data", [-(2**40), 3])
+    typed("double_data", TensorProto.DOUBLE, [2], "double_data", [0.5, -1.25])
+    typed("uint64_data", TensorProto.UINT64, [2], "uint64_data", [2**63, 1])
+    typed("uint32_data", TensorProto.UINT32, [2], "uint64_data", [2**32 - 1, 5])
+    typed("f16_data", TensorProto.FLOAT16, [2], "int32_data",
+          [int(np.float16(1.0).view(np.uint16)),
+           int(np.float16(-0.5).view(np.uint16))])
+    typed("bf16_data", TensorProto.BFLOAT16, [2], "int32_data",
+          [0x3F80, 0xC000])  # 1.0, -2.0
+    typed("bool_data", TensorProto.BOOL, [3], "int32_data", [1, 0, 1])
+    typed("i8_data", TensorProto.INT8, [2], "int32_data", [-128, 127])
+    typed("u8_data", TensorProto.UINT8, [2], "int32_data", [0, 255])
+    typed("i16_data", TensorProto.INT16, [2], "int32_data", [-300, 300])
+    typed("u16_data", TensorProto.UINT16, [2], "int32_data", [65535, 1])
+    typed("scalar", TensorProto.INT64, [], "int64_data", [42])
+    typed("empty", F32, [0, 3], "float_data", [])
+    outs = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+            for t in inits]
+    return model([], [], outs, inits)
+
+
+@case("fp16-initializer")
+def fp16_initializer():
+    w = raw("w", np.array([1.0, 2.0, 0.5], dtype=np.float16), TensorProto.FLOAT16)
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    return model(nodes, [vi("x", TensorProto.FLOAT16, [3])],
+                 [vi("y", TensorProto.FLOAT16, [3])], [w])
+
+
+@case("initializer-as-input")
+def initializer_as_input():
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["y"], name="mul")]
+    return model(nodes, [vi("x", F32, [2]), vi("scale", F32, [2])],
+                 [vi("y", F32, [2])], [f32("scale", [2], [3.0, 4.0])])
+
+
+@case("missing-optional")
+def missing_optional():
+    # Empty input names are missing operands; trailing empty outputs vanish.
+    nodes = [helper.make_node("Clip", ["x", "", "hi"], ["c"], name="clip"),
+             helper.make_node("Dropout", ["c", "", ""], ["y", ""],
+                              name="drop")]
+    return model(nodes, [vi("x", F32, [4])], [vi("y", F32, [4])],
+                 [f32("hi", [], [6.0])], opset=13)
+
+
+@case("opaque-op")
+def opaque_op():
+    nodes = [helper.make_node("MyOp", ["x"], ["t"], name="custom",
+                              domain="com.example", alpha=0.5, mode="fast",
+                              sizes=[1, 2], names=["a", "b"]),
+             helper.make_node("Hardmax", ["t"], ["y"], name="hm", axis=-1)]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])],
+                 value_info=[vi("t", F32, [2, 3])],
+                 extra_opsets=[("com.example", 1)])
+
+
+@case("opaque-untyped")
+def opaque_untyped():
+    nodes = [helper.make_node("MyOp", ["x"], ["t"], name="custom",
+                              domain="com.example"),
+             helper.make_node("Relu", ["t"], ["y"], name="r")]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])],
+                 extra_opsets=[("com.example", 1)])
+
+
+@case("external-data")
+def external_data(out):
+    data = np.arange(6, dtype=np.float32)
+    prefix = np.zeros(4, dtype=np.uint8).tobytes()
+    base = os.path.basename(out) + ".bin"
+    with open(os.path.join(os.path.dirname(out) or ".", base), "wb") as f:
+        f.write(prefix + data.tobytes() + data[:2].tobytes())
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = F32
+    t.dims.extend([2, 3])
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", base), ("offset", "4"), ("length", "24")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    t2 = TensorProto()
+    t2.name = "tail"
+    t2.data_type = F32
+    t2.dims.extend([2])
+    t2.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", base), ("offset", "28")):
+        e = t2.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add"),
+             helper.make_node("Identity", ["tail"], ["z"], name="id")]
+    return model(nodes, [vi("x", F32, [2, 3])],
+                 [vi("y", F32, [2, 3]), vi("z", F32, [2])], [t, t2])
+
+
+def external_model(location, offset=None, length=None, dims=(2,)):
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = F32
+    t.dims.extend(dims)
+    t.data_location = TensorProto.EXTERNAL
+    entries = [("location", location)]
+    if offset is not None:
+        entries.append(("offset", str(offset)))
+    if length is not None:
+        entries.append(("length", str(length)))
+    for k, v in entries:
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Identity", ["w"], ["y"], name="id")]
+    return model(nodes, [], [vi("y", F32, list(dims))], [t])
+
+
+def write_bin(out, name, nbytes):
+    with open(os.path.join(os.path.dirname(out) or ".", name), "wb") as f:
+        f.write(bytes(nbytes))
+
+
+@case("external-absolute")
+def external_absolute(out):
+    return external_model("/etc/passwd")
+
+
+@case("external-dotdot")
+def external_dotdot(out):
+    return external_model("../escape.bin")
+
+
+@case("external-symlink")
+def external_symlink(out):
+    d = os.path.dirname(os.path.abspath(out))
+    link = os.path.join(d, os.path.basename(out) + ".link")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink("/etc/hostname", link)
+    return external_model(os.path.basename(link))
+
+
+@case("external-offset-beyond")
+def external_offset_beyond(out):
+    name = os.path.basename(out) + ".bin"
+    write_bin(out, name, 8)
+    return external_model(name, offset=16)
+
+
+@case("external-length-beyond")
+def external_length_beyond(out):
+    name = os.path.basename(out) + ".bin"
+    write_bin(out, name, 8)
+    return external_model(name, offset=4, length=8)
+
+
+@case("external-size-mismatch")
+def external_size_mismatch(out):
+    name = os.path.basename(out) + ".bin"
+    write_bin(out, name, 16)
+    return external_model(name, offset=0, length=12)
+
+
+@case("external-missing")
+def external_missing(out):
+    return external_model(os.path.basename(out) + ".nonexistent")
+
+
+# --- Opset upgrades -----------------------------------------------------------
+
+
+@case("clip-attrs")
+def clip_attrs():
+    nodes = [helper.make_node("Clip", ["x"], ["y"], name="clip", min=0.0,
+                              max=6.0),
+             helper.make_node("Clip", ["y"], ["z"], name="clip_lo", min=1.0)]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("z", F32, [2, 3])],
+                 opset=10)
+
+
+@case("clip-attrs-f16")
+def clip_attrs_f16():
+    nodes = [helper.make_node("Clip", ["x"], ["y"], name="clip", max=6.0)]
+    return model(nodes, [vi("x", TensorProto.FLOAT16, [3])],
+                 [vi("y", TensorProto.FLOAT16, [3])], opset=7)
+
+
+@case("pad-attrs")
+def pad_attrs():
+    nodes = [helper.make_node("Pad", ["x"], ["y"], name="pad",
+                              pads=[0, 0, 1, 2, 0, 0, 1, 2], value=1.5)]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])],
+                 [vi("y", F32, [1, 1, 4, 6])], opset=10)
+
+
+@case("slice-attrs")
+def slice_attrs():
+    nodes = [helper.make_node("Slice", ["x"], ["y"], name="slice",
+                              starts=[1], ends=[3], axes=[1])]
+    return model(nodes, [vi("x", F32, [2, 4])], [vi("y", F32, [2, 2])],
+                 opset=9)
+
+
+@case("split-attr")
+def split_attr():
+    nodes = [helper.make_node("Split", ["x"], ["a", "b"], name="split",
+                              axis=1, split=[1, 3])]
+    return model(nodes, [vi("x", F32, [2, 4])],
+                 [vi("a", F32, [2, 1]), vi("b", F32, [2, 3])], opset=11)
+
+
+@case("split-equal")
+def split_equal():
+    nodes = [helper.make_node("Split", ["x"], ["a", "b"], name="split",
+                              axis=1)]
+    return model(nodes, [vi("x", F32, [2, 4])],
+                 [vi("a", F32, [2, 2]), vi("b", F32, [2, 2])], opset=13)
+
+
+@case("squeeze-attrs")
+def squeeze_attrs():
+    nodes = [helper.make_node("Squeeze", ["x"], ["s"], name="sq", axes=[0]),
+             helper.make_node("Unsqueeze", ["s"], ["y"], name="unsq",
+                              axes=[2])]
+    return model(nodes, [vi("x", F32, [1, 3, 4])], [vi("y", F32, [3, 4, 1])],
+                 opset=11)
+
+
+@case("reduce-attrs")
+def reduce_attrs():
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean",
+                              axes=[2, 3]),
+             helper.make_node("ReduceMax", ["m"], ["mx"], name="max",
+                              axes=[1], keepdims=0),
+             helper.make_node("ReduceSum", ["mx"], ["y"], name="sum")]
+    return model(nodes, [vi("x", F32, [2, 3, 4, 5])],
+                 [vi("y", F32, [1, 1, 1])], opset=12)
+
+
+@case("batchnorm-v7")
+def batchnorm_v7():
+    inits = [f32(n, [3], [1, 2, 3]) for n in ("s", "b", "m")]
+    inits.append(f32("v", [3], [1, 1, 1]))
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                              ["y"], name="bn", spatial=1, epsilon=1e-3)]
+    return model(nodes, [vi("x", F32, [1, 3, 2, 2])],
+                 [vi("y", F32, [1, 3, 2, 2])], inits, opset=7)
+
+
+@case("batchnorm-spatial0")
+def batchnorm_spatial0():
+    m = batchnorm_v7()
+    m.graph.node[0].attribute[1].i = 0  # spatial (attributes sorted by name)
+    assert m.graph.node[0].attribute[1].name == "spatial"
+    return m
+
+
+@case("dropout-ratio")
+def dropout_ratio():
+    nodes = [helper.make_node("Dropout", ["x"], ["y"], name="drop",
+                              ratio=0.25)]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])],
+                 opset=10)
+
+
+@case("softmax-old-last")
+def softmax_old_last():
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="sm")]
+    return model(nodes, [vi("x", F32, [2, 5])], [vi("y", F32, [2, 5])],
+                 opset=11)
+
+
+@case("softmax-old-flatten")
+def softmax_old_flatten():
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1),
+             helper.make_node("LogSoftmax", ["x"], ["z"], name="lsm", axis=2)]
+    return model(nodes, [vi("x", F32, [2, 3, 4])],
+                 [vi("y", F32, [2, 3, 4]), vi("z", F32, [2, 3, 4])], opset=11)
+
+
+@case("upsample-v7")
+def upsample_v7():
+    nodes = [helper.make_node("Upsample", ["x"], ["y"], name="up",
+                              scales=[1.0, 1.0, 2.0, 2.0])]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])],
+                 [vi("y", F32, [1, 1, 4, 4])], opset=7)
+
+
+@case("upsample-v9")
+def upsample_v9():
+    nodes = [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up",
+                              mode="linear")]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])],
+                 [vi("y", F32, [1, 1, 4, 4])],
+                 [f32("scales", [4], [1, 1, 2, 2])], opset=9)
+
+
+@case("resize-v10")
+def resize_v10():
+    nodes = [helper.make_node("Resize", ["x", "scales"], ["y"], name="rs",
+                              mode="nearest")]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])],
+                 [vi("y", F32, [1, 1, 4, 4])],
+                 [f32("scales", [4], [1, 1, 2, 2])], opset=10)
+
+
+@case("resize-v11")
+def resize_v11():
+    nodes = [helper.make_node("Resize", ["x", "roi", "scales", "sizes"], ["y"],
+                              name="rs", mode="linear",
+                              coordinate_transformation_mode="align_corners")]
+    inits = [f32("roi", [0]), f32("scales", [0]), i64("sizes", [1, 1, 3, 3])]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])],
+                 [vi("y", F32, [1, 1, 3, 3])], inits, opset=11)
+
+
+@case("constant-forms")
+def constant_forms():
+    nodes = [helper.make_node("Constant", [], ["cf"], name="c_float",
+                              value_float=2.5),
+             helper.make_node("Constant", [], ["cfs"], name="c_floats",
+                              value_floats=[1.0, 2.0]),
+             helper.make_node("Constant", [], ["ci"], name="c_int",
+                              value_int=7),
+             helper.make_node("Constant", [], ["cis"], name="c_ints",
+                              value_ints=[1, 2, 3]),
+             helper.make_node("Constant", [], ["ct"], name="c_tensor",
+                              value=helper.make_tensor("t", TensorProto.INT32,
+                                                       [2], [5, 6]))]
+    outs = [vi("cf", F32, []), vi("cfs", F32, [2]), vi("ci", TensorProto.INT64, []),
+            vi("cis", TensorProto.INT64, [3]), vi("ct", TensorProto.INT32, [2])]
+    return model(nodes, [], outs, opset=13)
+
+
+@case("constant-string")
+def constant_string():
+    nodes = [helper.make_node("Constant", [], ["s"], name="c_str",
+                              value_string="hello")]
+    # The output has no declared type: the Constant itself is refused.
+    return model(nodes, [], [onnx.ValueInfoProto(name="s")], opset=13)
+
+
+@case("cast")
+def cast():
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="cast",
+                              to=TensorProto.FLOAT16)]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", TensorProto.FLOAT16, [2])],
+                 opset=13)
+
+
+# --- Broken models ------------------------------------------------------------
+
+
+@case("truncated")
+def truncated():
+    return conv_relu().SerializeToString()[:-37]
+
+
+@case("garbage")
+def garbage():
+    # Field 1 with wire type 7 (invalid) right away, then noise.
+    return bytes([0x0F, 0xFF, 0xFE, 0x00]) + bytes(range(256)) * 4
+
+
+@case("empty-file")
+def empty_file():
+    return b""
+
+
+@case("undefined-input")
+def undefined_input():
+    nodes = [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])])
+
+
+@case("undefined-output")
+def undefined_output():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [vi("x", F32, [2])], [vi("zz", F32, [2])])
+
+
+@case("cycle")
+def cycle():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"),
+             helper.make_node("Add", ["a", "c"], ["b"], name="add"),
+             helper.make_node("Relu", ["b"], ["c"], name="loop")]
+    return model(nodes, [vi("x", F32, [2])], [vi("c", F32, [2])])
+
+
+@case("duplicate-name")
+def duplicate_name():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="first"),
+             helper.make_node("Sigmoid", ["x"], ["y"], name="second")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])])
+
+
+@case("duplicate-input-output")
+def duplicate_input_output():
+    nodes = [helper.make_node("Relu", ["x"], ["x"], name="self")]
+    return model(nodes, [vi("x", F32, [2])], [vi("x", F32, [2])])
+
+
+@case("wrong-rank")
+def wrong_rank():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")]
+    return model(nodes, [vi("x", F32, [1, 3, 8, 8])], [vi("y", F32, None)],
+                 [f32("w", [4, 3, 3])])
+
+
+@case("wrong-dtype")
+def wrong_dtype():
+    nodes = [helper.make_node("Add", ["x", "k"], ["y"], name="add")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])],
+                 [i64("k", [1, 2])])
+
+
+@case("initializer-input-mismatch")
+def initializer_input_mismatch():
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["y"], name="mul")]
+    return model(nodes, [vi("x", F32, [2]), vi("scale", TensorProto.INT64, [2])],
+                 [vi("y", F32, [2])], [f32("scale", [2], [3.0, 4.0])])
+
+
+@case("negative-dim")
+def negative_dim():
+    x = vi("x", F32, [2, 3])
+    x.type.tensor_type.shape.dim[1].dim_value = -3
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [x], [vi("y", F32, [2, 3])])
+
+
+@case("negative-initializer-dim")
+def negative_initializer_dim():
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = F32
+    t.dims.extend([2, -1])
+    nodes = [helper.make_node("Relu", ["w"], ["y"], name="r")]
+    return model(nodes, [], [vi("y", F32, None)], [t])
+
+
+@case("initializer-size-mismatch")
+def initializer_size_mismatch():
+    t = f32("w", [2, 2])
+    t.raw_data = t.raw_data[:12]
+    nodes = [helper.make_node("Relu", ["w"], ["y"], name="r")]
+    return model(nodes, [], [vi("y", F32, [2, 2])], [t])
+
+
+@case("typed-size-mismatch")
+def typed_size_mismatch():
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = TensorProto.INT64
+    t.dims.extend([3])
+    t.int64_data.extend([1, 2])
+    nodes = [helper.make_node("Identity", ["w"], ["y"], name="id")]
+    return model(nodes, [], [vi("y", TensorProto.INT64, [3])], [t])
+
+
+@case("bad-attr-type")
+def bad_attr_type():
+    nodes = [helper.make_node("Concat", ["x", "x"], ["y"], name="cat",
+                              axis="one")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [4])])
+
+
+@case("bad-upgrade-attr-type")
+def bad_upgrade_attr_type():
+    nodes = [helper.make_node("Clip", ["x"], ["y"], name="clip", min="low")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=10)
+
+
+@case("unknown-attr")
+def unknown_attr():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", slope=0.1)]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])])
+
+
+@case("unknown-domain")
+def unknown_domain():
+    nodes = [helper.make_node("Frob", ["x"], ["y"], name="frob",
+                              domain="com.unknown")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])])
+
+
+@case("opset-too-old")
+def opset_too_old():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=6)
+
+
+@case("opset-too-new")
+def opset_too_new():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=99)
+
+
+@case("no-default-opset")
+def no_default_opset():
+    m = opset_too_old()
+    del m.opset_import[:]
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    return m
+
+
+@case("string-input")
+def string_input():
+    nodes = [helper.make_node("Identity", ["x"], ["y"], name="id")]
+    return model(nodes, [vi("x", TensorProto.STRING, [2])],
+                 [vi("y", TensorProto.STRING, [2])])
+
+
+@case("float8-initializer")
+def float8_initializer():
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = 17  # FLOAT8E4M3FN
+    t.dims.extend([2])
+    t.raw_data = b"\x00\x01"
+    nodes = [helper.make_node("Identity", ["w"], ["y"], name="id")]
+    return model(nodes, [], [vi("y", F32, [2])], [t], opset=21)
+
+
+@case("complex-output")
+def complex_output():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [vi("x", F32, [2])],
+                 [vi("y", TensorProto.COMPLEX64, [2])])
+
+
+@case("cast-to-string")
+def cast_to_string():
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="cast",
+                              to=TensorProto.STRING)]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", TensorProto.STRING, [2])],
+                 opset=13)
+
+
+@case("subgraph-if")
+def subgraph_if():
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"])], "then", [],
+        [vi("t", F32, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [vi("e", F32, [2])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="branch",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("c", TensorProto.BOOL, []), vi("x", F32, [2])],
+                 [vi("y", F32, [2])])
+
+
+@case("no-graph")
+def no_graph():
+    m = onnx.ModelProto()
+    m.ir_version = 8
+    m.opset_import.append(helper.make_opsetid("", 17))
+    return m
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--list":
+        print("\n".join(sorted(CASES)))
+        return 0
+    if len(argv) != 3 or argv[1] not in CASES:
+        sys.stderr.write("usage: make_model.py CASE OUT.onnx (--list for cases)\n")
+        return 2
+    fn = CASES[argv[1]]
+    out = argv[2]
+    result = fn(out) if fn.__code__.co_argcount == 1 else fn()
+    data = result if isinstance(result, bytes) else result.SerializeToString()
+    with open(out, "wb") as f:
+        f.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

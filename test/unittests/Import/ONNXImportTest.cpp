@@ -1,0 +1,253 @@
+//===- ONNXImportTest.cpp - ONNX importer through the API -----------------===//
+//
+// Models are built with the protobuf API here; the lit tests in
+// test/Import/ONNX cover the same ground through strider-translate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/IR/Graph.h"
+#include "strider/Import/ONNX.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "gtest/gtest.h"
+
+using namespace strider;
+
+namespace {
+
+struct ModelBuilder {
+  onnx::ModelProto M;
+  onnx::GraphProto *G;
+
+  explicit ModelBuilder(int64_t Opset = 17) {
+    M.set_ir_version(8);
+    M.set_producer_name("unittest");
+    onnx::OperatorSetIdProto *Op = M.add_opset_import();
+    Op->set_domain("");
+    Op->set_version(Opset);
+    G = M.mutable_graph();
+    G->set_name("test_graph");
+  }
+
+  static void setType(onnx::ValueInfoProto *VI, const char *Name,
+                      std::vector<int64_t> Shape) {
+    VI->set_name(Name);
+    auto *TT = VI->mutable_type()->mutable_tensor_type();
+    TT->set_elem_type(onnx::TensorProto::FLOAT);
+    auto *S = TT->mutable_shape();
+    for (int64_t D : Shape) {
+      if (D < 0)
+        S->add_dim()->set_dim_param("N");
+      else
+        S->add_dim()->set_dim_value(D);
+    }
+  }
+  void input(const char *Name, std::vector<int64_t> Shape) {
+    setType(G->add_input(), Name, Shape);
+  }
+  void output(const char *Name, std::vector<int64_t> Shape) {
+    setType(G->add_output(), Name, Shape);
+  }
+  onnx::NodeProto *node(const char *Op, std::vector<const char *> Ins,
+                        std::vector<const char *> Outs, const char *Name = "") {
+    onnx::NodeProto *N = G->add_node();
+    N->set_op_type(Op);
+    N->set_name(Name);
+    for (const char *I : Ins)
+      N->add_input(I);
+    for (const char *O : Outs)
+      N->add_output(O);
+    return N;
+  }
+  static void floatAttr(onnx::NodeProto *N, const char *Name, float V) {
+    onnx::AttributeProto *A = N->add_attribute();
+    A->set_name(Name);
+    A->set_type(onnx::AttributeProto::FLOAT);
+    A->set_f(V);
+  }
+
+  std::string bytes() const { return M.SerializeAsString(); }
+};
+
+ImportOptions noInference() {
+  ImportOptions O;
+  O.InferShapes = false;
+  return O;
+}
+
+std::string importError(const std::string &Bytes,
+                        const ImportOptions &Opts = noInference()) {
+  auto G = importONNXBytes(Bytes, "m.onnx", "", Opts);
+  if (G) {
+    ADD_FAILURE() << "expected an import error";
+    return "";
+  }
+  return llvm::toString(G.takeError());
+}
+
+TEST(ONNXImportTest, ParseFailures) {
+  EXPECT_EQ(importError(std::string("\x0f\xff\xfe", 3)),
+            "m.onnx: not a valid ONNX model (protobuf parse failed)");
+  ModelBuilder B;
+  B.input("x", {2});
+  B.node("Relu", {"x"}, {"y"});
+  B.output("y", {2});
+  std::string Bytes = B.bytes();
+  EXPECT_EQ(importError(Bytes.substr(0, Bytes.size() - 3)),
+            "m.onnx: not a valid ONNX model (protobuf parse failed)");
+  EXPECT_EQ(importError(""), "m.onnx: not a valid ONNX model (empty file)");
+}
+
+TEST(ONNXImportTest, OpsetChecks) {
+  ModelBuilder Old(6);
+  EXPECT_EQ(importError(Old.bytes()),
+            "m.onnx: default-domain opset 6 is not supported (supported: 7 "
+            "to 28)");
+  ModelBuilder Twice;
+  onnx::OperatorSetIdProto *Op = Twice.M.add_opset_import();
+  Op->set_domain("ai.onnx");
+  Op->set_version(13);
+  EXPECT_EQ(importError(Twice.bytes()),
+            "m.onnx: domain 'ai.onnx' is imported twice");
+}
+
+TEST(ONNXImportTest, StructuralErrors) {
+  {
+    ModelBuilder B;
+    B.input("x", {2});
+    B.node("Relu", {"x"}, {"a"}, "one");
+    B.node("Add", {"a", "c"}, {"b"}, "two");
+    B.node("Relu", {"b"}, {"c"}, "three");
+    B.output("c", {2});
+    EXPECT_EQ(importError(B.bytes()),
+              "m.onnx: node 'two' (Add): is part of a cycle");
+  }
+  {
+    ModelBuilder B;
+    B.input("x", {2});
+    B.node("Relu", {"nope"}, {"y"});
+    B.output("y", {2});
+    EXPECT_EQ(importError(B.bytes()),
+              "m.onnx: node (Relu) producing 'y': input 'nope' is not defined");
+  }
+  {
+    ModelBuilder B;
+    B.input("x", {2});
+    B.node("Relu", {"x"}, {"y"}, "a");
+    B.node("Relu", {"x"}, {"y"}, "b");
+    B.output("y", {2});
+    EXPECT_EQ(importError(B.bytes()),
+              "m.onnx: node 'b' (Relu): output 'y' is already defined by node "
+              "'a' (Relu)");
+  }
+  {
+    ModelBuilder B;
+    B.input("x", {2});
+    onnx::NodeProto *N = B.node("If", {"x"}, {"y"}, "branch");
+    onnx::AttributeProto *A = N->add_attribute();
+    A->set_name("then_branch");
+    A->set_type(onnx::AttributeProto::GRAPH);
+    A->mutable_g()->set_name("then");
+    B.output("y", {2});
+    EXPECT_EQ(importError(B.bytes()),
+              "m.onnx: node 'branch' (If): attribute 'then_branch' is a "
+              "subgraph (unsupported)");
+  }
+}
+
+TEST(ONNXImportTest, ExternalDataNeedsModelDirectory) {
+  ModelBuilder B;
+  onnx::TensorProto *T = B.G->add_initializer();
+  T->set_name("w");
+  T->set_data_type(onnx::TensorProto::FLOAT);
+  T->add_dims(2);
+  T->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto *E = T->add_external_data();
+  E->set_key("location");
+  E->set_value("w.bin");
+  B.node("Relu", {"w"}, {"y"});
+  B.output("y", {2});
+  EXPECT_EQ(importError(B.bytes()),
+            "m.onnx: initializer 'w': external data 'w.bin' cannot be read (no "
+            "model directory)");
+}
+
+// The tests below build complete graphs; they need the verifier, which runs
+// the per-op shape functions.
+
+TEST(ONNXImportTest, BuildsGraph) {
+  ModelBuilder B;
+  B.M.set_doc_string("doc");
+  onnx::StringStringEntryProto *P = B.M.add_metadata_props();
+  P->set_key("k");
+  P->set_value("v");
+  B.input("x", {-1, 3});
+  // Out of order on purpose.
+  B.node("Relu", {"a"}, {"y"}, "second");
+  onnx::NodeProto *First = B.node("Sigmoid", {"x"}, {"a"}, "first");
+  First->set_doc_string("first node");
+  B.output("y", {-1, 3});
+  auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "", noInference());
+  ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+  Graph &G = **GOrErr;
+  EXPECT_EQ(G.getName(), "test_graph");
+  EXPECT_EQ(G.getSourceFile(), "m.onnx");
+  EXPECT_EQ(G.getModelInfo().ProducerName, "unittest");
+  EXPECT_EQ(G.getModelInfo().DocString, "doc");
+  ASSERT_EQ(G.getModelInfo().Metadata.size(), 1u);
+  EXPECT_EQ(G.getModelInfo().OpsetImports.at(""), 17);
+  std::vector<Node *> Nodes = G.getNodeList();
+  ASSERT_EQ(Nodes.size(), 2u);
+  EXPECT_EQ(Nodes[0]->getOpId(), OpId::Sigmoid);
+  EXPECT_EQ(Nodes[0]->getLoc(), (Location{"m.onnx", "first"}));
+  EXPECT_EQ(Nodes[0]->getDocString(), "first node");
+  EXPECT_EQ(Nodes[1]->getOpId(), OpId::Relu);
+  ASSERT_EQ(G.getInputs().size(), 1u);
+  EXPECT_TRUE(G.getInputs()[0]->getType().getDim(0).isSymbol());
+  ASSERT_EQ(G.getOutputs().size(), 1u);
+  EXPECT_EQ(G.getOutputs()[0]->getName(), "y");
+}
+
+TEST(ONNXImportTest, UpgradeHelpersGetFreshNames) {
+  ModelBuilder B(10);
+  B.input("x", {2});
+  onnx::NodeProto *Clip = B.node("Clip", {"x"}, {"y"}, "clip");
+  ModelBuilder::floatAttr(Clip, "min", 0.0f);
+  // A later value already uses the name a helper would take.
+  B.node("Relu", {"y"}, {"y_min"}, "relu");
+  B.output("y_min", {2});
+  auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "", noInference());
+  ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+  std::vector<Node *> Nodes = (*GOrErr)->getNodeList();
+  ASSERT_EQ(Nodes.size(), 3u);
+  EXPECT_EQ(Nodes[0]->getOpId(), OpId::Constant);
+  EXPECT_EQ(Nodes[0]->getResult(0)->getName(), "y_min_1");
+  EXPECT_EQ(Nodes[1]->getOpId(), OpId::Clip);
+  EXPECT_EQ(Nodes[1]->getOperand(1), Nodes[0]->getResult(0));
+}
+
+TEST(ONNXImportTest, OpaqueNodesKeepDomainAndAttributes) {
+  ModelBuilder B;
+  onnx::OperatorSetIdProto *Op = B.M.add_opset_import();
+  Op->set_domain("com.example");
+  Op->set_version(1);
+  B.input("x", {2});
+  onnx::NodeProto *N = B.node("MyOp", {"x", ""}, {"y", "", ""}, "custom");
+  N->set_domain("com.example");
+  ModelBuilder::floatAttr(N, "alpha", 0.5f);
+  B.output("y", {2});
+  auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "", noInference());
+  ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+  Node *Custom = (*GOrErr)->getNodeList()[0];
+  EXPECT_TRUE(Custom->isOpaque());
+  EXPECT_EQ(Custom->getDomain(), "com.example");
+  EXPECT_EQ(Custom->getOpType(), "MyOp");
+  EXPECT_EQ(Custom->getFloatAttr("alpha", 0), 0.5f);
+  // Trailing missing outputs are dropped.
+  EXPECT_EQ(Custom->getNumResults(), 1u);
+  EXPECT_EQ(Custom->getResult(0)->getType(),
+            TensorType::get(ElementType::F32, {2}));
+}
+
+} // namespace
