@@ -235,12 +235,59 @@ void Graph::moveBefore(Node *N, Node *Before) {
   Nodes.splice(Before->Self, Nodes, N->Self);
 }
 
+Node *Graph::rebuildNode(Node *Old, llvm::ArrayRef<TensorType> ResultTypes) {
+  assert(Old->getGraph() == this && "node of another graph");
+  assert(ResultTypes.size() == Old->Results.size() && "one type per result");
+  std::unique_ptr<Node> N(new Node(this, Old->Id, Old->OpaqueType, Old->Domain));
+  Node *Raw = N.get();
+  for (Value *V : Old->Operands)
+    Raw->addOperand(V);
+  Raw->Attrs = Old->Attrs;
+  Raw->Loc = Old->Loc;
+  Raw->DocString = Old->DocString;
+  for (unsigned I = 0; I < Old->Results.size(); ++I) {
+    if (!Old->Results[I]) {
+      Raw->Results.emplace_back();
+      continue;
+    }
+    std::unique_ptr<Value> V(
+        new Value(this, Old->Results[I]->Name, ResultTypes[I]));
+    V->Def = Raw;
+    V->ResultIndex = I;
+    Raw->Results.push_back(std::move(V));
+  }
+  Raw->Self = Nodes.insert(Old->Self, std::move(N));
+  // The new results take over the old ones' names, uses and output slots.
+  for (unsigned I = 0; I < Old->Results.size(); ++I) {
+    Value *From = Old->Results[I].get();
+    if (!From)
+      continue;
+    Value *To = Raw->Results[I].get();
+    From->replaceAllUsesWith(To);
+    for (Value *&Out : Outputs)
+      if (Out == From)
+        Out = To;
+    ValueNames[To->Name] = To;
+  }
+  Old->dropAllOperands();
+  Nodes.erase(Old->Self);
+  return Raw;
+}
+
 std::vector<Node *> Graph::getNodeList() const {
   std::vector<Node *> R;
   R.reserve(Nodes.size());
   for (const auto &N : Nodes)
     R.push_back(N.get());
   return R;
+}
+
+void Graph::renameValue(Value *V, llvm::StringRef NewName) {
+  assert(V->getGraph() == this && "value of another graph");
+  assert(!ValueNames.count(NewName) && "duplicate value name");
+  ValueNames.erase(V->Name);
+  V->Name = NewName.str();
+  ValueNames[V->Name] = V;
 }
 
 Value *Graph::lookupValue(llvm::StringRef Name) const {

@@ -11,6 +11,7 @@
 #include "strider/IR/Verifier.h"
 #include "strider/Support/FileIO.h"
 #include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,6 +43,83 @@ static cl::opt<bool> SplitInputFile(
              "independently (errors do not stop later chunks)"),
     cl::init(false), cl::cat(StriderCat));
 
+static cl::OptionCategory LayoutCat("layout-assignment options");
+static cl::opt<std::string>
+    TargetName("target",
+               cl::desc("Target whose costs drive layout assignment: "
+                        "cpu-avx512 (default), cpu-avx2, cpu-neon, cuda-sm80, "
+                        "cuda-sm90"),
+               cl::value_desc("name"), cl::init("cpu-avx512"),
+               cl::cat(LayoutCat));
+static cl::opt<std::string>
+    LayoutModeFlag("layout",
+                   cl::desc("auto (cost model decides, default), nchw or nhwc "
+                            "(force every activation that can)"),
+                   cl::value_desc("mode"), cl::init("auto"), cl::cat(LayoutCat));
+static cl::opt<std::string>
+    IOLayoutFlag("io-layout",
+                 cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
+                          "(as declared, default), nchw or nhwc"),
+                 cl::value_desc("layout"), cl::init("model"),
+                 cl::cat(LayoutCat));
+static cl::list<std::string>
+    DimFlags("dim", cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
+                             "(unbound symbols count as 1)"),
+             cl::value_desc("NAME=SIZE"), cl::cat(LayoutCat));
+static cl::opt<std::string> LayoutReportFile(
+    "layout-report",
+    cl::desc("Write layout-assignment's report to this file ('-': stdout, "
+             "after each graph)"),
+    cl::value_desc("filename"), cl::cat(LayoutCat));
+static cl::opt<std::string> LayoutReportFormat(
+    "layout-report-format", cl::desc("text (default) or json"),
+    cl::value_desc("format"), cl::init("text"), cl::cat(LayoutCat));
+
+static PipelineOptions Options;
+static std::vector<layout::LayoutReport> Reports;
+
+static void printReport(const layout::LayoutReport &R, llvm::raw_ostream &OS) {
+  if (LayoutReportFormat == "json")
+    R.printJSON(OS);
+  else
+    R.printText(OS);
+}
+
+/// Check and convert the layout flags; false after reporting an error.
+static bool parseLayoutFlags() {
+  auto Fail = [](llvm::Error E) {
+    llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
+    return false;
+  };
+  Options.Layout.Target = layout::lookupTarget(TargetName);
+  if (!Options.Layout.Target) {
+    std::string Known;
+    for (const layout::TargetDescription &T : layout::getTargets())
+      Known += (Known.empty() ? "" : ", ") + T.Name.str();
+    llvm::errs() << "strider-opt: unknown target '" << TargetName
+                 << "' (known: " << Known << ")\n";
+    return false;
+  }
+  auto Mode = layout::parseLayoutMode(LayoutModeFlag);
+  if (!Mode)
+    return Fail(Mode.takeError());
+  Options.Layout.Mode = *Mode;
+  auto IO = layout::parseIOLayout(IOLayoutFlag);
+  if (!IO)
+    return Fail(IO.takeError());
+  Options.Layout.IO = *IO;
+  for (const std::string &D : DimFlags)
+    if (llvm::Error E = layout::parseDimBinding(D, Options.Layout.Dims))
+      return Fail(std::move(E));
+  if (LayoutReportFormat != "text" && LayoutReportFormat != "json") {
+    llvm::errs() << "strider-opt: unknown report format '"
+                 << LayoutReportFormat << "' (expected text or json)\n";
+    return false;
+  }
+  Options.LayoutReports = &Reports;
+  return true;
+}
+
 // One flag per registered pass; occurrences keep command-line order.
 static cl::list<const PassInfo *, bool, cl::parser<const PassInfo *>>
     PassList(cl::desc("Passes, run in the order given:"), cl::cat(StriderCat));
@@ -67,11 +145,16 @@ static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
     llvm::cantFail(parsePassPipeline(PassPipeline, PM));
   for (const PassInfo *P : PassList)
     PM.addPass(P->Create());
+  PM.configure(Options);
+  size_t FirstReport = Reports.size();
   if (llvm::Error E = PM.run(G)) {
     llvm::errs() << llvm::toString(std::move(E)) << "\n";
     return false;
   }
   printGraph(G, OS);
+  if (LayoutReportFile == "-")
+    for (size_t I = FirstReport; I < Reports.size(); ++I)
+      printReport(Reports[I], OS);
   return true;
 }
 
@@ -79,10 +162,13 @@ int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
   for (const PassInfo &P : getRegisteredPasses())
     PassList.getParser().addLiteralOption(P.Argument, &P, P.Description);
-  cl::HideUnrelatedOptions(StriderCat);
+  cl::HideUnrelatedOptions({&StriderCat, &LayoutCat});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Strider IR optimizer: parse textual IR, run passes, print IR\n");
+
+  if (!parseLayoutFlags())
+    return 1;
 
   if (!PassPipeline.empty() && !PassList.empty()) {
     llvm::errs() << "strider-opt: give either --pass-pipeline or pass flags, "
@@ -144,6 +230,17 @@ int main(int argc, char **argv) {
     llvm::errs() << "strider-opt: " << llvm::toString(std::move(WriteErr))
                  << "\n";
     return 1;
+  }
+  if (!LayoutReportFile.empty() && LayoutReportFile != "-") {
+    if (llvm::Error E = writeOutputFile(
+            LayoutReportFile, [&](llvm::raw_ostream &OS) -> llvm::Error {
+              for (const layout::LayoutReport &R : Reports)
+                printReport(R, OS);
+              return llvm::Error::success();
+            })) {
+      llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
+      return 1;
+    }
   }
   return Ok ? 0 : 1;
 }

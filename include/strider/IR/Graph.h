@@ -230,6 +230,12 @@ public:
   void eraseNode(Node *N);
   /// Move \p N to just before \p Before.
   void moveBefore(Node *N, Node *Before);
+  /// Replace \p Old by a new node of the same op, operands, attributes,
+  /// location and result names whose results have \p ResultTypes (one per
+  /// result slot; ignored for missing results). Uses and graph outputs move
+  /// to the new results; \p Old is erased. This is how passes change the
+  /// layout a node writes its results in.
+  Node *rebuildNode(Node *Old, llvm::ArrayRef<TensorType> ResultTypes);
 
   /// Nodes in order.
   auto nodes() const {
@@ -241,6 +247,8 @@ public:
   /// Snapshot of the node order, safe to mutate the graph while walking it.
   std::vector<Node *> getNodeList() const;
 
+  /// Give \p V the unused name \p NewName.
+  void renameValue(Value *V, llvm::StringRef NewName);
   /// Value by name, or null.
   Value *lookupValue(llvm::StringRef Name) const;
   /// \p Base if unused, else Base_1, Base_2, ...

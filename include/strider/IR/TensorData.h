@@ -52,6 +52,9 @@ public:
   std::vector<double> toDoubleVector() const;
   /// True if every element has the same bytes.
   bool isSplat() const;
+  /// The same logical tensor stored in layout \p L (a copy with its bytes
+  /// permuted; shares nothing with this one). \p L must suit the rank.
+  TensorDataRef withLayout(const Layout &L) const;
 
   bool operator==(const TensorData &O) const {
     return Type == O.Type && Bytes == O.Bytes;

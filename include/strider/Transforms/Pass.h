@@ -17,12 +17,15 @@
 namespace strider {
 
 class Graph;
+struct PipelineOptions;
 
 class Pass {
 public:
   virtual ~Pass();
   /// The pass's command-line name (`infer-shapes`).
   virtual llvm::StringRef getArgument() const = 0;
+  /// Take the tool's settings; passes without options ignore them.
+  virtual void configure(const PipelineOptions &) {}
   /// Run on \p G; errors are located diagnostics about the model.
   virtual llvm::Error run(Graph &G) = 0;
 };
@@ -32,6 +35,11 @@ public:
   void addPass(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
   void setVerifyEach(bool V) { VerifyEach = V; }
   bool empty() const { return Passes.empty(); }
+  /// Hand \p Opts to every pass added so far.
+  void configure(const PipelineOptions &Opts) {
+    for (auto &P : Passes)
+      P->configure(Opts);
+  }
   size_t size() const { return Passes.size(); }
   /// Run every pass in order, verifying after each when enabled. A
   /// verification failure names the pass that broke the graph.

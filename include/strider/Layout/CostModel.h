@@ -1,0 +1,121 @@
+//===- CostModel.h - Estimated kernel and relayout times --------*- C++ -*-===//
+//
+// Turns a node and a layout label into an estimated time on a target
+// (analytic: FLOPs, bytes, the target's throughput table), and says when
+// moving a value between layouts is free: dims of size 1, reshapes that are
+// bitcasts of the physical order, transposes that are views. Times are in
+// picoseconds (layout::Cost).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LAYOUT_COSTMODEL_H
+#define STRIDER_LAYOUT_COSTMODEL_H
+
+#include "strider/Layout/LayoutProblem.h"
+#include "strider/Layout/Target.h"
+#include "strider/IR/Types.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace strider {
+
+class Node;
+class Value;
+
+namespace layout {
+
+/// The columns of OpLayouts.def (documented there).
+enum class OperandRule : uint8_t { First, SameRank, All, None };
+enum class ResultRule : uint8_t { Same, None };
+enum class KernelRule : uint8_t { Both, ChannelsFirst };
+enum class CostKind : uint8_t { Conv, ConvTranspose, Memory, View, Free };
+
+/// How an op takes part in layout assignment (its OpLayouts.def entry).
+struct OpLayoutRule {
+  OperandRule Operands;
+  ResultRule Results;
+  KernelRule Kernels;
+  CostKind Kind;
+};
+
+/// The rule of \p N's op; opaque ops are layout-fixed (All, ChannelsFirst).
+const OpLayoutRule &getOpLayoutRule(const Node &N);
+
+/// The layout a label stands for at rank \p Rank (3..5).
+Layout getLabelLayout(LayoutLabel L, unsigned Rank);
+/// Lower-case name of a label at \p Rank (`nchw`, `nhwc`, `ncdhw`, ...).
+std::string getLabelName(LayoutLabel L, unsigned Rank);
+
+/// Concrete sizes for symbolic dims: a bound symbol has its binding; any
+/// other non-static dim counts as 1 for costs and as "not 1, unknown" for
+/// the structural checks (equivalence, bitcasts).
+class DimBindings {
+public:
+  void bind(llvm::StringRef Symbol, int64_t Size) { Sizes[Symbol] = Size; }
+  /// Size of \p D for cost estimates.
+  int64_t getCostSize(const Dim &D) const;
+  /// Size of \p D if known (static or bound), -1 otherwise.
+  int64_t getKnownSize(const Dim &D) const;
+  bool empty() const { return Sizes.empty(); }
+
+private:
+  llvm::StringMap<int64_t> Sizes;
+};
+
+/// Whether the bytes of a tensor of logical shape \p Shape are the same in
+/// layouts \p A and \p B (they differ only in where unit dims go).
+bool areLayoutsEquivalent(llvm::ArrayRef<Dim> Shape, const Layout &A,
+                          const Layout &B, const DimBindings &Dims);
+
+/// Whether reshaping \p From (row-major logical semantics, as Reshape,
+/// Flatten, Squeeze and Unsqueeze have) into \p To is a bitcast of their
+/// physical orders given their layouts.
+bool isReshapeBitcast(const TensorType &From, const TensorType &To,
+                      const DimBindings &Dims);
+
+/// Whether Transpose(\p From, \p Perm) stored as \p To is a view of
+/// \p From's bytes.
+bool isTransposeView(const TensorType &From, llvm::ArrayRef<int64_t> Perm,
+                     const TensorType &To, const DimBindings &Dims);
+
+class CostModel {
+public:
+  CostModel(const TargetDescription &Target, const DimBindings &Dims)
+      : Target(Target), Dims(Dims) {}
+
+  const TargetDescription &getTarget() const { return Target; }
+  const DimBindings &getDims() const { return Dims; }
+
+  /// Size of \p T in bytes (symbols bound or counted as 1).
+  int64_t getNumBytes(const TensorType &T) const;
+  /// Time to move \p T between its channels-first and channels-last
+  /// layouts; 0 when both hold the same bytes.
+  Cost getRelayoutCost(const TensorType &T) const;
+  /// Time of \p N's kernel when it runs in layout \p L; InfiniteCost if the
+  /// op has no such kernel. View ops cost 0 here (see getViewCost).
+  Cost getNodeCost(const Node &N, LayoutLabel L) const;
+  /// Time of a Conv that reads channels-first and writes channels-last, or
+  /// InfiniteCost where the target has no such kernel for \p N.
+  Cost getMixedConvCost(const Node &N) const;
+  /// Time of view op \p N (Reshape, Flatten, Squeeze, Unsqueeze,
+  /// Transpose) reading its operand in \p In and writing in \p Out: 0 for a
+  /// bitcast or view, else a copy.
+  Cost getViewCost(const Node &N, const Layout &In, const Layout &Out) const;
+  /// Whether a channels-last Flatten/Reshape feeding only Gemm/MatMul with
+  /// constant weights can read the channels-last bytes directly once the
+  /// weight rows are permuted at compile time.
+  bool canPermuteConsumerWeights(const Node &View) const;
+
+private:
+  Cost timeForBytes(double Bytes, double GBs) const;
+  Cost getConvCost(const Node &N, LayoutLabel L, bool Transposed) const;
+  Cost getMemoryCost(const Node &N, LayoutLabel L) const;
+
+  const TargetDescription &Target;
+  const DimBindings &Dims;
+};
+
+} // namespace layout
+} // namespace strider
+
+#endif // STRIDER_LAYOUT_COSTMODEL_H

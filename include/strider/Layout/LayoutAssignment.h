@@ -1,0 +1,107 @@
+//===- LayoutAssignment.h - Global layout choice and its report -*- C++ -*-===//
+//
+// Chooses channels-first or channels-last for every rank-3..5 activation of
+// a graph by minimizing the estimated total time (kernels + relayouts) over
+// the whole graph, then materializes the choice: result layouts, relayout
+// nodes where a consumer needs another layout (one per value and layout),
+// constants laid out for their consumers, and graph inputs/outputs in the
+// layout the caller asked for. Every decision is recorded in a report.
+//
+// Run after shape inference (and preferably canonicalization).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LAYOUT_LAYOUTASSIGNMENT_H
+#define STRIDER_LAYOUT_LAYOUTASSIGNMENT_H
+
+#include "strider/Layout/CostModel.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace strider {
+
+class Graph;
+
+namespace layout {
+
+/// `--layout`: let the cost model decide, or force every activation that
+/// can to one layout.
+enum class LayoutMode { Auto, ChannelsFirst, ChannelsLast };
+/// `--io-layout`: layout of rank-3..5 graph inputs and outputs.
+enum class IOLayout { AsModel, ChannelsFirst, ChannelsLast };
+
+struct LayoutOptions {
+  const TargetDescription *Target = &getDefaultTarget();
+  LayoutMode Mode = LayoutMode::Auto;
+  IOLayout IO = IOLayout::AsModel;
+  DimBindings Dims;
+};
+
+/// Parse `auto|nchw|nhwc` (`ncdhw`/`ndhwc`, `channels-first`/`-last` too).
+llvm::Expected<LayoutMode> parseLayoutMode(llvm::StringRef Text);
+/// Parse `model|nchw|nhwc` (and the same aliases).
+llvm::Expected<IOLayout> parseIOLayout(llvm::StringRef Text);
+/// Parse `N=1` into \p Dims.
+llvm::Error parseDimBinding(llvm::StringRef Text, DimBindings &Dims);
+
+/// What was decided and why.
+struct LayoutReport {
+  struct ValueEntry {
+    std::string Name, Shape, Layout, Reason;
+  };
+  struct RelayoutEntry {
+    std::string Value, From, To, Reason;
+    int64_t Bytes;
+  };
+  /// A Reshape/Flatten/Transpose that is not a view in the chosen layouts
+  /// and so copies its operand.
+  struct CopyEntry {
+    std::string Node, Op, Value;
+    int64_t Bytes;
+  };
+
+  std::string Target;
+  std::string Mode;
+  std::vector<ValueEntry> Values;
+  std::vector<RelayoutEntry> Relayouts;
+  std::vector<CopyEntry> Copies;
+  unsigned NumVariables = 0;
+  /// View terms that were not submodular and were bounded from above (see
+  /// docs/Layouts.md); 0 means the solution is exactly optimal.
+  unsigned NumApproximatedTerms = 0;
+  /// Constants laid out anew for a consumer, and Gemm/MatMul weights whose
+  /// rows were permuted so that a flatten reads channels-last bytes.
+  unsigned NumConstantsRelaid = 0;
+  unsigned NumWeightsPermuted = 0;
+  int64_t RelayoutBytes = 0;
+  int64_t CopyBytes = 0;
+  /// Estimated times in picoseconds.
+  Cost EstimatedCost = 0;
+  Cost AllChannelsFirstCost = 0;
+  Cost AllChannelsLastCost = 0;
+
+  /// FileCheck-able text form: totals, then one line per value, relayout
+  /// and copy.
+  void printText(llvm::raw_ostream &OS) const;
+  /// JSON: {"target", "mode", "totals": {...}, "values": [...],
+  /// "relayouts": [...], "copies": [...]}.
+  void printJSON(llvm::raw_ostream &OS) const;
+  /// A few lines for a terminal.
+  void printSummary(llvm::raw_ostream &OS) const;
+};
+
+/// Choose and materialize layouts for \p G. Errors are located diagnostics
+/// (an unranked activation, an op the model cannot cost).
+llvm::Expected<LayoutReport> assignLayouts(Graph &G, const LayoutOptions &Opts);
+
+} // namespace layout
+} // namespace strider
+
+#endif // STRIDER_LAYOUT_LAYOUTASSIGNMENT_H

@@ -1,0 +1,418 @@
+//===- CostModel.cpp - Estimated kernel and relayout times ----------------===//
+//
+// The op layout table (OpLayouts.def), the structural rules that make a
+// layout change free (unit dims, bitcast reshapes, view transposes) and the
+// analytic time estimates of kernels and relayouts on a target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Layout/CostModel.h"
+
+#include "strider/IR/Graph.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace strider;
+using namespace strider::layout;
+
+//===----------------------------------------------------------------------===//
+// The op layout table
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct OpLayoutEntry {
+  OpId Id;
+  OpLayoutRule Rule;
+};
+
+constexpr OpLayoutEntry OpLayoutTable[] = {
+#define STRIDER_OP_LAYOUT(Id, Operands, Results, Kernels, Cost)                \
+  {OpId::Id,                                                                   \
+   {OperandRule::Operands, ResultRule::Results, KernelRule::Kernels,           \
+    CostKind::Cost}},
+#include "strider/Layout/OpLayouts.def"
+};
+
+constexpr bool isTableInOpOrder() {
+  for (unsigned I = 0; I < std::size(OpLayoutTable); ++I)
+    if (static_cast<unsigned>(OpLayoutTable[I].Id) != I)
+      return false;
+  return true;
+}
+static_assert(std::size(OpLayoutTable) == static_cast<size_t>(OpId::Opaque),
+              "OpLayouts.def needs one entry per op of Ops.def");
+static_assert(isTableInOpOrder(), "OpLayouts.def must follow Ops.def order");
+
+constexpr OpLayoutRule OpaqueRule = {OperandRule::All, ResultRule::None,
+                                     KernelRule::ChannelsFirst,
+                                     CostKind::Memory};
+} // namespace
+
+const OpLayoutRule &layout::getOpLayoutRule(const Node &N) {
+  if (N.isOpaque())
+    return OpaqueRule;
+  return OpLayoutTable[static_cast<unsigned>(N.getOpId())].Rule;
+}
+
+Layout layout::getLabelLayout(LayoutLabel L, unsigned Rank) {
+  return L == ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
+}
+
+std::string layout::getLabelName(LayoutLabel L, unsigned Rank) {
+  return getLabelLayout(L, Rank).getName(Rank);
+}
+
+//===----------------------------------------------------------------------===//
+// Dims and structural rules
+//===----------------------------------------------------------------------===//
+
+int64_t DimBindings::getKnownSize(const Dim &D) const {
+  if (D.isStatic())
+    return D.getSize();
+  if (D.isSymbol()) {
+    auto It = Sizes.find(D.getSymbol());
+    if (It != Sizes.end())
+      return It->second;
+  }
+  return -1;
+}
+
+int64_t DimBindings::getCostSize(const Dim &D) const {
+  int64_t S = getKnownSize(D);
+  return S < 0 ? 1 : S;
+}
+
+namespace {
+/// The logical dims of \p Shape in the physical order of \p L, without the
+/// dims known to be 1.
+llvm::SmallVector<unsigned, 6>
+getNonUnitPhysicalOrder(llvm::ArrayRef<Dim> Shape, const Layout &L,
+                        const DimBindings &Dims) {
+  llvm::SmallVector<unsigned, 6> Order;
+  for (unsigned D : L.getPermutation(Shape.size()))
+    if (Dims.getKnownSize(Shape[D]) != 1)
+      Order.push_back(D);
+  return Order;
+}
+
+/// One dim of a reshape: its known size, or the symbol naming it.
+struct ShapeAtom {
+  int64_t Size; ///< -1 if unknown.
+  llvm::StringRef Symbol;
+};
+
+/// Splits the non-unit dims of two shapes with equal element counts into
+/// segments whose products match (the groups a row-major reshape merges or
+/// splits). Fills the segment index of every non-unit dim (-1 for unit
+/// dims). False if the shapes cannot be aligned with what is known.
+bool alignReshapeSegments(llvm::ArrayRef<Dim> A, llvm::ArrayRef<Dim> B,
+                          const DimBindings &Dims,
+                          llvm::SmallVectorImpl<int> &SegA,
+                          llvm::SmallVectorImpl<int> &SegB) {
+  auto Atoms = [&](llvm::ArrayRef<Dim> Shape, llvm::SmallVectorImpl<int> &Seg,
+                   llvm::SmallVectorImpl<unsigned> &Index) {
+    llvm::SmallVector<ShapeAtom, 6> R;
+    Seg.assign(Shape.size(), -1);
+    for (unsigned I = 0; I < Shape.size(); ++I) {
+      int64_t S = Dims.getKnownSize(Shape[I]);
+      if (S == 1)
+        continue;
+      R.push_back({S, Shape[I].isSymbol() ? Shape[I].getSymbol() : ""});
+      Index.push_back(I);
+    }
+    return R;
+  };
+  llvm::SmallVector<unsigned, 6> IA, IB;
+  auto XA = Atoms(A, SegA, IA);
+  auto XB = Atoms(B, SegB, IB);
+  unsigned I = 0, J = 0;
+  int Segment = 0;
+  while (I < XA.size() && J < XB.size()) {
+    if (XA[I].Size < 0 || XB[J].Size < 0) {
+      // An unknown dim only matches the same named dim, alone.
+      if (XA[I].Size >= 0 || XB[J].Size >= 0 || XA[I].Symbol.empty() ||
+          XA[I].Symbol != XB[J].Symbol)
+        return false;
+      SegA[IA[I++]] = Segment;
+      SegB[IB[J++]] = Segment;
+      ++Segment;
+      continue;
+    }
+    int64_t PA = XA[I].Size, PB = XB[J].Size;
+    SegA[IA[I++]] = Segment;
+    SegB[IB[J++]] = Segment;
+    while (PA != PB) {
+      if (PA < PB) {
+        if (I == XA.size() || XA[I].Size < 0)
+          return false;
+        PA *= XA[I].Size;
+        SegA[IA[I++]] = Segment;
+      } else {
+        if (J == XB.size() || XB[J].Size < 0)
+          return false;
+        PB *= XB[J].Size;
+        SegB[IB[J++]] = Segment;
+      }
+    }
+    ++Segment;
+  }
+  return I == XA.size() && J == XB.size();
+}
+
+/// The segments of a tensor in physical order, or an empty optional if a
+/// segment's dims are not contiguous and in logical order in memory (then
+/// the tensor is no row-major view of its segments).
+bool getPhysicalSegmentOrder(llvm::ArrayRef<Dim> Shape, const Layout &L,
+                             llvm::ArrayRef<int> Seg, const DimBindings &Dims,
+                             llvm::SmallVectorImpl<int> &Order) {
+  int LastDim = -1;
+  for (unsigned D : getNonUnitPhysicalOrder(Shape, L, Dims)) {
+    int S = Seg[D];
+    if (!Order.empty() && Order.back() == S) {
+      if (static_cast<int>(D) < LastDim)
+        return false; // Dims of one segment out of logical order.
+    } else {
+      if (llvm::is_contained(Order, S))
+        return false; // Segment split in two places.
+      Order.push_back(S);
+    }
+    LastDim = D;
+  }
+  return true;
+}
+} // namespace
+
+bool layout::areLayoutsEquivalent(llvm::ArrayRef<Dim> Shape, const Layout &A,
+                                  const Layout &B, const DimBindings &Dims) {
+  return getNonUnitPhysicalOrder(Shape, A, Dims) ==
+         getNonUnitPhysicalOrder(Shape, B, Dims);
+}
+
+bool layout::isReshapeBitcast(const TensorType &From, const TensorType &To,
+                              const DimBindings &Dims) {
+  if (!From.hasRank() || !To.hasRank())
+    return false;
+  llvm::SmallVector<int, 6> SegA, SegB, OrderA, OrderB;
+  if (!alignReshapeSegments(From.getShape(), To.getShape(), Dims, SegA, SegB))
+    return false;
+  return getPhysicalSegmentOrder(From.getShape(), From.getLayout(), SegA, Dims,
+                                 OrderA) &&
+         getPhysicalSegmentOrder(To.getShape(), To.getLayout(), SegB, Dims,
+                                 OrderB) &&
+         OrderA == OrderB;
+}
+
+bool layout::isTransposeView(const TensorType &From,
+                             llvm::ArrayRef<int64_t> Perm, const TensorType &To,
+                             const DimBindings &Dims) {
+  if (!From.hasRank() || !To.hasRank() || Perm.size() != From.getRank() ||
+      To.getRank() != From.getRank())
+    return false;
+  // Result dim j is operand dim Perm[j]; compare the two physical orders in
+  // operand dims.
+  llvm::SmallVector<unsigned, 6> ToInOperandDims;
+  for (unsigned J :
+       getNonUnitPhysicalOrder(To.getShape(), To.getLayout(), Dims))
+    ToInOperandDims.push_back(static_cast<unsigned>(Perm[J]));
+  return ToInOperandDims ==
+         getNonUnitPhysicalOrder(From.getShape(), From.getLayout(), Dims);
+}
+
+//===----------------------------------------------------------------------===//
+// Times
+//===----------------------------------------------------------------------===//
+
+int64_t CostModel::getNumBytes(const TensorType &T) const {
+  if (!T.hasRank())
+    return 0;
+  int64_t N = getElementByteSize(T.getElementType());
+  if (N == 0)
+    N = 4;
+  for (const Dim &D : T.getShape())
+    N *= Dims.getCostSize(D);
+  return N;
+}
+
+Cost CostModel::timeForBytes(double Bytes, double GBs) const {
+  // bytes / (GB/s) = nanoseconds; the unit is picoseconds.
+  return static_cast<Cost>(std::llround(Bytes * 1000.0 / GBs));
+}
+
+Cost CostModel::getRelayoutCost(const TensorType &T) const {
+  if (!T.hasRank() || T.getRank() < 3 || T.getRank() > 5)
+    return 0;
+  unsigned R = T.getRank();
+  if (areLayoutsEquivalent(T.getShape(), getLabelLayout(ChannelsFirst, R),
+                           getLabelLayout(ChannelsLast, R), Dims))
+    return 0;
+  return timeForBytes(getNumBytes(T), Target.RelayoutGBs) +
+         static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
+}
+
+namespace {
+int64_t product(llvm::ArrayRef<Dim> Dims, const DimBindings &B) {
+  int64_t P = 1;
+  for (const Dim &D : Dims)
+    P *= B.getCostSize(D);
+  return P;
+}
+} // namespace
+
+Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
+                            bool Transposed) const {
+  const TensorType &X = N.getOperand(0)->getType();
+  const TensorType &W = N.getOperand(1)->getType();
+  const TensorType &Y = N.getResult(0)->getType();
+  if (!X.hasRank() || !W.hasRank() || !Y.hasRank() || X.getRank() < 3 ||
+      W.getRank() != X.getRank() || Y.getRank() != X.getRank())
+    return getMemoryCost(N, L); // Unranked: shape inference did not run.
+  int64_t Group = std::max<int64_t>(1, N.getIntAttr("group", 1));
+  int64_t Batch = Dims.getCostSize(Y.getDim(0));
+  int64_t Cin = Dims.getCostSize(X.getDim(1));
+  int64_t Cout = Dims.getCostSize(Y.getDim(1));
+  int64_t Kernel = product(W.getShape().drop_front(2), Dims);
+  int64_t OutSpatial = product(Y.getShape().drop_front(2), Dims);
+  int64_t InSpatial = product(X.getShape().drop_front(2), Dims);
+  int64_t Width = Dims.getCostSize(Y.getShape().back());
+  // Multiply-adds: every output (input, for ConvTranspose) point of every
+  // channel meets Cin/group (Cout/group) channels of a kernel window.
+  double Macs =
+      Transposed ? double(Batch) * Cin * InSpatial * (Cout / Group) * Kernel
+                 : double(Batch) * Cout * OutSpatial * (Cin / Group) * Kernel;
+  const ConvEfficiency &E = Target.Conv;
+  double VW = Target.VectorWidth;
+  bool Depthwise = Group > 1 && Group == Cin && Group == Cout;
+  std::vector<int64_t> Strides = N.getIntsAttr("strides");
+  bool UnitStride = llvm::all_of(Strides, [](int64_t S) { return S == 1; });
+  bool Pointwise = !Transposed && Group == 1 && Kernel == 1 && UnitStride;
+  double Eff;
+  if (Depthwise)
+    Eff =
+        E.Depthwise[L] * std::min(1.0, (L == ChannelsLast ? Cout : Width) / VW);
+  else if (Pointwise)
+    Eff = E.Pointwise[L] *
+          std::min(1.0, (L == ChannelsLast ? Cout : OutSpatial) / VW);
+  else
+    // Channels-last kernels vectorize over the output channels of a group,
+    // channels-first ones over the output width.
+    Eff =
+        E.Dense[L] *
+        std::min(1.0, (L == ChannelsLast ? double(Cout / Group) : Width) / VW);
+  Eff = std::max(Eff, 0.01);
+  double ComputePs = 2.0 * Macs / (Target.PeakGFlops * Eff) * 1000.0;
+  double Bytes = getNumBytes(X) + getNumBytes(Y) + getNumBytes(W);
+  double MemoryPs = Bytes * 1000.0 / Target.MemoryGBs;
+  return static_cast<Cost>(std::llround(std::max(ComputePs, MemoryPs) +
+                                        Target.KernelLaunchNs * 1000.0));
+}
+
+Cost CostModel::getNodeCost(const Node &N, LayoutLabel L) const {
+  const OpLayoutRule &Rule = getOpLayoutRule(N);
+  if (L == ChannelsLast && Rule.Kernels == KernelRule::ChannelsFirst)
+    return InfiniteCost;
+  switch (Rule.Kind) {
+  case CostKind::Conv:
+  case CostKind::ConvTranspose:
+    if (N.getNumOperands() >= 2 && N.getOperand(0) && N.getOperand(1) &&
+        N.getResult(0))
+      return getConvCost(N, L, Rule.Kind == CostKind::ConvTranspose);
+    break;
+  case CostKind::View:
+  case CostKind::Free:
+    return 0;
+  case CostKind::Memory:
+    break;
+  }
+  return getMemoryCost(N, L);
+}
+
+Cost CostModel::getMemoryCost(const Node &N, LayoutLabel L) const {
+  double Bytes = 0;
+  for (Value *V : N.getOperands())
+    if (V)
+      Bytes += getNumBytes(V->getType());
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *R = N.getResult(I))
+      Bytes += getNumBytes(R->getType());
+  double Ps = Bytes * 1000.0 / Target.MemoryGBs;
+  if (L == ChannelsFirst && !N.isOpaque() &&
+      N.getInfo()->Layout == LayoutClass::Spatial)
+    Ps *= Target.SpatialChannelsFirstPenalty;
+  return static_cast<Cost>(std::llround(Ps + Target.KernelLaunchNs * 1000.0));
+}
+
+Cost CostModel::getMixedConvCost(const Node &N) const {
+  if (!Target.HasMixedFirstConv || N.getOpId() != OpId::Conv ||
+      N.getIntAttr("group", 1) != 1)
+    return InfiniteCost;
+  const TensorType &X = N.getOperand(0)->getType();
+  if (!X.hasRank() || X.getRank() < 3)
+    return InfiniteCost;
+  int64_t Cin = Dims.getKnownSize(X.getDim(1));
+  if (Cin < 1 || Cin > 4)
+    return InfiniteCost;
+  // Few input channels: reading them channels-first costs about as much as
+  // reading them channels-last; the kernel writes channels-last.
+  Cost CL = getConvCost(N, ChannelsLast, /*Transposed=*/false);
+  return CL + CL / 50;
+}
+
+Cost CostModel::getViewCost(const Node &N, const Layout &In,
+                            const Layout &Out) const {
+  const TensorType &X = N.getOperand(0)->getType();
+  const TensorType &Y = N.getResult(0)->getType();
+  TensorType XL = X.withLayout(In), YL = Y.withLayout(Out);
+  bool Free;
+  if (N.getOpId() == OpId::Transpose) {
+    std::vector<int64_t> Perm = N.getIntsAttr("perm");
+    if (Perm.empty())
+      for (unsigned I = X.getRank(); I > 0; --I)
+        Perm.push_back(I - 1);
+    Free = isTransposeView(XL, Perm, YL, Dims);
+  } else {
+    Free = isReshapeBitcast(XL, YL, Dims);
+  }
+  if (Free)
+    return 0;
+  return timeForBytes(getNumBytes(Y), Target.RelayoutGBs) +
+         static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
+}
+
+bool CostModel::canPermuteConsumerWeights(const Node &View) const {
+  if (View.getOpId() != OpId::Flatten && View.getOpId() != OpId::Reshape)
+    return false;
+  const TensorType &X = View.getOperand(0)->getType();
+  Value *Y = View.getResult(0);
+  const TensorType &YT = Y->getType();
+  if (!X.hasRank() || X.getRank() < 3 || X.getRank() > 5 || !YT.hasRank() ||
+      YT.getRank() != 2 || Y->getGraph()->isGraphOutput(Y) || !Y->hasUses())
+    return false;
+  // The result must be [d0, d1 * ... * dn] with static d1..dn.
+  int64_t Inner = 1;
+  for (const Dim &D : X.getShape().drop_front()) {
+    if (!D.isStatic())
+      return false;
+    Inner *= D.getSize();
+  }
+  if (!YT.getDim(1).isStatic() || YT.getDim(1).getSize() != Inner ||
+      YT.getDim(0) != X.getDim(0))
+    return false;
+  for (const Use &U : Y->getUses()) {
+    const Node *C = U.User;
+    if (U.OperandIndex != 0 || !C->hasOperand(1) ||
+        !C->getOperand(1)->getConstantData() ||
+        C->getOperand(1)->getType().getRank() != 2)
+      return false;
+    if (C->getOpId() == OpId::Gemm) {
+      if (C->getIntAttr("transA", 0) != 0)
+        return false;
+    } else if (C->getOpId() != OpId::MatMul) {
+      return false;
+    }
+  }
+  return true;
+}

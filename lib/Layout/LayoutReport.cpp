@@ -1,0 +1,124 @@
+//===- LayoutReport.cpp - Text, JSON and summary forms of the report ------===//
+//
+// Printers for LayoutReport. The text form is meant for FileCheck and for
+// reading; the JSON form for tools (strider-compile's report.json).
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Layout/LayoutAssignment.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace strider;
+using namespace strider::layout;
+
+static void printUs(llvm::raw_ostream &OS, Cost Ps) {
+  if (Ps >= InfiniteCost)
+    OS << "inf";
+  else
+    OS << llvm::format("%.3f", double(Ps) / 1e6);
+}
+
+void LayoutReport::printText(llvm::raw_ostream &OS) const {
+  OS << "layout report: target " << Target << ", mode " << Mode << "\n";
+  OS << "totals: relayouts " << Relayouts.size() << ", relayout bytes "
+     << RelayoutBytes << ", copies " << Copies.size() << ", copy bytes "
+     << CopyBytes << "\n";
+  OS << "estimated cost (us): chosen ";
+  printUs(OS, EstimatedCost);
+  OS << ", all-nchw ";
+  printUs(OS, AllChannelsFirstCost);
+  OS << ", all-nhwc ";
+  printUs(OS, AllChannelsLastCost);
+  OS << "\n";
+  OS << "problem: " << NumVariables << " variables, " << NumApproximatedTerms
+     << " approximated terms; " << NumConstantsRelaid
+     << " constants laid out, " << NumWeightsPermuted
+     << " weights permuted\n";
+  for (const ValueEntry &V : Values)
+    OS << "value '" << V.Name << "' " << V.Shape << " " << V.Layout << ": "
+       << V.Reason << "\n";
+  for (const RelayoutEntry &R : Relayouts)
+    OS << "relayout '" << R.Value << "' " << R.From << " -> " << R.To << ", "
+       << R.Bytes << " bytes: " << R.Reason << "\n";
+  for (const CopyEntry &C : Copies)
+    OS << "copy '" << C.Value << "' by " << C.Op << " '" << C.Node << "', "
+       << C.Bytes << " bytes\n";
+}
+
+void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
+  llvm::json::OStream J(OS, /*IndentSize=*/2);
+  auto Us = [](Cost Ps) {
+    return Ps >= InfiniteCost ? llvm::json::Value(nullptr)
+                              : llvm::json::Value(double(Ps) / 1e6);
+  };
+  J.object([&] {
+    J.attribute("target", Target);
+    J.attribute("mode", Mode);
+    J.attributeObject("totals", [&] {
+      J.attribute("relayouts", int64_t(Relayouts.size()));
+      J.attribute("relayout_bytes", RelayoutBytes);
+      J.attribute("copies", int64_t(Copies.size()));
+      J.attribute("copy_bytes", CopyBytes);
+      J.attribute("estimated_cost", Us(EstimatedCost));
+      J.attribute("all_nchw_cost", Us(AllChannelsFirstCost));
+      J.attribute("all_nhwc_cost", Us(AllChannelsLastCost));
+      J.attribute("cost_unit", "us");
+      J.attribute("variables", int64_t(NumVariables));
+      J.attribute("approximated_terms", int64_t(NumApproximatedTerms));
+      J.attribute("constants_laid_out", int64_t(NumConstantsRelaid));
+      J.attribute("weights_permuted", int64_t(NumWeightsPermuted));
+    });
+    J.attributeArray("values", [&] {
+      for (const ValueEntry &V : Values)
+        J.object([&] {
+          J.attribute("name", V.Name);
+          J.attribute("shape", V.Shape);
+          J.attribute("layout", V.Layout);
+          J.attribute("reason", V.Reason);
+        });
+    });
+    J.attributeArray("relayouts", [&] {
+      for (const RelayoutEntry &R : Relayouts)
+        J.object([&] {
+          J.attribute("value", R.Value);
+          J.attribute("from", R.From);
+          J.attribute("to", R.To);
+          J.attribute("bytes", R.Bytes);
+          J.attribute("reason", R.Reason);
+        });
+    });
+    J.attributeArray("copies", [&] {
+      for (const CopyEntry &C : Copies)
+        J.object([&] {
+          J.attribute("node", C.Node);
+          J.attribute("op", C.Op);
+          J.attribute("value", C.Value);
+          J.attribute("bytes", C.Bytes);
+        });
+    });
+  });
+  OS << "\n";
+}
+
+void LayoutReport::printSummary(llvm::raw_ostream &OS) const {
+  unsigned ChannelsLastValues = 0;
+  for (const ValueEntry &V : Values)
+    if (V.Layout == "nhwc" || V.Layout == "ndhwc" || V.Layout == "nwc")
+      ++ChannelsLastValues;
+  OS << "layouts: " << ChannelsLastValues << " of " << Values.size()
+     << " activations channels-last (target " << Target << ", mode " << Mode
+     << ")\n";
+  OS << "relayouts: " << Relayouts.size() << " (" << RelayoutBytes
+     << " bytes); copying views: " << Copies.size() << " (" << CopyBytes
+     << " bytes)\n";
+  OS << "estimated time: ";
+  printUs(OS, EstimatedCost);
+  OS << " us (all-nchw ";
+  printUs(OS, AllChannelsFirstCost);
+  OS << " us, all-nhwc ";
+  printUs(OS, AllChannelsLastCost);
+  OS << " us)\n";
+}
