@@ -206,6 +206,57 @@ bool layout::isReshapeBitcast(const TensorType &From, const TensorType &To,
          OrderA == OrderB;
 }
 
+llvm::Optional<Layout>
+layout::getReshapeBitcastLayout(const TensorType &From, llvm::ArrayRef<Dim> To,
+                                const DimBindings &Dims) {
+  if (!From.hasRank())
+    return llvm::None;
+  llvm::SmallVector<int, 6> SegA, SegB, Order;
+  if (!alignReshapeSegments(From.getShape(), To, Dims, SegA, SegB) ||
+      !getPhysicalSegmentOrder(From.getShape(), From.getLayout(), SegA, Dims,
+                               Order))
+    return llvm::None;
+  // The result's dims segment by segment in the operand's physical order,
+  // each segment's dims in logical order; a unit dim goes before the first
+  // placed dim that follows it logically (its position changes no byte).
+  llvm::SmallVector<unsigned, 6> Perm;
+  for (int S : Order)
+    for (unsigned D = 0; D < To.size(); ++D)
+      if (SegB[D] == S)
+        Perm.push_back(D);
+  for (unsigned D = 0; D < To.size(); ++D) {
+    if (SegB[D] >= 0)
+      continue;
+    auto *Pos = llvm::find_if(Perm, [&](unsigned P) { return P > D; });
+    Perm.insert(Pos, D);
+  }
+  if (Perm.size() != To.size())
+    return llvm::None;
+  return Layout(Perm);
+}
+
+std::vector<int64_t> layout::getTransposePerm(const Node &N) {
+  std::vector<int64_t> Perm = N.getIntsAttr("perm");
+  if (Perm.empty() && N.hasOperand(0) && N.getOperand(0)->getType().hasRank())
+    for (unsigned I = N.getOperand(0)->getType().getRank(); I > 0; --I)
+      Perm.push_back(I - 1);
+  return Perm;
+}
+
+Layout layout::getTransposeViewLayout(const TensorType &From,
+                                      llvm::ArrayRef<int64_t> Perm) {
+  // Result dim j is operand dim Perm[j]: store the result dims in the
+  // order their operand dims are stored.
+  unsigned Rank = Perm.size();
+  llvm::SmallVector<unsigned, 6> Inverse(Rank);
+  for (unsigned J = 0; J < Rank; ++J)
+    Inverse[Perm[J]] = J;
+  llvm::SmallVector<unsigned, 6> Order;
+  for (unsigned D : From.getLayout().getPermutation(Rank))
+    Order.push_back(Inverse[D]);
+  return Layout(Order);
+}
+
 bool layout::isTransposeView(const TensorType &From,
                              llvm::ArrayRef<int64_t> Perm, const TensorType &To,
                              const DimBindings &Dims) {
@@ -368,11 +419,7 @@ Cost CostModel::getViewCost(const Node &N, const Layout &In,
   TensorType XL = X.withLayout(In), YL = Y.withLayout(Out);
   bool Free;
   if (N.getOpId() == OpId::Transpose) {
-    std::vector<int64_t> Perm = N.getIntsAttr("perm");
-    if (Perm.empty())
-      for (unsigned I = X.getRank(); I > 0; --I)
-        Perm.push_back(I - 1);
-    Free = isTransposeView(XL, Perm, YL, Dims);
+    Free = isTransposeView(XL, getTransposePerm(N), YL, Dims);
   } else {
     Free = isReshapeBitcast(XL, YL, Dims);
   }

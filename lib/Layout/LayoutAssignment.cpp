@@ -111,8 +111,14 @@ public:
 
 private:
   // Problem construction.
-  unsigned getFixedVar(LayoutLabel L);
-  unsigned newVar(Cost C0, Cost C1, std::string Why);
+  /// Make the two variables fixed to a label (first thing in the problem).
+  void addFixedVars();
+  /// The variable fixed to label \p L.
+  unsigned getFixedVar(LayoutLabel L) const {
+    assert(FixedVars[L] >= 0 && "fixed variables are made first");
+    return FixedVars[L];
+  }
+  unsigned newVar(Cost C0, Cost C1);
   llvm::Error collectOutputs();
   void dropRelayouts();
   llvm::Error buildVariables();
@@ -150,6 +156,20 @@ private:
   Layout getVarLayout(unsigned Var, unsigned Rank) const {
     return getLabelLayout(LayoutLabel(Labels[Var]), Rank);
   }
+  /// The layout value \p V is written in under label \p L.
+  Layout getValueLayout(const Value *V, unsigned L) const {
+    if (L == ChannelsLast) {
+      auto It = DerivedLayouts.find(V);
+      if (It != DerivedLayouts.end())
+        return It->second;
+    }
+    return getLabelLayout(LayoutLabel(L), V->getType().getRank());
+  }
+  /// Inside chains of view ops (the reshape-transpose-reshape of a channel
+  /// shuffle), label channels-last stands for the layout that keeps each
+  /// view a bitcast of its operand's channels-last bytes rather than for
+  /// the rank's own channels-last: then only one op of the chain copies.
+  void deriveViewChainLayouts();
   /// \p V in layout \p L for \p Consumer (null: a graph output), through
   /// a relayout (or a constant laid out anew) made once per value and
   /// layout and placed before the first consumer that needs it.
@@ -163,8 +183,6 @@ private:
   LayoutProblem Problem;
   std::vector<uint8_t> Labels;
 
-  /// Why each variable exists (for reasons in the report).
-  std::vector<std::string> VarWhy;
   std::vector<bool> VarFixed;
   int FixedVars[2] = {-1, -1};
   llvm::DenseMap<const Node *, unsigned> NodeVar;
@@ -172,10 +190,11 @@ private:
   /// variable of the layout they read their input in.
   llvm::DenseMap<const Node *, unsigned> InputVar;
   llvm::DenseMap<const Value *, unsigned> InputValueVar;
+  /// Values whose channels-last label means another layout (see
+  /// deriveViewChainLayouts).
+  llvm::DenseMap<const Value *, Layout> DerivedLayouts;
   /// Layout each graph output must have (by output slot).
   std::vector<Layout> OutputLayouts;
-  /// Node of each variable (null for fixed and input variables).
-  std::vector<const Node *> VarNode;
 
   /// Relayouts made during materialization, keyed by (value, layout name).
   std::map<std::pair<Value *, std::string>, Value *> Relayouts;
@@ -185,21 +204,18 @@ private:
   LayoutReport Report;
 };
 
-unsigned Assigner::newVar(Cost C0, Cost C1, std::string Why) {
+unsigned Assigner::newVar(Cost C0, Cost C1) {
   unsigned V = Problem.addVariable({C0, C1});
-  VarWhy.push_back(std::move(Why));
   VarFixed.push_back(false);
-  VarNode.push_back(nullptr);
   return V;
 }
 
-unsigned Assigner::getFixedVar(LayoutLabel L) {
-  if (FixedVars[L] < 0) {
-    FixedVars[L] = newVar(0, 0, "");
+void Assigner::addFixedVars() {
+  for (LayoutLabel L : {ChannelsFirst, ChannelsLast}) {
+    FixedVars[L] = newVar(0, 0);
     Problem.fix(FixedVars[L], L);
     VarFixed[FixedVars[L]] = true;
   }
-  return FixedVars[L];
 }
 
 llvm::Error Assigner::collectOutputs() {
@@ -280,6 +296,9 @@ void Assigner::getBoundValues(const Node &N,
 }
 
 llvm::Error Assigner::buildVariables() {
+  // The two fixed variables exist up front: materialization and the report
+  // look them up after the problem is solved.
+  addFixedVars();
   // Graph inputs: fixed to the caller's layout.
   for (Value *In : G.getInputs()) {
     if (!isRelevant(In))
@@ -306,12 +325,10 @@ llvm::Error Assigner::buildVariables() {
                                      "' has no known rank: run shape "
                                      "inference before layout assignment");
     unsigned V = newVar(Model.getNodeCost(*N, ChannelsFirst),
-                        Model.getNodeCost(*N, ChannelsLast), nodeLabel(*N));
-    VarNode[V] = N;
+                        Model.getNodeCost(*N, ChannelsLast));
     NodeVar[N] = V;
     if (Model.getMixedConvCost(*N) < InfiniteCost && !Ops.empty()) {
-      unsigned In = newVar(0, 0, nodeLabel(*N) + " input");
-      VarNode[In] = N;
+      unsigned In = newVar(0, 0);
       InputVar[N] = In;
     }
   }
@@ -332,7 +349,7 @@ unsigned Assigner::getProducerVar(const Value *V) const {
       return It->second;
   }
   // Written channels-first: layout-fixed ops, results of another rank.
-  return const_cast<Assigner *>(this)->getFixedVar(ChannelsFirst);
+  return getFixedVar(ChannelsFirst);
 }
 
 int Assigner::getConsumerVar(const Node &N, unsigned I) const {
@@ -346,7 +363,29 @@ int Assigner::getConsumerVar(const Node &N, unsigned I) const {
   auto It = NodeVar.find(&N);
   if (It != NodeVar.end())
     return It->second;
-  return const_cast<Assigner *>(this)->getFixedVar(ChannelsFirst);
+  return getFixedVar(ChannelsFirst);
+}
+
+void Assigner::deriveViewChainLayouts() {
+  for (Node *N : G.nodes()) {
+    if (getOpLayoutRule(*N).Kind != CostKind::View || !N->hasOperand(0) ||
+        !N->hasResult(0) || !NodeVar.count(N))
+      continue;
+    Value *X = N->getOperand(0), *Y = N->getResult(0);
+    if (!isRelevant(X) || G.isGraphOutput(Y) || !Y->hasUses() ||
+        !llvm::all_of(Y->getUses(), [](const Use &U) {
+          return getOpLayoutRule(*U.User).Kind == CostKind::View;
+        }))
+      continue;
+    TensorType XL = X->getType().withLayout(getValueLayout(X, ChannelsLast));
+    llvm::Optional<Layout> L;
+    if (N->getOpId() == OpId::Transpose)
+      L = getTransposeViewLayout(XL, getTransposePerm(*N));
+    else
+      L = getReshapeBitcastLayout(XL, Y->getType().getShape(), Opts.Dims);
+    if (L && *L != getLabelLayout(ChannelsLast, Y->getType().getRank()))
+      DerivedLayouts[Y] = *L;
+  }
 }
 
 void Assigner::buildValueTerms() {
@@ -402,19 +441,19 @@ void Assigner::buildViewTerms() {
     Value *Y = N->getResult(0);
     if (!X->getType().hasRank() || !Y->getType().hasRank())
       continue;
-    unsigned RX = X->getType().getRank(), RY = Y->getType().getRank();
     bool XVar = isRelevant(X);
     auto YIt = NodeVar.find(N);
     bool YVar = YIt != NodeVar.end();
     if (!XVar && !YVar)
       continue;
     auto InLayout = [&](unsigned A) {
-      return XVar ? getLabelLayout(LayoutLabel(A), RX) : X->getType().getLayout();
+      return XVar ? getValueLayout(X, A) : X->getType().getLayout();
     };
     auto OutLayout = [&](unsigned B) {
-      return YVar ? getLabelLayout(LayoutLabel(B), RY) : Layout();
+      return YVar ? getValueLayout(Y, B) : Layout();
     };
-    bool Permutable = Model.canPermuteConsumerWeights(*N);
+    bool Permutable =
+        !DerivedLayouts.count(X) && Model.canPermuteConsumerWeights(*N);
     Cost T[2][2];
     for (unsigned A = 0; A < 2; ++A)
       for (unsigned B = 0; B < 2; ++B)
@@ -473,11 +512,9 @@ void Assigner::buildMixedConvTerms() {
     unsigned Out = NodeVar[N];
     // The node variable holds the plain kernels' costs; the pairwise term
     // turns (read CF, write CL) into the mixed kernel.
-    Cost CF = Problem.getUnary(Out, ChannelsFirst);
     Cost CL = Problem.getUnary(Out, ChannelsLast);
     Cost Mixed = Model.getMixedConvCost(*N);
     Problem.addPairwise(It->second, Out, {0, Mixed - CL, Bound, 0});
-    (void)CF;
   }
 }
 
@@ -633,7 +670,7 @@ void Assigner::materialize() {
       Types.push_back(R ? R->getType() : TensorType());
       if (!R || !llvm::is_contained(Res, I))
         continue;
-      Layout L = getVarLayout(Var, R->getType().getRank());
+      Layout L = getValueLayout(R, Labels[Var]);
       if (L != R->getType().getLayout()) {
         Types.back() = R->getType().withLayout(L);
         Changed = true;
@@ -775,8 +812,8 @@ void Assigner::explain() {
         continue;
       }
       unsigned Rank = R->getType().getRank();
-      std::string Mine = getLabelName(LayoutLabel(Labels[Var]), Rank);
-      std::string Other = getLabelName(LayoutLabel(1 - Labels[Var]), Rank);
+      std::string Mine = getValueLayout(R, Labels[Var]).getName(Rank);
+      std::string Other = getValueLayout(R, 1 - Labels[Var]).getName(Rank);
       if (Opts.Mode != LayoutMode::Auto &&
           Problem.getUnary(Var, 1 - Labels[Var]) >= InfiniteCost) {
         Reason = "forced by --layout=" + Mine;
@@ -848,6 +885,7 @@ llvm::Expected<LayoutReport> Assigner::run() {
     return E;
   if (llvm::Error E = buildVariables())
     return E;
+  deriveViewChainLayouts();
   buildValueTerms();
   buildViewTerms();
   buildMixedConvTerms();

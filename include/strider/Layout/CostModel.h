@@ -17,6 +17,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <vector>
+
 namespace strider {
 
 class Node;
@@ -72,6 +74,20 @@ bool areLayoutsEquivalent(llvm::ArrayRef<Dim> Shape, const Layout &A,
 /// physical orders given their layouts.
 bool isReshapeBitcast(const TensorType &From, const TensorType &To,
                       const DimBindings &Dims);
+
+/// A layout for a tensor of shape \p To that makes reshaping \p From (in
+/// its layout) into it a bitcast, if one exists.
+llvm::Optional<Layout> getReshapeBitcastLayout(const TensorType &From,
+                                               llvm::ArrayRef<Dim> To,
+                                               const DimBindings &Dims);
+
+/// The permutation of Transpose node \p N (its default reverses the dims).
+std::vector<int64_t> getTransposePerm(const Node &N);
+
+/// The layout of Transpose(\p From, \p Perm) that is a view of \p From's
+/// bytes.
+Layout getTransposeViewLayout(const TensorType &From,
+                              llvm::ArrayRef<int64_t> Perm);
 
 /// Whether Transpose(\p From, \p Perm) stored as \p To is a view of
 /// \p From's bytes.
