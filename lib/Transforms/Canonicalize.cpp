@@ -1,0 +1,38 @@
+//===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
+//
+// Runs remove-identity, constant-fold, fold-batchnorm, fold-transposes, cse
+// and dce once, in that order: forwarding identities exposes constants and
+// Conv -> BatchNormalization pairs, folding exposes equal nodes, and DCE
+// removes what the others left unused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Transforms/Passes.h"
+
+using namespace strider;
+
+namespace {
+class CanonicalizePass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "canonicalize"; }
+
+  llvm::Error run(Graph &G) override {
+    std::unique_ptr<Pass> Steps[] = {
+        createIdentityRemovalPass(),
+        createConstantFoldingPass(),
+        createFoldBatchNormPass(),
+        createTransposeFoldingPass(),
+        createCommonSubexpressionEliminationPass(),
+        createDeadCodeEliminationPass(),
+    };
+    for (std::unique_ptr<Pass> &P : Steps)
+      if (llvm::Error E = P->run(G))
+        return E;
+    return llvm::Error::success();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> strider::createCanonicalizePass() {
+  return std::make_unique<CanonicalizePass>();
+}

@@ -1,0 +1,84 @@
+//===- ConstantTensor.cpp - Constant data for folding passes --------------===//
+//
+// Constant lookup, layout conversion and element encoding of constant data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConstantTensor.h"
+
+#include "strider/IR/Graph.h"
+
+#include <cassert>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::folding;
+
+TensorDataRef folding::getConstantDataRef(const Value *V) {
+  const Node *Def = V ? V->getDefiningNode() : nullptr;
+  if (!Def || Def->getOpId() != OpId::Constant)
+    return nullptr;
+  const Attribute *A = Def->getAttr("value");
+  if (!A || A->getKind() != AttrKind::Tensor)
+    return nullptr;
+  return A->getTensor();
+}
+
+TensorDataRef folding::toLogicalOrder(const TensorDataRef &D) {
+  if (D->getType().getLayout().isIdentity())
+    return D;
+  return D->withLayout(Layout());
+}
+
+TensorDataRef folding::toPhysicalOrder(const TensorDataRef &D,
+                                       const Layout &L) {
+  assert(D->getType().getLayout().isIdentity() &&
+         "expected logical-order data");
+  if (L.isIdentity())
+    return D;
+  return D->withLayout(L);
+}
+
+template <typename T> static void storeAs(uint8_t *Out, T V) {
+  std::memcpy(Out, &V, sizeof(T));
+}
+
+void folding::storeFloat(ElementType Elt, double V, uint8_t *Out) {
+  switch (Elt) {
+  case ElementType::F32:
+    return storeAs<float>(Out, float(V));
+  case ElementType::F64:
+    return storeAs<double>(Out, V);
+  case ElementType::F16:
+    return storeAs<uint16_t>(Out, floatToHalf(float(V)));
+  case ElementType::BF16:
+    return storeAs<uint16_t>(Out, floatToBfloat16(float(V)));
+  default:
+    break;
+  }
+  assert(false && "storeFloat needs a floating-point element type");
+}
+
+void folding::storeInt(ElementType Elt, int64_t V, uint8_t *Out) {
+  // Through the unsigned type of the same width: wraps without undefined
+  // behaviour.
+  switch (Elt) {
+  case ElementType::I8:
+  case ElementType::U8:
+    return storeAs<uint8_t>(Out, uint8_t(V));
+  case ElementType::I16:
+  case ElementType::U16:
+    return storeAs<uint16_t>(Out, uint16_t(V));
+  case ElementType::I32:
+  case ElementType::U32:
+    return storeAs<uint32_t>(Out, uint32_t(V));
+  case ElementType::I64:
+  case ElementType::U64:
+    return storeAs<uint64_t>(Out, uint64_t(V));
+  case ElementType::Bool:
+    return storeAs<uint8_t>(Out, V != 0);
+  default:
+    break;
+  }
+  assert(false && "storeInt needs an integer or bool element type");
+}

@@ -1,0 +1,72 @@
+//===- GraphRewrite.cpp - Rewriting helpers shared by passes --------------===//
+//
+// Value replacement keeping output names, pass-through forwarding, Constant
+// creation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphRewrite.h"
+
+#include <cassert>
+
+using namespace strider;
+using namespace strider::rewrite;
+
+void rewrite::replaceAllUsesAndOutputs(Graph &G, Value *From, Value *To) {
+  From->replaceAllUsesWith(To);
+  llvm::ArrayRef<Value *> Outputs = G.getOutputs();
+  for (unsigned I = 0; I < Outputs.size(); ++I)
+    if (Outputs[I] == From)
+      G.setOutput(I, To);
+}
+
+bool rewrite::hasNoLiveResults(const Graph &G, const Node &N) {
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *R = N.getResult(I))
+      if (R->hasUses() || G.isGraphOutput(R))
+        return false;
+  return true;
+}
+
+void rewrite::replaceAndTakeName(Graph &G, Value *Old, Value *New) {
+  assert(New->getDefiningNode() && !G.isGraphOutput(New) &&
+         "renaming would change a graph input or another output");
+  std::string Name = Old->getName();
+  Node *OldNode = Old->getDefiningNode();
+  replaceAllUsesAndOutputs(G, Old, New);
+  assert(hasNoLiveResults(G, *OldNode) && "the replaced node is still used");
+  G.eraseNode(OldNode);
+  G.renameValue(New, Name);
+}
+
+bool rewrite::forwardPassThrough(Graph &G, Node &N, Value *Input,
+                                 Value *Result) {
+  if (Input->getType().getLayout() != Result->getType().getLayout())
+    return false;
+  if (!G.isGraphOutput(Result)) {
+    Result->replaceAllUsesWith(Input);
+    if (hasNoLiveResults(G, N))
+      G.eraseNode(&N);
+    return true;
+  }
+  if (Input->getDefiningNode() && !G.isGraphOutput(Input) &&
+      Input->getType() == Result->getType()) {
+    replaceAndTakeName(G, Result, Input);
+    return true;
+  }
+  // The node stays for the outputs; its other users need not wait for it.
+  if (!Result->hasUses())
+    return false;
+  Result->replaceAllUsesWith(Input);
+  return true;
+}
+
+Value *rewrite::createConstant(Graph &G, TensorDataRef Data,
+                               const TensorType &Type, llvm::StringRef BaseName,
+                               const Location &Loc, Node *InsertBefore) {
+  Node *C = G.createNode(OpId::Constant, {}, {G.makeUniqueName(BaseName)},
+                         {Type}, InsertBefore);
+  C->setAttr("value", Attribute::getTensor(std::move(Data)));
+  C->setLoc(Loc);
+  return C->getResult(0);
+}
