@@ -1,0 +1,253 @@
+//===- strider-compile.cpp - Ahead-of-time layout conversion --------------===//
+//
+// Reads an ONNX model, canonicalizes it, chooses a layout for every
+// activation and writes an output directory: the optimized, layout-explicit
+// model (model.onnx), the layout report (report.json, report.txt) and a
+// Graphviz view (layout.dot, plus layout.svg when `dot` is installed). The
+// directory is written under a temporary name and renamed into place, so a
+// failed run leaves no partial output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Import/ONNX.h"
+#include "strider/Layout/LayoutDot.h"
+#include "strider/Support/FileIO.h"
+#include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace strider;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory CompileCat("strider-compile options");
+
+static cl::opt<std::string> InputFilename(cl::Positional, cl::Required,
+                                          cl::desc("<model.onnx>"),
+                                          cl::cat(CompileCat));
+static cl::opt<std::string>
+    OutputDir("o", cl::Required,
+              cl::desc("Output directory (created; replaced if it holds an "
+                       "earlier strider-compile output)"),
+              cl::value_desc("dir"), cl::cat(CompileCat));
+static cl::opt<std::string>
+    TargetName("target",
+               cl::desc("Target whose costs drive layout assignment: "
+                        "cpu-avx512 (default), cpu-avx2, cpu-neon, cuda-sm80, "
+                        "cuda-sm90"),
+               cl::value_desc("name"), cl::init("cpu-avx512"),
+               cl::cat(CompileCat));
+static cl::opt<std::string>
+    LayoutModeFlag("layout",
+                   cl::desc("auto (cost model decides, default), nchw or nhwc "
+                            "(force every activation that can)"),
+                   cl::value_desc("mode"), cl::init("auto"),
+                   cl::cat(CompileCat));
+static cl::opt<std::string>
+    IOLayoutFlag("io-layout",
+                 cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
+                          "(as declared, default), nchw or nhwc"),
+                 cl::value_desc("layout"), cl::init("model"),
+                 cl::cat(CompileCat));
+static cl::list<std::string>
+    DimFlags("dim",
+             cl::desc("Bind a symbolic dim for costing, e.g. N=1 (unbound "
+                      "symbols count as 1)"),
+             cl::value_desc("NAME=SIZE"), cl::cat(CompileCat));
+static cl::opt<bool> Quiet("quiet", cl::desc("Print nothing on success"),
+                           cl::init(false), cl::cat(CompileCat));
+
+static int fail(llvm::Error E) {
+  llvm::errs() << "strider-compile: " << llvm::toString(std::move(E)) << "\n";
+  return 1;
+}
+
+static llvm::Error makeToolError(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// The pass pipeline of an ahead-of-time conversion.
+static const char *const Pipeline =
+    "infer-shapes,canonicalize,infer-shapes,layout-assignment";
+
+static llvm::Expected<PipelineOptions> parseOptions() {
+  PipelineOptions Opts;
+  Opts.Layout.Target = layout::lookupTarget(TargetName);
+  if (!Opts.Layout.Target) {
+    std::string Known;
+    for (const layout::TargetDescription &T : layout::getTargets())
+      Known += (Known.empty() ? "" : ", ") + T.Name.str();
+    return makeToolError("unknown target '" + TargetName + "' (known: " +
+                         Known + ")");
+  }
+  auto Mode = layout::parseLayoutMode(LayoutModeFlag);
+  if (!Mode)
+    return Mode.takeError();
+  Opts.Layout.Mode = *Mode;
+  auto IO = layout::parseIOLayout(IOLayoutFlag);
+  if (!IO)
+    return IO.takeError();
+  Opts.Layout.IO = *IO;
+  for (const std::string &D : DimFlags)
+    if (llvm::Error E = layout::parseDimBinding(D, Opts.Layout.Dims))
+      return E;
+  return Opts;
+}
+
+/// Write \p Text to \p Dir/\p Name.
+static llvm::Error writeText(llvm::StringRef Dir, llvm::StringRef Name,
+                             llvm::function_ref<void(llvm::raw_ostream &)> W) {
+  llvm::SmallString<256> Path(Dir);
+  llvm::sys::path::append(Path, Name);
+  return writeOutputFile(Path, [&](llvm::raw_ostream &OS) {
+    W(OS);
+    return llvm::Error::success();
+  });
+}
+
+/// Whether an existing \p Dir may be replaced: empty, or an earlier output.
+static bool isReplaceable(llvm::StringRef Dir) {
+  llvm::SmallString<256> Report(Dir);
+  llvm::sys::path::append(Report, "report.json");
+  if (llvm::sys::fs::exists(Report))
+    return true;
+  std::error_code EC;
+  llvm::sys::fs::directory_iterator It(Dir, EC);
+  return !EC && It == llvm::sys::fs::directory_iterator();
+}
+
+/// Move the finished \p Staging directory to \p Dir.
+static llvm::Error publish(llvm::StringRef Staging, llvm::StringRef Dir) {
+  if (llvm::sys::fs::exists(Dir)) {
+    if (!llvm::sys::fs::is_directory(Dir) || !isReplaceable(Dir))
+      return makeToolError(Dir + ": exists and is not an earlier "
+                                 "strider-compile output; not replacing it");
+    llvm::SmallString<256> Old;
+    llvm::sys::fs::createUniquePath(Dir + ".old-%%%%%%", Old,
+                                    /*MakeAbsolute=*/false);
+    if (std::error_code EC = llvm::sys::fs::rename(Dir, Old))
+      return makeToolError(Dir + ": cannot move the earlier output aside: " +
+                           EC.message());
+    if (std::error_code EC = llvm::sys::fs::rename(Staging, Dir)) {
+      (void)llvm::sys::fs::rename(Old, Dir);
+      return makeToolError(Dir + ": " + EC.message());
+    }
+    (void)llvm::sys::fs::remove_directories(Old);
+    return llvm::Error::success();
+  }
+  if (std::error_code EC = llvm::sys::fs::rename(Staging, Dir))
+    return makeToolError(Dir + ": " + EC.message());
+  return llvm::Error::success();
+}
+
+/// Render layout.dot to layout.svg when Graphviz is installed.
+static void renderSvg(llvm::StringRef Dir) {
+  llvm::ErrorOr<std::string> Dot = llvm::sys::findProgramByName("dot");
+  if (!Dot)
+    return;
+  llvm::SmallString<256> In(Dir), Out(Dir);
+  llvm::sys::path::append(In, "layout.dot");
+  llvm::sys::path::append(Out, "layout.svg");
+  std::string OutArg = "-o" + Out.str().str();
+  llvm::StringRef Args[] = {*Dot, "-Tsvg", In, OutArg};
+  if (llvm::sys::ExecuteAndWait(*Dot, Args, llvm::None, {}, /*Seconds=*/60) !=
+      0)
+    (void)llvm::sys::fs::remove(Out);
+}
+
+static int compile() {
+  auto Start = std::chrono::steady_clock::now();
+  llvm::Expected<PipelineOptions> Opts = parseOptions();
+  if (!Opts)
+    return fail(Opts.takeError());
+  std::vector<layout::LayoutReport> Reports;
+  Opts->LayoutReports = &Reports;
+
+  auto GraphOrErr = importONNXFile(InputFilename);
+  if (!GraphOrErr) {
+    llvm::errs() << llvm::toString(GraphOrErr.takeError()) << "\n";
+    return 1;
+  }
+  Graph &G = **GraphOrErr;
+  PassManager PM;
+  llvm::cantFail(parsePassPipeline(Pipeline, PM));
+  PM.configure(*Opts);
+  if (llvm::Error E = PM.run(G)) {
+    llvm::errs() << llvm::toString(std::move(E)) << "\n";
+    return 1;
+  }
+  const layout::LayoutReport &Report = Reports.back();
+
+  // Stage everything next to the destination, then rename it into place.
+  llvm::SmallString<256> Staging;
+  llvm::sys::fs::createUniquePath(OutputDir + ".tmp-%%%%%%", Staging,
+                                  /*MakeAbsolute=*/false);
+  if (std::error_code EC = llvm::sys::fs::create_directory(Staging))
+    return fail(makeToolError(Staging + ": cannot create: " + EC.message()));
+  auto Cleanup = [&](llvm::Error E) {
+    (void)llvm::sys::fs::remove_directories(Staging);
+    return fail(std::move(E));
+  };
+  llvm::SmallString<256> ModelPath(Staging);
+  llvm::sys::path::append(ModelPath, "model.onnx");
+  if (llvm::Error E = exportONNXFile(G, ModelPath))
+    return Cleanup(std::move(E));
+  if (llvm::Error E = writeText(Staging, "report.json", [&](llvm::raw_ostream &OS) {
+        Report.printJSON(OS);
+      }))
+    return Cleanup(std::move(E));
+  if (llvm::Error E = writeText(Staging, "report.txt", [&](llvm::raw_ostream &OS) {
+        Report.printText(OS);
+      }))
+    return Cleanup(std::move(E));
+  if (llvm::Error E = writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
+        layout::printLayoutDot(G, OS);
+      }))
+    return Cleanup(std::move(E));
+  renderSvg(Staging);
+  if (llvm::Error E = publish(Staging, OutputDir))
+    return Cleanup(std::move(E));
+
+  if (!Quiet) {
+    double Ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - Start)
+                    .count();
+    llvm::outs() << "strider-compile: " << InputFilename << " -> "
+                 << OutputDir << "/model.onnx (" << G.getNumNodes()
+                 << " nodes)\n";
+    Report.printSummary(llvm::outs());
+    llvm::outs() << "report: " << OutputDir << "/report.txt, "
+                 << OutputDir << "/report.json; graph: " << OutputDir
+                 << "/layout.dot\n";
+    llvm::outs() << "compile time: " << llvm::format("%.1f", Ms) << " ms\n";
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(CompileCat);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Strider ahead-of-time conversion: import an ONNX model, canonicalize, "
+      "choose NCHW/NHWC for every activation, and write\n"
+      "  OUTDIR/model.onnx    the optimized model (layouts as explicit "
+      "Transposes)\n"
+      "  OUTDIR/report.json   every value's layout and why, every relayout, "
+      "totals\n"
+      "  OUTDIR/report.txt    the same as text\n"
+      "  OUTDIR/layout.dot    Graphviz view (layout.svg with Graphviz "
+      "installed)\n");
+  return compile();
+}
