@@ -35,10 +35,11 @@ public:
   Value *conv(Value *X, unsigned Cout, unsigned Group) {
     const TensorType &T = X->getType();
     int64_t C = T.getDim(1).getSize(), H = T.getDim(2).getSize();
-    Value *W = G.addInput(name("w"), TensorType::get(ElementType::F32,
-                                                     {Cout, C / Group, 3, 3}));
-    Node *N = G.createNode(OpId::Conv, {X, W}, {name("conv")},
-                           {TensorType::get(ElementType::F32, {1, Cout, H, H})});
+    Value *W = G.addInput(
+        name("w"), TensorType::get(ElementType::F32, {Cout, C / Group, 3, 3}));
+    Node *N =
+        G.createNode(OpId::Conv, {X, W}, {name("conv")},
+                     {TensorType::get(ElementType::F32, {1, Cout, H, H})});
     N->setAttr("pads", Attribute::getInts({1, 1, 1, 1}));
     if (Group > 1)
       N->setAttr("group", Attribute::getInt(Group));
@@ -67,9 +68,9 @@ public:
   Value *pool(Value *X) {
     const TensorType &T = X->getType();
     int64_t C = T.getDim(1).getSize(), H = T.getDim(2).getSize();
-    Node *N = G.createNode(OpId::MaxPool, {X}, {name("pool"), ""},
-                           {TensorType::get(ElementType::F32, {1, C, H, H}),
-                            TensorType()});
+    Node *N = G.createNode(
+        OpId::MaxPool, {X}, {name("pool"), ""},
+        {TensorType::get(ElementType::F32, {1, C, H, H}), TensorType()});
     N->setAttr("kernel_shape", Attribute::getInts({3, 3}));
     N->setAttr("pads", Attribute::getInts({1, 1, 1, 1}));
     return N->getResult(0);
@@ -121,7 +122,8 @@ int main() {
         return 1;
       }
       Relayouts = R->Relayouts.size();
-      Ms.push_back(std::chrono::duration<double, std::milli>(End - Start).count());
+      Ms.push_back(
+          std::chrono::duration<double, std::milli>(End - Start).count());
     }
     std::sort(Ms.begin(), Ms.end());
     llvm::outs() << llvm::format("%6zu nodes: %8.2f ms (%zu relayouts)\n",

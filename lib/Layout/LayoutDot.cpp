@@ -39,7 +39,8 @@ const char *getColour(const TensorType &T) {
 
 void layout::printLayoutDot(const Graph &G, llvm::raw_ostream &OS) {
   OS << "digraph " << quote(G.getName()) << " {\n";
-  OS << "  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n";
+  OS << "  rankdir=TB;\n  node [shape=box, style=filled, "
+        "fontname=\"Helvetica\"];\n";
   OS << "  legend [shape=plaintext, style=\"\", label=<<table border=\"0\">"
         "<tr><td bgcolor=\"#f6e3b4\">channels-first</td>"
         "<td bgcolor=\"#b7d7f0\">channels-last</td>"
@@ -50,8 +51,10 @@ void layout::printLayoutDot(const Graph &G, llvm::raw_ostream &OS) {
   for (Value *In : G.getInputs()) {
     std::string Name = "in" + std::to_string(Id++);
     Source[In] = Name;
-    OS << "  " << Name << " [shape=ellipse, fillcolor=" << quote(getColour(In->getType()))
-       << ", label=" << quote(In->getName() + "\n" + In->getType().str()) << "];\n";
+    OS << "  " << Name
+       << " [shape=ellipse, fillcolor=" << quote(getColour(In->getType()))
+       << ", label=" << quote(In->getName() + "\n" + In->getType().str())
+       << "];\n";
   }
   for (Node *N : G.nodes()) {
     std::string Name = "n" + std::to_string(Id++);
@@ -63,7 +66,9 @@ void layout::printLayoutDot(const Graph &G, llvm::raw_ostream &OS) {
     if (R)
       Label += "\n" + R->getType().str();
     OS << "  " << Name << " [fillcolor="
-       << quote(IsRelayout ? "#ff8a80" : R ? getColour(R->getType()) : "#eeeeee");
+       << quote(IsRelayout ? "#ff8a80"
+                : R        ? getColour(R->getType())
+                           : "#eeeeee");
     if (IsRelayout)
       OS << ", penwidth=2";
     OS << ", label=" << quote(Label) << "];\n";
@@ -83,9 +88,10 @@ void layout::printLayoutDot(const Graph &G, llvm::raw_ostream &OS) {
   for (unsigned I = 0; I < G.getOutputs().size(); ++I) {
     std::string Name = "out" + std::to_string(I);
     const Value *V = G.getOutputs()[I];
-    OS << "  " << Name << " [shape=ellipse, fillcolor="
-       << quote(getColour(V->getType())) << ", label="
-       << quote(V->getName() + "\n" + V->getType().str()) << "];\n";
+    OS << "  " << Name
+       << " [shape=ellipse, fillcolor=" << quote(getColour(V->getType()))
+       << ", label=" << quote(V->getName() + "\n" + V->getType().str())
+       << "];\n";
     auto It = Source.find(V);
     if (It != Source.end())
       OS << "  " << It->second << " -> " << Name << ";\n";

@@ -34,9 +34,8 @@ void LayoutReport::printText(llvm::raw_ostream &OS) const {
   printUs(OS, AllChannelsLastCost);
   OS << "\n";
   OS << "problem: " << NumVariables << " variables, " << NumApproximatedTerms
-     << " approximated terms; " << NumConstantsRelaid
-     << " constants laid out, " << NumWeightsPermuted
-     << " weights permuted\n";
+     << " approximated terms; " << NumConstantsRelaid << " constants laid out, "
+     << NumWeightsPermuted << " weights permuted\n";
   for (const ValueEntry &V : Values)
     OS << "value '" << V.Name << "' " << V.Shape << " " << V.Layout << ": "
        << V.Reason << "\n";

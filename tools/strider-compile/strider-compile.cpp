@@ -88,8 +88,8 @@ static llvm::Expected<PipelineOptions> parseOptions() {
     std::string Known;
     for (const layout::TargetDescription &T : layout::getTargets())
       Known += (Known.empty() ? "" : ", ") + T.Name.str();
-    return makeToolError("unknown target '" + TargetName + "' (known: " +
-                         Known + ")");
+    return makeToolError("unknown target '" + TargetName +
+                         "' (known: " + Known + ")");
   }
   auto Mode = layout::parseLayoutMode(LayoutModeFlag);
   if (!Mode)
@@ -137,8 +137,8 @@ static llvm::Error publish(llvm::StringRef Staging, llvm::StringRef Dir) {
     llvm::sys::fs::createUniquePath(Dir + ".old-%%%%%%", Old,
                                     /*MakeAbsolute=*/false);
     if (std::error_code EC = llvm::sys::fs::rename(Dir, Old))
-      return makeToolError(Dir + ": cannot move the earlier output aside: " +
-                           EC.message());
+      return makeToolError(
+          Dir + ": cannot move the earlier output aside: " + EC.message());
     if (std::error_code EC = llvm::sys::fs::rename(Staging, Dir)) {
       (void)llvm::sys::fs::rename(Old, Dir);
       return makeToolError(Dir + ": " + EC.message());
@@ -203,17 +203,18 @@ static int compile() {
   llvm::sys::path::append(ModelPath, "model.onnx");
   if (llvm::Error E = exportONNXFile(G, ModelPath))
     return Cleanup(std::move(E));
-  if (llvm::Error E = writeText(Staging, "report.json", [&](llvm::raw_ostream &OS) {
-        Report.printJSON(OS);
-      }))
+  if (llvm::Error E =
+          writeText(Staging, "report.json",
+                    [&](llvm::raw_ostream &OS) { Report.printJSON(OS); }))
     return Cleanup(std::move(E));
-  if (llvm::Error E = writeText(Staging, "report.txt", [&](llvm::raw_ostream &OS) {
-        Report.printText(OS);
-      }))
+  if (llvm::Error E =
+          writeText(Staging, "report.txt",
+                    [&](llvm::raw_ostream &OS) { Report.printText(OS); }))
     return Cleanup(std::move(E));
-  if (llvm::Error E = writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
-        layout::printLayoutDot(G, OS);
-      }))
+  if (llvm::Error E =
+          writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
+            layout::printLayoutDot(G, OS);
+          }))
     return Cleanup(std::move(E));
   renderSvg(Staging);
   if (llvm::Error E = publish(Staging, OutputDir))
@@ -223,13 +224,11 @@ static int compile() {
     double Ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - Start)
                     .count();
-    llvm::outs() << "strider-compile: " << InputFilename << " -> "
-                 << OutputDir << "/model.onnx (" << G.getNumNodes()
-                 << " nodes)\n";
+    llvm::outs() << "strider-compile: " << InputFilename << " -> " << OutputDir
+                 << "/model.onnx (" << G.getNumNodes() << " nodes)\n";
     Report.printSummary(llvm::outs());
-    llvm::outs() << "report: " << OutputDir << "/report.txt, "
-                 << OutputDir << "/report.json; graph: " << OutputDir
-                 << "/layout.dot\n";
+    llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
+                 << "/report.json; graph: " << OutputDir << "/layout.dot\n";
     llvm::outs() << "compile time: " << llvm::format("%.1f", Ms) << " ms\n";
   }
   return 0;

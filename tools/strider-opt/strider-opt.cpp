@@ -55,7 +55,8 @@ static cl::opt<std::string>
     LayoutModeFlag("layout",
                    cl::desc("auto (cost model decides, default), nchw or nhwc "
                             "(force every activation that can)"),
-                   cl::value_desc("mode"), cl::init("auto"), cl::cat(LayoutCat));
+                   cl::value_desc("mode"), cl::init("auto"),
+                   cl::cat(LayoutCat));
 static cl::opt<std::string>
     IOLayoutFlag("io-layout",
                  cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
@@ -63,8 +64,9 @@ static cl::opt<std::string>
                  cl::value_desc("layout"), cl::init("model"),
                  cl::cat(LayoutCat));
 static cl::list<std::string>
-    DimFlags("dim", cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
-                             "(unbound symbols count as 1)"),
+    DimFlags("dim",
+             cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
+                      "(unbound symbols count as 1)"),
              cl::value_desc("NAME=SIZE"), cl::cat(LayoutCat));
 static cl::opt<std::string> LayoutReportFile(
     "layout-report",
@@ -112,8 +114,8 @@ static bool parseLayoutFlags() {
     if (llvm::Error E = layout::parseDimBinding(D, Options.Layout.Dims))
       return Fail(std::move(E));
   if (LayoutReportFormat != "text" && LayoutReportFormat != "json") {
-    llvm::errs() << "strider-opt: unknown report format '"
-                 << LayoutReportFormat << "' (expected text or json)\n";
+    llvm::errs() << "strider-opt: unknown report format '" << LayoutReportFormat
+                 << "' (expected text or json)\n";
     return false;
   }
   Options.LayoutReports = &Reports;

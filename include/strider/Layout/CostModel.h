@@ -11,9 +11,9 @@
 #ifndef STRIDER_LAYOUT_COSTMODEL_H
 #define STRIDER_LAYOUT_COSTMODEL_H
 
+#include "strider/IR/Types.h"
 #include "strider/Layout/LayoutProblem.h"
 #include "strider/Layout/Target.h"
-#include "strider/IR/Types.h"
 
 #include "llvm/ADT/StringMap.h"
 
