@@ -72,6 +72,10 @@ private:
   void dropRelayouts();
   llvm::Error buildVariables();
   void buildValueTerms();
+  /// Terms of a value whose channels-last label stands for a derived layout.
+  void addDerivedValueTerms(Value *V);
+  /// Add a pairwise term, bounding it from above if it is not submodular.
+  void addBoundedPairwise(unsigned A, unsigned B, Cost (&T)[2][2]);
   void buildViewTerms();
   void buildMixedConvTerms();
   void applyMode();
@@ -90,6 +94,10 @@ private:
       return getConsumerVar(*U.User, U.OperandIndex) >= 0;
     });
   }
+  /// Whether rank-3 \p V keeps its batch dim outermost in both of its
+  /// layouts, so that a GEMM reads either as a batch of (transposed)
+  /// matrices.
+  bool isMatrixBatchLayout(const Value *V) const;
   /// Variable whose label is the layout \p V is written in.
   unsigned getProducerVar(const Value *V) const;
   /// Variable whose label is the layout \p N reads operand \p I in, or -1
@@ -114,10 +122,11 @@ private:
     }
     return getLabelLayout(LayoutLabel(L), V->getType().getRank());
   }
-  /// Inside chains of view ops (the reshape-transpose-reshape of a channel
-  /// shuffle), label channels-last stands for the layout that keeps each
-  /// view a bitcast of its operand's channels-last bytes rather than for
-  /// the rank's own channels-last: then only one op of the chain copies.
+  /// For the result of a view op (Reshape, Flatten, Transpose...), label
+  /// channels-last stands for the layout that keeps the view a bitcast of
+  /// its operand's channels-last bytes rather than for the rank's own
+  /// channels-last: a channel shuffle's reshape-transpose-reshape then
+  /// copies once, and an attention block's transposes become views.
   void deriveViewChainLayouts();
   /// \p V in layout \p L for \p Consumer (null: a graph output), through
   /// a relayout (or a constant laid out anew) made once per value and

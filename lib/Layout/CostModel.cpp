@@ -300,6 +300,10 @@ Cost CostModel::getRelayoutCost(const TensorType &T) const {
   if (areLayoutsEquivalent(T.getShape(), getLabelLayout(ChannelsFirst, R),
                            getLabelLayout(ChannelsLast, R), Dims))
     return 0;
+  return getMoveCost(T);
+}
+
+Cost CostModel::getMoveCost(const TensorType &T) const {
   return timeForBytes(getNumBytes(T), Target.RelayoutGBs) +
          static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
 }

@@ -113,6 +113,17 @@ void Assigner::dropRelayouts() {
   }
 }
 
+bool Assigner::isMatrixBatchLayout(const Value *V) const {
+  const TensorType &T = V->getType();
+  if (!T.hasRank() || T.getRank() != 3)
+    return false;
+  for (unsigned L = 0; L < 2; ++L)
+    if (getValueLayout(V, L).getPermutation(3)[0] != 0 &&
+        Opts.Dims.getKnownSize(T.getDim(0)) != 1)
+      return false;
+  return true;
+}
+
 void Assigner::getBoundValues(const Node &N,
                               llvm::SmallVectorImpl<unsigned> &Operands,
                               llvm::SmallVectorImpl<unsigned> &Results) const {
@@ -137,8 +148,11 @@ void Assigner::getBoundValues(const Node &N,
         Operands.push_back(I); // Constants too: laid out for free.
     break;
   case OperandRule::All:
+  case OperandRule::Matrix:
     for (unsigned I = 0; I < N.getNumOperands(); ++I)
-      if (isRelevant(N.getOperand(I)))
+      if (isRelevant(N.getOperand(I)) &&
+          !(Rule.Operands == OperandRule::Matrix &&
+            isMatrixBatchLayout(N.getOperand(I))))
         Operands.push_back(I);
     break;
   case OperandRule::None:
@@ -177,7 +191,8 @@ llvm::Error Assigner::buildVariables() {
     const OpLayoutRule &Rule = getOpLayoutRule(*N);
     bool HasDecision =
         Rule.Kernels == KernelRule::Both &&
-        (!Res.empty() || (Rule.Operands != OperandRule::All && !Ops.empty()));
+        (!Res.empty() || (Rule.Operands != OperandRule::All &&
+                          Rule.Operands != OperandRule::Matrix && !Ops.empty()));
     if (!HasDecision)
       continue;
     for (unsigned I : Ops)
@@ -233,12 +248,15 @@ void Assigner::deriveViewChainLayouts() {
         !N->hasResult(0) || !NodeVar.count(N))
       continue;
     Value *X = N->getOperand(0), *Y = N->getResult(0);
-    if (!isRelevant(X) || G.isGraphOutput(Y) || !Y->hasUses() ||
-        !llvm::all_of(Y->getUses(), [](const Use &U) {
-          return getOpLayoutRule(*U.User).Kind == CostKind::View;
-        }))
+    if (!isRelevant(X))
       continue;
-    TensorType XL = X->getType().withLayout(getValueLayout(X, ChannelsLast));
+    // The operand's channels-last layout, or the only layout a fixed
+    // producer writes.
+    unsigned PX = getProducerVar(X);
+    unsigned Label = !VarFixed[PX]                          ? ChannelsLast
+                     : FixedVars[ChannelsLast] == int(PX) ? ChannelsLast
+                                                          : ChannelsFirst;
+    TensorType XL = X->getType().withLayout(getValueLayout(X, Label));
     llvm::Optional<Layout> L;
     if (N->getOpId() == OpId::Transpose)
       L = getTransposeViewLayout(XL, getTransposePerm(*N));
@@ -256,6 +274,8 @@ void Assigner::buildValueTerms() {
   auto AddValue = [&](Value *V) {
     if (!isRelevant(V))
       return;
+    if (DerivedLayouts.count(V))
+      return addDerivedValueTerms(V);
     Cost R = Model.getRelayoutCost(V->getType());
     if (R == 0)
       return;
@@ -288,6 +308,61 @@ void Assigner::buildValueTerms() {
   for (Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       AddValue(N->getResult(I));
+}
+
+void Assigner::addDerivedValueTerms(Value *V) {
+  // The producer's labels stand for its two layouts, consumers' labels for
+  // the rank's channels-first/last: compare layouts, not labels. A layout
+  // required by fixed consumers or graph outputs is a unary term on the
+  // producer (one relayout per layout); each free consumer a pairwise one.
+  const TensorType &T = V->getType();
+  Cost R = Model.getMoveCost(T);
+  unsigned P = getProducerVar(V);
+  Layout Written[2] = {getValueLayout(V, 0), getValueLayout(V, 1)};
+  auto Moves = [&](const Layout &From, const Layout &To) {
+    return areLayoutsEquivalent(T.getShape(), From, To, Opts.Dims) ? 0 : R;
+  };
+  std::vector<Layout> Required;
+  llvm::SmallVector<unsigned, 4> Readers;
+  for (const Use &U : V->getUses()) {
+    int C = getConsumerVar(*U.User, U.OperandIndex);
+    if (C < 0)
+      continue;
+    if (VarFixed[C]) {
+      LayoutLabel L = FixedVars[ChannelsLast] == C ? ChannelsLast : ChannelsFirst;
+      Required.push_back(getLabelLayout(L, T.getRank()));
+    } else if (!llvm::is_contained(Readers, unsigned(C))) {
+      Readers.push_back(C);
+    }
+  }
+  for (unsigned I = 0; I < G.getOutputs().size(); ++I)
+    if (G.getOutputs()[I] == V)
+      Required.push_back(OutputLayouts[I]);
+  std::vector<Layout> Distinct;
+  for (const Layout &L : Required)
+    if (!llvm::is_contained(Distinct, L))
+      Distinct.push_back(L);
+  for (const Layout &L : Distinct)
+    Problem.addUnary(P, {Moves(Written[0], L), Moves(Written[1], L)});
+  for (unsigned C : Readers) {
+    Cost Table[2][2];
+    for (unsigned A = 0; A < 2; ++A)
+      for (unsigned B = 0; B < 2; ++B)
+        Table[A][B] = Moves(Written[A], getLabelLayout(LayoutLabel(B), T.getRank()));
+    addBoundedPairwise(P, C, Table);
+  }
+}
+
+void Assigner::addBoundedPairwise(unsigned A, unsigned B, Cost (&T)[2][2]) {
+  // A term that is not submodular (cheap only across labels) is bounded from
+  // above by raising its off-diagonal entries; counted in the report.
+  Cost Excess = T[0][0] + T[1][1] - T[0][1] - T[1][0];
+  if (Excess > 0) {
+    T[0][1] += Excess / 2;
+    T[1][0] += Excess - Excess / 2;
+    ++Report.NumApproximatedTerms;
+  }
+  Problem.addPairwise(A, B, {T[0][0], T[0][1], T[1][0], T[1][1]});
 }
 
 void Assigner::buildViewTerms() {
@@ -336,15 +411,7 @@ void Assigner::buildViewTerms() {
       Problem.addUnary(VY, {T[A][0], T[A][1]});
       continue;
     }
-    // Not submodular (a view only across labels): bound it from above by
-    // raising the off-diagonal entries; counted in the report.
-    Cost Excess = T[0][0] + T[1][1] - T[0][1] - T[1][0];
-    if (Excess > 0) {
-      T[0][1] += Excess / 2;
-      T[1][0] += Excess - Excess / 2;
-      ++Report.NumApproximatedTerms;
-    }
-    Problem.addPairwise(VX, VY, {T[0][0], T[0][1], T[1][0], T[1][1]});
+    addBoundedPairwise(VX, VY, T);
   }
 }
 

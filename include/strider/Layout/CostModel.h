@@ -27,7 +27,7 @@ class Value;
 namespace layout {
 
 /// The columns of OpLayouts.def (documented there).
-enum class OperandRule : uint8_t { First, SameRank, All, None };
+enum class OperandRule : uint8_t { First, SameRank, All, Matrix, None };
 enum class ResultRule : uint8_t { Same, None };
 enum class KernelRule : uint8_t { Both, ChannelsFirst };
 enum class CostKind : uint8_t { Conv, ConvTranspose, Memory, View, Free };
@@ -104,6 +104,8 @@ public:
 
   /// Size of \p T in bytes (symbols bound or counted as 1).
   int64_t getNumBytes(const TensorType &T) const;
+  /// Time of a relayout of \p T (any two layouts holding different bytes).
+  Cost getMoveCost(const TensorType &T) const;
   /// Time to move \p T between its channels-first and channels-last
   /// layouts; 0 when both hold the same bytes.
   Cost getRelayoutCost(const TensorType &T) const;
