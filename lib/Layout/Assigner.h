@@ -68,7 +68,10 @@ private:
     return FixedVars[L];
   }
   unsigned newVar(Cost C0, Cost C1);
-  llvm::Error collectOutputs();
+  /// Fill OutputLayouts (after buildVariables).
+  void collectOutputs();
+  /// Whether graph output \p V is an activation that --io-layout applies to.
+  bool isActivationOutput(const Value *V) const;
   void dropRelayouts();
   llvm::Error buildVariables();
   void buildValueTerms();
@@ -144,9 +147,14 @@ private:
   std::vector<bool> VarFixed;
   int FixedVars[2] = {-1, -1};
   llvm::DenseMap<const Node *, unsigned> NodeVar;
-  /// Conv nodes that may read channels-first and write channels-last: the
-  /// variable of the layout they read their input in.
+  /// Convs with a mixed-layout kernel (reading one layout, writing the
+  /// other): the variable of the layout they read their input in.
   llvm::DenseMap<const Node *, unsigned> InputVar;
+  /// The four kernels of each such conv (InfiniteCost: not offered).
+  struct MixedKernelCosts {
+    Cost First, ReadFirstWriteLast, ReadLastWriteFirst, Last;
+  };
+  llvm::DenseMap<const Node *, MixedKernelCosts> MixedKernels;
   llvm::DenseMap<const Value *, unsigned> InputValueVar;
   /// Values whose channels-last label means another layout (see
   /// deriveViewChainLayouts).

@@ -400,20 +400,27 @@ Cost CostModel::getMemoryCost(const Node &N, LayoutLabel L) const {
   return static_cast<Cost>(std::llround(Ps + Target.KernelLaunchNs * 1000.0));
 }
 
-Cost CostModel::getMixedConvCost(const Node &N) const {
-  if (!Target.HasMixedFirstConv || N.getOpId() != OpId::Conv ||
-      N.getIntAttr("group", 1) != 1)
+Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
+  if (N.getOpId() != OpId::Conv || !N.hasOperand(0) || !N.hasOperand(1) ||
+      !N.hasResult(0))
     return InfiniteCost;
   const TensorType &X = N.getOperand(0)->getType();
   if (!X.hasRank() || X.getRank() < 3)
     return InfiniteCost;
   int64_t Cin = Dims.getKnownSize(X.getDim(1));
-  if (Cin < 1 || Cin > 4)
-    return InfiniteCost;
-  // Few input channels: reading them channels-first costs about as much as
-  // reading them channels-last; the kernel writes channels-last.
+  bool FirstLayer = Target.HasMixedFirstConv &&
+                    N.getIntAttr("group", 1) == 1 && Cin >= 1 && Cin <= 4;
+  // The channels-last kernel plus one more pass over the tensor read or
+  // written in the other layout: strided loads of a few input channels, or
+  // output tiles transposed in registers before they are stored.
   Cost CL = getConvCost(N, ChannelsLast, /*Transposed=*/false);
-  return CL + CL / 50;
+  if (Read == ChannelsFirst)
+    return FirstLayer ? CL + timeForBytes(getNumBytes(X), Target.MemoryGBs)
+                      : InfiniteCost;
+  if (!Target.HasMixedLastConv || FirstLayer)
+    return InfiniteCost;
+  return CL + timeForBytes(getNumBytes(N.getResult(0)->getType()),
+                           Target.MemoryGBs);
 }
 
 Cost CostModel::getViewCost(const Node &N, const Layout &In,

@@ -91,13 +91,33 @@ void Assigner::explain() {
       }
       Cost Own = Problem.getUnary(Var, Labels[Var]);
       Cost Alt = Problem.getUnary(Var, 1 - Labels[Var]);
+      std::string Reads;
+      auto Mixed = MixedKernels.find(N);
+      if (Mixed != MixedKernels.end()) {
+        // Kernel costs live in the pairwise term of the read and written
+        // layouts.
+        const MixedKernelCosts &K = Mixed->second;
+        unsigned In = Labels[InputVar[N]];
+        Cost Table[2][2] = {{K.First, K.ReadFirstWriteLast},
+                            {K.ReadLastWriteFirst, K.Last}};
+        Own = Table[In][Labels[Var]];
+        Alt = Labels[Var] == ChannelsLast ? K.First : K.Last;
+        if (In != Labels[Var]) {
+          ++Report.NumMixedKernels;
+          Reads = getLabelName(LayoutLabel(In), Rank);
+        }
+      }
       Cost Delta = getFlipDelta(Var);
       std::string Flip = Delta >= InfiniteCost
                              ? Other + " is not possible here"
                              : Other + " would cost " +
                                    (Delta >= 0 ? "+" : "") + formatUs(Delta) +
                                    " overall";
-      if (Alt >= InfiniteCost)
+      if (!Reads.empty())
+        Reason = nodeLabel(*N) + " reads " + Reads + " and writes " + Mine +
+                 " in one kernel: " + formatUs(Own) + " vs " + formatUs(Alt) +
+                 " all " + Other + "; " + Flip;
+      else if (Alt >= InfiniteCost)
         Reason = nodeLabel(*N) + " has no " + Other + " kernel";
       else if (Own != Alt)
         Reason = nodeLabel(*N) + " runs " + Mine + ": kernel " + formatUs(Own) +

@@ -79,17 +79,31 @@ void Assigner::addFixedVars() {
   }
 }
 
-llvm::Error Assigner::collectOutputs() {
+void Assigner::collectOutputs() {
+  // --io-layout applies to activations (written by an op with a layout
+  // decision, or graph inputs read as activations); outputs already in the
+  // caller's order, such as a final NCHW->NHWC Transpose, keep theirs.
   for (Value *Out : G.getOutputs()) {
     const TensorType &T = Out->getType();
     Layout L = T.getLayout();
-    if (isActivationRank(T) && Opts.IO != IOLayout::AsModel)
+    if (Opts.IO != IOLayout::AsModel && isActivationOutput(Out))
       L = getLabelLayout(Opts.IO == IOLayout::ChannelsLast ? ChannelsLast
                                                            : ChannelsFirst,
                          T.getRank());
     OutputLayouts.push_back(L);
   }
-  return llvm::Error::success();
+}
+
+bool Assigner::isActivationOutput(const Value *V) const {
+  if (V->isGraphInput())
+    return isActivationInput(V);
+  const Node *Def = V->getDefiningNode();
+  if (!isRelevant(V) || !NodeVar.count(Def) ||
+      getOpLayoutRule(*Def).Kind == CostKind::View)
+    return false;
+  llvm::SmallVector<unsigned, 4> Ops, Res;
+  getBoundValues(*Def, Ops, Res);
+  return llvm::is_contained(Res, V->getResultIndex());
 }
 
 void Assigner::dropRelayouts() {
@@ -174,17 +188,6 @@ llvm::Error Assigner::buildVariables() {
   // The two fixed variables exist up front: materialization and the report
   // look them up after the problem is solved.
   addFixedVars();
-  // Graph inputs: fixed to the caller's layout.
-  for (Value *In : G.getInputs()) {
-    if (!isRelevant(In))
-      continue;
-    const TensorType &T = In->getType();
-    LayoutLabel L = T.getLayout().isChannelsLast(T.getRank()) ? ChannelsLast
-                                                              : ChannelsFirst;
-    if (Opts.IO != IOLayout::AsModel)
-      L = Opts.IO == IOLayout::ChannelsLast ? ChannelsLast : ChannelsFirst;
-    InputValueVar[In] = getFixedVar(L);
-  }
   for (Node *N : G.nodes()) {
     llvm::SmallVector<unsigned, 4> Ops, Res;
     getBoundValues(*N, Ops, Res);
@@ -200,13 +203,33 @@ llvm::Error Assigner::buildVariables() {
         return makeNodeError(*N, "operand '" + N->getOperand(I)->getName() +
                                      "' has no known rank: run shape "
                                      "inference before layout assignment");
-    unsigned V = newVar(Model.getNodeCost(*N, ChannelsFirst),
-                        Model.getNodeCost(*N, ChannelsLast));
-    NodeVar[N] = V;
-    if (Model.getMixedConvCost(*N) < InfiniteCost && !Ops.empty()) {
-      unsigned In = newVar(0, 0);
-      InputVar[N] = In;
+    MixedKernelCosts K = {Model.getNodeCost(*N, ChannelsFirst),
+                          Model.getMixedConvCost(*N, ChannelsFirst),
+                          Model.getMixedConvCost(*N, ChannelsLast),
+                          Model.getNodeCost(*N, ChannelsLast)};
+    bool Mixed = !Ops.empty() && (K.ReadFirstWriteLast < InfiniteCost ||
+                                  K.ReadLastWriteFirst < InfiniteCost);
+    if (!Mixed) {
+      NodeVar[N] = newVar(K.First, K.Last);
+      continue;
     }
+    // Two variables: the layout the conv writes (its node variable) and the
+    // one it reads; their pairwise term holds the four kernels' costs.
+    NodeVar[N] = newVar(0, 0);
+    InputVar[N] = newVar(0, 0);
+    MixedKernels[N] = K;
+  }
+  // Graph inputs: fixed to their declared layout, or for activations the
+  // caller's (--io-layout).
+  for (Value *In : G.getInputs()) {
+    if (!isRelevant(In))
+      continue;
+    const TensorType &T = In->getType();
+    LayoutLabel L = T.getLayout().isChannelsLast(T.getRank()) ? ChannelsLast
+                                                              : ChannelsFirst;
+    if (Opts.IO != IOLayout::AsModel && isActivationInput(In))
+      L = Opts.IO == IOLayout::ChannelsLast ? ChannelsLast : ChannelsFirst;
+    InputValueVar[In] = getFixedVar(L);
   }
   return llvm::Error::success();
 }
@@ -418,9 +441,10 @@ void Assigner::buildViewTerms() {
 void Assigner::buildMixedConvTerms() {
   if (InputVar.empty())
     return;
-  // Reading channels-last and writing channels-first has no kernel: price
-  // it above any feasible labelling (every op has a channels-first kernel,
-  // so the all-channels-first labelling bounds the optimum).
+  // A direction without a kernel is priced above any feasible labelling:
+  // every op has a channels-first kernel, so the all-channels-first
+  // labelling's cost, bounded by the sum of every term's largest finite
+  // entry, is always cheaper.
   Cost Bound = 1;
   for (unsigned V = 0; V < Problem.getNumVariables(); ++V) {
     Cost M = 0;
@@ -433,16 +457,22 @@ void Assigner::buildMixedConvTerms() {
     Bound += *std::max_element(T.Table.begin(), T.Table.end());
   for (const auto &D : Problem.getDisagreements())
     Bound += D.Weight;
+  for (const auto &[N, K] : MixedKernels) {
+    (void)N;
+    for (Cost C : {K.First, K.ReadFirstWriteLast, K.ReadLastWriteFirst, K.Last})
+      if (C < InfiniteCost)
+        Bound += C;
+  }
   for (Node *N : G.nodes()) {
-    auto It = InputVar.find(N);
-    if (It == InputVar.end())
+    auto It = MixedKernels.find(N);
+    if (It == MixedKernels.end())
       continue;
-    unsigned Out = NodeVar[N];
-    // The node variable holds the plain kernels' costs; the pairwise term
-    // turns (read CF, write CL) into the mixed kernel.
-    Cost CL = Problem.getUnary(Out, ChannelsLast);
-    Cost Mixed = Model.getMixedConvCost(*N);
-    Problem.addPairwise(It->second, Out, {0, Mixed - CL, Bound, 0});
+    const MixedKernelCosts &K = It->second;
+    auto Offered = [&](Cost C) { return C < InfiniteCost ? C : Bound; };
+    // Rows: the layout read (input variable); columns: the layout written.
+    Problem.addPairwise(InputVar[N], NodeVar[N],
+                        {K.First, Offered(K.ReadFirstWriteLast),
+                         Offered(K.ReadLastWriteFirst), K.Last});
   }
 }
 
@@ -456,14 +486,20 @@ void Assigner::applyMode() {
     if (Problem.getUnary(V, Want) < InfiniteCost)
       Problem.fix(V, Want);
   }
+  // Channels-first means channels-first kernels; channels-last still lets a
+  // first conv read the NCHW image.
+  if (Want == ChannelsFirst)
+    for (auto &[N, V] : InputVar) {
+      (void)N;
+      Problem.fix(V, ChannelsFirst);
+    }
 }
 
 llvm::Expected<LayoutReport> Assigner::run() {
   dropRelayouts();
-  if (llvm::Error E = collectOutputs())
-    return E;
   if (llvm::Error E = buildVariables())
     return E;
+  collectOutputs();
   deriveViewChainLayouts();
   buildValueTerms();
   buildViewTerms();

@@ -34,8 +34,9 @@ void LayoutReport::printText(llvm::raw_ostream &OS) const {
   printUs(OS, AllChannelsLastCost);
   OS << "\n";
   OS << "problem: " << NumVariables << " variables, " << NumApproximatedTerms
-     << " approximated terms; " << NumConstantsRelaid << " constants laid out, "
-     << NumWeightsPermuted << " weights permuted\n";
+     << " approximated terms; " << NumMixedKernels << " mixed-layout convs, "
+     << NumConstantsRelaid << " constants laid out, " << NumWeightsPermuted
+     << " weights permuted\n";
   for (const ValueEntry &V : Values)
     OS << "value '" << V.Name << "' " << V.Shape << " " << V.Layout << ": "
        << V.Reason << "\n";
@@ -67,6 +68,7 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
       J.attribute("cost_unit", "us");
       J.attribute("variables", int64_t(NumVariables));
       J.attribute("approximated_terms", int64_t(NumApproximatedTerms));
+      J.attribute("mixed_layout_convs", int64_t(NumMixedKernels));
       J.attribute("constants_laid_out", int64_t(NumConstantsRelaid));
       J.attribute("weights_permuted", int64_t(NumWeightsPermuted));
     });

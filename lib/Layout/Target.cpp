@@ -23,7 +23,7 @@ namespace {
 // Columns: Name, Description, PeakGFlops, MemoryGBs, RelayoutGBs,
 // KernelLaunchNs, VectorWidth, Conv efficiencies {Dense, Pointwise,
 // Depthwise} as {channels-first, channels-last},
-// SpatialChannelsFirstPenalty, HasMixedFirstConv.
+// SpatialChannelsFirstPenalty, HasMixedFirstConv, HasMixedLastConv.
 const TargetDescription Targets[] = {
     {"cpu-avx512",
      "x86-64 with AVX-512, one core (FP32 FMA 250 GFLOP/s)",
@@ -34,6 +34,7 @@ const TargetDescription Targets[] = {
      16,
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
+     true,
      true},
     {"cpu-avx2",
      "x86-64 with AVX2/FMA, one core (FP32 FMA 110 GFLOP/s)",
@@ -44,6 +45,7 @@ const TargetDescription Targets[] = {
      8,
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
+     true,
      true},
     {"cpu-neon",
      "Arm64 with NEON, one core (FP32 FMA 60 GFLOP/s)",
@@ -54,6 +56,7 @@ const TargetDescription Targets[] = {
      4,
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
+     true,
      true},
     {"cuda-sm80",
      "NVIDIA A100 (TF32 tensor cores, 1.5 TB/s)",
@@ -64,6 +67,7 @@ const TargetDescription Targets[] = {
      32,
      {{0.40, 0.70}, {0.50, 0.75}, {0.20, 0.30}},
      1.10,
+     false,
      false},
     {"cuda-sm90",
      "NVIDIA H100 (TF32 tensor cores, 3 TB/s)",
@@ -74,6 +78,7 @@ const TargetDescription Targets[] = {
      32,
      {{0.40, 0.70}, {0.50, 0.75}, {0.20, 0.30}},
      1.10,
+     false,
      false},
 };
 } // namespace

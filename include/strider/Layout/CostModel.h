@@ -112,9 +112,12 @@ public:
   /// Time of \p N's kernel when it runs in layout \p L; InfiniteCost if the
   /// op has no such kernel. View ops cost 0 here (see getViewCost).
   Cost getNodeCost(const Node &N, LayoutLabel L) const;
-  /// Time of a Conv that reads channels-first and writes channels-last, or
-  /// InfiniteCost where the target has no such kernel for \p N.
-  Cost getMixedConvCost(const Node &N) const;
+  /// Time of a Conv that reads its input in \p Read and writes the other
+  /// layout, or InfiniteCost where the target has no such kernel for \p N.
+  /// At most one direction is offered per conv: reading channels-first
+  /// for few input channels (first layers), else reading channels-last
+  /// with the relayout fused into the store.
+  Cost getMixedConvCost(const Node &N, LayoutLabel Read) const;
   /// Time of view op \p N (Reshape, Flatten, Squeeze, Unsqueeze,
   /// Transpose) reading its operand in \p In and writing in \p Out: 0 for a
   /// bitcast or view, else a copy.

@@ -79,6 +79,8 @@ struct LayoutReport {
   /// Constants laid out anew for a consumer, and Gemm/MatMul weights whose
   /// rows were permuted so that a flatten reads channels-last bytes.
   unsigned NumConstantsRelaid = 0;
+  /// Convs that read one layout and write the other in one kernel.
+  unsigned NumMixedKernels = 0;
   unsigned NumWeightsPermuted = 0;
   int64_t RelayoutBytes = 0;
   int64_t CopyBytes = 0;

@@ -54,6 +54,9 @@ struct TargetDescription {
   /// Whether first-layer convolutions may read channels-first and write
   /// channels-last (a kernel variant for few input channels).
   bool HasMixedFirstConv;
+  /// Whether convolutions may read channels-last and write channels-first
+  /// (the relayout fused into the conv's store).
+  bool HasMixedLastConv;
 };
 
 /// All built-in targets, in a fixed order.
