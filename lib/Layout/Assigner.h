@@ -68,7 +68,7 @@ private:
     return FixedVars[L];
   }
   unsigned newVar(Cost C0, Cost C1);
-  /// Fill OutputLayouts (after buildVariables).
+  /// Apply --io-layout to OutputLayouts (after buildVariables).
   void collectOutputs();
   /// Whether graph output \p V is an activation that --io-layout applies to.
   bool isActivationOutput(const Value *V) const;

@@ -83,14 +83,15 @@ void Assigner::collectOutputs() {
   // --io-layout applies to activations (written by an op with a layout
   // decision, or graph inputs read as activations); outputs already in the
   // caller's order, such as a final NCHW->NHWC Transpose, keep theirs.
-  for (Value *Out : G.getOutputs()) {
+  for (unsigned I = 0; I < G.getOutputs().size(); ++I) {
+    Value *Out = G.getOutputs()[I];
     const TensorType &T = Out->getType();
-    Layout L = T.getLayout();
+    Layout L = OutputLayouts[I];
     if (Opts.IO != IOLayout::AsModel && isActivationOutput(Out))
       L = getLabelLayout(Opts.IO == IOLayout::ChannelsLast ? ChannelsLast
                                                            : ChannelsFirst,
                          T.getRank());
-    OutputLayouts.push_back(L);
+    OutputLayouts[I] = L;
   }
 }
 
@@ -107,6 +108,9 @@ bool Assigner::isActivationOutput(const Value *V) const {
 }
 
 void Assigner::dropRelayouts() {
+  // The outputs' layouts as declared, which the caller asked for.
+  for (Value *Out : G.getOutputs())
+    OutputLayouts.push_back(Out->getType().getLayout());
   // Relayouts are logical identities: the assignment decides anew. One that
   // defines a graph output hands its name to its operand when it can.
   for (Node *N : G.getNodeList()) {
