@@ -408,8 +408,8 @@ Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
   if (!X.hasRank() || X.getRank() < 3)
     return InfiniteCost;
   int64_t Cin = Dims.getKnownSize(X.getDim(1));
-  bool FirstLayer = Target.HasMixedFirstConv &&
-                    N.getIntAttr("group", 1) == 1 && Cin >= 1 && Cin <= 4;
+  bool FirstLayer = Target.HasMixedFirstConv && N.getIntAttr("group", 1) == 1 &&
+                    Cin >= 1 && Cin <= 4;
   // The channels-last kernel plus one more pass over the tensor read or
   // written in the other layout: strided loads of a few input channels, or
   // output tiles transposed in registers before they are stored.
@@ -419,8 +419,8 @@ Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
                       : InfiniteCost;
   if (!Target.HasMixedLastConv || FirstLayer)
     return InfiniteCost;
-  return CL + timeForBytes(getNumBytes(N.getResult(0)->getType()),
-                           Target.MemoryGBs);
+  return CL +
+         timeForBytes(getNumBytes(N.getResult(0)->getType()), Target.MemoryGBs);
 }
 
 Cost CostModel::getViewCost(const Node &N, const Layout &In,

@@ -65,6 +65,34 @@ llvm::Error layout::parseDimBinding(llvm::StringRef Text, DimBindings &Dims) {
   return llvm::Error::success();
 }
 
+llvm::Expected<LayoutOptions>
+layout::parseLayoutOptions(llvm::StringRef Target, llvm::StringRef Mode,
+                           llvm::StringRef IO,
+                           llvm::ArrayRef<std::string> Dims) {
+  LayoutOptions Opts;
+  Opts.Target = lookupTarget(Target);
+  if (!Opts.Target) {
+    std::string Known;
+    for (const TargetDescription &T : getTargets())
+      Known += (Known.empty() ? "" : ", ") + T.Name.str();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown target '" + Target +
+                                       "' (known: " + Known + ")");
+  }
+  llvm::Expected<LayoutMode> M = parseLayoutMode(Mode);
+  if (!M)
+    return M.takeError();
+  Opts.Mode = *M;
+  llvm::Expected<IOLayout> L = parseIOLayout(IO);
+  if (!L)
+    return L.takeError();
+  Opts.IO = *L;
+  for (const std::string &D : Dims)
+    if (llvm::Error E = parseDimBinding(D, Opts.Dims))
+      return E;
+  return Opts;
+}
+
 unsigned Assigner::newVar(Cost C0, Cost C1) {
   unsigned V = Problem.addVariable({C0, C1});
   VarFixed.push_back(false);
@@ -196,10 +224,10 @@ llvm::Error Assigner::buildVariables() {
     llvm::SmallVector<unsigned, 4> Ops, Res;
     getBoundValues(*N, Ops, Res);
     const OpLayoutRule &Rule = getOpLayoutRule(*N);
-    bool HasDecision =
-        Rule.Kernels == KernelRule::Both &&
-        (!Res.empty() || (Rule.Operands != OperandRule::All &&
-                          Rule.Operands != OperandRule::Matrix && !Ops.empty()));
+    bool HasDecision = Rule.Kernels == KernelRule::Both &&
+                       (!Res.empty() ||
+                        (Rule.Operands != OperandRule::All &&
+                         Rule.Operands != OperandRule::Matrix && !Ops.empty()));
     if (!HasDecision)
       continue;
     for (unsigned I : Ops)
@@ -280,7 +308,7 @@ void Assigner::deriveViewChainLayouts() {
     // The operand's channels-last layout, or the only layout a fixed
     // producer writes.
     unsigned PX = getProducerVar(X);
-    unsigned Label = !VarFixed[PX]                          ? ChannelsLast
+    unsigned Label = !VarFixed[PX]                        ? ChannelsLast
                      : FixedVars[ChannelsLast] == int(PX) ? ChannelsLast
                                                           : ChannelsFirst;
     TensorType XL = X->getType().withLayout(getValueLayout(X, Label));
@@ -356,7 +384,8 @@ void Assigner::addDerivedValueTerms(Value *V) {
     if (C < 0)
       continue;
     if (VarFixed[C]) {
-      LayoutLabel L = FixedVars[ChannelsLast] == C ? ChannelsLast : ChannelsFirst;
+      LayoutLabel L =
+          FixedVars[ChannelsLast] == C ? ChannelsLast : ChannelsFirst;
       Required.push_back(getLabelLayout(L, T.getRank()));
     } else if (!llvm::is_contained(Readers, unsigned(C))) {
       Readers.push_back(C);
@@ -375,7 +404,8 @@ void Assigner::addDerivedValueTerms(Value *V) {
     Cost Table[2][2];
     for (unsigned A = 0; A < 2; ++A)
       for (unsigned B = 0; B < 2; ++B)
-        Table[A][B] = Moves(Written[A], getLabelLayout(LayoutLabel(B), T.getRank()));
+        Table[A][B] =
+            Moves(Written[A], getLabelLayout(LayoutLabel(B), T.getRank()));
     addBoundedPairwise(P, C, Table);
   }
 }

@@ -82,26 +82,12 @@ static const char *const Pipeline =
     "infer-shapes,canonicalize,infer-shapes,layout-assignment";
 
 static llvm::Expected<PipelineOptions> parseOptions() {
+  llvm::Expected<layout::LayoutOptions> Layout = layout::parseLayoutOptions(
+      TargetName, LayoutModeFlag, IOLayoutFlag, DimFlags);
+  if (!Layout)
+    return Layout.takeError();
   PipelineOptions Opts;
-  Opts.Layout.Target = layout::lookupTarget(TargetName);
-  if (!Opts.Layout.Target) {
-    std::string Known;
-    for (const layout::TargetDescription &T : layout::getTargets())
-      Known += (Known.empty() ? "" : ", ") + T.Name.str();
-    return makeToolError("unknown target '" + TargetName +
-                         "' (known: " + Known + ")");
-  }
-  auto Mode = layout::parseLayoutMode(LayoutModeFlag);
-  if (!Mode)
-    return Mode.takeError();
-  Opts.Layout.Mode = *Mode;
-  auto IO = layout::parseIOLayout(IOLayoutFlag);
-  if (!IO)
-    return IO.takeError();
-  Opts.Layout.IO = *IO;
-  for (const std::string &D : DimFlags)
-    if (llvm::Error E = layout::parseDimBinding(D, Opts.Layout.Dims))
-      return E;
+  Opts.Layout = std::move(*Layout);
   return Opts;
 }
 

@@ -93,26 +93,11 @@ static bool parseLayoutFlags() {
     llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
     return false;
   };
-  Options.Layout.Target = layout::lookupTarget(TargetName);
-  if (!Options.Layout.Target) {
-    std::string Known;
-    for (const layout::TargetDescription &T : layout::getTargets())
-      Known += (Known.empty() ? "" : ", ") + T.Name.str();
-    llvm::errs() << "strider-opt: unknown target '" << TargetName
-                 << "' (known: " << Known << ")\n";
-    return false;
-  }
-  auto Mode = layout::parseLayoutMode(LayoutModeFlag);
-  if (!Mode)
-    return Fail(Mode.takeError());
-  Options.Layout.Mode = *Mode;
-  auto IO = layout::parseIOLayout(IOLayoutFlag);
-  if (!IO)
-    return Fail(IO.takeError());
-  Options.Layout.IO = *IO;
-  for (const std::string &D : DimFlags)
-    if (llvm::Error E = layout::parseDimBinding(D, Options.Layout.Dims))
-      return Fail(std::move(E));
+  llvm::Expected<layout::LayoutOptions> Layout = layout::parseLayoutOptions(
+      TargetName, LayoutModeFlag, IOLayoutFlag, DimFlags);
+  if (!Layout)
+    return Fail(Layout.takeError());
+  Options.Layout = std::move(*Layout);
   if (LayoutReportFormat != "text" && LayoutReportFormat != "json") {
     llvm::errs() << "strider-opt: unknown report format '" << LayoutReportFormat
                  << "' (expected text or json)\n";

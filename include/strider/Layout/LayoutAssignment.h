@@ -50,6 +50,12 @@ llvm::Expected<LayoutMode> parseLayoutMode(llvm::StringRef Text);
 llvm::Expected<IOLayout> parseIOLayout(llvm::StringRef Text);
 /// Parse `N=1` into \p Dims.
 llvm::Error parseDimBinding(llvm::StringRef Text, DimBindings &Dims);
+/// Options from the tools' flag values (`--target`, `--layout`,
+/// `--io-layout`, `--dim`); an error names the bad value and what is
+/// accepted.
+llvm::Expected<LayoutOptions>
+parseLayoutOptions(llvm::StringRef Target, llvm::StringRef Mode,
+                   llvm::StringRef IO, llvm::ArrayRef<std::string> Dims);
 
 /// What was decided and why.
 struct LayoutReport {
