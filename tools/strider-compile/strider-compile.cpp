@@ -176,6 +176,10 @@ static int compile() {
   const layout::LayoutReport &Report = Reports.back();
 
   // Stage everything next to the destination, then rename it into place.
+  llvm::StringRef Parent = llvm::sys::path::parent_path(OutputDir);
+  if (!Parent.empty())
+    if (std::error_code EC = llvm::sys::fs::create_directories(Parent))
+      return fail(makeToolError(Parent + ": cannot create: " + EC.message()));
   llvm::SmallString<256> Staging;
   llvm::sys::fs::createUniquePath(OutputDir + ".tmp-%%%%%%", Staging,
                                   /*MakeAbsolute=*/false);
