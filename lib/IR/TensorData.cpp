@@ -257,34 +257,43 @@ uint16_t strider::floatToBfloat16(float F) {
   return uint16_t((Bits + Rounding) >> 16);
 }
 
-TensorDataRef TensorData::withLayout(const Layout &L) const {
-  unsigned Rank = Type.getRank();
-  assert(L.isValidForRank(Rank) && "layout of the wrong rank");
-  llvm::SmallVector<int64_t, 6> Shape = Type.getStaticShape();
-  llvm::SmallVector<unsigned, 6> From = Type.getLayout().getPermutation(Rank);
-  llvm::SmallVector<unsigned, 6> To = L.getPermutation(Rank);
-  size_t Elt = getElementByteSize(Type.getElementType());
+std::vector<uint8_t> strider::permuteTensorBytes(llvm::ArrayRef<uint8_t> Src,
+                                                 llvm::ArrayRef<int64_t> Shape,
+                                                 llvm::ArrayRef<unsigned> From,
+                                                 llvm::ArrayRef<unsigned> To,
+                                                 size_t EltSize) {
+  unsigned Rank = Shape.size();
+  assert(From.size() == Rank && To.size() == Rank && "one order per dim");
   // Element stride of every logical dim in the source's physical order.
   llvm::SmallVector<int64_t, 6> SrcStride(Rank, 1);
   for (int I = int(Rank) - 2; I >= 0; --I)
     SrcStride[From[I]] = SrcStride[From[I + 1]] * Shape[From[I + 1]];
-  std::vector<uint8_t> Out(Bytes.size());
-  int64_t N = getNumElements();
+  std::vector<uint8_t> Out(Src.size());
+  int64_t N = EltSize ? int64_t(Src.size() / EltSize) : 0;
   // Walk the destination in its physical order with an odometer over its
   // dims (minor dim last), tracking the source offset.
   llvm::SmallVector<int64_t, 6> Index(Rank, 0);
-  int64_t Src = 0;
+  int64_t S = 0;
   for (int64_t Dst = 0; Dst < N; ++Dst) {
-    std::memcpy(&Out[Dst * Elt], &Bytes[Src * Elt], Elt);
+    std::memcpy(&Out[Dst * EltSize], &Src[S * EltSize], EltSize);
     for (int P = int(Rank) - 1; P >= 0; --P) {
       unsigned D = To[P];
       if (++Index[D] < Shape[D]) {
-        Src += SrcStride[D];
+        S += SrcStride[D];
         break;
       }
-      Src -= SrcStride[D] * (Shape[D] - 1);
+      S -= SrcStride[D] * (Shape[D] - 1);
       Index[D] = 0;
     }
   }
+  return Out;
+}
+
+TensorDataRef TensorData::withLayout(const Layout &L) const {
+  unsigned Rank = Type.getRank();
+  assert(L.isValidForRank(Rank) && "layout of the wrong rank");
+  std::vector<uint8_t> Out = permuteTensorBytes(
+      Bytes, Type.getStaticShape(), Type.getLayout().getPermutation(Rank),
+      L.getPermutation(Rank), getElementByteSize(Type.getElementType()));
   return TensorDataRef(new TensorData(Type.withLayout(L), std::move(Out)));
 }

@@ -110,12 +110,15 @@ void Assigner::permuteFlattenWeights(Node *View) {
         Order.push_back(I);
       Order.push_back(1);
     }
-    std::vector<uint8_t> Bytes(D->getBytes().begin(), D->getBytes().end());
-    TensorDataRef Staged = llvm::cantFail(TensorData::create(
-        TensorType::get(D->getElementType(), Split), std::move(Bytes)));
-    TensorDataRef Moved = Staged->withLayout(Layout(Order));
-    std::vector<uint8_t> Out(Moved->getBytes().begin(),
-                             Moved->getBytes().end());
+    TensorDataRef Logical;
+    if (!D->getType().getLayout().isIdentity())
+      Logical = D->withLayout(Layout());
+    llvm::SmallVector<unsigned, 6> Identity(Split.size());
+    for (unsigned I = 0; I < Identity.size(); ++I)
+      Identity[I] = I;
+    std::vector<uint8_t> Out = permuteTensorBytes(
+        (Logical ? *Logical : *D).getBytes(), Split, Identity, Order,
+        getElementByteSize(D->getElementType()));
     TensorDataRef NewData = llvm::cantFail(
         TensorData::create(D->getType().withLayout(Layout()), std::move(Out)));
     Node *NewB = G.createNode(OpId::Constant, {},

@@ -68,6 +68,15 @@ private:
   std::vector<uint8_t> Bytes;
 };
 
+/// The elements (\p EltSize bytes each) of a dense tensor of logical shape
+/// \p Shape stored in physical order \p From (a permutation of its dims,
+/// major to minor), rearranged into physical order \p To.
+std::vector<uint8_t> permuteTensorBytes(llvm::ArrayRef<uint8_t> Src,
+                                        llvm::ArrayRef<int64_t> Shape,
+                                        llvm::ArrayRef<unsigned> From,
+                                        llvm::ArrayRef<unsigned> To,
+                                        size_t EltSize);
+
 /// IEEE half and bfloat16 conversions (round to nearest even).
 float halfToFloat(uint16_t H);
 uint16_t floatToHalf(float F);

@@ -1,6 +1,7 @@
 //===- GraphTest.cpp - Graph, Node, Value, use lists, verifier ------------===//
 
 #include "strider/IR/Graph.h"
+#include "strider/IR/TensorData.h"
 #include "strider/IR/Verifier.h"
 #include "strider/Transforms/Passes.h"
 
@@ -122,4 +123,37 @@ TEST(GraphTest, DeadCodeElimination) {
   ASSERT_FALSE(bool(PM.run(S.G)));
   EXPECT_EQ(S.G.getNumNodes(), 2u);
   EXPECT_EQ(S.G.lookupValue("dead"), nullptr);
+}
+
+TEST(GraphTest, RebuildNodeKeepsNamesUsesAndOutputs) {
+  SmallGraph S;
+  Node *New = S.G.rebuildNode(S.NB, {f32({2, 3}).withLayout(Layout({1, 0}))});
+  Value *B = New->getResult(0);
+  EXPECT_EQ(B->getName(), "b");
+  EXPECT_EQ(S.G.lookupValue("b"), B);
+  EXPECT_EQ(S.G.getOutputs()[0], B);
+  EXPECT_EQ(B->getType().getLayout(), Layout({1, 0}));
+  EXPECT_EQ(New->getOperand(0), S.A);
+  EXPECT_EQ(S.A->getUses().size(), 1u);
+  EXPECT_EQ(S.G.getNumNodes(), 2u);
+
+  S.G.renameValue(S.A, "relu");
+  EXPECT_EQ(S.G.lookupValue("relu"), S.A);
+  EXPECT_EQ(S.G.lookupValue("a"), nullptr);
+}
+
+TEST(TensorDataTest, WithLayoutPermutesAndRoundTrips) {
+  // A 2x3x2 tensor holding 0..11 in logical (row-major) order.
+  std::vector<float> Values(12);
+  for (unsigned I = 0; I < 12; ++I)
+    Values[I] = float(I);
+  TensorDataRef D = TensorData::fromFloat({2, 3, 2}, Values);
+  TensorDataRef Last = D->withLayout(Layout::getChannelsLast(3));
+  EXPECT_EQ(Last->getType().getLayout(), Layout::getChannelsLast(3));
+  // Physical order [0, 2, 1]: index (n, w, c) holds logical (n, c, w).
+  std::vector<double> Got = Last->toDoubleVector();
+  std::vector<double> Want = {0, 2, 4, 1, 3, 5, 6, 8, 10, 7, 9, 11};
+  EXPECT_EQ(Got, Want);
+  TensorDataRef Back = Last->withLayout(Layout());
+  EXPECT_EQ(*Back, *D);
 }
