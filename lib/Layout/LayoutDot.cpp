@@ -60,15 +60,17 @@ void layout::printLayoutDot(const Graph &G, llvm::raw_ostream &OS) {
     std::string Name = "n" + std::to_string(Id++);
     const Value *R = N->getNumResults() ? N->getResult(0) : nullptr;
     bool IsRelayout = N->getOpId() == OpId::Relayout;
+    // Constants are laid out at compile time: no colour.
+    bool IsConstant = N->getOpId() == OpId::Constant;
     std::string Label = N->getOpType().str();
     if (!N->getLoc().Name.empty())
       Label += " '" + N->getLoc().Name + "'";
     if (R)
       Label += "\n" + R->getType().str();
     OS << "  " << Name << " [fillcolor="
-       << quote(IsRelayout ? "#ff8a80"
-                : R        ? getColour(R->getType())
-                           : "#eeeeee");
+       << quote(IsRelayout         ? "#ff8a80"
+                : R && !IsConstant ? getColour(R->getType())
+                                   : "#eeeeee");
     if (IsRelayout)
       OS << ", penwidth=2";
     OS << ", label=" << quote(Label) << "];\n";
