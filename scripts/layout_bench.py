@@ -163,8 +163,9 @@ class Compiler:
                  "-o", os.path.join(out_dir, "model.onnx")],
             ]
         else:
-            cmds = [[self.tools["strider-compile"], model, "-o", out_dir]
-                    + flags]
+            # No Graphviz rendering: not needed here, and slow on big graphs.
+            cmds = [[self.tools["strider-compile"], model, "-o", out_dir,
+                     "--svg=false"] + flags]
         wall, out = 0.0, ""
         for cmd in cmds:
             t0 = time.perf_counter()

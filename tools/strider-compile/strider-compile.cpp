@@ -65,6 +65,11 @@ static cl::list<std::string>
              cl::desc("Bind a symbolic dim for costing, e.g. N=1 (unbound "
                       "symbols count as 1)"),
              cl::value_desc("NAME=SIZE"), cl::cat(CompileCat));
+static cl::opt<bool>
+    RenderSvg("svg",
+              cl::desc("Render layout.svg with Graphviz's dot when it is "
+                       "installed (default on; not counted in compile time)"),
+              cl::init(true), cl::cat(CompileCat));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print nothing on success"),
                            cl::init(false), cl::cat(CompileCat));
 
@@ -137,19 +142,22 @@ static llvm::Error publish(llvm::StringRef Staging, llvm::StringRef Dir) {
   return llvm::Error::success();
 }
 
-/// Render layout.dot to layout.svg when Graphviz is installed.
-static void renderSvg(llvm::StringRef Dir) {
+/// Render layout.dot to layout.svg when Graphviz is installed; whether it
+/// did.
+static bool renderSvg(llvm::StringRef Dir) {
   llvm::ErrorOr<std::string> Dot = llvm::sys::findProgramByName("dot");
   if (!Dot)
-    return;
+    return false;
   llvm::SmallString<256> In(Dir), Out(Dir);
   llvm::sys::path::append(In, "layout.dot");
   llvm::sys::path::append(Out, "layout.svg");
   std::string OutArg = "-o" + Out.str().str();
   llvm::StringRef Args[] = {*Dot, "-Tsvg", In, OutArg};
-  if (llvm::sys::ExecuteAndWait(*Dot, Args, llvm::None, {}, /*Seconds=*/60) !=
+  if (llvm::sys::ExecuteAndWait(*Dot, Args, llvm::None, {}, /*Seconds=*/60) ==
       0)
-    (void)llvm::sys::fs::remove(Out);
+    return true;
+  (void)llvm::sys::fs::remove(Out);
+  return false;
 }
 
 static int compile() {
@@ -206,19 +214,20 @@ static int compile() {
             layout::printLayoutDot(G, OS);
           }))
     return Cleanup(std::move(E));
-  renderSvg(Staging);
+  double Ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  bool HasSvg = RenderSvg && renderSvg(Staging);
   if (llvm::Error E = publish(Staging, OutputDir))
     return Cleanup(std::move(E));
 
   if (!Quiet) {
-    double Ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - Start)
-                    .count();
     llvm::outs() << "strider-compile: " << InputFilename << " -> " << OutputDir
                  << "/model.onnx (" << G.getNumNodes() << " nodes)\n";
     Report.printSummary(llvm::outs());
     llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
-                 << "/report.json; graph: " << OutputDir << "/layout.dot\n";
+                 << "/report.json; graph: " << OutputDir << "/layout.dot"
+                 << (HasSvg ? ", layout.svg" : "") << "\n";
     llvm::outs() << "compile time: " << llvm::format("%.1f", Ms) << " ms\n";
   }
   return 0;
