@@ -1,0 +1,113 @@
+//===- Tensor.h - Runtime tensors in any physical layout --------*- C++ -*-===//
+//
+// A dense tensor with a static logical shape (ONNX semantics) and a
+// physical layout: its bytes lie in the layout's physical order, and every
+// access goes through per-logical-dim strides. The reference interpreter
+// reads and writes tensors this way, so an NHWC conv or a channels-last
+// concat runs as such.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_RUNTIME_TENSOR_H
+#define STRIDER_RUNTIME_TENSOR_H
+
+#include "strider/IR/TensorData.h"
+#include "strider/IR/Types.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace strider {
+namespace runtime {
+
+class Tensor {
+public:
+  /// An empty tensor (rank 0, no element type).
+  Tensor() = default;
+  /// A zero-filled tensor of logical shape \p Shape stored in layout \p L.
+  Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L = Layout());
+  /// A zero-filled tensor of static type \p T (asserts a static shape and a
+  /// known element type).
+  static Tensor zeros(const TensorType &T);
+  /// The contents of constant data, in its layout.
+  static Tensor fromData(const TensorData &D);
+
+  ElementType getElementType() const { return Elt; }
+  unsigned getRank() const { return Shape.size(); }
+  llvm::ArrayRef<int64_t> getShape() const { return Shape; }
+  int64_t getDim(unsigned I) const { return Shape[I]; }
+  const Layout &getLayout() const { return L; }
+  int64_t getNumElements() const { return NumElements; }
+  /// The static type of this tensor (shape, element type, layout).
+  TensorType getType() const;
+
+  /// Element stride of each logical dim (in elements).
+  llvm::ArrayRef<int64_t> getStrides() const { return Strides; }
+  /// Element offset of logical index \p Index (one entry per dim).
+  int64_t getOffset(llvm::ArrayRef<int64_t> Index) const;
+
+  /// Element at offset \p Off converted to double / int64 (floats
+  /// truncate toward zero; bool is 0 or 1).
+  double getDouble(int64_t Off) const;
+  int64_t getInt(int64_t Off) const;
+  /// Store \p V at offset \p Off converted to the element type (rounding to
+  /// nearest for f16/bf16, truncating for integers, != 0 for bool).
+  void setDouble(int64_t Off, double V);
+  void setInt(int64_t Off, int64_t V);
+  /// Copy the element at offset \p SrcOff of \p Src (same element type,
+  /// asserted) to offset \p DstOff of this tensor, bit for bit.
+  void copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff);
+
+  /// Raw bytes, in physical order.
+  llvm::ArrayRef<uint8_t> getBytes() const { return Bytes; }
+  llvm::MutableArrayRef<uint8_t> getMutableBytes() { return Bytes; }
+
+  /// The same logical tensor stored in layout \p NewL.
+  Tensor withLayout(const Layout &NewL) const;
+  /// As constant data (same layout).
+  TensorDataRef toData() const;
+
+private:
+  ElementType Elt = ElementType::Unknown;
+  llvm::SmallVector<int64_t, 6> Shape;
+  Layout L;
+  llvm::SmallVector<int64_t, 6> Strides;
+  int64_t NumElements = 1;
+  std::vector<uint8_t> Bytes;
+};
+
+/// Strides for reading \p T as if broadcast (numpy rules: dims aligned on
+/// the right, size-1 dims repeated) to \p OutShape: one entry per dim of
+/// \p OutShape, 0 where \p T is broadcast. Asserts broadcastability.
+llvm::SmallVector<int64_t, 6>
+getBroadcastStrides(const Tensor &T, llvm::ArrayRef<int64_t> OutShape);
+
+/// Calls \p F with every logical index of \p Shape in row-major order
+/// (the last dim fastest). An empty shape visits one (scalar) index.
+template <typename Fn>
+void forEachIndex(llvm::ArrayRef<int64_t> Shape, Fn F) {
+  for (int64_t D : Shape)
+    if (D == 0)
+      return;
+  llvm::SmallVector<int64_t, 6> Index(Shape.size(), 0);
+  while (true) {
+    F(llvm::ArrayRef<int64_t>(Index));
+    int I = int(Shape.size()) - 1;
+    for (; I >= 0; --I) {
+      if (++Index[I] < Shape[I])
+        break;
+      Index[I] = 0;
+    }
+    if (I < 0)
+      return;
+  }
+}
+
+} // namespace runtime
+} // namespace strider
+
+#endif // STRIDER_RUNTIME_TENSOR_H

@@ -1,0 +1,509 @@
+//===- DataMovementKernels.cpp - Copying and indexing reference kernels ---===//
+//
+// Ops that move elements without arithmetic: Concat, Split, Slice, Pad,
+// Transpose, the reshape family, Expand, Gather, Shape, the constants and
+// DepthToSpace/SpaceToDepth. Axes are logical (negative ones count from
+// the end); every element goes through the operand's and the result's
+// strides, so any layout works. Result shapes come from the result types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+using Operands = llvm::ArrayRef<const Tensor *>;
+using Results = llvm::MutableArrayRef<Tensor>;
+using Index = llvm::SmallVector<int64_t, 6>;
+
+/// All elements of \p T as int64, in logical row-major order.
+std::vector<int64_t> readInts(const Tensor &T) {
+  std::vector<int64_t> R;
+  R.reserve(T.getNumElements());
+  forEachIndex(T.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    R.push_back(T.getInt(T.getOffset(I)));
+  });
+  return R;
+}
+
+/// Normalizes axis \p Axis of a rank-\p Rank tensor into [0, Rank).
+llvm::Error normalizeAxis(const Node &N, int64_t &Axis, int64_t Rank) {
+  int64_t A = Axis < 0 ? Axis + Rank : Axis;
+  if (A < 0 || A >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  Axis = A;
+  return llvm::Error::success();
+}
+
+/// Error unless the result has shape \p Expected (result shapes come from
+/// shape inference, which cannot see non-constant bounds and sizes).
+llvm::Error checkResultShape(const Node &N, const Tensor &Out,
+                             llvm::ArrayRef<int64_t> Expected) {
+  if (Out.getShape() == Expected)
+    return llvm::Error::success();
+  return makeNodeError(
+      N, "result type " + Out.getType().str() +
+             " does not match the computed shape " +
+             TensorType::get(Out.getElementType(), Expected).str());
+}
+
+/// Copies \p In to \p Out (equal element counts) in logical row-major
+/// order: the semantics of Reshape, Flatten, Squeeze and Unsqueeze.
+void copyRowMajor(const Tensor &In, Tensor &Out) {
+  assert(In.getNumElements() == Out.getNumElements() && "size mismatch");
+  llvm::ArrayRef<int64_t> InShape = In.getShape();
+  Index InIdx(InShape.size(), 0);
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> OutIdx) {
+    Out.copyElement(Out.getOffset(OutIdx), In, In.getOffset(InIdx));
+    for (int D = int(InShape.size()) - 1; D >= 0; --D) {
+      if (++InIdx[D] < InShape[D])
+        break;
+      InIdx[D] = 0;
+    }
+  });
+}
+
+llvm::Error reshapeKernel(const Node &N, Operands Ins, Results Outs) {
+  if (Ins[0]->getNumElements() != Outs[0].getNumElements())
+    return makeNodeError(N, "operand type " + Ins[0]->getType().str() +
+                                " and result type " + Outs[0].getType().str() +
+                                " differ in element count");
+  copyRowMajor(*Ins[0], Outs[0]);
+  return llvm::Error::success();
+}
+
+llvm::Error transposeKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  int64_t Rank = In.getRank();
+  std::vector<int64_t> Perm = N.getIntsAttr("perm");
+  if (Perm.empty())
+    for (int64_t I = Rank - 1; I >= 0; --I)
+      Perm.push_back(I);
+  if (int64_t(Perm.size()) != Rank || !Layout::isPermutation(Perm))
+    return makeNodeError(N, "'perm' is not a permutation of the " +
+                                llvm::Twine(Rank) + " operand dims");
+  Index Expected;
+  for (int64_t P : Perm)
+    Expected.push_back(In.getDim(P));
+  if (llvm::Error E = checkResultShape(N, Out, Expected))
+    return E;
+  Index InIdx(Rank);
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    for (int64_t I = 0; I != Rank; ++I)
+      InIdx[Perm[I]] = O[I];
+    Out.copyElement(Out.getOffset(O), In, In.getOffset(InIdx));
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error expandKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  bool OK = In.getRank() <= Out.getRank();
+  for (unsigned I = 0, R = In.getRank(); OK && I != R; ++I) {
+    int64_t O = Out.getDim(Out.getRank() - R + I);
+    OK = In.getDim(I) == O || In.getDim(I) == 1;
+  }
+  if (!OK)
+    return makeNodeError(N, "operand type " + In.getType().str() +
+                                " does not broadcast to the result type " +
+                                Out.getType().str());
+  llvm::SmallVector<int64_t, 6> Strides =
+      getBroadcastStrides(In, Out.getShape());
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    int64_t Off = 0;
+    for (unsigned D = 0, E = O.size(); D != E; ++D)
+      Off += O[D] * Strides[D];
+    Out.copyElement(Out.getOffset(O), In, Off);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error concatKernel(const Node &N, Operands Ins, Results Outs) {
+  Tensor &Out = Outs[0];
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (llvm::Error E = normalizeAxis(N, Axis, Out.getRank()))
+    return E;
+  int64_t Base = 0;
+  Index OutIdx;
+  for (const Tensor *In : Ins) {
+    if (!In)
+      continue;
+    Index Expected(Out.getShape().begin(), Out.getShape().end());
+    Expected[Axis] = In->getDim(Axis);
+    if (In->getShape() != llvm::makeArrayRef(Expected))
+      return makeNodeError(N, "operand type " + In->getType().str() +
+                                  " does not fit the result type " +
+                                  Out.getType().str());
+    if (Base + In->getDim(Axis) > Out.getDim(Axis))
+      return makeNodeError(N, "operands cover more than the result's " +
+                                  llvm::Twine(Out.getDim(Axis)) +
+                                  " elements along the axis");
+    forEachIndex(In->getShape(), [&](llvm::ArrayRef<int64_t> I) {
+      OutIdx.assign(I.begin(), I.end());
+      OutIdx[Axis] += Base;
+      Out.copyElement(Out.getOffset(OutIdx), *In, In->getOffset(I));
+    });
+    Base += In->getDim(Axis);
+  }
+  if (Base != Out.getDim(Axis))
+    return makeNodeError(N, "operands cover " + llvm::Twine(Base) +
+                                " elements along the axis, result has " +
+                                llvm::Twine(Out.getDim(Axis)));
+  return llvm::Error::success();
+}
+
+llvm::Error splitKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (llvm::Error E = normalizeAxis(N, Axis, In.getRank()))
+    return E;
+  // The result types hold the split sizes (from operand 1 or num_outputs).
+  int64_t Base = 0;
+  Index InIdx;
+  for (Tensor &Out : Outs) {
+    if (Out.getElementType() == ElementType::Unknown)
+      return makeNodeError(N, "missing results are not supported");
+    Index Expected(In.getShape().begin(), In.getShape().end());
+    Expected[Axis] = Out.getDim(Axis);
+    if (llvm::Error E = checkResultShape(N, Out, Expected))
+      return E;
+    if (Base + Out.getDim(Axis) > In.getDim(Axis))
+      return makeNodeError(N, "results cover more than the operand's " +
+                                  llvm::Twine(In.getDim(Axis)) +
+                                  " elements along the axis");
+    forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+      InIdx.assign(O.begin(), O.end());
+      InIdx[Axis] += Base;
+      Out.copyElement(Out.getOffset(O), In, In.getOffset(InIdx));
+    });
+    Base += Out.getDim(Axis);
+  }
+  if (Base != In.getDim(Axis))
+    return makeNodeError(N, "results cover " + llvm::Twine(Base) +
+                                " elements along the axis, operand has " +
+                                llvm::Twine(In.getDim(Axis)));
+  return llvm::Error::success();
+}
+
+llvm::Error sliceKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  int64_t Rank = In.getRank();
+  std::vector<int64_t> Starts = readInts(*Ins[1]);
+  std::vector<int64_t> Ends = readInts(*Ins[2]);
+  std::vector<int64_t> Axes;
+  if (Ins.size() > 3 && Ins[3])
+    Axes = readInts(*Ins[3]);
+  else
+    for (int64_t I = 0, E = Starts.size(); I != E; ++I)
+      Axes.push_back(I);
+  std::vector<int64_t> Steps(Starts.size(), 1);
+  if (Ins.size() > 4 && Ins[4])
+    Steps = readInts(*Ins[4]);
+  if (Ends.size() != Starts.size() || Axes.size() != Starts.size() ||
+      Steps.size() != Starts.size())
+    return makeNodeError(N, "starts, ends, axes and steps differ in length");
+
+  Index First(Rank, 0), Step(Rank, 1);
+  Index Expected(In.getShape().begin(), In.getShape().end());
+  for (size_t K = 0, E = Starts.size(); K != E; ++K) {
+    int64_t Axis = Axes[K];
+    if (llvm::Error Err = normalizeAxis(N, Axis, Rank))
+      return Err;
+    int64_t Dim = In.getDim(Axis), S = Starts[K], St = Steps[K];
+    if (St == 0)
+      return makeNodeError(N, "slice step is 0");
+    St = std::max<int64_t>(St, -INT64_MAX); // Keep -St representable.
+    if (S < 0)
+      S += Dim;
+    if (Dim == 0)
+      S = 0; // The result is empty along this axis.
+    else
+      S = St > 0 ? std::clamp<int64_t>(S, 0, Dim)
+                 : std::clamp<int64_t>(S, 0, Dim - 1);
+    First[Axis] = S;
+    Step[Axis] = St;
+    int64_t End = Ends[K];
+    if (End < 0)
+      End += Dim;
+    End = St > 0 ? std::clamp<int64_t>(End, 0, Dim)
+                 : std::clamp<int64_t>(End, -1, Dim - 1);
+    int64_t Count = 0;
+    if (Dim != 0 && St > 0 && End > S)
+      Count = 1 + (End - S - 1) / St;
+    else if (Dim != 0 && St < 0 && S > End)
+      Count = 1 + (S - End - 1) / -St;
+    Expected[Axis] = Count;
+  }
+  if (llvm::Error E = checkResultShape(N, Out, Expected))
+    return E;
+  Index InIdx(Rank);
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    for (int64_t D = 0; D != Rank; ++D)
+      InIdx[D] = First[D] + O[D] * Step[D];
+    Out.copyElement(Out.getOffset(O), In, In.getOffset(InIdx));
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error padKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  int64_t Rank = In.getRank();
+  std::string Mode = N.getStringAttr("mode", "constant");
+  if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
+    return makeNodeError(N, "unsupported pad mode '" + Mode + "'");
+  std::vector<int64_t> Pads = readInts(*Ins[1]);
+  std::vector<int64_t> Axes;
+  if (Ins.size() > 3 && Ins[3])
+    Axes = readInts(*Ins[3]);
+  else
+    for (int64_t I = 0; I != Rank; ++I)
+      Axes.push_back(I);
+  if (Pads.size() != 2 * Axes.size())
+    return makeNodeError(N, "'pads' has " + llvm::Twine(Pads.size()) +
+                                " entries, expected " +
+                                llvm::Twine(2 * Axes.size()));
+  Index Before(Rank, 0);
+  Index Expected(In.getShape().begin(), In.getShape().end());
+  for (size_t K = 0, E = Axes.size(); K != E; ++K) {
+    int64_t Axis = Axes[K];
+    if (llvm::Error Err = normalizeAxis(N, Axis, Rank))
+      return Err;
+    Before[Axis] = Pads[K];
+    Expected[Axis] += Pads[K] + Pads[K + E];
+  }
+  if (llvm::Error Err = checkResultShape(N, Out, Expected))
+    return Err;
+  const Tensor *Value = Ins.size() > 2 ? Ins[2] : nullptr;
+  if (Value && Value->getNumElements() == 0)
+    Value = nullptr;
+  if (Value && Value->getElementType() != Out.getElementType())
+    return makeNodeError(N, "constant_value has element type " +
+                                getElementTypeName(Value->getElementType()) +
+                                ", expected " +
+                                getElementTypeName(Out.getElementType()));
+  if (Mode != "constant")
+    for (int64_t D = 0; D != Rank; ++D)
+      if (In.getDim(D) == 0 && Out.getDim(D) != 0)
+        return makeNodeError(N, "cannot " + Mode + "-pad an empty dim");
+
+  Index InIdx(Rank);
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    bool Inside = true;
+    for (int64_t D = 0; D != Rank; ++D) {
+      int64_t I = O[D] - Before[D], Dim = In.getDim(D);
+      if (I < 0 || I >= Dim) {
+        if (Mode == "edge") {
+          I = std::clamp<int64_t>(I, 0, Dim - 1);
+        } else if (Mode == "reflect") {
+          if (Dim == 1) {
+            I = 0;
+          } else {
+            int64_t Period = 2 * (Dim - 1);
+            I %= Period;
+            if (I < 0)
+              I += Period;
+            if (I >= Dim)
+              I = Period - I;
+          }
+        } else {
+          Inside = false;
+        }
+      }
+      InIdx[D] = I;
+    }
+    int64_t OutOff = Out.getOffset(O);
+    if (Inside)
+      Out.copyElement(OutOff, In, In.getOffset(InIdx));
+    else if (Value)
+      Out.copyElement(OutOff, *Value, 0);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error gatherKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &Data = *Ins[0], &Indices = *Ins[1];
+  Tensor &Out = Outs[0];
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (llvm::Error E = normalizeAxis(N, Axis, Data.getRank()))
+    return E;
+  int64_t Dim = Data.getDim(Axis);
+  unsigned IdxRank = Indices.getRank();
+  Index Expected(Data.getShape().begin(), Data.getShape().begin() + Axis);
+  Expected.append(Indices.getShape().begin(), Indices.getShape().end());
+  Expected.append(Data.getShape().begin() + Axis + 1, Data.getShape().end());
+  if (llvm::Error E = checkResultShape(N, Out, Expected))
+    return E;
+  Index DataIdx(Data.getRank()), IdxIdx(IdxRank);
+  bool Bad = false;
+  int64_t BadValue = 0;
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    if (Bad)
+      return;
+    for (int64_t D = 0; D != Axis; ++D)
+      DataIdx[D] = O[D];
+    for (unsigned D = 0; D != IdxRank; ++D)
+      IdxIdx[D] = O[Axis + D];
+    int64_t I = Indices.getInt(Indices.getOffset(IdxIdx));
+    if (I < -Dim || I >= Dim) {
+      Bad = true;
+      BadValue = I;
+      return;
+    }
+    DataIdx[Axis] = I < 0 ? I + Dim : I;
+    for (int64_t D = Axis + 1, E = Data.getRank(); D < E; ++D)
+      DataIdx[D] = O[D - 1 + IdxRank];
+    Out.copyElement(Out.getOffset(O), Data, Data.getOffset(DataIdx));
+  });
+  if (Bad)
+    return makeNodeError(N, "index " + llvm::Twine(BadValue) +
+                                " is out of range for a dim of size " +
+                                llvm::Twine(Dim));
+  return llvm::Error::success();
+}
+
+llvm::Error shapeKernel(const Node &N, Operands Ins, Results Outs) {
+  llvm::ArrayRef<int64_t> Shape = Ins[0]->getShape();
+  int64_t Rank = Shape.size();
+  int64_t Start = N.getIntAttr("start", 0);
+  if (Start < 0)
+    Start += Rank;
+  Start = std::clamp<int64_t>(Start, 0, Rank);
+  Tensor &Out = Outs[0];
+  if (Out.getRank() != 1 || Start + Out.getDim(0) > Rank)
+    return makeNodeError(N, "result type " + Out.getType().str() +
+                                " does not match the operand's rank");
+  for (int64_t I = 0, E = Out.getDim(0); I != E; ++I)
+    Out.setInt(Out.getOffset({I}), Shape[Start + I]);
+  return llvm::Error::success();
+}
+
+llvm::Error constantKernel(const Node &N, Operands, Results Outs) {
+  const Attribute *A = N.getAttr("value");
+  if (!A || A->getKind() != AttrKind::Tensor || !A->getTensor())
+    return makeNodeError(N, "missing 'value' tensor attribute");
+  Tensor V = Tensor::fromData(*A->getTensor());
+  if (V.getElementType() != Outs[0].getElementType() ||
+      V.getShape() != Outs[0].getShape())
+    return makeNodeError(N, "'value' has type " + V.getType().str() +
+                                ", result has " + Outs[0].getType().str());
+  Outs[0] = V.withLayout(Outs[0].getLayout());
+  return llvm::Error::success();
+}
+
+llvm::Error constantOfShapeKernel(const Node &N, Operands, Results Outs) {
+  Tensor &Out = Outs[0];
+  const Attribute *A = N.getAttr("value");
+  if (!A)
+    return llvm::Error::success(); // The result is zero-filled (0.f).
+  if (A->getKind() != AttrKind::Tensor || !A->getTensor() ||
+      A->getTensor()->getNumElements() != 1)
+    return makeNodeError(N, "'value' must be a one-element tensor");
+  Tensor V = Tensor::fromData(*A->getTensor());
+  if (V.getElementType() != Out.getElementType())
+    return makeNodeError(N, "'value' has element type " +
+                                getElementTypeName(V.getElementType()) +
+                                ", result has " +
+                                getElementTypeName(Out.getElementType()));
+  for (int64_t I = 0, E = Out.getNumElements(); I != E; ++I)
+    Out.copyElement(I, V, 0);
+  return llvm::Error::success();
+}
+
+/// Checks the rank-4 operand of DepthToSpace/SpaceToDepth and reads the
+/// block size.
+llvm::Error getBlockSize(const Node &N, const Tensor &In, int64_t &B) {
+  if (In.getRank() != 4)
+    return makeNodeError(N, "expected a rank-4 operand, got rank " +
+                                llvm::Twine(In.getRank()));
+  B = N.getIntAttr("blocksize", 0);
+  if (B <= 0)
+    return makeNodeError(N, "'blocksize' must be positive");
+  return llvm::Error::success();
+}
+
+llvm::Error depthToSpaceKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  int64_t B = 0;
+  if (llvm::Error E = getBlockSize(N, In, B))
+    return E;
+  std::string Mode = N.getStringAttr("mode", "DCR");
+  if (Mode != "DCR" && Mode != "CRD")
+    return makeNodeError(N, "unsupported mode '" + Mode + "'");
+  bool DCR = Mode == "DCR";
+  if (In.getDim(1) % (B * B))
+    return makeNodeError(N, "channels (" + llvm::Twine(In.getDim(1)) +
+                                ") are not a multiple of blocksize^2");
+  int64_t OutC = In.getDim(1) / (B * B);
+  if (llvm::Error E = checkResultShape(
+          N, Out, {In.getDim(0), OutC, In.getDim(2) * B, In.getDim(3) * B}))
+    return E;
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    int64_t BH = O[2] % B, BW = O[3] % B;
+    int64_t C = DCR ? (BH * B + BW) * OutC + O[1] : (O[1] * B + BH) * B + BW;
+    int64_t Off = In.getOffset({O[0], C, O[2] / B, O[3] / B});
+    Out.copyElement(Out.getOffset(O), In, Off);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error spaceToDepthKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  int64_t B = 0;
+  if (llvm::Error E = getBlockSize(N, In, B))
+    return E;
+  int64_t InC = In.getDim(1);
+  if (In.getDim(2) % B || In.getDim(3) % B)
+    return makeNodeError(N, "spatial dims are not multiples of the blocksize");
+  if (llvm::Error E = checkResultShape(
+          N, Out,
+          {In.getDim(0), InC * B * B, In.getDim(2) / B, In.getDim(3) / B}))
+    return E;
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    int64_t Block = O[1] / InC, C = O[1] % InC;
+    int64_t BH = Block / B, BW = Block % B;
+    int64_t Off = In.getOffset({O[0], C, O[2] * B + BH, O[3] * B + BW});
+    Out.copyElement(Out.getOffset(O), In, Off);
+  });
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void runtime::addDataMovementKernels(KernelTable &T) {
+  auto Set = [&T](OpId Id, ReferenceKernel K) {
+    T[static_cast<size_t>(Id)] = K;
+  };
+  Set(OpId::Concat, concatKernel);
+  Set(OpId::Split, splitKernel);
+  Set(OpId::Slice, sliceKernel);
+  Set(OpId::Pad, padKernel);
+  Set(OpId::Transpose, transposeKernel);
+  Set(OpId::Reshape, reshapeKernel);
+  Set(OpId::Flatten, reshapeKernel);
+  Set(OpId::Squeeze, reshapeKernel);
+  Set(OpId::Unsqueeze, reshapeKernel);
+  Set(OpId::Expand, expandKernel);
+  Set(OpId::Gather, gatherKernel);
+  Set(OpId::Shape, shapeKernel);
+  Set(OpId::Constant, constantKernel);
+  Set(OpId::ConstantOfShape, constantOfShapeKernel);
+  Set(OpId::DepthToSpace, depthToSpaceKernel);
+  Set(OpId::SpaceToDepth, spaceToDepthKernel);
+}

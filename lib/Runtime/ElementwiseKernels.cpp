@@ -1,0 +1,383 @@
+//===- ElementwiseKernels.cpp - Pointwise reference kernels ---------------===//
+//
+// Unary activations, broadcasting binary and variadic arithmetic, Clip,
+// Cast, PRelu, Identity, Dropout (inference) and relayout. Every kernel
+// walks the logical index space of its result and reads each operand
+// through its own layout's strides (broadcast dims read index 0). Floats
+// compute in double, integers in int64 (wrapping on overflow).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+using Operands = llvm::ArrayRef<const Tensor *>;
+using Results = llvm::MutableArrayRef<Tensor>;
+
+/// Calls \p F(OutOffset, OperandOffsets) for every logical index of
+/// \p Out, with the offset of that index in each (broadcast) operand.
+template <typename Fn>
+void forEachBroadcast(const Tensor &Out, llvm::ArrayRef<const Tensor *> Ins,
+                      Fn F) {
+  llvm::ArrayRef<int64_t> Shape = Out.getShape();
+  llvm::SmallVector<llvm::SmallVector<int64_t, 6>, 4> Strides;
+  for (const Tensor *In : Ins)
+    Strides.push_back(getBroadcastStrides(*In, Shape));
+  llvm::SmallVector<int64_t, 4> Offs(Ins.size());
+  forEachIndex(Shape, [&](llvm::ArrayRef<int64_t> Index) {
+    for (unsigned K = 0, E = Ins.size(); K != E; ++K) {
+      int64_t Off = 0;
+      for (unsigned D = 0, DE = Index.size(); D != DE; ++D)
+        Off += Index[D] * Strides[K][D];
+      Offs[K] = Off;
+    }
+    F(Out.getOffset(Index), llvm::ArrayRef<int64_t>(Offs));
+  });
+}
+
+/// Wrapping int64 arithmetic (no undefined behaviour on overflow).
+int64_t wrapAdd(int64_t A, int64_t B) {
+  return int64_t(uint64_t(A) + uint64_t(B));
+}
+int64_t wrapSub(int64_t A, int64_t B) {
+  return int64_t(uint64_t(A) - uint64_t(B));
+}
+int64_t wrapMul(int64_t A, int64_t B) {
+  return int64_t(uint64_t(A) * uint64_t(B));
+}
+/// C-style division truncating toward zero; x / 0 is defined as 0 here.
+int64_t truncDiv(int64_t A, int64_t B) {
+  if (B == 0)
+    return 0;
+  if (B == -1)
+    return wrapSub(0, A);
+  return A / B;
+}
+int64_t intPow(int64_t Base, int64_t Exp) {
+  if (Exp < 0) // Only 1 and -1 have integer reciprocals.
+    return Base == 1 ? 1 : Base == -1 ? (Exp % 2 ? -1 : 1) : 0;
+  int64_t R = 1;
+  while (Exp) {
+    if (Exp & 1)
+      R = wrapMul(R, Base);
+    Base = wrapMul(Base, Base);
+    Exp >>= 1;
+  }
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops.
+//===----------------------------------------------------------------------===//
+
+/// Result 0 = F(operand 0) per element, computed in double.
+template <typename Fn>
+llvm::Error unaryFloat(Operands Ins, Results Outs, Fn F) {
+  forEachBroadcast(Outs[0], {Ins[0]},
+                   [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+                     Outs[0].setDouble(O, F(Ins[0]->getDouble(I[0])));
+                   });
+  return llvm::Error::success();
+}
+
+llvm::Error reluKernel(const Node &, Operands Ins, Results Outs) {
+  if (isInteger(Outs[0].getElementType())) {
+    forEachBroadcast(
+        Outs[0], {Ins[0]}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+          Outs[0].setInt(O, std::max<int64_t>(0, Ins[0]->getInt(I[0])));
+        });
+    return llvm::Error::success();
+  }
+  return unaryFloat(Ins, Outs, [](double X) { return X < 0 ? 0.0 : X; });
+}
+
+llvm::Error leakyReluKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 0.01f);
+  return unaryFloat(Ins, Outs,
+                    [Alpha](double X) { return X < 0 ? Alpha * X : X; });
+}
+
+llvm::Error sigmoidKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs,
+                    [](double X) { return 1.0 / (1.0 + std::exp(-X)); });
+}
+
+llvm::Error hardSigmoidKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 0.2f);
+  double Beta = N.getFloatAttr("beta", 0.5f);
+  return unaryFloat(Ins, Outs, [=](double X) {
+    return std::max(0.0, std::min(1.0, Alpha * X + Beta));
+  });
+}
+
+llvm::Error hardSwishKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) {
+    return X * std::max(0.0, std::min(1.0, X / 6.0 + 0.5));
+  });
+}
+
+llvm::Error tanhKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::tanh(X); });
+}
+
+llvm::Error eluKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 1.0f);
+  return unaryFloat(Ins, Outs, [Alpha](double X) {
+    return X < 0 ? Alpha * (std::exp(X) - 1.0) : X;
+  });
+}
+
+llvm::Error erfKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::erf(X); });
+}
+
+llvm::Error expKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::exp(X); });
+}
+
+llvm::Error sqrtKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::sqrt(X); });
+}
+
+/// Bit-exact copy of operand 0 into result 0 (any layouts).
+void copyLogical(const Tensor &In, Tensor &Out) {
+  forEachBroadcast(Out, {&In}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    Out.copyElement(O, In, I[0]);
+  });
+}
+
+llvm::Error identityKernel(const Node &, Operands Ins, Results Outs) {
+  copyLogical(*Ins[0], Outs[0]);
+  return llvm::Error::success();
+}
+
+llvm::Error dropoutKernel(const Node &N, Operands Ins, Results Outs) {
+  if (Ins.size() > 2 && Ins[2] && Ins[2]->getNumElements() > 0 &&
+      Ins[2]->getInt(0) != 0)
+    return makeNodeError(N, "training mode is not supported by the "
+                            "reference interpreter");
+  copyLogical(*Ins[0], Outs[0]);
+  if (Outs.size() > 1 && Outs[1].getElementType() != ElementType::Unknown)
+    for (int64_t I = 0, E = Outs[1].getNumElements(); I != E; ++I)
+      Outs[1].setInt(I, 1);
+  return llvm::Error::success();
+}
+
+llvm::Error relayoutKernel(const Node &N, Operands Ins, Results Outs) {
+  if (Ins[0]->getShape() != Outs[0].getShape() ||
+      Ins[0]->getElementType() != Outs[0].getElementType())
+    return makeNodeError(N, "operand type " + Ins[0]->getType().str() +
+                                " and result type " + Outs[0].getType().str() +
+                                " differ in more than their layouts");
+  Outs[0] = Ins[0]->withLayout(Outs[0].getLayout());
+  return llvm::Error::success();
+}
+
+llvm::Error clipKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor *Lo = Ins.size() > 1 ? Ins[1] : nullptr;
+  const Tensor *Hi = Ins.size() > 2 ? Ins[2] : nullptr;
+  if ((Lo && Lo->getNumElements() != 1) || (Hi && Hi->getNumElements() != 1))
+    return makeNodeError(N, "min and max must be one-element tensors");
+  if (isInteger(Outs[0].getElementType())) {
+    int64_t L = Lo ? Lo->getInt(0) : std::numeric_limits<int64_t>::min();
+    int64_t H = Hi ? Hi->getInt(0) : std::numeric_limits<int64_t>::max();
+    forEachBroadcast(
+        Outs[0], {Ins[0]}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+          Outs[0].setInt(O, std::min(H, std::max(L, Ins[0]->getInt(I[0]))));
+        });
+    return llvm::Error::success();
+  }
+  double L = Lo ? Lo->getDouble(0) : -HUGE_VAL;
+  double H = Hi ? Hi->getDouble(0) : HUGE_VAL;
+  // ONNX: min(max(x, min), max); NaN stays NaN.
+  return unaryFloat(Ins, Outs, [=](double X) {
+    if (std::isnan(X))
+      return X;
+    return std::min(H, std::max(L, X));
+  });
+}
+
+llvm::Error castKernel(const Node &N, Operands Ins, Results Outs) {
+  int64_t To = N.getIntAttr("to", 0);
+  llvm::Optional<ElementType> Elt = fromOnnxDataType(int32_t(To));
+  if (!Elt)
+    return makeNodeError(N, "Cast to unsupported ONNX data type " +
+                                llvm::Twine(To));
+  if (*Elt != Outs[0].getElementType())
+    return makeNodeError(N, "Cast 'to' attribute (" + getElementTypeName(*Elt) +
+                                ") does not match the result type " +
+                                Outs[0].getType().str());
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  bool IntSource = !isFloatingPoint(In.getElementType());
+  bool IntDest = !isFloatingPoint(Out.getElementType());
+  forEachBroadcast(Out, {&In}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    if (In.getElementType() == Out.getElementType())
+      Out.copyElement(O, In, I[0]);
+    else if (IntSource && IntDest)
+      Out.setInt(O, In.getInt(I[0])); // Wraps, as numpy's astype does.
+    else if (In.getElementType() == ElementType::U64 && !IntDest)
+      Out.setDouble(O, double(uint64_t(In.getInt(I[0]))));
+    else
+      Out.setDouble(O, In.getDouble(I[0])); // Float -> int truncates.
+  });
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary and variadic ops.
+//===----------------------------------------------------------------------===//
+
+/// Folds the operands left to right with \p FF (doubles) or \p IF (int64)
+/// depending on the result's element type.
+template <typename FloatFn, typename IntFn>
+llvm::Error foldOperands(Operands Ins, Results Outs, FloatFn FF, IntFn IF) {
+  Tensor &Out = Outs[0];
+  bool Int = !isFloatingPoint(Out.getElementType());
+  forEachBroadcast(Out, Ins, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    if (Int) {
+      int64_t Acc = Ins[0]->getInt(I[0]);
+      for (unsigned K = 1, E = Ins.size(); K != E; ++K)
+        Acc = IF(Acc, Ins[K]->getInt(I[K]));
+      Out.setInt(O, Acc);
+      return;
+    }
+    double Acc = Ins[0]->getDouble(I[0]);
+    for (unsigned K = 1, E = Ins.size(); K != E; ++K)
+      Acc = FF(Acc, Ins[K]->getDouble(I[K]));
+    Out.setDouble(O, Acc);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error addKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs, [](double A, double B) { return A + B; }, wrapAdd);
+}
+llvm::Error subKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs, [](double A, double B) { return A - B; }, wrapSub);
+}
+llvm::Error mulKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs, [](double A, double B) { return A * B; }, wrapMul);
+}
+llvm::Error divKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs, [](double A, double B) { return A / B; }, truncDiv);
+}
+llvm::Error sumKernel(const Node &N, Operands Ins, Results Outs) {
+  return addKernel(N, Ins, Outs);
+}
+
+/// numpy.maximum / numpy.minimum: NaN in any operand gives NaN.
+llvm::Error maxKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs,
+      [](double A, double B) { return std::isnan(B) || B > A ? B : A; },
+      [](int64_t A, int64_t B) { return std::max(A, B); });
+}
+llvm::Error minKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs,
+      [](double A, double B) { return std::isnan(B) || B < A ? B : A; },
+      [](int64_t A, int64_t B) { return std::min(A, B); });
+}
+
+llvm::Error preluKernel(const Node &, Operands Ins, Results Outs) {
+  return foldOperands(
+      Ins, Outs, [](double X, double S) { return X < 0 ? S * X : X; },
+      [](int64_t X, int64_t S) { return X < 0 ? wrapMul(S, X) : X; });
+}
+
+/// The result has the base's element type; the exponent may be of any
+/// numeric type. Integer powers of integers are exact.
+llvm::Error powKernel(const Node &, Operands Ins, Results Outs) {
+  const Tensor &Base = *Ins[0], &Exp = *Ins[1];
+  Tensor &Out = Outs[0];
+  bool IntBase = !isFloatingPoint(Base.getElementType());
+  bool IntExp = !isFloatingPoint(Exp.getElementType());
+  forEachBroadcast(Out, Ins, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    if (IntBase && IntExp)
+      Out.setInt(O, intPow(Base.getInt(I[0]), Exp.getInt(I[1])));
+    else
+      Out.setDouble(O, std::pow(Base.getDouble(I[0]), Exp.getDouble(I[1])));
+  });
+  return llvm::Error::success();
+}
+
+/// Error unless operands 0..NumChecked-1 (all if -1) broadcast to the
+/// result's shape (the result types come from static shape inference, but
+/// a shape computed from non-constant operands may still be wrong).
+llvm::Error checkBroadcast(const Node &N, Operands Ins, const Tensor &Out,
+                           int NumChecked) {
+  llvm::ArrayRef<int64_t> Shape = Out.getShape();
+  for (size_t K = 0, E = NumChecked < 0 ? Ins.size() : size_t(NumChecked);
+       K != E && K != Ins.size(); ++K) {
+    if (!Ins[K])
+      continue;
+    llvm::ArrayRef<int64_t> S = Ins[K]->getShape();
+    bool OK = S.size() <= Shape.size();
+    for (size_t I = 0; OK && I != S.size(); ++I) {
+      int64_t O = Shape[Shape.size() - S.size() + I];
+      OK = S[I] == O || S[I] == 1;
+    }
+    if (!OK)
+      return makeNodeError(N, "operand " + llvm::Twine(K) + " of type " +
+                                  Ins[K]->getType().str() +
+                                  " does not broadcast to the result type " +
+                                  Out.getType().str());
+  }
+  return llvm::Error::success();
+}
+
+/// \p K after checking that its first \p NumChecked operands (all if -1)
+/// broadcast to its result.
+template <ReferenceKernel K, int NumChecked>
+llvm::Error checked(const Node &N, Operands Ins, Results Outs) {
+  if (llvm::Error E = checkBroadcast(N, Ins, Outs[0], NumChecked))
+    return E;
+  return K(N, Ins, Outs);
+}
+
+} // namespace
+
+void runtime::addElementwiseKernels(KernelTable &T) {
+  auto Set = [&T](OpId Id, ReferenceKernel K) {
+    T[static_cast<size_t>(Id)] = K;
+  };
+  Set(OpId::Relu, checked<reluKernel, 1>);
+  Set(OpId::LeakyRelu, checked<leakyReluKernel, 1>);
+  Set(OpId::Clip, checked<clipKernel, 1>);
+  Set(OpId::Sigmoid, checked<sigmoidKernel, 1>);
+  Set(OpId::HardSigmoid, checked<hardSigmoidKernel, 1>);
+  Set(OpId::HardSwish, checked<hardSwishKernel, 1>);
+  Set(OpId::Tanh, checked<tanhKernel, 1>);
+  Set(OpId::Elu, checked<eluKernel, 1>);
+  Set(OpId::Erf, checked<erfKernel, 1>);
+  Set(OpId::Exp, checked<expKernel, 1>);
+  Set(OpId::Sqrt, checked<sqrtKernel, 1>);
+  Set(OpId::Cast, checked<castKernel, 1>);
+  Set(OpId::Identity, checked<identityKernel, 1>);
+  Set(OpId::Dropout, checked<dropoutKernel, 1>);
+  Set(OpId::PRelu, checked<preluKernel, -1>);
+  Set(OpId::Add, checked<addKernel, -1>);
+  Set(OpId::Sub, checked<subKernel, -1>);
+  Set(OpId::Mul, checked<mulKernel, -1>);
+  Set(OpId::Div, checked<divKernel, -1>);
+  Set(OpId::Pow, checked<powKernel, -1>);
+  Set(OpId::Max, checked<maxKernel, -1>);
+  Set(OpId::Min, checked<minKernel, -1>);
+  Set(OpId::Sum, checked<sumKernel, -1>);
+  Set(OpId::Relayout, checked<relayoutKernel, 1>);
+}

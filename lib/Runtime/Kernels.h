@@ -1,0 +1,45 @@
+//===- Kernels.h - Reference kernel groups (internal) -----------*- C++ -*-===//
+//
+// Private to lib/Runtime. Each kernel file registers its ops' kernels in
+// the table through one function; KernelTable.cpp calls them all once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_RUNTIME_KERNELS_H
+#define STRIDER_LIB_RUNTIME_KERNELS_H
+
+#include "strider/Runtime/Reference.h"
+
+#include <array>
+
+namespace strider {
+namespace runtime {
+
+/// One kernel slot per op of Ops.def (null: no kernel).
+using KernelTable =
+    std::array<ReferenceKernel, static_cast<size_t>(OpId::Opaque)>;
+
+/// ElementwiseKernels.cpp: unary and broadcasting binary/variadic ops,
+/// Clip, Cast, PRelu, Identity, Dropout (inference), relayout.
+void addElementwiseKernels(KernelTable &T);
+/// DataMovementKernels.cpp: Concat, Split, Slice, Pad, Transpose, Reshape,
+/// Flatten, Squeeze, Unsqueeze, Expand, Gather, Shape, Constant,
+/// ConstantOfShape, DepthToSpace, SpaceToDepth.
+void addDataMovementKernels(KernelTable &T);
+/// ConvolutionKernels.cpp: Conv, ConvTranspose.
+void addConvolutionKernels(KernelTable &T);
+/// PoolingKernels.cpp: MaxPool, AveragePool, GlobalAveragePool,
+/// GlobalMaxPool.
+void addPoolingKernels(KernelTable &T);
+/// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
+/// Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum.
+void addNormalizationKernels(KernelTable &T);
+/// MatrixKernels.cpp: Gemm, MatMul.
+void addMatrixKernels(KernelTable &T);
+/// ResizeKernels.cpp: Resize.
+void addResizeKernels(KernelTable &T);
+
+} // namespace runtime
+} // namespace strider
+
+#endif // STRIDER_LIB_RUNTIME_KERNELS_H

@@ -1,0 +1,221 @@
+//===- NormalizationKernels.cpp - Reference normalizations and reductions -===//
+//
+// BatchNormalization (inference), InstanceNormalization, Softmax and
+// LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum with the
+// axes operand. Statistics are accumulated in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+/// Element \p I of a rank-1 per-channel operand.
+double channelValue(const Tensor &T, int64_t I) {
+  return T.getDouble(T.getOffset({I}));
+}
+
+llvm::Error checkPerChannel(const Node &N, llvm::ArrayRef<const Tensor *> Ops,
+                            unsigned First, int64_t C) {
+  for (unsigned I = First; I < Ops.size(); ++I)
+    if (!Ops[I] || Ops[I]->getRank() != 1 || Ops[I]->getDim(0) != C)
+      return makeNodeError(N, "operand " + llvm::Twine(I) +
+                                  " must have shape [" + llvm::Twine(C) + "]");
+  return llvm::Error::success();
+}
+
+llvm::Error batchNormKernel(const Node &N,
+                            llvm::ArrayRef<const Tensor *> Operands,
+                            llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (N.getIntAttr("training_mode", 0) != 0)
+    return makeNodeError(N, "training_mode is not supported");
+  for (unsigned I = 1; I < Results.size(); ++I)
+    if (Results[I].getElementType() != ElementType::Unknown)
+      return makeNodeError(N, "running statistics results are not supported");
+  if (X.getRank() < 2 || Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape (rank >= 2)");
+  if (llvm::Error E = checkPerChannel(N, Operands, 1, X.getDim(1)))
+    return E;
+  double Eps = N.getFloatAttr("epsilon", 1e-5f);
+  const Tensor &Scale = *Operands[1], &Bias = *Operands[2],
+               &Mean = *Operands[3], &Var = *Operands[4];
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+    int64_t C = Idx[1];
+    double V = (X.getDouble(X.getOffset(Idx)) - channelValue(Mean, C)) /
+                   std::sqrt(channelValue(Var, C) + Eps) *
+                   channelValue(Scale, C) +
+               channelValue(Bias, C);
+    Y.setDouble(Y.getOffset(Idx), V);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error instanceNormKernel(const Node &N,
+                               llvm::ArrayRef<const Tensor *> Operands,
+                               llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (X.getRank() < 3 || Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape (rank >= 3)");
+  if (llvm::Error E = checkPerChannel(N, Operands, 1, X.getDim(1)))
+    return E;
+  double Eps = N.getFloatAttr("epsilon", 1e-5f);
+  llvm::ArrayRef<int64_t> Spatial = X.getShape().drop_front(2);
+  int64_t Count = 1;
+  for (int64_t D : Spatial)
+    Count *= D;
+  llvm::SmallVector<int64_t, 5> Idx(X.getRank());
+  forEachIndex(X.getShape().take_front(2), [&](llvm::ArrayRef<int64_t> NC) {
+    Idx[0] = NC[0];
+    Idx[1] = NC[1];
+    auto ForSpatial = [&](auto F) {
+      forEachIndex(Spatial, [&](llvm::ArrayRef<int64_t> S) {
+        std::copy(S.begin(), S.end(), Idx.begin() + 2);
+        F();
+      });
+    };
+    double Sum = 0;
+    ForSpatial([&] { Sum += X.getDouble(X.getOffset(Idx)); });
+    double Mean = Sum / double(Count), SqSum = 0;
+    ForSpatial([&] {
+      double D = X.getDouble(X.getOffset(Idx)) - Mean;
+      SqSum += D * D;
+    });
+    double InvStd = 1.0 / std::sqrt(SqSum / double(Count) + Eps);
+    double Scale = channelValue(*Operands[1], NC[1]);
+    double Bias = channelValue(*Operands[2], NC[1]);
+    ForSpatial([&] {
+      int64_t Off = X.getOffset(Idx);
+      Y.setDouble(Y.getOffset(Idx),
+                  (X.getDouble(Off) - Mean) * InvStd * Scale + Bias);
+    });
+  });
+  return llvm::Error::success();
+}
+
+/// Softmax (or its logarithm) along one axis.
+template <bool IsLog>
+llvm::Error softmaxKernel(const Node &N,
+                          llvm::ArrayRef<const Tensor *> Operands,
+                          llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape");
+  int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (Axis < -Rank || Axis >= Rank || Rank == 0)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  llvm::SmallVector<int64_t, 6> Outer(X.getShape().begin(),
+                                      X.getShape().end());
+  Outer[Axis] = 1;
+  int64_t Len = X.getDim(Axis);
+  int64_t XStride = X.getStrides()[Axis], YStride = Y.getStrides()[Axis];
+  forEachIndex(Outer, [&](llvm::ArrayRef<int64_t> Idx) {
+    int64_t XBase = X.getOffset(Idx), YBase = Y.getOffset(Idx);
+    double Max = -std::numeric_limits<double>::infinity();
+    for (int64_t I = 0; I < Len; ++I)
+      Max = std::max(Max, X.getDouble(XBase + I * XStride));
+    double Sum = 0;
+    for (int64_t I = 0; I < Len; ++I)
+      Sum += std::exp(X.getDouble(XBase + I * XStride) - Max);
+    for (int64_t I = 0; I < Len; ++I) {
+      double D = X.getDouble(XBase + I * XStride) - Max;
+      Y.setDouble(YBase + I * YStride,
+                  IsLog ? D - std::log(Sum) : std::exp(D) / Sum);
+    }
+  });
+  return llvm::Error::success();
+}
+
+enum class ReduceKind { Mean, Max, Sum };
+
+template <ReduceKind Kind>
+llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                         llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  int64_t Rank = X.getRank();
+  bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
+  bool NoopEmpty = N.getIntAttr("noop_with_empty_axes", 0) != 0;
+  llvm::SmallVector<bool, 6> Reduced(Rank, false);
+  const Tensor *Axes = Operands.size() > 1 ? Operands[1] : nullptr;
+  if (Axes && Axes->getNumElements() > 0) {
+    if (Axes->getRank() != 1 || !isInteger(Axes->getElementType()))
+      return makeNodeError(N, "axes must be a rank-1 integer tensor");
+    for (int64_t I = 0; I < Axes->getDim(0); ++I) {
+      int64_t A = Axes->getInt(Axes->getOffset({I}));
+      if (A < -Rank || A >= Rank)
+        return makeNodeError(N, "axis " + llvm::Twine(A) +
+                                    " is out of range for rank " +
+                                    llvm::Twine(Rank));
+      Reduced[A < 0 ? A + Rank : A] = true;
+    }
+  } else if (!NoopEmpty) {
+    Reduced.assign(Rank, true);
+  }
+  // The result shape with every reduced dim kept as 1.
+  llvm::SmallVector<int64_t, 6> Kept, Expected;
+  for (int64_t I = 0; I < Rank; ++I) {
+    Kept.push_back(Reduced[I] ? 1 : X.getDim(I));
+    if (!Reduced[I] || KeepDims)
+      Expected.push_back(Kept.back());
+  }
+  if (Y.getShape() != llvm::ArrayRef<int64_t>(Expected))
+    return makeNodeError(N, "result shape does not match the reduction");
+  llvm::SmallVector<int64_t, 6> Window(Rank);
+  int64_t Count = 1;
+  for (int64_t I = 0; I < Rank; ++I) {
+    Window[I] = Reduced[I] ? X.getDim(I) : 1;
+    Count *= Window[I];
+  }
+  llvm::SmallVector<int64_t, 6> XIdx(Rank), YIdx;
+  forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
+    double Acc = Kind == ReduceKind::Max
+                     ? -std::numeric_limits<double>::infinity()
+                     : 0.0;
+    forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
+      for (int64_t I = 0; I < Rank; ++I)
+        XIdx[I] = KIdx[I] + WIdx[I];
+      double V = X.getDouble(X.getOffset(XIdx));
+      Acc = Kind == ReduceKind::Max ? std::max(Acc, V) : Acc + V;
+    });
+    if (Kind == ReduceKind::Mean)
+      Acc = Count ? Acc / double(Count)
+                  : std::numeric_limits<double>::quiet_NaN();
+    YIdx.clear();
+    for (int64_t I = 0; I < Rank; ++I)
+      if (!Reduced[I] || KeepDims)
+        YIdx.push_back(KIdx[I]);
+    Y.setDouble(Y.getOffset(YIdx), Acc);
+  });
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void runtime::addNormalizationKernels(KernelTable &T) {
+  T[static_cast<size_t>(OpId::BatchNormalization)] = batchNormKernel;
+  T[static_cast<size_t>(OpId::InstanceNormalization)] = instanceNormKernel;
+  T[static_cast<size_t>(OpId::Softmax)] = softmaxKernel<false>;
+  T[static_cast<size_t>(OpId::LogSoftmax)] = softmaxKernel<true>;
+  T[static_cast<size_t>(OpId::ReduceMean)] = reduceKernel<ReduceKind::Mean>;
+  T[static_cast<size_t>(OpId::ReduceMax)] = reduceKernel<ReduceKind::Max>;
+  T[static_cast<size_t>(OpId::ReduceSum)] = reduceKernel<ReduceKind::Sum>;
+}

@@ -1,0 +1,230 @@
+//===- PoolingKernels.cpp - Reference pooling kernels ---------------------===//
+//
+// MaxPool (with its optional Indices result), AveragePool and the global
+// pools. The output size comes from the pre-allocated result; the window
+// attributes are checked against it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include <limits>
+#include <vector>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+/// Resolved window of a pooling op over the spatial dims.
+struct PoolWindow {
+  std::vector<int64_t> Kernel, Strides, Dilations, PadBegin, PadEnd;
+};
+
+llvm::Error readPoolWindow(const Node &N, const Tensor &X, const Tensor &Y,
+                           PoolWindow &P) {
+  if (X.getRank() < 3)
+    return makeNodeError(N, "input has rank " + llvm::Twine(X.getRank()) +
+                                ", expected at least 3");
+  if (Y.getRank() != X.getRank() || Y.getDim(0) != X.getDim(0) ||
+      Y.getDim(1) != X.getDim(1))
+    return makeNodeError(N, "result batch and channels must match the input");
+  unsigned K = X.getRank() - 2;
+  std::vector<int64_t> Ones(K, 1);
+  P.Kernel = N.getIntsAttr("kernel_shape");
+  P.Strides = N.getIntsAttr("strides", Ones);
+  P.Dilations = N.getIntsAttr("dilations", Ones);
+  std::vector<int64_t> Pads =
+      N.getIntsAttr("pads", std::vector<int64_t>(2 * K, 0));
+  if (P.Kernel.size() != K || P.Strides.size() != K ||
+      P.Dilations.size() != K || Pads.size() != 2 * K)
+    return makeNodeError(N, "window attributes do not match the " +
+                                llvm::Twine(K) + " spatial dims");
+  for (unsigned I = 0; I < K; ++I)
+    if (P.Kernel[I] < 1 || P.Strides[I] < 1 || P.Dilations[I] < 1 ||
+        Pads[I] < 0 || Pads[I + K] < 0)
+      return makeNodeError(N, "invalid window attributes");
+  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
+  P.PadBegin.assign(K, 0);
+  P.PadEnd.assign(K, 0);
+  bool CeilMode = N.getIntAttr("ceil_mode", 0) != 0;
+  for (unsigned I = 0; I < K; ++I) {
+    int64_t In = X.getDim(I + 2);
+    int64_t Extent = (P.Kernel[I] - 1) * P.Dilations[I] + 1;
+    int64_t S = P.Strides[I];
+    int64_t Out;
+    if (AutoPad == "NOTSET" || AutoPad == "VALID") {
+      if (AutoPad == "NOTSET") {
+        P.PadBegin[I] = Pads[I];
+        P.PadEnd[I] = Pads[I + K];
+      }
+      int64_t Span = In + P.PadBegin[I] + P.PadEnd[I] - Extent;
+      if (Span < 0)
+        return makeNodeError(N, "padded input is smaller than the window at "
+                                "spatial dim " + llvm::Twine(I));
+      Out = Span / S + 1;
+      if (CeilMode && Span % S != 0)
+        ++Out;
+      if (CeilMode && (Out - 1) * S >= In + P.PadBegin[I])
+        --Out;
+    } else if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      Out = (In + S - 1) / S;
+      int64_t Total = std::max<int64_t>(0, (Out - 1) * S + Extent - In);
+      P.PadBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      P.PadEnd[I] = Total - P.PadBegin[I];
+    } else {
+      return makeNodeError(N, "unsupported auto_pad '" + AutoPad + "'");
+    }
+    if (Out != Y.getDim(I + 2))
+      return makeNodeError(N, "result spatial dim " + llvm::Twine(I) + " is " +
+                                  llvm::Twine(Y.getDim(I + 2)) + ", expected " +
+                                  llvm::Twine(Out));
+  }
+  return llvm::Error::success();
+}
+
+/// Calls \p F(InputIndex, InsideInput) for every window position of result
+/// index \p YIdx whose position lies inside the input plus its pads.
+template <typename Fn>
+void forEachWindowPos(const PoolWindow &P, const Tensor &X,
+                      llvm::ArrayRef<int64_t> YIdx, Fn F) {
+  unsigned K = P.Kernel.size();
+  llvm::SmallVector<int64_t, 5> XIdx(YIdx.begin(), YIdx.end());
+  forEachIndex(P.Kernel, [&](llvm::ArrayRef<int64_t> KIdx) {
+    bool Inside = true;
+    for (unsigned I = 0; I < K; ++I) {
+      int64_t Pos =
+          YIdx[I + 2] * P.Strides[I] - P.PadBegin[I] + KIdx[I] * P.Dilations[I];
+      if (Pos < -P.PadBegin[I] || Pos >= X.getDim(I + 2) + P.PadEnd[I])
+        return;
+      if (Pos < 0 || Pos >= X.getDim(I + 2))
+        Inside = false;
+      XIdx[I + 2] = Pos;
+    }
+    F(llvm::ArrayRef<int64_t>(XIdx), Inside);
+  });
+}
+
+llvm::Error maxPoolKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                          llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  PoolWindow P;
+  if (llvm::Error E = readPoolWindow(N, X, Y, P))
+    return E;
+  Tensor *Indices = Results.size() > 1 &&
+                            Results[1].getElementType() != ElementType::Unknown
+                        ? &Results[1]
+                        : nullptr;
+  if (Indices && Indices->getShape() != Y.getShape())
+    return makeNodeError(N, "indices result shape does not match the result");
+  int64_t StorageOrder = N.getIntAttr("storage_order", 0);
+  if (StorageOrder != 0 && StorageOrder != 1)
+    return makeNodeError(N, "storage_order must be 0 or 1");
+  unsigned K = P.Kernel.size();
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
+    double Best = -std::numeric_limits<double>::infinity();
+    llvm::SmallVector<int64_t, 5> BestIdx;
+    forEachWindowPos(P, X, YIdx, [&](llvm::ArrayRef<int64_t> XIdx, bool In) {
+      if (!In)
+        return;
+      double V = X.getDouble(X.getOffset(XIdx));
+      if (BestIdx.empty() || V > Best) {
+        Best = V;
+        BestIdx.assign(XIdx.begin(), XIdx.end());
+      }
+    });
+    Y.setDouble(Y.getOffset(YIdx), Best);
+    if (!Indices || BestIdx.empty())
+      return;
+    // Flattened index into the logical NCHW input; storage_order 1 orders
+    // the spatial dims column-major.
+    int64_t Flat = YIdx[0] * X.getDim(1) + YIdx[1];
+    if (StorageOrder == 0) {
+      for (unsigned I = 0; I < K; ++I)
+        Flat = Flat * X.getDim(I + 2) + BestIdx[I + 2];
+    } else {
+      int64_t Spatial = 0, Scale = 1;
+      for (unsigned I = 0; I < K; ++I) {
+        Spatial += BestIdx[I + 2] * Scale;
+        Scale *= X.getDim(I + 2);
+      }
+      Flat = Flat * Scale + Spatial;
+    }
+    Indices->setInt(Indices->getOffset(YIdx), Flat);
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error averagePoolKernel(const Node &N,
+                              llvm::ArrayRef<const Tensor *> Operands,
+                              llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  PoolWindow P;
+  if (llvm::Error E = readPoolWindow(N, X, Y, P))
+    return E;
+  bool CountPad = N.getIntAttr("count_include_pad", 0) != 0;
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
+    double Sum = 0;
+    int64_t Count = 0;
+    forEachWindowPos(P, X, YIdx, [&](llvm::ArrayRef<int64_t> XIdx, bool In) {
+      if (In)
+        Sum += X.getDouble(X.getOffset(XIdx));
+      if (In || CountPad)
+        ++Count;
+    });
+    Y.setDouble(Y.getOffset(YIdx),
+                Count ? Sum / double(Count)
+                      : std::numeric_limits<double>::quiet_NaN());
+  });
+  return llvm::Error::success();
+}
+
+/// GlobalMaxPool (\p IsMax) or GlobalAveragePool: reduce all spatial dims
+/// of each (n, c).
+template <bool IsMax>
+llvm::Error globalPoolKernel(const Node &N,
+                             llvm::ArrayRef<const Tensor *> Operands,
+                             llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (X.getRank() < 3 || Y.getRank() != X.getRank() ||
+      Y.getDim(0) != X.getDim(0) || Y.getDim(1) != X.getDim(1))
+    return makeNodeError(N, "result must be the input with spatial dims of 1");
+  for (unsigned I = 2; I < Y.getRank(); ++I)
+    if (Y.getDim(I) != 1)
+      return makeNodeError(N, "result spatial dims must be 1");
+  llvm::ArrayRef<int64_t> Spatial = X.getShape().drop_front(2);
+  int64_t Count = 1;
+  for (int64_t D : Spatial)
+    Count *= D;
+  llvm::SmallVector<int64_t, 5> XIdx(X.getRank(), 0);
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
+    XIdx[0] = YIdx[0];
+    XIdx[1] = YIdx[1];
+    double Acc = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    forEachIndex(Spatial, [&](llvm::ArrayRef<int64_t> SIdx) {
+      std::copy(SIdx.begin(), SIdx.end(), XIdx.begin() + 2);
+      double V = X.getDouble(X.getOffset(XIdx));
+      Acc = IsMax ? std::max(Acc, V) : Acc + V;
+    });
+    if (!IsMax)
+      Acc = Count ? Acc / double(Count)
+                  : std::numeric_limits<double>::quiet_NaN();
+    Y.setDouble(Y.getOffset(YIdx), Acc);
+  });
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void runtime::addPoolingKernels(KernelTable &T) {
+  T[static_cast<size_t>(OpId::MaxPool)] = maxPoolKernel;
+  T[static_cast<size_t>(OpId::AveragePool)] = averagePoolKernel;
+  T[static_cast<size_t>(OpId::GlobalAveragePool)] = globalPoolKernel<false>;
+  T[static_cast<size_t>(OpId::GlobalMaxPool)] = globalPoolKernel<true>;
+}

@@ -1,0 +1,266 @@
+//===- ResizeKernels.cpp - Reference Resize (opset 19) --------------------===//
+//
+// Resize with nearest, linear and cubic modes. Each output coordinate is
+// mapped back per axis (coordinate_transformation_mode) to a set of input
+// taps with weights; linear and cubic are separable, so an output element
+// is the sum over the product of the per-axis taps. Input positions outside
+// the input take the edge value, as ONNX specifies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+/// One input position contributing to an output position along one axis.
+struct Tap {
+  int64_t Index;
+  double Weight;
+};
+
+/// Per-axis sampling of every output position.
+struct AxisSampling {
+  std::vector<std::vector<Tap>> Taps;
+  /// tf_crop_and_resize: the output position lies outside the input.
+  std::vector<bool> Extrapolated;
+};
+
+/// Reads a rank-1 operand as doubles.
+std::vector<double> readVector(const Tensor &T) {
+  std::vector<double> V;
+  for (int64_t I = 0; I < T.getNumElements(); ++I)
+    V.push_back(T.getDouble(T.getOffset({I})));
+  return V;
+}
+
+/// Cubic convolution weights of the four taps floor(x)-1 .. floor(x)+2 for
+/// fractional offset \p T.
+std::array<double, 4> cubicWeights(double T, double A) {
+  auto Near = [&](double X) { return ((A + 2) * X - (A + 3)) * X * X + 1; };
+  auto Far = [&](double X) { return ((A * X - 5 * A) * X + 8 * A) * X - 4 * A; };
+  return {Far(T + 1), Near(T), Near(1 - T), Far(2 - T)};
+}
+
+llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                         llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  auto Operand = [&](unsigned I) -> const Tensor * {
+    if (I >= Operands.size() || !Operands[I] ||
+        Operands[I]->getNumElements() == 0)
+      return nullptr;
+    return Operands[I];
+  };
+  const Tensor *Roi = Operand(1), *Scales = Operand(2), *Sizes = Operand(3);
+  int64_t Rank = X.getRank();
+  if (Y.getRank() != Rank)
+    return makeNodeError(N, "result must have the input's rank");
+  if (N.getIntAttr("antialias", 0) != 0)
+    return makeNodeError(N, "antialias is not supported");
+  std::string Mode = N.getStringAttr("mode", "nearest");
+  std::string Coord =
+      N.getStringAttr("coordinate_transformation_mode", "half_pixel");
+  std::string NearestMode =
+      N.getStringAttr("nearest_mode", "round_prefer_floor");
+  std::string Policy = N.getStringAttr("keep_aspect_ratio_policy", "stretch");
+  double CubicA = N.getFloatAttr("cubic_coeff_a", -0.75f);
+  bool ExcludeOutside = N.getIntAttr("exclude_outside", 0) != 0;
+  double ExtrapolationValue = N.getFloatAttr("extrapolation_value", 0.0f);
+  if (Mode != "nearest" && Mode != "linear" && Mode != "cubic")
+    return makeNodeError(N, "unsupported mode '" + Mode + "'");
+  if (Coord != "half_pixel" && Coord != "half_pixel_symmetric" &&
+      Coord != "pytorch_half_pixel" && Coord != "align_corners" &&
+      Coord != "asymmetric" && Coord != "tf_crop_and_resize")
+    return makeNodeError(N, "unsupported coordinate_transformation_mode '" +
+                                Coord + "'");
+  if (Mode == "nearest" && NearestMode != "round_prefer_floor" &&
+      NearestMode != "round_prefer_ceil" && NearestMode != "floor" &&
+      NearestMode != "ceil")
+    return makeNodeError(N, "unsupported nearest_mode '" + NearestMode + "'");
+
+  // The resized axes and, per axis, scale and roi.
+  std::vector<int64_t> Axes = N.getIntsAttr("axes");
+  if (Axes.empty())
+    for (int64_t I = 0; I < Rank; ++I)
+      Axes.push_back(I);
+  for (int64_t &A : Axes) {
+    if (A < -Rank || A >= Rank)
+      return makeNodeError(N, "axis " + llvm::Twine(A) +
+                                  " is out of range for rank " +
+                                  llvm::Twine(Rank));
+    if (A < 0)
+      A += Rank;
+  }
+  size_t NumAxes = Axes.size();
+  std::vector<double> Scale(Rank, 1.0), RoiStart(Rank, 0.0), RoiEnd(Rank, 1.0);
+  if (Scales && Sizes)
+    return makeNodeError(N, "only one of scales and sizes may be given");
+  if (Scales) {
+    std::vector<double> S = readVector(*Scales);
+    if (S.size() != NumAxes)
+      return makeNodeError(N, "scales must have " + llvm::Twine(NumAxes) +
+                                  " entries");
+    for (size_t I = 0; I < NumAxes; ++I) {
+      if (!(S[I] > 0))
+        return makeNodeError(N, "scales must be positive");
+      Scale[Axes[I]] = S[I];
+    }
+  } else if (Sizes) {
+    std::vector<double> S = readVector(*Sizes);
+    if (S.size() != NumAxes)
+      return makeNodeError(N, "sizes must have " + llvm::Twine(NumAxes) +
+                                  " entries");
+    double Common = Policy == "not_larger" ? HUGE_VAL : 0.0;
+    for (size_t I = 0; I < NumAxes; ++I) {
+      double R = S[I] / double(X.getDim(Axes[I]));
+      Scale[Axes[I]] = R;
+      Common = Policy == "not_larger" ? std::min(Common, R)
+                                      : std::max(Common, R);
+    }
+    if (Policy == "not_larger" || Policy == "not_smaller") {
+      for (int64_t A : Axes)
+        Scale[A] = Common;
+    } else if (Policy != "stretch") {
+      return makeNodeError(N, "unsupported keep_aspect_ratio_policy '" +
+                                  Policy + "'");
+    }
+  } else {
+    return makeNodeError(N, "one of scales and sizes must be given");
+  }
+  if (Coord == "tf_crop_and_resize") {
+    if (!Roi)
+      return makeNodeError(N, "tf_crop_and_resize needs a roi");
+    std::vector<double> R = readVector(*Roi);
+    if (R.size() != 2 * NumAxes)
+      return makeNodeError(N, "roi must have " + llvm::Twine(2 * NumAxes) +
+                                  " entries");
+    for (size_t I = 0; I < NumAxes; ++I) {
+      RoiStart[Axes[I]] = R[I];
+      RoiEnd[Axes[I]] = R[I + NumAxes];
+    }
+  }
+  for (int64_t D = 0; D < Rank; ++D) {
+    // Sizes (scaled by a common factor) round; scales truncate.
+    double Exact = Scale[D] * double(X.getDim(D));
+    int64_t Out = !llvm::is_contained(Axes, D) ? X.getDim(D)
+                  : Sizes                      ? int64_t(std::llround(Exact))
+                                               : int64_t(Exact);
+    if (Out != Y.getDim(D))
+      return makeNodeError(N, "result dim " + llvm::Twine(D) + " is " +
+                                  llvm::Twine(Y.getDim(D)) + ", expected " +
+                                  llvm::Twine(Out));
+    if (X.getDim(D) == 0 && Out != 0)
+      return makeNodeError(N, "cannot resize an empty dim");
+  }
+
+  // Per-axis taps of every output position.
+  std::vector<AxisSampling> Sampling(Rank);
+  for (int64_t D = 0; D < Rank; ++D) {
+    int64_t In = X.getDim(D), Out = Y.getDim(D);
+    double S = Scale[D], OutF = S * double(In);
+    AxisSampling &AS = Sampling[D];
+    AS.Taps.resize(Out);
+    AS.Extrapolated.assign(Out, false);
+    for (int64_t O = 0; O < Out; ++O) {
+      double Pos = double(O);
+      double XOri;
+      if (Coord == "half_pixel") {
+        XOri = (Pos + 0.5) / S - 0.5;
+      } else if (Coord == "half_pixel_symmetric") {
+        double Offset = double(In) / 2 * (1 - double(Out) / OutF);
+        XOri = Offset + (Pos + 0.5) / S - 0.5;
+      } else if (Coord == "pytorch_half_pixel") {
+        XOri = OutF == 1 ? -0.5 : (Pos + 0.5) / S - 0.5;
+      } else if (Coord == "align_corners") {
+        XOri = OutF == 1 ? 0.0 : Pos * double(In - 1) / (OutF - 1);
+      } else if (Coord == "asymmetric") {
+        XOri = Pos / S;
+      } else {
+        double Span = (RoiEnd[D] - RoiStart[D]) * double(In - 1);
+        XOri = OutF == 1 ? Span / 2 : Pos * Span / (OutF - 1);
+        XOri += RoiStart[D] * double(In - 1);
+        AS.Extrapolated[O] = XOri < 0 || XOri > double(In - 1);
+      }
+      auto Clamp = [&](int64_t I) {
+        return std::min(std::max<int64_t>(I, 0), In - 1);
+      };
+      double Floor = std::floor(XOri), Frac = XOri - Floor;
+      int64_t Base = int64_t(Floor);
+      std::vector<Tap> &Taps = AS.Taps[O];
+      if (Mode == "nearest") {
+        bool Up;
+        if (Frac == 0)
+          Up = false;
+        else if (NearestMode == "round_prefer_floor")
+          Up = Frac > 0.5;
+        else if (NearestMode == "round_prefer_ceil")
+          Up = Frac >= 0.5;
+        else
+          Up = NearestMode == "ceil";
+        Taps.push_back({Clamp(Base + Up), 1.0});
+        continue;
+      }
+      llvm::SmallVector<std::pair<int64_t, double>, 4> Raw;
+      if (Mode == "linear") {
+        Raw.push_back({Base, 1 - Frac});
+        Raw.push_back({Base + 1, Frac});
+      } else {
+        std::array<double, 4> W = cubicWeights(Frac, CubicA);
+        for (int I = 0; I < 4; ++I)
+          Raw.push_back({Base - 1 + I, W[I]});
+      }
+      double Sum = 0;
+      for (auto &R : Raw) {
+        if (ExcludeOutside && (R.first < 0 || R.first >= In))
+          R.second = 0;
+        Sum += R.second;
+      }
+      if (ExcludeOutside && Sum != 0)
+        for (auto &R : Raw)
+          R.second /= Sum;
+      for (const auto &R : Raw)
+        if (R.second != 0)
+          Taps.push_back({Clamp(R.first), R.second});
+    }
+  }
+
+  llvm::SmallVector<int64_t, 6> TapCounts(Rank), XIdx(Rank);
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
+    bool Extrapolate = false;
+    for (int64_t D = 0; D < Rank; ++D) {
+      Extrapolate |= Sampling[D].Extrapolated[YIdx[D]];
+      TapCounts[D] = Sampling[D].Taps[YIdx[D]].size();
+    }
+    double Acc = 0;
+    if (Extrapolate) {
+      Acc = ExtrapolationValue;
+    } else {
+      forEachIndex(TapCounts, [&](llvm::ArrayRef<int64_t> TIdx) {
+        double W = 1;
+        for (int64_t D = 0; D < Rank; ++D) {
+          const Tap &T = Sampling[D].Taps[YIdx[D]][TIdx[D]];
+          XIdx[D] = T.Index;
+          W *= T.Weight;
+        }
+        Acc += W * X.getDouble(X.getOffset(XIdx));
+      });
+    }
+    Y.setDouble(Y.getOffset(YIdx), Acc);
+  });
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void runtime::addResizeKernels(KernelTable &T) {
+  T[static_cast<size_t>(OpId::Resize)] = resizeKernel;
+}

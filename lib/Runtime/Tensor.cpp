@@ -1,0 +1,267 @@
+//===- Tensor.cpp - Runtime tensors in any physical layout ----------------===//
+//
+// Strides from layouts, typed element access converting through double or
+// int64, and conversions to and from constant data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Runtime/Tensor.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+template <typename T> T loadAt(const std::vector<uint8_t> &Bytes, int64_t Off) {
+  T V;
+  std::memcpy(&V, Bytes.data() + Off * sizeof(T), sizeof(T));
+  return V;
+}
+
+template <typename T>
+void storeAt(std::vector<uint8_t> &Bytes, int64_t Off, T V) {
+  std::memcpy(Bytes.data() + Off * sizeof(T), &V, sizeof(T));
+}
+
+/// Truncates \p D toward zero into int64, saturating out-of-range values
+/// and mapping NaN to 0 (no undefined behaviour on any input).
+int64_t truncateToInt64(double D) {
+  if (std::isnan(D))
+    return 0;
+  if (D >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (D <= -9223372036854775808.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(D);
+}
+
+} // namespace
+
+Tensor::Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L)
+    : Elt(Elt), Shape(Shape.begin(), Shape.end()), L(std::move(L)) {
+  unsigned Rank = Shape.size();
+  assert(this->L.isValidForRank(Rank) && "layout does not suit the rank");
+  Strides.assign(Rank, 0);
+  llvm::SmallVector<unsigned, 6> Perm = this->L.getPermutation(Rank);
+  int64_t Stride = 1;
+  for (unsigned P = Rank; P-- > 0;) {
+    Strides[Perm[P]] = Stride;
+    Stride *= Shape[Perm[P]];
+  }
+  NumElements = 1;
+  for (int64_t D : Shape) {
+    assert(D >= 0 && "negative dim");
+    NumElements *= D;
+  }
+  Bytes.assign(size_t(NumElements) * getElementByteSize(Elt), 0);
+}
+
+Tensor Tensor::zeros(const TensorType &T) {
+  assert(T.hasStaticShape() && T.getElementType() != ElementType::Unknown &&
+         "tensor needs a static shape and a known element type");
+  return Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
+}
+
+Tensor Tensor::fromData(const TensorData &D) {
+  Tensor R = zeros(D.getType());
+  assert(R.Bytes.size() == D.getBytes().size() && "data size mismatch");
+  std::copy(D.getBytes().begin(), D.getBytes().end(), R.Bytes.begin());
+  return R;
+}
+
+TensorType Tensor::getType() const { return TensorType::get(Elt, Shape, L); }
+
+int64_t Tensor::getOffset(llvm::ArrayRef<int64_t> Index) const {
+  assert(Index.size() == Shape.size() && "index rank mismatch");
+  int64_t Off = 0;
+  for (unsigned I = 0, E = Index.size(); I != E; ++I) {
+    assert(Index[I] >= 0 && Index[I] < Shape[I] && "index out of range");
+    Off += Index[I] * Strides[I];
+  }
+  return Off;
+}
+
+double Tensor::getDouble(int64_t Off) const {
+  assert(Off >= 0 && Off < NumElements && "offset out of range");
+  switch (Elt) {
+  case ElementType::F32:
+    return loadAt<float>(Bytes, Off);
+  case ElementType::F64:
+    return loadAt<double>(Bytes, Off);
+  case ElementType::F16:
+    return halfToFloat(loadAt<uint16_t>(Bytes, Off));
+  case ElementType::BF16:
+    return bfloat16ToFloat(loadAt<uint16_t>(Bytes, Off));
+  case ElementType::I8:
+    return loadAt<int8_t>(Bytes, Off);
+  case ElementType::U8:
+    return loadAt<uint8_t>(Bytes, Off);
+  case ElementType::I16:
+    return loadAt<int16_t>(Bytes, Off);
+  case ElementType::U16:
+    return loadAt<uint16_t>(Bytes, Off);
+  case ElementType::I32:
+    return loadAt<int32_t>(Bytes, Off);
+  case ElementType::U32:
+    return loadAt<uint32_t>(Bytes, Off);
+  case ElementType::I64:
+    return double(loadAt<int64_t>(Bytes, Off));
+  case ElementType::U64:
+    return double(loadAt<uint64_t>(Bytes, Off));
+  case ElementType::Bool:
+    return loadAt<uint8_t>(Bytes, Off) != 0;
+  case ElementType::Unknown:
+    break;
+  }
+  llvm_unreachable("tensor of unknown element type");
+}
+
+int64_t Tensor::getInt(int64_t Off) const {
+  assert(Off >= 0 && Off < NumElements && "offset out of range");
+  switch (Elt) {
+  case ElementType::I8:
+    return loadAt<int8_t>(Bytes, Off);
+  case ElementType::U8:
+    return loadAt<uint8_t>(Bytes, Off);
+  case ElementType::I16:
+    return loadAt<int16_t>(Bytes, Off);
+  case ElementType::U16:
+    return loadAt<uint16_t>(Bytes, Off);
+  case ElementType::I32:
+    return loadAt<int32_t>(Bytes, Off);
+  case ElementType::U32:
+    return loadAt<uint32_t>(Bytes, Off);
+  case ElementType::I64:
+    return loadAt<int64_t>(Bytes, Off);
+  case ElementType::U64:
+    return int64_t(loadAt<uint64_t>(Bytes, Off));
+  case ElementType::Bool:
+    return loadAt<uint8_t>(Bytes, Off) != 0;
+  case ElementType::F32:
+  case ElementType::F64:
+  case ElementType::F16:
+  case ElementType::BF16:
+    return truncateToInt64(getDouble(Off));
+  case ElementType::Unknown:
+    break;
+  }
+  llvm_unreachable("tensor of unknown element type");
+}
+
+void Tensor::setDouble(int64_t Off, double V) {
+  assert(Off >= 0 && Off < NumElements && "offset out of range");
+  switch (Elt) {
+  case ElementType::F32:
+    return storeAt<float>(Bytes, Off, float(V));
+  case ElementType::F64:
+    return storeAt<double>(Bytes, Off, V);
+  case ElementType::F16:
+    return storeAt<uint16_t>(Bytes, Off, floatToHalf(float(V)));
+  case ElementType::BF16:
+    return storeAt<uint16_t>(Bytes, Off, floatToBfloat16(float(V)));
+  case ElementType::Bool:
+    return storeAt<uint8_t>(Bytes, Off, V != 0);
+  case ElementType::U64:
+    // Values past INT64_MAX still fit an unsigned 64-bit element.
+    if (V >= 9223372036854775808.0 && V < 18446744073709551616.0)
+      return storeAt<uint64_t>(Bytes, Off, static_cast<uint64_t>(V));
+    return setInt(Off, truncateToInt64(V));
+  case ElementType::I8:
+  case ElementType::U8:
+  case ElementType::I16:
+  case ElementType::U16:
+  case ElementType::I32:
+  case ElementType::U32:
+  case ElementType::I64:
+    return setInt(Off, truncateToInt64(V));
+  case ElementType::Unknown:
+    break;
+  }
+  llvm_unreachable("tensor of unknown element type");
+}
+
+void Tensor::setInt(int64_t Off, int64_t V) {
+  assert(Off >= 0 && Off < NumElements && "offset out of range");
+  // Narrowing integer stores wrap (two's complement), as C++ casts do.
+  switch (Elt) {
+  case ElementType::I8:
+    return storeAt<int8_t>(Bytes, Off, int8_t(V));
+  case ElementType::U8:
+    return storeAt<uint8_t>(Bytes, Off, uint8_t(V));
+  case ElementType::I16:
+    return storeAt<int16_t>(Bytes, Off, int16_t(V));
+  case ElementType::U16:
+    return storeAt<uint16_t>(Bytes, Off, uint16_t(V));
+  case ElementType::I32:
+    return storeAt<int32_t>(Bytes, Off, int32_t(V));
+  case ElementType::U32:
+    return storeAt<uint32_t>(Bytes, Off, uint32_t(V));
+  case ElementType::I64:
+    return storeAt<int64_t>(Bytes, Off, V);
+  case ElementType::U64:
+    return storeAt<uint64_t>(Bytes, Off, uint64_t(V));
+  case ElementType::Bool:
+    return storeAt<uint8_t>(Bytes, Off, V != 0);
+  case ElementType::F32:
+  case ElementType::F64:
+  case ElementType::F16:
+  case ElementType::BF16:
+    return setDouble(Off, double(V));
+  case ElementType::Unknown:
+    break;
+  }
+  llvm_unreachable("tensor of unknown element type");
+}
+
+void Tensor::copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff) {
+  assert(Src.Elt == Elt && "copyElement needs equal element types");
+  assert(DstOff >= 0 && DstOff < NumElements && SrcOff >= 0 &&
+         SrcOff < Src.NumElements && "offset out of range");
+  size_t Size = getElementByteSize(Elt);
+  std::memcpy(Bytes.data() + DstOff * Size, Src.Bytes.data() + SrcOff * Size,
+              Size);
+}
+
+Tensor Tensor::withLayout(const Layout &NewL) const {
+  unsigned Rank = getRank();
+  assert(NewL.isValidForRank(Rank) && "layout does not suit the rank");
+  Tensor R(Elt, Shape, NewL);
+  if (NewL == L) {
+    R.Bytes = Bytes;
+    return R;
+  }
+  R.Bytes =
+      permuteTensorBytes(Bytes, Shape, L.getPermutation(Rank),
+                         NewL.getPermutation(Rank), getElementByteSize(Elt));
+  return R;
+}
+
+TensorDataRef Tensor::toData() const {
+  llvm::Expected<TensorDataRef> D = TensorData::create(getType(), Bytes);
+  // The type is static and the byte count matches by construction.
+  if (!D) {
+    llvm::consumeError(D.takeError());
+    llvm_unreachable("tensor bytes do not match its type");
+  }
+  return std::move(*D);
+}
+
+llvm::SmallVector<int64_t, 6>
+runtime::getBroadcastStrides(const Tensor &T,
+                             llvm::ArrayRef<int64_t> OutShape) {
+  unsigned Rank = T.getRank(), OutRank = OutShape.size();
+  assert(Rank <= OutRank && "operand rank exceeds the broadcast rank");
+  llvm::SmallVector<int64_t, 6> Strides(OutRank, 0);
+  for (unsigned I = 0; I != Rank; ++I) {
+    unsigned O = OutRank - Rank + I;
+    assert((T.getDim(I) == OutShape[O] || T.getDim(I) == 1) &&
+           "shapes are not broadcastable");
+    if (T.getDim(I) != 1)
+      Strides[O] = T.getStrides()[I];
+  }
+  return Strides;
+}
