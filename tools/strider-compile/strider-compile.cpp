@@ -2,13 +2,15 @@
 //
 // Reads an ONNX model, canonicalizes it, chooses a layout for every
 // activation and writes an output directory: the optimized, layout-explicit
-// model (model.onnx), the layout report (report.json, report.txt) and a
+// model (model.onnx, and as textual IR with its layouts, model.lir), the
+// layout report (report.json, report.txt) and a
 // Graphviz view (layout.dot, plus layout.svg when `dot` is installed). The
 // directory is written under a temporary name and renamed into place, so a
 // failed run leaves no partial output.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
 #include "strider/Import/ONNX.h"
@@ -210,6 +212,10 @@ static int compile() {
                     [&](llvm::raw_ostream &OS) { Report.printText(OS); }))
     return Cleanup(std::move(E));
   if (llvm::Error E =
+          writeText(Staging, "model.lir",
+                    [&](llvm::raw_ostream &OS) { printGraph(G, OS); }))
+    return Cleanup(std::move(E));
+  if (llvm::Error E =
           writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
             layout::printLayoutDot(G, OS);
           }))
@@ -242,6 +248,8 @@ int main(int argc, char **argv) {
       "choose NCHW/NHWC for every activation, and write\n"
       "  OUTDIR/model.onnx    the optimized model (layouts as explicit "
       "Transposes)\n"
+      "  OUTDIR/model.lir     the same as textual IR, layouts in its types "
+      "(what strider-run runs)\n"
       "  OUTDIR/report.json   every value's layout and why, every relayout, "
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"

@@ -12,7 +12,11 @@ model and on the original (same inputs; graph inputs/outputs that report.json
 lays out non-identically are transposed) within --rtol/--atol (default 1e-4,
 1e-5). Prints one line per compile:
 
-    PASS <model>[:io-nhwc|:layout-nhwc] relayouts=N body_relayouts=B bytes=R copies=C copy_bytes=D
+    PASS <model>[:io-nhwc|:layout-nhwc] relayouts=N body_relayouts=B bytes=R copies=C copy_bytes=D reference=match
+
+(reference: strider-run's reference interpreter on the compiled graph,
+OUT/model.lir with its chosen layouts, against ONNX Runtime's outputs on the
+original, same tolerances)
 
 (bytes: relayout bytes; body relayouts: relayouts other than the one reading
 a graph input and the one writing a graph output), then `N models passed`,
@@ -33,6 +37,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import layout_bench as lb  # noqa: E402
+
+
+def run_reference(out_dir, data_dir, inputs, rtol, atol):
+    """strider-run on a strider-compile output dir against the stored ORT
+    outputs; returns (ok, text)."""
+    tool = shutil.which("strider-run") or os.path.join(ROOT, "build", "bin",
+                                                      "strider-run")
+    cmd = [tool, out_dir, "--compare", data_dir, f"--rtol={rtol}",
+           f"--atol={atol}"]
+    for name in inputs:
+        cmd += ["--input", f"{name}={os.path.join(data_dir, name + '.npy')}"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    return r.returncode == 0, r.stdout.strip()
 
 
 def main():
@@ -97,13 +115,21 @@ def main():
                      f"body_relayouts={s['body_relayouts']} "
                      f"bytes={s['relayout_bytes']} copies={s['copies']} "
                      f"copy_bytes={s['copy_bytes']}")
-            if n["ok"]:
+            ref_ok, ref_text = (True, "")
+            if not a.emulate:
+                ref_ok, ref_text = run_reference(
+                    out_dir, os.path.join(model_dir, name + ".data"),
+                    inputs, a.rtol, a.atol)
+            stats += " reference=" + ("match" if ref_ok else "MISMATCH")
+            if n["ok"] and ref_ok:
                 print(f"PASS {label} {stats} max_rel={n['max_rel']:.1e}")
                 shutil.rmtree(out_dir, ignore_errors=True)   # kept on FAIL
             else:
                 print(f"FAIL {label} {stats}")
                 for line in ([n["error"]] if n["error"] else n["lines"]):
                     print(f"{label}: {line}", file=sys.stderr)
+                if not ref_ok:
+                    print(f"{label}: strider-run: {ref_text}", file=sys.stderr)
                 failed.add(name)
             sys.stdout.flush()
         if name not in failed:
