@@ -25,6 +25,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -35,7 +36,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory RunCat("strider-run options");
 
 static cl::opt<std::string>
-    ModelPath(cl::Positional, cl::Required,
+    ModelPath(cl::Positional,
               cl::desc("<model.onnx | model.lir | strider-compile output dir>"),
               cl::cat(RunCat));
 static cl::opt<std::string>
@@ -73,12 +74,32 @@ static cl::opt<double> RTol("rtol", cl::desc("Relative tolerance (1e-4)"),
                             cl::init(1e-4), cl::cat(RunCat));
 static cl::opt<double> ATol("atol", cl::desc("Absolute tolerance (1e-5)"),
                             cl::init(1e-5), cl::cat(RunCat));
+static cl::opt<std::string> OnnxTest(
+    "onnx-test",
+    cl::desc("Run a directory in ONNX's backend-test format (model.onnx, "
+             "test_data_set_*/input_K.pb and output_K.pb) and check every "
+             "data set (instead of a model argument)"),
+    cl::value_desc("dir"), cl::cat(RunCat));
+static cl::opt<unsigned>
+    BenchRuns("bench",
+              cl::desc("Time this many runs (after --warmup) and print the "
+                       "min, median, p10 and p90 latency"),
+              cl::value_desc("runs"), cl::init(0), cl::cat(RunCat));
+static cl::opt<unsigned> Warmup("warmup",
+                                cl::desc("Untimed runs before --bench (1)"),
+                                cl::init(1), cl::cat(RunCat));
 static cl::opt<bool> Json("json",
                           cl::desc("Print one JSON object instead of text"),
                           cl::init(false), cl::cat(RunCat));
 
 static llvm::Error toolError(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// \p E as the tool's own error (`strider-run: ...`), as opposed to a
+/// located diagnostic about the model, which prints as it is.
+static llvm::Error toolPrefixed(llvm::Error E) {
+  return toolError("strider-run: " + llvm::toString(std::move(E)));
 }
 
 /// Load the graph: .lir is parsed and verified, anything else imported as
@@ -243,6 +264,229 @@ static Comparison compare(const Tensor &Got, const Tensor &Want) {
   return C;
 }
 
+/// What one run of a model on one set of inputs produced.
+struct RunResult {
+  std::vector<std::string> Names;
+  std::vector<TensorType> Types;
+  std::vector<Comparison> Comparisons; ///< Empty without expected outputs.
+  std::vector<double> Millis;          ///< --bench latencies, sorted.
+  bool Ok = true;
+};
+
+static double percentile(const std::vector<double> &Sorted, double P) {
+  size_t I = size_t(P * double(Sorted.size() - 1) + 0.5);
+  return Sorted[std::min(I, Sorted.size() - 1)];
+}
+
+/// Load \p Model, bind \p Inputs, run it, write outputs to --output-dir and
+/// compare them with \p Expected (a directory, or empty).
+static llvm::Expected<RunResult>
+runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
+  auto GOrErr = loadGraph(Model);
+  if (!GOrErr)
+    return GOrErr.takeError();
+  Graph &G = **GOrErr;
+  if (llvm::Error E = bindInputs(G, Inputs))
+    return toolPrefixed(std::move(E));
+  auto Outputs = runReference(G, Inputs);
+  if (!Outputs)
+    return Outputs.takeError();
+
+  RunResult R;
+  if (BenchRuns) {
+    for (unsigned I = 0; I < Warmup + BenchRuns; ++I) {
+      auto Start = std::chrono::steady_clock::now();
+      auto Again = runReference(G, Inputs);
+      auto End = std::chrono::steady_clock::now();
+      if (!Again)
+        return Again.takeError();
+      if (I >= Warmup)
+        R.Millis.push_back(
+            std::chrono::duration<double, std::milli>(End - Start).count());
+    }
+    llvm::sort(R.Millis);
+  }
+
+  if (!OutputDir.empty()) {
+    if (std::error_code EC = llvm::sys::fs::create_directories(OutputDir))
+      return toolError("strider-run: " + OutputDir + ": " + EC.message());
+    for (const auto &[Name, T] : *Outputs) {
+      auto Bytes = writeNpy(T);
+      if (!Bytes)
+        return toolPrefixed(Bytes.takeError());
+      llvm::SmallString<256> P(OutputDir);
+      llvm::sys::path::append(P, fileNameFor(Name) + ".npy");
+      if (llvm::Error E = writeOutputFile(P, [&](llvm::raw_ostream &OS) {
+            OS << *Bytes;
+            return llvm::Error::success();
+          }))
+        return toolPrefixed(std::move(E));
+    }
+  }
+
+  for (unsigned K = 0; K < G.getOutputs().size(); ++K) {
+    const std::string &Name = G.getOutputs()[K]->getName();
+    R.Names.push_back(Name);
+    R.Types.push_back(Outputs->at(Name).getType().withLayout(Layout()));
+    if (Expected.empty())
+      continue;
+    // Expected outputs: <name>.npy, else output_K.pb in output order.
+    llvm::SmallString<256> Npy(Expected), Pb(Expected);
+    llvm::sys::path::append(Npy, fileNameFor(Name) + ".npy");
+    llvm::sys::path::append(Pb, "output_" + std::to_string(K) + ".pb");
+    llvm::StringRef File = llvm::sys::fs::exists(Npy) ? Npy.str() : Pb.str();
+    Comparison C;
+    if (!llvm::sys::fs::exists(File)) {
+      C.Note = "no expected output (" + Npy.str().str() + " or " +
+               Pb.str().str() + ")";
+    } else {
+      auto Want = readTensorFile(File);
+      if (!Want)
+        return toolPrefixed(Want.takeError());
+      C = compare(Outputs->at(Name), *Want);
+    }
+    R.Ok &= C.Ok;
+    R.Comparisons.push_back(std::move(C));
+  }
+  return R;
+}
+
+static void printText(const RunResult &R, llvm::raw_ostream &OS) {
+  for (unsigned K = 0; K < R.Names.size(); ++K) {
+    OS << "output '" << R.Names[K] << "' " << R.Types[K];
+    if (!R.Comparisons.empty()) {
+      const Comparison &C = R.Comparisons[K];
+      if (!C.Note.empty() && !C.ShapeOk)
+        OS << ": MISMATCH, " << C.Note;
+      else
+        OS << llvm::format(": max abs error %.3g, max rel error %.3g", C.MaxAbs,
+                           C.MaxRel)
+           << (C.Ok ? " (match)" : " (MISMATCH)");
+    }
+    OS << "\n";
+  }
+  if (!R.Millis.empty())
+    OS << llvm::format("latency over %u runs (ms): min %.3f, median %.3f, "
+                       "p10 %.3f, p90 %.3f\n",
+                       unsigned(R.Millis.size()), R.Millis.front(),
+                       percentile(R.Millis, 0.5), percentile(R.Millis, 0.1),
+                       percentile(R.Millis, 0.9));
+  if (!R.Comparisons.empty())
+    OS << (R.Ok ? "all outputs match" : "outputs differ")
+       << llvm::format(" (rtol %g, atol %g)\n", RTol.getValue(),
+                       ATol.getValue());
+}
+
+static void printJson(const RunResult &R, llvm::json::OStream &J) {
+  J.attributeArray("outputs", [&] {
+    for (unsigned K = 0; K < R.Names.size(); ++K)
+      J.object([&] {
+        J.attribute("name", R.Names[K]);
+        J.attribute("type", R.Types[K].str());
+        if (R.Comparisons.empty())
+          return;
+        const Comparison &C = R.Comparisons[K];
+        J.attribute("match", C.Ok);
+        J.attribute("max_abs_error", C.MaxAbs);
+        J.attribute("max_rel_error", C.MaxRel);
+        if (!C.Note.empty())
+          J.attribute("note", C.Note);
+      });
+  });
+  if (!R.Comparisons.empty())
+    J.attribute("match", R.Ok);
+  if (!R.Millis.empty())
+    J.attributeObject("bench", [&] {
+      J.attribute("runs", int64_t(R.Millis.size()));
+      J.attribute("min_ms", R.Millis.front());
+      J.attribute("median_ms", percentile(R.Millis, 0.5));
+      J.attribute("p10_ms", percentile(R.Millis, 0.1));
+      J.attribute("p90_ms", percentile(R.Millis, 0.9));
+    });
+}
+
+/// --onnx-test: every test_data_set_* of \p Dir, inputs input_K.pb bound to
+/// the graph inputs without default data in order.
+static int runOnnxTest(llvm::StringRef Dir) {
+  llvm::SmallString<256> Model(Dir);
+  llvm::sys::path::append(Model, "model.onnx");
+  auto G = importONNXFile(Model);
+  if (!G) {
+    llvm::errs() << llvm::toString(G.takeError()) << "\n";
+    return 1;
+  }
+  std::vector<std::string> InputNames;
+  for (Value *In : (*G)->getInputs())
+    if (!In->getDefaultData())
+      InputNames.push_back(In->getName());
+  std::vector<std::string> Sets;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC))
+    if (llvm::sys::path::filename(It->path()).startswith("test_data_set_"))
+      Sets.push_back(It->path());
+  llvm::sort(Sets);
+  if (EC || Sets.empty()) {
+    llvm::errs() << "strider-run: " << Dir
+                 << ": no test_data_set_* directories\n";
+    return 1;
+  }
+  std::vector<std::pair<std::string, RunResult>> Results;
+  bool AllOk = true;
+  for (const std::string &Set : Sets) {
+    TensorMap Inputs;
+    for (unsigned K = 0;; ++K) {
+      llvm::SmallString<256> P(Set);
+      llvm::sys::path::append(P, "input_" + std::to_string(K) + ".pb");
+      if (!llvm::sys::fs::exists(P))
+        break;
+      if (K >= InputNames.size()) {
+        llvm::errs() << "strider-run: " << P << ": the model has only "
+                     << InputNames.size() << " inputs\n";
+        return 1;
+      }
+      auto T = readTensorFile(P);
+      if (!T) {
+        llvm::errs() << "strider-run: " << llvm::toString(T.takeError())
+                     << "\n";
+        return 1;
+      }
+      Inputs[InputNames[K]] = std::move(*T);
+    }
+    auto R = runModel(Model, std::move(Inputs), Set);
+    if (!R) {
+      llvm::errs() << llvm::toString(R.takeError()) << "\n";
+      return 1;
+    }
+    AllOk &= R->Ok;
+    Results.emplace_back(llvm::sys::path::filename(Set).str(), std::move(*R));
+  }
+  if (Json) {
+    llvm::json::OStream J(llvm::outs(), 2);
+    J.object([&] {
+      J.attribute("onnx_test", Dir);
+      J.attributeArray("data_sets", [&] {
+        for (const auto &[Name, R] : Results)
+          J.object([&] {
+            J.attribute("name", Name);
+            printJson(R, J);
+          });
+      });
+      J.attribute("match", AllOk);
+    });
+    llvm::outs() << "\n";
+  } else {
+    for (const auto &[Name, R] : Results) {
+      llvm::outs() << Name << ":\n";
+      printText(R, llvm::outs());
+    }
+    llvm::outs() << Results.size()
+                 << " data sets: " << (AllOk ? "all match" : "some differ")
+                 << "\n";
+  }
+  return AllOk ? 0 : 1;
+}
+
 static int run() {
   auto Fail = [](llvm::Error E) {
     llvm::errs() << "strider-run: " << llvm::toString(std::move(E)) << "\n";
@@ -251,12 +495,10 @@ static int run() {
   if (Backend != "reference")
     return Fail(
         toolError("unknown backend '" + Backend + "' (available: reference)"));
-  auto GOrErr = loadGraph(ModelPath);
-  if (!GOrErr) {
-    llvm::errs() << llvm::toString(GOrErr.takeError()) << "\n";
-    return 1;
-  }
-  Graph &G = **GOrErr;
+  if (ModelPath.empty() == OnnxTest.empty())
+    return Fail(toolError("give a model or --onnx-test DIR (see --help)"));
+  if (!OnnxTest.empty())
+    return runOnnxTest(OnnxTest);
 
   TensorMap Inputs;
   for (const std::string &F : InputFlags) {
@@ -270,105 +512,23 @@ static int run() {
       return Fail(T.takeError());
     Inputs[Name.str()] = std::move(*T);
   }
-  if (llvm::Error E = bindInputs(G, Inputs))
-    return Fail(std::move(E));
-  auto Outputs = runReference(G, Inputs);
-  if (!Outputs) {
-    llvm::errs() << llvm::toString(Outputs.takeError()) << "\n";
+  auto R = runModel(ModelPath, std::move(Inputs), CompareDir);
+  if (!R) {
+    llvm::errs() << llvm::toString(R.takeError()) << "\n";
     return 1;
   }
-
-  if (!OutputDir.empty()) {
-    if (std::error_code EC = llvm::sys::fs::create_directories(OutputDir))
-      return Fail(toolError(OutputDir + ": " + EC.message()));
-    for (const auto &[Name, T] : *Outputs) {
-      auto Bytes = writeNpy(T);
-      if (!Bytes)
-        return Fail(Bytes.takeError());
-      llvm::SmallString<256> P(OutputDir);
-      llvm::sys::path::append(P, fileNameFor(Name) + ".npy");
-      if (llvm::Error E = writeOutputFile(P, [&](llvm::raw_ostream &OS) {
-            OS << *Bytes;
-            return llvm::Error::success();
-          }))
-        return Fail(std::move(E));
-    }
-  }
-
-  // Expected outputs: <name>.npy, else output_K.pb in output order.
-  std::vector<Comparison> Results(G.getOutputs().size());
-  bool AllOk = true;
-  if (!CompareDir.empty()) {
-    for (unsigned K = 0; K < G.getOutputs().size(); ++K) {
-      const std::string &Name = G.getOutputs()[K]->getName();
-      llvm::SmallString<256> Npy(CompareDir), Pb(CompareDir);
-      llvm::sys::path::append(Npy, fileNameFor(Name) + ".npy");
-      llvm::sys::path::append(Pb, "output_" + std::to_string(K) + ".pb");
-      llvm::StringRef File = llvm::sys::fs::exists(Npy) ? Npy.str() : Pb.str();
-      if (!llvm::sys::fs::exists(File)) {
-        Results[K].Note = "no expected output (" + Npy.str().str() + " or " +
-                          Pb.str().str() + ")";
-        AllOk = false;
-        continue;
-      }
-      auto Want = readTensorFile(File);
-      if (!Want)
-        return Fail(Want.takeError());
-      Results[K] = compare(Outputs->at(Name), *Want);
-      AllOk &= Results[K].Ok;
-    }
-  }
-
   if (Json) {
     llvm::json::OStream J(llvm::outs(), 2);
     J.object([&] {
       J.attribute("model", ModelPath);
       J.attribute("backend", Backend);
-      J.attributeArray("outputs", [&] {
-        for (unsigned K = 0; K < G.getOutputs().size(); ++K) {
-          const std::string &Name = G.getOutputs()[K]->getName();
-          const Tensor &T = Outputs->at(Name);
-          J.object([&] {
-            J.attribute("name", Name);
-            J.attribute("type", T.getType().withLayout(Layout()).str());
-            if (!CompareDir.empty()) {
-              J.attribute("match", Results[K].Ok);
-              J.attribute("max_abs_error", Results[K].MaxAbs);
-              J.attribute("max_rel_error", Results[K].MaxRel);
-              if (!Results[K].Note.empty())
-                J.attribute("note", Results[K].Note);
-            }
-          });
-        }
-      });
-      if (!CompareDir.empty())
-        J.attribute("match", AllOk);
+      printJson(*R, J);
     });
     llvm::outs() << "\n";
   } else {
-    for (unsigned K = 0; K < G.getOutputs().size(); ++K) {
-      const std::string &Name = G.getOutputs()[K]->getName();
-      const Tensor &T = Outputs->at(Name);
-      llvm::outs() << "output '" << Name << "' "
-                   << T.getType().withLayout(Layout());
-      if (!CompareDir.empty()) {
-        const Comparison &C = Results[K];
-        if (!C.Note.empty() && !C.ShapeOk)
-          llvm::outs() << ": MISMATCH, " << C.Note;
-        else
-          llvm::outs() << llvm::format(": max abs error %.3g, max rel error "
-                                       "%.3g",
-                                       C.MaxAbs, C.MaxRel)
-                       << (C.Ok ? " (match)" : " (MISMATCH)");
-      }
-      llvm::outs() << "\n";
-    }
-    if (!CompareDir.empty())
-      llvm::outs() << (AllOk ? "all outputs match" : "outputs differ")
-                   << llvm::format(" (rtol %g, atol %g)\n", RTol.getValue(),
-                                   ATol.getValue());
+    printText(*R, llvm::outs());
   }
-  return AllOk ? 0 : 1;
+  return R->Ok ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
