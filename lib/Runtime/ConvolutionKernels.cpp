@@ -220,7 +220,10 @@ llvm::Error convTransposeKernel(const Node &N,
           OutShape.empty() ? X.getDim(I + 2) * G.Strides[I] : OutShape[I];
       int64_t Total = G.Strides[I] * (X.getDim(I + 2) - 1) + OutPad[I] +
                       (G.Kernel[I] - 1) * G.Dilations[I] + 1 - Out;
-      int64_t Small = Total / 2;
+      // Floor division, as ONNX's reference does: a requested output
+      // larger than the full result gives a negative Total, and the
+      // extra (zero) elements go to the end (pads 0 and -1 for -1).
+      int64_t Small = Total >= 0 ? Total / 2 : -((1 - Total) / 2);
       G.PadBegin[I] = AutoPad == "SAME_UPPER" ? Small : Total - Small;
       G.PadEnd[I] = Total - G.PadBegin[I];
     }

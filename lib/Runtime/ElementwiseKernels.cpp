@@ -162,10 +162,17 @@ llvm::Error identityKernel(const Node &, Operands Ins, Results Outs) {
 }
 
 llvm::Error dropoutKernel(const Node &N, Operands Ins, Results Outs) {
-  if (Ins.size() > 2 && Ins[2] && Ins[2]->getNumElements() > 0 &&
-      Ins[2]->getInt(0) != 0)
+  // Training mode drops a random subset unless the ratio (default 0.5) is
+  // 0, where it is the identity with an all-true mask, as in inference.
+  bool Training = Ins.size() > 2 && Ins[2] && Ins[2]->getNumElements() > 0 &&
+                  Ins[2]->getInt(0) != 0;
+  double Ratio = Ins.size() > 1 && Ins[1] && Ins[1]->getNumElements() > 0
+                     ? Ins[1]->getDouble(0)
+                     : 0.5;
+  if (Training && Ratio != 0)
     return makeNodeError(N, "training mode is not supported by the "
-                            "reference interpreter");
+                            "reference interpreter for a nonzero ratio (the "
+                            "mask is random)");
   copyLogical(*Ins[0], Outs[0]);
   if (Outs.size() > 1 && Outs[1].getElementType() != ElementType::Unknown)
     for (int64_t I = 0, E = Outs[1].getNumElements(); I != E; ++I)

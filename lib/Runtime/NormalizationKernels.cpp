@@ -39,23 +39,66 @@ llvm::Error batchNormKernel(const Node &N,
                             llvm::MutableArrayRef<Tensor> Results) {
   const Tensor &X = *Operands[0];
   Tensor &Y = Results[0];
-  if (N.getIntAttr("training_mode", 0) != 0)
-    return makeNodeError(N, "training_mode is not supported");
-  for (unsigned I = 1; I < Results.size(); ++I)
-    if (Results[I].getElementType() != ElementType::Unknown)
-      return makeNodeError(N, "running statistics results are not supported");
+  bool Training = N.getIntAttr("training_mode", 0) != 0;
+  if (!Training)
+    for (unsigned I = 1; I < Results.size(); ++I)
+      if (Results[I].getElementType() != ElementType::Unknown)
+        return makeNodeError(N, "running statistics results need "
+                                "training_mode");
   if (X.getRank() < 2 || Y.getShape() != X.getShape())
     return makeNodeError(N, "result must have the input's shape (rank >= 2)");
-  if (llvm::Error E = checkPerChannel(N, Operands, 1, X.getDim(1)))
+  int64_t NumC = X.getDim(1);
+  if (llvm::Error E = checkPerChannel(N, Operands, 1, NumC))
     return E;
   double Eps = N.getFloatAttr("epsilon", 1e-5f);
   const Tensor &Scale = *Operands[1], &Bias = *Operands[2],
                &Mean = *Operands[3], &Var = *Operands[4];
+  std::vector<double> UseMean(NumC), UseVar(NumC);
+  for (int64_t C = 0; C < NumC; ++C) {
+    UseMean[C] = channelValue(Mean, C);
+    UseVar[C] = channelValue(Var, C);
+  }
+  if (Training) {
+    // ONNX (opset 14+): normalize with the batch's mean and biased
+    // variance over every dim but 1; results 1 and 2 are the running
+    // statistics input * momentum + batch * (1 - momentum).
+    if (Results.size() > 3)
+      return makeNodeError(N, "saved mean/variance results are not "
+                              "supported");
+    for (unsigned I = 1; I < Results.size(); ++I)
+      if (Results[I].getElementType() != ElementType::Unknown &&
+          Results[I].getShape() != llvm::makeArrayRef(NumC))
+        return makeNodeError(N, "running statistics must have shape [C]");
+    std::vector<double> Sum(NumC, 0.0), SqSum(NumC, 0.0);
+    int64_t Count = NumC ? X.getNumElements() / NumC : 0;
+    forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+      Sum[Idx[1]] += X.getDouble(X.getOffset(Idx));
+    });
+    for (int64_t C = 0; C < NumC; ++C)
+      Sum[C] /= double(Count);
+    forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+      double D = X.getDouble(X.getOffset(Idx)) - Sum[Idx[1]];
+      SqSum[Idx[1]] += D * D;
+    });
+    double Momentum = N.getFloatAttr("momentum", 0.9f);
+    for (int64_t C = 0; C < NumC; ++C) {
+      double BatchVar = SqSum[C] / double(Count);
+      if (Results.size() > 1 &&
+          Results[1].getElementType() != ElementType::Unknown)
+        Results[1].setDouble(Results[1].getOffset({C}),
+                             UseMean[C] * Momentum + Sum[C] * (1 - Momentum));
+      if (Results.size() > 2 &&
+          Results[2].getElementType() != ElementType::Unknown)
+        Results[2].setDouble(Results[2].getOffset({C}),
+                             UseVar[C] * Momentum + BatchVar * (1 - Momentum));
+      UseMean[C] = Sum[C];
+      UseVar[C] = BatchVar;
+    }
+  }
   forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
     int64_t C = Idx[1];
-    double V = (X.getDouble(X.getOffset(Idx)) - channelValue(Mean, C)) /
-                   std::sqrt(channelValue(Var, C) + Eps) *
-                   channelValue(Scale, C) +
+    double V = (X.getDouble(X.getOffset(Idx)) - UseMean[C]) /
+                   std::sqrt(UseVar[C] + Eps) * channelValue(Scale, C) +
                channelValue(Bias, C);
     Y.setDouble(Y.getOffset(Idx), V);
   });

@@ -141,6 +141,15 @@ void expectClose(const std::vector<double> &Got,
 //===----------------------------------------------------------------------===//
 
 const NNCase HandCases[] = {
+    // Training mode: batch mean 3 and biased variance 3.5 (+ epsilon 0.5
+    // = 4); running stats 1 * 0.5 + 3 * 0.5 and 0.5 * 0.5 + 3.5 * 0.5.
+    {"BatchNormTraining", OpId::BatchNormalization,
+     {{"training_mode", Attribute::getInt(1)},
+      {"epsilon", Attribute::getFloat(0.5f)},
+      {"momentum", Attribute::getFloat(0.5f)}},
+     {{F32, {2, 1, 2}, {1, 2, 3, 6}}, {F32, {1}, {1}}, {F32, {1}, {0}},
+      {F32, {1}, {1}}, {F32, {1}, {0.5}}},
+     {{F32, {2, 1, 2}, {-1, -0.5, 0, 1.5}}, {F32, {1}, {2}}, {F32, {1}, {2}}}},
     // 1x1 conv: y[m] = sum_c w[m, c] x[c] + b[m].
     {"ConvPointwise", OpId::Conv, {},
      {{F32, {1, 2, 1, 2}, {1, 2, 3, 4}}, {F32, {1, 2, 1, 1}, {10, 100}},
@@ -151,6 +160,14 @@ const NNCase HandCases[] = {
      {{"strides", Attribute::getInts({2})}},
      {{F32, {1, 1, 2}, {3, 5}}, {F32, {1, 1, 1}, {2}}},
      {{F32, {1, 1, 3}, {6, 0, 10}}}},
+    // output_shape one longer than the full result: total padding -1
+    // splits as ONNX's floor division does (begin 0, end -1), so the
+    // extra element is a trailing zero.
+    {"ConvTransposeOutputShapeLonger", OpId::ConvTranspose,
+     {{"strides", Attribute::getInts({2})},
+      {"output_shape", Attribute::getInts({4})}},
+     {{F32, {1, 1, 2}, {3, 5}}, {F32, {1, 1, 1}, {2}}},
+     {{F32, {1, 1, 4}, {6, 0, 10, 0}}}},
     // Row-major indices of the window maxima of a 3x3 map.
     {"MaxPoolIndices", OpId::MaxPool,
      {{"kernel_shape", Attribute::getInts({2, 2})}},
@@ -443,16 +460,6 @@ TEST(ReferenceNNErrorTest, MatMulInnerDims) {
            {{F32, {2, 3}, {1, 2, 3, 4, 5, 6}}, {F32, {2, 2}, {1, 2, 3, 4}}},
            {{F32, {2, 2}, {0, 0, 0, 0}}}};
   EXPECT_EQ(errorOf(C), "node (MatMul) producing 'out0': inner dims 3 and 2 do not match");
-}
-
-TEST(ReferenceNNErrorTest, BatchNormTrainingMode) {
-  NNCase C{"", OpId::BatchNormalization,
-           {{"training_mode", Attribute::getInt(1)}},
-           {{F32, {1, 1}, {1}}, {F32, {1}, {1}}, {F32, {1}, {0}},
-            {F32, {1}, {0}}, {F32, {1}, {1}}},
-           {{F32, {1, 1}, {0}}}};
-  EXPECT_EQ(errorOf(C), "node (BatchNormalization) producing 'out0': "
-                        "training_mode is not supported");
 }
 
 } // namespace

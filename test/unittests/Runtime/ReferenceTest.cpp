@@ -340,6 +340,11 @@ TEST(ElementwiseKernelTest, Dropout) {
       opError({OpId::Dropout, {&X, &Ratio, &Training}, {}, {ty(F32, {2, 2})}})
           .find("training mode is not supported"),
       std::string::npos);
+  // Training with ratio 0 keeps everything (an all-true mask).
+  Tensor Zero = f32({}, {0});
+  OpCase T{OpId::Dropout, {&X, &Zero, &Training}, {}, {ty(F32, {2, 2}), Mask}};
+  expectOp(T, {1, -2, 3, -4}, 0);
+  expectOp(T, {1, 1, 1, 1}, 1);
 }
 
 TEST(ElementwiseKernelTest, BroadcastingBinary) {
