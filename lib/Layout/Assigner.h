@@ -165,6 +165,9 @@ private:
   /// Relayouts made during materialization, keyed by (value, layout name).
   std::map<std::pair<Value *, std::string>, Value *> Relayouts;
   std::map<std::string, std::string> Reasons;
+  /// Weight constants that permuteFlattenWeights replaced (erased once
+  /// materialization has walked the graph).
+  std::vector<Node *> ReplacedWeights;
   /// Terms touching each variable (indices into the problem's lists).
   std::vector<std::vector<unsigned>> VarPairs, VarGroups;
   LayoutReport Report;

@@ -127,8 +127,9 @@ void Assigner::permuteFlattenWeights(Node *View) {
     NewB->setAttr("value", Attribute::getTensor(NewData));
     NewB->setLoc(B->getDefiningNode()->getLoc());
     Consumer->setOperand(1, NewB->getResult(0));
-    if (!B->hasUses() && !G.isGraphOutput(B))
-      G.eraseNode(B->getDefiningNode());
+    // Erased after the walk over the graph: it may come later in the order.
+    if (!llvm::is_contained(ReplacedWeights, B->getDefiningNode()))
+      ReplacedWeights.push_back(B->getDefiningNode());
     ++Report.NumWeightsPermuted;
   }
 }
@@ -199,6 +200,9 @@ void Assigner::materialize() {
         Model.canPermuteConsumerWeights(*N))
       permuteFlattenWeights(N);
   }
+  for (Node *W : ReplacedWeights)
+    if (!W->getResult(0)->hasUses() && !G.isGraphOutput(W->getResult(0)))
+      G.eraseNode(W);
 
   // Graph outputs in the caller's layout; the relayout takes the output's
   // name.
