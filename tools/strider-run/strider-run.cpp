@@ -88,6 +88,11 @@ static cl::opt<unsigned>
 static cl::opt<unsigned> Warmup("warmup",
                                 cl::desc("Untimed runs before --bench (1)"),
                                 cl::init(1), cl::cat(RunCat));
+static cl::opt<unsigned>
+    Threads("threads",
+            cl::desc("Threads of the backend (the reference interpreter runs "
+                     "on one)"),
+            cl::init(1), cl::cat(RunCat));
 static cl::opt<bool> Json("json",
                           cl::desc("Print one JSON object instead of text"),
                           cl::init(false), cl::cat(RunCat));
@@ -495,6 +500,10 @@ static int run() {
   if (Backend != "reference")
     return Fail(
         toolError("unknown backend '" + Backend + "' (available: reference)"));
+  if (Threads != 1)
+    return Fail(toolError("the reference backend runs on one thread (got "
+                          "--threads=" +
+                          llvm::Twine(Threads.getValue()) + ")"));
   if (ModelPath.empty() == OnnxTest.empty())
     return Fail(toolError("give a model or --onnx-test DIR (see --help)"));
   if (!OnnxTest.empty())

@@ -16,7 +16,8 @@ lays out non-identically are transposed) within --rtol/--atol (default 1e-4,
 
 (reference: strider-run's reference interpreter on the compiled graph,
 OUT/model.lir with its chosen layouts, against ONNX Runtime's outputs on the
-original, same tolerances)
+original, same tolerances; the original model is run through the
+interpreter once too, `PASS <model>:original reference=match`)
 
 (bytes: relayout bytes; body relayouts: relayouts other than the one reading
 a graph input and the one writing a graph output), then `N models passed`,
@@ -40,8 +41,8 @@ import layout_bench as lb  # noqa: E402
 
 
 def run_reference(out_dir, data_dir, inputs, rtol, atol):
-    """strider-run on a strider-compile output dir against the stored ORT
-    outputs; returns (ok, text)."""
+    """strider-run on a model or a strider-compile output dir against the
+    stored ORT outputs; returns (ok, text)."""
     tool = shutil.which("strider-run") or os.path.join(ROOT, "build", "bin",
                                                       "strider-run")
     cmd = [tool, out_dir, "--compare", data_dir, f"--rtol={rtol}",
@@ -98,6 +99,14 @@ def main():
             runs.append(("nhwc", "auto", name + ":io-nhwc"))
             runs.append(("model", "nhwc", name + ":layout-nhwc"))
         inputs, outputs = lb.graph_io(path)
+        if not a.emulate:
+            ok, text = run_reference(path, os.path.join(model_dir, name + ".data"),
+                                     inputs, a.rtol, a.atol)
+            print(f"{'PASS' if ok else 'FAIL'} {name}:original "
+                  f"reference={'match' if ok else 'MISMATCH'}")
+            if not ok:
+                print(f"{name}:original: strider-run: {text}", file=sys.stderr)
+                failed.add(name)
         for io_layout, layout, label in runs:
             out_dir = os.path.join(out_root, label.replace(":", "."))
             try:

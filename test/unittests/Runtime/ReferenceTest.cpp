@@ -785,3 +785,10 @@ TEST(LayoutPropertyTest, ChannelsLastMatchesChannelsFirst) {
 }
 
 } // namespace
+
+TEST(InterpreterTest, EveryOpOfTheTableHasAKernel) {
+  for (const OpInfo &Op : getAllOps())
+    EXPECT_NE(runtime::lookupReferenceKernel(Op.Id), nullptr)
+        << "no reference kernel for " << Op.Name.str();
+  EXPECT_EQ(runtime::lookupReferenceKernel(OpId::Opaque), nullptr);
+}
