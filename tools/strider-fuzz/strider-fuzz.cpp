@@ -33,21 +33,26 @@
 using namespace strider;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory FuzzCat("strider-fuzz options");
+
 static cl::opt<unsigned> NumSeeds("seeds", cl::desc("Number of seeds to run"),
-                                  cl::init(100));
+                                  cl::init(100), cl::cat(FuzzCat));
 static cl::opt<unsigned> FirstSeed("first", cl::desc("First seed to run"),
-                                   cl::init(0));
+                                   cl::init(0), cl::cat(FuzzCat));
 static cl::opt<int64_t>
     OnlySeed("seed", cl::desc("Run only this seed (overrides --first/--seeds)"),
-             cl::init(-1));
+             cl::init(-1), cl::cat(FuzzCat));
 static cl::opt<bool>
     PrintGraph("print",
-               cl::desc("Print the generated graph of --seed as textual IR"));
-static cl::opt<bool> Verbose("v", cl::desc("Print every seed and check"));
+               cl::desc("Print the generated graph of --seed as textual IR"),
+               cl::cat(FuzzCat));
+static cl::opt<bool> Verbose("v", cl::desc("Print every seed and check"),
+                             cl::cat(FuzzCat));
 static cl::opt<bool> ConstantsFirst(
     "constants-first",
     cl::desc("Put every Constant node at the start of the graph (as "
-             "importers do) instead of just before its first user"));
+             "importers do) instead of just before its first user"),
+    cl::cat(FuzzCat));
 
 namespace {
 
@@ -871,6 +876,7 @@ std::string checkConfiguration(const Configuration &Config,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(FuzzCat);
   cl::ParseCommandLineOptions(
       argc, argv,
       "strider differential fuzzer: random graphs through the layout "
