@@ -19,6 +19,8 @@
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
 
+#include "Common/LayoutFlags.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -43,30 +45,6 @@ static cl::opt<std::string>
               cl::desc("Output directory (created; replaced if it holds an "
                        "earlier strider-compile output)"),
               cl::value_desc("dir"), cl::cat(CompileCat));
-static cl::opt<std::string>
-    TargetName("target",
-               cl::desc("Target whose costs drive layout assignment: "
-                        "cpu-avx512 (default), cpu-avx2, cpu-neon, cuda-sm80, "
-                        "cuda-sm90"),
-               cl::value_desc("name"), cl::init("cpu-avx512"),
-               cl::cat(CompileCat));
-static cl::opt<std::string>
-    LayoutModeFlag("layout",
-                   cl::desc("auto (cost model decides, default), nchw or nhwc "
-                            "(force every activation that can)"),
-                   cl::value_desc("mode"), cl::init("auto"),
-                   cl::cat(CompileCat));
-static cl::opt<std::string>
-    IOLayoutFlag("io-layout",
-                 cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
-                          "(as declared, default), nchw or nhwc"),
-                 cl::value_desc("layout"), cl::init("model"),
-                 cl::cat(CompileCat));
-static cl::list<std::string>
-    DimFlags("dim",
-             cl::desc("Bind a symbolic dim for costing, e.g. N=1 (unbound "
-                      "symbols count as 1)"),
-             cl::value_desc("NAME=SIZE"), cl::cat(CompileCat));
 static cl::opt<bool>
     RenderSvg("svg",
               cl::desc("Render layout.svg with Graphviz's dot when it is "
@@ -89,8 +67,7 @@ static const char *const Pipeline =
     "infer-shapes,canonicalize,infer-shapes,layout-assignment";
 
 static llvm::Expected<PipelineOptions> parseOptions() {
-  llvm::Expected<layout::LayoutOptions> Layout = layout::parseLayoutOptions(
-      TargetName, LayoutModeFlag, IOLayoutFlag, DimFlags);
+  llvm::Expected<layout::LayoutOptions> Layout = toolflags::parseLayoutFlags();
   if (!Layout)
     return Layout.takeError();
   PipelineOptions Opts;
@@ -241,7 +218,7 @@ static int compile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
-  cl::HideUnrelatedOptions(CompileCat);
+  cl::HideUnrelatedOptions({&CompileCat, &toolflags::LayoutFlagsCat});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Strider ahead-of-time conversion: import an ONNX model, canonicalize, "

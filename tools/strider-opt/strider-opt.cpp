@@ -13,6 +13,8 @@
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
 
+#include "Common/LayoutFlags.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -43,39 +45,16 @@ static cl::opt<bool> SplitInputFile(
              "independently (errors do not stop later chunks)"),
     cl::init(false), cl::cat(StriderCat));
 
-static cl::OptionCategory LayoutCat("layout-assignment options");
-static cl::opt<std::string>
-    TargetName("target",
-               cl::desc("Target whose costs drive layout assignment: "
-                        "cpu-avx512 (default), cpu-avx2, cpu-neon, cuda-sm80, "
-                        "cuda-sm90"),
-               cl::value_desc("name"), cl::init("cpu-avx512"),
-               cl::cat(LayoutCat));
-static cl::opt<std::string>
-    LayoutModeFlag("layout",
-                   cl::desc("auto (cost model decides, default), nchw or nhwc "
-                            "(force every activation that can)"),
-                   cl::value_desc("mode"), cl::init("auto"),
-                   cl::cat(LayoutCat));
-static cl::opt<std::string>
-    IOLayoutFlag("io-layout",
-                 cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
-                          "(as declared, default), nchw or nhwc"),
-                 cl::value_desc("layout"), cl::init("model"),
-                 cl::cat(LayoutCat));
-static cl::list<std::string>
-    DimFlags("dim",
-             cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
-                      "(unbound symbols count as 1)"),
-             cl::value_desc("NAME=SIZE"), cl::cat(LayoutCat));
 static cl::opt<std::string> LayoutReportFile(
     "layout-report",
     cl::desc("Write layout-assignment's report to this file ('-': stdout, "
              "after each graph)"),
-    cl::value_desc("filename"), cl::cat(LayoutCat));
-static cl::opt<std::string> LayoutReportFormat(
-    "layout-report-format", cl::desc("text (default) or json"),
-    cl::value_desc("format"), cl::init("text"), cl::cat(LayoutCat));
+    cl::value_desc("filename"), cl::cat(toolflags::LayoutFlagsCat));
+static cl::opt<std::string>
+    LayoutReportFormat("layout-report-format",
+                       cl::desc("text (default) or json"),
+                       cl::value_desc("format"), cl::init("text"),
+                       cl::cat(toolflags::LayoutFlagsCat));
 
 static PipelineOptions Options;
 static std::vector<layout::LayoutReport> Reports;
@@ -88,13 +67,12 @@ static void printReport(const layout::LayoutReport &R, llvm::raw_ostream &OS) {
 }
 
 /// Check and convert the layout flags; false after reporting an error.
-static bool parseLayoutFlags() {
+static bool checkLayoutFlags() {
   auto Fail = [](llvm::Error E) {
     llvm::errs() << "strider-opt: " << llvm::toString(std::move(E)) << "\n";
     return false;
   };
-  llvm::Expected<layout::LayoutOptions> Layout = layout::parseLayoutOptions(
-      TargetName, LayoutModeFlag, IOLayoutFlag, DimFlags);
+  llvm::Expected<layout::LayoutOptions> Layout = toolflags::parseLayoutFlags();
   if (!Layout)
     return Fail(Layout.takeError());
   Options.Layout = std::move(*Layout);
@@ -149,12 +127,12 @@ int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
   for (const PassInfo &P : getRegisteredPasses())
     PassList.getParser().addLiteralOption(P.Argument, &P, P.Description);
-  cl::HideUnrelatedOptions({&StriderCat, &LayoutCat});
+  cl::HideUnrelatedOptions({&StriderCat, &toolflags::LayoutFlagsCat});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Strider IR optimizer: parse textual IR, run passes, print IR\n");
 
-  if (!parseLayoutFlags())
+  if (!checkLayoutFlags())
     return 1;
 
   if (!PassPipeline.empty() && !PassList.empty()) {

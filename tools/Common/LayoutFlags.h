@@ -1,0 +1,55 @@
+//===- LayoutFlags.h - Layout-assignment flags of the tools -----*- C++ -*-===//
+//
+// The command-line flags strider-opt and strider-compile share: --target,
+// --layout, --io-layout and --dim, in the category LayoutFlagsCat. Include
+// it in one source file of a tool: it defines the (static) options there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_TOOLS_COMMON_LAYOUTFLAGS_H
+#define STRIDER_TOOLS_COMMON_LAYOUTFLAGS_H
+
+#include "strider/Layout/LayoutAssignment.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace strider {
+namespace toolflags {
+
+static llvm::cl::OptionCategory LayoutFlagsCat("layout-assignment options");
+
+static llvm::cl::opt<std::string>
+    TargetName("target",
+               llvm::cl::desc("Target whose costs drive layout assignment: "
+                              "cpu-avx512 (default), cpu-avx2, cpu-neon, "
+                              "cuda-sm80, cuda-sm90"),
+               llvm::cl::value_desc("name"), llvm::cl::init("cpu-avx512"),
+               llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::opt<std::string> LayoutModeFlag(
+    "layout",
+    llvm::cl::desc("auto (cost model decides, default), nchw or nhwc "
+                   "(force every activation that can)"),
+    llvm::cl::value_desc("mode"), llvm::cl::init("auto"),
+    llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::opt<std::string> IOLayoutFlag(
+    "io-layout",
+    llvm::cl::desc("Layout of rank-3..5 graph inputs and outputs: model "
+                   "(as declared, default), nchw or nhwc"),
+    llvm::cl::value_desc("layout"), llvm::cl::init("model"),
+    llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::list<std::string>
+    DimFlags("dim",
+             llvm::cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
+                            "(unbound symbols count as 1)"),
+             llvm::cl::value_desc("NAME=SIZE"), llvm::cl::cat(LayoutFlagsCat));
+
+/// The options the flags say, or an error naming the bad value.
+inline llvm::Expected<layout::LayoutOptions> parseLayoutFlags() {
+  return layout::parseLayoutOptions(TargetName, LayoutModeFlag, IOLayoutFlag,
+                                    DimFlags);
+}
+
+} // namespace toolflags
+} // namespace strider
+
+#endif // STRIDER_TOOLS_COMMON_LAYOUTFLAGS_H
