@@ -16,6 +16,7 @@
 
 #include "ConformanceSupport.h"
 
+#include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/OpInfo.h"
 #include "strider/Import/ONNX.h"
@@ -48,6 +49,10 @@ namespace cl = llvm::cl;
 static cl::list<std::string> TestRoots(cl::Positional, cl::OneOrMore,
                                        cl::desc("<backend test data dirs>"));
 static cl::opt<bool> Verbose("v", cl::desc("Print every test's status"));
+static cl::opt<std::string>
+    Backend("backend", cl::init("reference"),
+            cl::desc("Executor: reference (the interpreter) or cpu (the "
+                     "SIMD backend's program, its fallbacks included)"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
@@ -244,7 +249,15 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     if (V && V->isGraphInput())
       Bound.insert(KV);
   }
-  auto Out = runtime::runReference(G, Bound);
+  llvm::Expected<runtime::TensorMap> Out = runtime::TensorMap();
+  if (Backend == "cpu") {
+    auto Prog = cpu::compileForCPU(G, cpu::CPUOptions());
+    if (!Prog)
+      return failed("lowering: " + llvm::toString(Prog.takeError()));
+    Out = (*Prog)->run(Bound);
+  } else {
+    Out = runtime::runReference(G, Bound);
+  }
   if (!Out)
     return failed("run: " + llvm::toString(Out.takeError()));
 
@@ -322,8 +335,12 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
     for (const std::string &Set : Sets) {
       // Bind as few inputs as make every shape static, so that the
       // interpreter (not constant folding) computes as much as possible.
+      // The CPU backend's fast kernels want constant weights (packed at
+      // compile time), and the tests pass weights as inputs: there, every
+      // input not read as a first operand is bound from the start.
       Outcome O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
-                             Binding::None);
+                             Backend == "cpu" ? Binding::NonFirstOperands
+                                              : Binding::None);
       if (O.NonStatic)
         O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
                        Binding::NonFirstOperands);
@@ -349,6 +366,11 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Check Strider's reference interpreter against ONNX backend tests\n");
+  if (Backend != "reference" && Backend != "cpu") {
+    llvm::errs() << "strider-numeric-conformance: unknown backend '"
+                 << Backend << "' (available: reference, cpu)\n";
+    return 1;
+  }
   auto DirsOrErr = collectTestDirs(TestRoots);
   if (!DirsOrErr) {
     llvm::errs() << llvm::toString(DirsOrErr.takeError()) << "\n";
@@ -393,7 +415,8 @@ int main(int argc, char **argv) {
   });
   if (Top.size() > 10)
     Top.resize(10);
-  llvm::outs() << "onnx numeric conformance: " << Dirs.size() << " total, "
+  llvm::outs() << "onnx numeric conformance (" << Backend
+               << " backend): " << Dirs.size() << " total, "
                << Passed + Failed << " supported, " << Passed
                << " passed both ways, " << Failed << " failed, "
                << Unsupported << " unsupported (op without kernel:";

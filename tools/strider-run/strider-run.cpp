@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
@@ -27,6 +28,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <random>
 
 using namespace strider;
@@ -41,8 +44,9 @@ static cl::opt<std::string>
               cl::cat(RunCat));
 static cl::opt<std::string>
     Backend("backend",
-            cl::desc("Executor: reference (the default and, for "
-                     "now, the only one)"),
+            cl::desc("Executor: reference (plain loops, the oracle; the "
+                     "default) or cpu (SIMD kernels, threads, fused "
+                     "epilogues, planned memory)"),
             cl::init("reference"), cl::cat(RunCat));
 static cl::list<std::string>
     InputFlags("input",
@@ -91,8 +95,20 @@ static cl::opt<unsigned> Warmup("warmup",
 static cl::opt<unsigned>
     Threads("threads",
             cl::desc("Threads of the backend (the reference interpreter runs "
-                     "on one)"),
+                     "on one; the cpu backend splits each kernel over N)"),
             cl::init(1), cl::cat(RunCat));
+static cl::opt<bool>
+    Verbose("verbose",
+            cl::desc("With --backend=cpu: list the program's kernel calls "
+                     "(fallbacks to reference kernels marked) and its "
+                     "memory plan, on stderr"),
+            cl::init(false), cl::cat(RunCat));
+static cl::opt<bool>
+    Profile("profile",
+            cl::desc("With --backend=cpu and --bench: time every kernel call "
+                     "of the timed runs and print the slowest kernel calls "
+                     "and the time per kernel kind, on stderr"),
+            cl::init(false), cl::cat(RunCat));
 static cl::opt<bool> Json("json",
                           cl::desc("Print one JSON object instead of text"),
                           cl::init(false), cl::cat(RunCat));
@@ -278,6 +294,61 @@ struct RunResult {
   bool Ok = true;
 };
 
+/// --verbose: the kernel calls of \p P and its memory plan.
+static void printProgram(const cpu::Program &P, llvm::raw_ostream &OS) {
+  unsigned Fallbacks = 0;
+  OS << "cpu program (" << cpu::Program::getSimdTarget() << "), "
+     << P.getSteps().size() << " kernel calls:\n";
+  for (const cpu::StepInfo &S : P.getSteps()) {
+    OS << "  " << (S.Fallback ? "[reference] " : "") << S.Kernel << " -> "
+       << S.Nodes << "\n";
+    Fallbacks += S.Fallback;
+  }
+  OS << "fallbacks to reference kernels: " << Fallbacks << "\n";
+  OS << "activation arena: " << P.getArenaBytes() << " bytes (sum of "
+     << "activations without reuse: " << P.getUnplannedBytes()
+     << " bytes); constants: " << P.getConstantBytes() << " bytes\n";
+}
+
+/// --profile: the slowest kernel calls and the time per kernel kind.
+static void printProfile(const cpu::Program &P, llvm::raw_ostream &OS) {
+  llvm::ArrayRef<double> Sec = P.getStepSeconds();
+  unsigned Runs = std::max(1u, P.getProfiledRuns());
+  llvm::ArrayRef<cpu::StepInfo> Steps = P.getSteps();
+  double Total = 0;
+  for (double S : Sec)
+    Total += S;
+  std::map<std::string, std::pair<double, unsigned>> ByKind;
+  std::vector<size_t> Order;
+  for (size_t I = 0; I < Sec.size(); ++I) {
+    std::string Kind = Steps[I].Kernel;
+    auto &E = ByKind[Kind];
+    E.first += Sec[I];
+    ++E.second;
+    Order.push_back(I);
+  }
+  llvm::sort(Order, [&](size_t A, size_t B) { return Sec[A] > Sec[B]; });
+  OS << llvm::format("profile over %u runs: %.3f ms per run in kernels\n",
+                     Runs, 1e3 * Total / Runs);
+  OS << "slowest kernel calls (ms per run, share):\n";
+  for (size_t I = 0; I < std::min<size_t>(15, Order.size()); ++I) {
+    size_t S = Order[I];
+    OS << llvm::format("  %8.3f  %5.1f%%  ", 1e3 * Sec[S] / Runs,
+                       Total > 0 ? 100 * Sec[S] / Total : 0.0)
+       << Steps[S].Kernel << " -> " << Steps[S].Nodes << "\n";
+  }
+  std::vector<std::pair<double, std::string>> Kinds;
+  for (const auto &KV : ByKind)
+    Kinds.push_back({KV.second.first, KV.first});
+  llvm::sort(Kinds, [](const auto &A, const auto &B) { return A.first > B.first; });
+  OS << "time per kernel kind (ms per run, share, calls):\n";
+  for (const auto &[Sum, Kind] : Kinds)
+    OS << llvm::format("  %8.3f  %5.1f%%  %4u  ", 1e3 * Sum / Runs,
+                       Total > 0 ? 100 * Sum / Total : 0.0,
+                       ByKind[Kind].second)
+       << Kind << "\n";
+}
+
 static double percentile(const std::vector<double> &Sorted, double P) {
   size_t I = size_t(P * double(Sorted.size() - 1) + 0.5);
   return Sorted[std::min(I, Sorted.size() - 1)];
@@ -293,23 +364,44 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   Graph &G = **GOrErr;
   if (llvm::Error E = bindInputs(G, Inputs))
     return toolPrefixed(std::move(E));
-  auto Outputs = runReference(G, Inputs);
+  // The executor of --backend.
+  std::function<llvm::Expected<TensorMap>(const TensorMap &)> Exec =
+      [&G](const TensorMap &In) { return runReference(G, In); };
+  std::unique_ptr<cpu::Program> Prog;
+  if (Backend == "cpu") {
+    cpu::CPUOptions Opts;
+    Opts.Threads = int(Threads);
+    auto P = cpu::compileForCPU(G, Opts);
+    if (!P)
+      return P.takeError();
+    Prog = std::move(*P);
+    if (Verbose)
+      printProgram(*Prog, llvm::errs());
+    Exec = [&Prog](const TensorMap &In) { return Prog->run(In); };
+  }
+  auto Outputs = Exec(Inputs);
   if (!Outputs)
     return Outputs.takeError();
 
   RunResult R;
+  if (Prog && Profile)
+    Prog->setProfiling(false);
   if (BenchRuns) {
     for (unsigned I = 0; I < Warmup + BenchRuns; ++I) {
       auto Start = std::chrono::steady_clock::now();
-      auto Again = runReference(G, Inputs);
+      auto Again = Exec(Inputs);
       auto End = std::chrono::steady_clock::now();
       if (!Again)
         return Again.takeError();
+      if (Prog && Profile && I + 1 == Warmup)
+        Prog->setProfiling(true);
       if (I >= Warmup)
         R.Millis.push_back(
             std::chrono::duration<double, std::milli>(End - Start).count());
     }
     llvm::sort(R.Millis);
+    if (Prog && Profile)
+      printProfile(*Prog, llvm::errs());
   }
 
   if (!OutputDir.empty()) {
@@ -497,10 +589,12 @@ static int run() {
     llvm::errs() << "strider-run: " << llvm::toString(std::move(E)) << "\n";
     return 1;
   };
-  if (Backend != "reference")
-    return Fail(
-        toolError("unknown backend '" + Backend + "' (available: reference)"));
-  if (Threads != 1)
+  if (Backend != "reference" && Backend != "cpu")
+    return Fail(toolError("unknown backend '" + Backend +
+                          "' (available: reference, cpu)"));
+  if (Threads < 1)
+    return Fail(toolError("--threads must be at least 1"));
+  if (Backend == "reference" && Threads != 1)
     return Fail(toolError("the reference backend runs on one thread (got "
                           "--threads=" +
                           llvm::Twine(Threads.getValue()) + ")"));

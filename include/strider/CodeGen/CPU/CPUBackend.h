@@ -1,0 +1,87 @@
+//===- CPUBackend.h - Lowering to the CPU SIMD backend ----------*- C++ -*-===//
+//
+// Lowers a verified, shape-inferred IR graph (static shapes, layouts
+// chosen) to a Program: a sequence of kernel calls with static shapes,
+// buffers placed in one arena by a liveness-based memory planner, and
+// constants packed at compile time into the blocking each kernel wants.
+// Convolutions, Gemm/MatMul, pooling, elementwise chains, concats and
+// relayouts have SIMD kernels (Highway, dispatched at run time to the
+// machine's best target); every other op runs its reference kernel on the
+// same buffers (a fallback, listed by getSteps()).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_CODEGEN_CPU_CPUBACKEND_H
+#define STRIDER_CODEGEN_CPU_CPUBACKEND_H
+
+#include "strider/Runtime/Reference.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strider {
+
+class Graph;
+
+namespace cpu {
+
+struct CPUOptions {
+  /// Threads each kernel splits its work over (1: the caller's thread).
+  int Threads = 1;
+};
+
+/// One kernel call of a program, for reports (--verbose).
+struct StepInfo {
+  std::string Nodes;     ///< The node(s) it computes, by result name.
+  std::string Kernel;    ///< Which kernel: "conv.nhwc+bias+add+relu", ...
+  bool Fallback = false; ///< Runs the reference kernel.
+};
+
+class ProgramImpl;
+
+/// An executable program. Not reentrant: one run at a time (the arena is
+/// shared by every run).
+class Program {
+public:
+  explicit Program(std::unique_ptr<ProgramImpl> Impl);
+  ~Program();
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  /// Runs the program: \p Inputs as for runtime::runReference (by name,
+  /// logical shape, any layout); returns the graph outputs in their
+  /// declared layouts.
+  llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+
+  llvm::ArrayRef<StepInfo> getSteps() const;
+  /// With profiling on, run() adds each step's wall time to a total per
+  /// step (seconds; in the order of getSteps()), and counts the runs.
+  void setProfiling(bool On);
+  llvm::ArrayRef<double> getStepSeconds() const;
+  unsigned getProfiledRuns() const;
+  /// Bytes of the arena holding every activation (inputs and outputs
+  /// included), and the sum of their sizes without reuse.
+  int64_t getArenaBytes() const;
+  int64_t getUnplannedBytes() const;
+  /// Bytes of constants, packed.
+  int64_t getConstantBytes() const;
+  /// The SIMD target the kernels dispatched to ("AVX3", "AVX2", ...).
+  static std::string getSimdTarget();
+
+private:
+  std::unique_ptr<ProgramImpl> Impl;
+};
+
+/// Lowers \p G. Errors (located at the node) for dynamic shapes or element
+/// types the backend cannot hold.
+llvm::Expected<std::unique_ptr<Program>> compileForCPU(const Graph &G,
+                                                       const CPUOptions &Opts);
+
+} // namespace cpu
+} // namespace strider
+
+#endif // STRIDER_CODEGEN_CPU_CPUBACKEND_H

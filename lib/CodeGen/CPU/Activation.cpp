@@ -1,0 +1,27 @@
+//===- Activation.cpp - Fused activation names ----------------------------===//
+
+#include "Activation.h"
+
+using namespace strider::cpu;
+
+const char *Activation::getName() const {
+  switch (Kind) {
+  case ActKind::None:
+    return "none";
+  case ActKind::Relu:
+    return "relu";
+  case ActKind::Clip:
+    return "clip";
+  case ActKind::LeakyRelu:
+    return "leaky_relu";
+  case ActKind::Sigmoid:
+    return "sigmoid";
+  case ActKind::HardSigmoid:
+    return "hard_sigmoid";
+  case ActKind::HardSwish:
+    return "hard_swish";
+  case ActKind::SiLU:
+    return "silu";
+  }
+  return "?";
+}

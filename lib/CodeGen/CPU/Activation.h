@@ -1,0 +1,65 @@
+//===- Activation.h - Activations fused into kernel epilogues ---*- C++ -*-===//
+//
+// Private to lib/CodeGen/CPU. The pointwise activations a producer kernel
+// (conv, GEMM, elementwise) applies before its store, so that a conv block
+// is one pass over memory. The SIMD forms live next to each kernel; the
+// scalar form here is the definition they are tested against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CPU_ACTIVATION_H
+#define STRIDER_LIB_CODEGEN_CPU_ACTIVATION_H
+
+#include <algorithm>
+#include <cmath>
+
+namespace strider {
+namespace cpu {
+
+enum class ActKind : unsigned char {
+  None,
+  Relu,
+  Clip,      ///< min(max(x, Alpha), Beta)
+  LeakyRelu, ///< x < 0 ? Alpha * x : x
+  Sigmoid,
+  HardSigmoid, ///< clamp(Alpha * x + Beta, 0, 1)
+  HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
+  SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
+};
+
+struct Activation {
+  ActKind Kind = ActKind::None;
+  float Alpha = 0.0f;
+  float Beta = 0.0f;
+
+  bool isNone() const { return Kind == ActKind::None; }
+  /// The activation's name for reports ("relu", "clip[0,6]", ...).
+  const char *getName() const;
+};
+
+inline float applyScalar(const Activation &A, float X) {
+  switch (A.Kind) {
+  case ActKind::None:
+    return X;
+  case ActKind::Relu:
+    return X > 0.0f ? X : 0.0f;
+  case ActKind::Clip:
+    return std::min(std::max(X, A.Alpha), A.Beta);
+  case ActKind::LeakyRelu:
+    return X < 0.0f ? A.Alpha * X : X;
+  case ActKind::Sigmoid:
+    return 1.0f / (1.0f + std::exp(-X));
+  case ActKind::HardSigmoid:
+    return std::min(std::max(A.Alpha * X + A.Beta, 0.0f), 1.0f);
+  case ActKind::HardSwish:
+    return X * std::min(std::max(X / 6.0f + 0.5f, 0.0f), 1.0f);
+  case ActKind::SiLU:
+    return X / (1.0f + std::exp(-X));
+  }
+  return X;
+}
+
+} // namespace cpu
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CPU_ACTIVATION_H

@@ -1,0 +1,119 @@
+//===- DataMovement.cpp - Strided copies: concat, relayout, copying views -===//
+//
+// Every data-movement op of the backend is one strided copy: concat
+// copies each operand into its slice of the result, a relayout or a
+// copying Transpose reads the source through permuted strides. Dims that
+// nest in both tensors are merged first; a contiguous innermost run is a
+// memcpy, and a transposition (the source's innermost dim is not the
+// destination's) goes through 32 x 32 tiles so both sides stay in cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+template <typename T>
+void transposeTile(const T *Src, int64_t SR, int64_t SC, T *Dst, int64_t DR,
+                   int64_t DC, int64_t Rows, int64_t Cols) {
+  constexpr int64_t B = 32;
+  for (int64_t R0 = 0; R0 < Rows; R0 += B)
+    for (int64_t C0 = 0; C0 < Cols; C0 += B) {
+      const int64_t R1 = std::min(Rows, R0 + B), C1 = std::min(Cols, C0 + B);
+      for (int64_t R = R0; R < R1; ++R)
+        for (int64_t C = C0; C < C1; ++C)
+          Dst[R * DR + C * DC] = Src[R * SR + C * SC];
+    }
+}
+
+void copyElements(const uint8_t *Src, int64_t SS, uint8_t *Dst, int64_t DS,
+                  int64_t Count, int64_t Elt) {
+  if (SS == 1 && DS == 1) {
+    std::memcpy(Dst, Src, size_t(Count * Elt));
+    return;
+  }
+  for (int64_t I = 0; I < Count; ++I)
+    std::memcpy(Dst + I * DS * Elt, Src + I * SS * Elt, size_t(Elt));
+}
+
+} // namespace
+
+void cpu::copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
+                      const int64_t *SrcStrides, uint8_t *Dst,
+                      const int64_t *DstStrides, int64_t Elt, int Threads) {
+  // Order dims by destination stride, outermost first, dropping unit dims,
+  // and merge those that nest on both sides.
+  std::vector<int> Dims;
+  for (int I = 0; I < Rank; ++I)
+    if (Shape[I] != 1)
+      Dims.push_back(I);
+  std::stable_sort(Dims.begin(), Dims.end(),
+                   [&](int A, int B) { return DstStrides[A] > DstStrides[B]; });
+  std::vector<int64_t> N, SS, DS;
+  for (int I : Dims) {
+    if (!N.empty() && SS.back() == SrcStrides[I] * Shape[I] &&
+        DS.back() == DstStrides[I] * Shape[I]) {
+      N.back() *= Shape[I];
+      SS.back() = SrcStrides[I];
+      DS.back() = DstStrides[I];
+      continue;
+    }
+    N.push_back(Shape[I]);
+    SS.push_back(SrcStrides[I]);
+    DS.push_back(DstStrides[I]);
+  }
+  if (N.empty()) {
+    std::memcpy(Dst, Src, size_t(Elt));
+    return;
+  }
+  const int R = int(N.size());
+  // A transposition of the two innermost destination dims: tiles.
+  int Outer = R - 1;
+  bool Transpose = false;
+  if (R >= 2 && SS[R - 1] != 1 && DS[R - 1] == 1) {
+    // Find the source's innermost dim among the others.
+    int Inner = -1;
+    for (int I = 0; I < R - 1; ++I)
+      if (SS[I] == 1)
+        Inner = I;
+    if (Inner == R - 2) {
+      Transpose = true;
+      Outer = R - 2;
+    }
+  }
+  int64_t Items = 1;
+  for (int I = 0; I < Outer; ++I)
+    Items *= N[I];
+  parallelFor(Items, Threads, [&](int64_t Item) {
+    int64_t SO = 0, DO = 0, Rem = Item;
+    for (int I = Outer - 1; I >= 0; --I) {
+      int64_t Idx = Rem % N[I];
+      Rem /= N[I];
+      SO += Idx * SS[I];
+      DO += Idx * DS[I];
+    }
+    if (!Transpose) {
+      copyElements(Src + SO * Elt, SS[R - 1], Dst + DO * Elt, DS[R - 1],
+                   N[R - 1], Elt);
+      return;
+    }
+    const int64_t Rows = N[R - 2], Cols = N[R - 1];
+    if (Elt == 4)
+      transposeTile(reinterpret_cast<const uint32_t *>(Src) + SO, SS[R - 2],
+                    SS[R - 1], reinterpret_cast<uint32_t *>(Dst) + DO,
+                    DS[R - 2], DS[R - 1], Rows, Cols);
+    else
+      for (int64_t Rr = 0; Rr < Rows; ++Rr)
+        copyElements(Src + (SO + Rr * SS[R - 2]) * Elt, SS[R - 1],
+                     Dst + (DO + Rr * DS[R - 2]) * Elt, DS[R - 1], Cols, Elt);
+  });
+}

@@ -1,0 +1,151 @@
+//===- ElementwiseKernels.cpp - Activations and broadcasting binaries -----===//
+//
+// Unary activations run over flat buffers (layout does not matter). Binary
+// ops walk the output in its physical order; the innermost dim is a
+// vector loop when each operand is contiguous or broadcast along it, and
+// the activation that follows is applied before the store.
+//
+//===----------------------------------------------------------------------===//
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ElementwiseKernels.cpp"
+#include "hwy/foreach_target.h" // IWYU pragma: keep
+
+#include "Kernels.h"
+#include "Parallel.h"
+#include "SimdActivation-inl.h"
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace strider {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void UnaryImpl(const Activation &Act, const float *X, float *Y, int64_t Count) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t I = 0;
+  for (; I + L <= Count; I += L)
+    hn::StoreU(applyActivation(d, Act, hn::LoadU(d, X + I)), d, Y + I);
+  for (; I < Count; ++I)
+    Y[I] = applyScalar(Act, X[I]);
+}
+
+template <class D, class V> HWY_INLINE V binaryVec(D, BinaryOp Op, V A, V B) {
+  switch (Op) {
+  case BinaryOp::Add:
+    return hn::Add(A, B);
+  case BinaryOp::Sub:
+    return hn::Sub(A, B);
+  case BinaryOp::Mul:
+    return hn::Mul(A, B);
+  case BinaryOp::Div:
+    return hn::Div(A, B);
+  }
+  return A;
+}
+
+inline float binaryScalar(BinaryOp Op, float A, float B) {
+  switch (Op) {
+  case BinaryOp::Add:
+    return A + B;
+  case BinaryOp::Sub:
+    return A - B;
+  case BinaryOp::Mul:
+    return A * B;
+  case BinaryOp::Div:
+    return A / B;
+  }
+  return A;
+}
+
+/// One innermost row: \p SA / \p SB are 0 (broadcast) or 1 for the vector
+/// loop, anything else for the scalar one.
+void BinaryRowImpl(BinaryOp Op, const Activation &Act, const float *A,
+                   int64_t SA, const float *B, int64_t SB, float *Y,
+                   int64_t Count) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t I = 0;
+  if ((SA == 0 || SA == 1) && (SB == 0 || SB == 1)) {
+    const auto AS = hn::Set(d, A[0]), BS = hn::Set(d, B[0]);
+    for (; I + L <= Count; I += L) {
+      const auto AV = SA ? hn::LoadU(d, A + I) : AS;
+      const auto BV = SB ? hn::LoadU(d, B + I) : BS;
+      hn::StoreU(applyActivation(d, Act, binaryVec(d, Op, AV, BV)), d, Y + I);
+    }
+  }
+  for (; I < Count; ++I)
+    Y[I] = applyScalar(Act, binaryScalar(Op, A[I * SA], B[I * SB]));
+}
+
+} // namespace HWY_NAMESPACE
+} // namespace cpu
+} // namespace strider
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace strider {
+namespace cpu {
+
+HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(BinaryRowImpl);
+
+void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
+              int Threads) {
+  const int64_t Chunk = 1 << 16;
+  const int64_t Chunks = (Count + Chunk - 1) / Chunk;
+  parallelFor(Chunks, Threads, [&](int64_t I) {
+    int64_t Begin = I * Chunk, N = std::min(Chunk, Count - Begin);
+    HWY_DYNAMIC_DISPATCH(UnaryImpl)(Act, X + Begin, Y + Begin, N);
+  });
+}
+
+void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
+               int Threads) {
+  // Merge dims that nest in all three tensors.
+  int Rank = 0;
+  int64_t Shape[6], SA[6], SB[6];
+  for (int I = 0; I < P.Rank; ++I) {
+    if (P.Shape[I] == 1)
+      continue;
+    if (Rank > 0 && SA[Rank - 1] == P.SA[I] * P.Shape[I] &&
+        SB[Rank - 1] == P.SB[I] * P.Shape[I]) {
+      Shape[Rank - 1] *= P.Shape[I];
+      SA[Rank - 1] = P.SA[I];
+      SB[Rank - 1] = P.SB[I];
+      continue;
+    }
+    Shape[Rank] = P.Shape[I];
+    SA[Rank] = P.SA[I];
+    SB[Rank] = P.SB[I];
+    ++Rank;
+  }
+  if (Rank == 0) {
+    Shape[0] = 1;
+    SA[0] = SB[0] = 0;
+    Rank = 1;
+  }
+  const int64_t Inner = Shape[Rank - 1];
+  int64_t Rows = 1;
+  for (int I = 0; I + 1 < Rank; ++I)
+    Rows *= Shape[I];
+  parallelFor(Rows, Threads, [&](int64_t Row) {
+    int64_t OffA = 0, OffB = 0, R = Row;
+    for (int I = Rank - 2; I >= 0; --I) {
+      int64_t Idx = R % Shape[I];
+      R /= Shape[I];
+      OffA += Idx * SA[I];
+      OffB += Idx * SB[I];
+    }
+    HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
+    (P.Op, P.Act, A + OffA, SA[Rank - 1], B + OffB, SB[Rank - 1],
+     Y + Row * Inner, Inner);
+  });
+}
+
+} // namespace cpu
+} // namespace strider
+#endif // HWY_ONCE

@@ -1,0 +1,138 @@
+//===- Gemm.h - The shared register-blocked GEMM (internal) -----*- C++ -*-===//
+//
+// Private to lib/CodeGen/CPU. One GEMM drives every matrix-shaped kernel of
+// the CPU backend: convolutions (implicit im2col, either formulation),
+// Gemm and MatMul. C[M x N] = A[M x K] * B[K x N], computed in MR x NR
+// register tiles by a SIMD micro-kernel over packed panels:
+//
+//   - an A micro-panel holds MR rows of A for KC consecutive k, k-major
+//     (Panel[k * MR + r]); rows past M are zero;
+//   - a B micro-panel holds NR columns of B for KC consecutive k, k-major
+//     (Panel[k * NR + c]); columns past N are zero.
+//
+// Each operand comes either prepacked (constants, packed once at compile
+// time for the whole K) or through a packer called per micro-panel (the
+// activation side: im2col from NCHW or NHWC, strided matrices). The
+// epilogue (bias, residual add, activation) is applied in registers before
+// the one store of each tile. Results do not depend on the thread count:
+// every element of C is summed by one thread in one fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CPU_GEMM_H
+#define STRIDER_LIB_CODEGEN_CPU_GEMM_H
+
+#include "Activation.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace strider {
+namespace cpu {
+
+/// The register tile of the dispatched SIMD target.
+struct GemmBlocking {
+  int MR = 1; ///< Rows of C per tile (broadcast operand).
+  int NR = 1; ///< Columns of C per tile (vector operand), a vector multiple.
+};
+GemmBlocking getGemmBlocking();
+
+/// Packs micro-panels of A: rows [M0, M0 + Rows), Rows <= MR, k in
+/// [K0, K0 + KC), into Dst[k * MR + r]; rows Rows..MR-1 are zero.
+class APacker {
+public:
+  virtual ~APacker();
+  virtual void pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
+                    float *Dst) const = 0;
+};
+
+/// Packs micro-panels of B: columns [N0, N0 + Cols), Cols <= NR, k in
+/// [K0, K0 + KC), into Dst[k * NR + c]; columns Cols..NR-1 are zero.
+class BPacker {
+public:
+  virtual ~BPacker();
+  virtual void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+                    float *Dst) const = 0;
+};
+
+/// 64-byte aligned float storage.
+struct AlignedFree {
+  void operator()(float *P) const;
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedFree>;
+AlignedFloats allocateFloats(size_t Count);
+
+/// A constant operand packed once for the whole K: panel P (of MR rows for
+/// A, NR columns for B) at Data[P * K * Width], k-major inside.
+struct PackedOperand {
+  AlignedFloats Data;
+  int64_t K = 0;
+  int64_t Extent = 0; ///< M for A, N for B.
+  int Width = 0;      ///< MR for A, NR for B.
+  const float *panel(int64_t Index, int64_t K0) const {
+    return Data.get() + (Index * K + K0) * Width;
+  }
+};
+
+/// Packs all of an operand through \p P (an A packer when \p IsA).
+PackedOperand packA(const APacker &P, int64_t M, int64_t K);
+PackedOperand packB(const BPacker &P, int64_t N, int64_t K);
+
+/// What happens to a tile after its sum: + bias (per column of C, or per
+/// row), + residual (a tensor laid out as C), then the activation.
+struct Epilogue {
+  /// Bias of N entries (per column) or M entries (per row), padded with
+  /// zeros to a multiple of 64 entries; null for none.
+  const float *Bias = nullptr;
+  bool BiasPerRow = false;
+  const float *Residual = nullptr; ///< Same strides as C; may alias C.
+  Activation Act;
+};
+
+struct GemmProblem {
+  int64_t M = 0, N = 0, K = 0;
+  const APacker *A = nullptr; ///< Either A or PackedA.
+  const PackedOperand *PackedA = nullptr;
+  const BPacker *B = nullptr; ///< Either B or PackedB.
+  const PackedOperand *PackedB = nullptr;
+  float *C = nullptr;
+  int64_t LdM = 0; ///< Element stride between rows of C.
+  int64_t LdN = 1; ///< Element stride between columns of C.
+  Epilogue Epi;
+};
+
+/// Computes \p P on \p Threads threads (1 runs on the caller's thread).
+void runGemm(const GemmProblem &P, int Threads);
+
+/// Packers over a plain strided matrix: element (r, k) of A at
+/// Base[r * RowStride + k * ColStride]; element (k, c) of B at
+/// Base[k * RowStride + c * ColStride].
+class StridedAPacker final : public APacker {
+public:
+  StridedAPacker(const float *Base, int64_t RowStride, int64_t ColStride)
+      : Base(Base), RowStride(RowStride), ColStride(ColStride) {}
+  void pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
+            float *Dst) const override;
+
+private:
+  const float *Base;
+  int64_t RowStride, ColStride;
+};
+
+class StridedBPacker final : public BPacker {
+public:
+  StridedBPacker(const float *Base, int64_t RowStride, int64_t ColStride)
+      : Base(Base), RowStride(RowStride), ColStride(ColStride) {}
+  void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+            float *Dst) const override;
+
+private:
+  const float *Base;
+  int64_t RowStride, ColStride;
+};
+
+} // namespace cpu
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CPU_GEMM_H

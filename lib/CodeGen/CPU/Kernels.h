@@ -1,0 +1,85 @@
+//===- Kernels.h - CPU kernel entry points (internal) -----------*- C++ -*-===//
+//
+// Private to lib/CodeGen/CPU. The SIMD kernels besides the GEMM, each
+// dispatched at run time to the machine's best Highway target, and the
+// plain data-movement kernels. Every kernel takes raw buffers and element
+// strides; results do not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CPU_KERNELS_H
+#define STRIDER_LIB_CODEGEN_CPU_KERNELS_H
+
+#include "Activation.h"
+
+#include <cstdint>
+
+namespace strider {
+namespace cpu {
+
+/// A depthwise convolution of one image, channels contiguous (stride 1)
+/// in input and output; spatial dims normalized to 3.
+struct DepthwiseParams {
+  int64_t Channels = 0;
+  int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
+  int64_t XS[3], YS[3];     ///< Element strides of the spatial dims.
+  int64_t WeightStride = 0; ///< Floats between taps of the packed weight.
+};
+/// \p W is tap-major ([tap][channel], channels padded to WeightStride),
+/// \p Bias padded likewise; \p Residual (laid out as Y) may be null.
+void runDepthwise(const DepthwiseParams &P, const float *X, const float *W,
+                  const float *Bias, const float *Residual,
+                  const Activation &Act, float *Y, int Threads);
+
+/// Y = Act(X) over \p Count contiguous elements (Y may be X).
+void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
+              int Threads);
+
+enum class BinaryOp : unsigned char { Add, Sub, Mul, Div };
+
+/// Y[i] = Act(A[i] op B[i]) over a dense output of up to 6 dims (row-major
+/// over Shape: Y's physical order); A and B are read through strides (0
+/// where broadcast). Y may alias A or B when they are read with Y's own
+/// strides.
+struct BinaryParams {
+  int Rank = 0;
+  int64_t Shape[6];
+  int64_t SA[6], SB[6];
+  BinaryOp Op = BinaryOp::Add;
+  Activation Act;
+};
+void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
+               int Threads);
+
+/// Max or average pooling of one image with channels contiguous in input
+/// and output (2D or 1D/3D normalized to 3 spatial dims); padding is
+/// excluded from averages.
+struct PoolParams {
+  bool Max = true;
+  int64_t Channels = 0;
+  int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
+  int64_t XS[3], YS[3];
+};
+void runPoolChannelsLast(const PoolParams &P, const float *X, float *Y,
+                         int Threads);
+
+/// Global max/average pooling of one image: X holds Pixels x Channels with
+/// strides (PixelStride, ChannelStride); Y holds Channels with stride
+/// YStride.
+void runGlobalPool(bool Max, int64_t Pixels, int64_t Channels,
+                   int64_t PixelStride, int64_t ChannelStride, const float *X,
+                   float *Y, int64_t YStride, int Threads);
+
+/// Copies a tensor of logical \p Shape read through \p SrcStrides into a
+/// destination written through \p DstStrides (element strides; \p EltSize
+/// bytes per element). Dims that nest are merged; a contiguous innermost
+/// run is copied with memcpy, and a transposition of two dims goes
+/// through cache-sized tiles.
+void copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
+                 const int64_t *SrcStrides, uint8_t *Dst,
+                 const int64_t *DstStrides, int64_t EltSize, int Threads);
+
+} // namespace cpu
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CPU_KERNELS_H

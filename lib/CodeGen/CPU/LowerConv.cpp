@@ -1,0 +1,436 @@
+//===- LowerConv.cpp - Convolutions as implicit-im2col GEMMs --------------===//
+//
+// A Conv (1-3 spatial dims, any stride, padding, dilation and group) is
+// one GEMM per image and group, in one of two formulations chosen by the
+// output layout, each reading the input in any layout through strides:
+//
+//   - channels-last output: C[pixel][out channel]; A packs input pixels
+//     (k = tap-major, channel-minor), B is the weight packed at compile
+//     time, the bias is per column. A first layer reading an NCHW image
+//     and writing NHWC is this form with a strided A.
+//   - channels-first output: C[out channel][pixel]; A is the weight, B
+//     packs input pixels (k = channel-major, tap-minor), bias per row.
+//     Reading NHWC and writing NCHW is this form with a strided B.
+//
+// Depthwise convolutions with channels-last input and output have their
+// own SIMD kernel (one vector of channels per tap). The epilogue of the
+// GEMM adds the bias and a residual and applies the activation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ProgramImpl.h"
+
+#include <algorithm>
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+/// Geometry of a conv normalized to 3 spatial dims (leading unit dims).
+struct ConvShape {
+  int64_t Batch = 1, Cin = 1, Cout = 1, Group = 1;
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1}, Kernel[3] = {1, 1, 1};
+  int64_t Stride[3] = {1, 1, 1}, Dilation[3] = {1, 1, 1}, Pad[3] = {0, 0, 0};
+  // Element strides: input (batch, channel, spatial...), output likewise.
+  int64_t XB = 0, XC = 0, XS[3] = {0, 0, 0};
+  int64_t YB = 0, YC = 0, YS[3] = {0, 0, 0};
+
+  int64_t cinPerGroup() const { return Cin / Group; }
+  int64_t coutPerGroup() const { return Cout / Group; }
+  int64_t taps() const { return Kernel[0] * Kernel[1] * Kernel[2]; }
+  int64_t outPixels() const { return Out[0] * Out[1] * Out[2]; }
+  /// Stride between consecutive output pixels when spatial dims nest in
+  /// order (d, h, w) with nothing in between, else 0.
+  int64_t outPixelStride() const {
+    if (YS[1] != Out[2] * YS[2] || YS[0] != Out[1] * YS[1])
+      return 0;
+    return YS[2];
+  }
+};
+
+bool readConvShape(const Node &N, ConvShape &S) {
+  const TensorType &XT = N.getOperand(0)->getType();
+  const TensorType &WT = N.getOperand(1)->getType();
+  const TensorType &YT = N.getResult(0)->getType();
+  unsigned Rank = XT.getRank();
+  if (Rank < 3 || Rank > 5 || WT.getRank() != Rank || YT.getRank() != Rank)
+    return false;
+  unsigned Sp = Rank - 2, Off = 3 - Sp;
+  auto X = XT.getStaticShape(), W = WT.getStaticShape(),
+       Y = YT.getStaticShape();
+  auto XStr = getStrides(XT), YStr = getStrides(YT);
+  S.Batch = X[0];
+  S.Cin = X[1];
+  S.Cout = Y[1];
+  S.Group = N.getIntAttr("group", 1);
+  S.XB = XStr[0];
+  S.XC = XStr[1];
+  S.YB = YStr[0];
+  S.YC = YStr[1];
+  std::vector<int64_t> Ones(Sp, 1);
+  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
+  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
+  std::vector<int64_t> Pads =
+      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
+  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
+  if (St.size() != Sp || Di.size() != Sp || Pads.size() != 2 * Sp)
+    return false;
+  for (unsigned I = 0; I < Sp; ++I) {
+    unsigned D = Off + I;
+    S.In[D] = X[2 + I];
+    S.Out[D] = Y[2 + I];
+    S.Kernel[D] = W[2 + I];
+    S.Stride[D] = St[I];
+    S.Dilation[D] = Di[I];
+    S.XS[D] = XStr[2 + I];
+    S.YS[D] = YStr[2 + I];
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      int64_t Total = std::max<int64_t>(
+          0, (S.Out[D] - 1) * S.Stride[D] + (S.Kernel[D] - 1) * S.Dilation[D] +
+                 1 - S.In[D]);
+      S.Pad[D] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+    } else if (AutoPad == "VALID") {
+      S.Pad[D] = 0;
+    } else {
+      S.Pad[D] = Pads[I];
+    }
+  }
+  // Leading unit dims nest around the real ones.
+  for (unsigned D = Off; D-- > 0;) {
+    S.XS[D] = S.XS[D + 1] * S.In[D + 1];
+    S.YS[D] = S.YS[D + 1] * S.Out[D + 1];
+  }
+  if (S.Group < 1 || S.Cin % S.Group || S.Cout % S.Group ||
+      W[1] != S.cinPerGroup() || W[0] != S.Cout)
+    return false;
+  return true;
+}
+
+/// Input coordinate of output position \p O through tap \p K on dim \p D.
+inline int64_t inputPos(const ConvShape &S, unsigned D, int64_t O, int64_t K) {
+  return O * S.Stride[D] - S.Pad[D] + K * S.Dilation[D];
+}
+
+/// Decodes a flat output pixel index into (d, h, w).
+inline void decodePixel(const ConvShape &S, int64_t P, int64_t (&O)[3]) {
+  O[2] = P % S.Out[2];
+  P /= S.Out[2];
+  O[1] = P % S.Out[1];
+  O[0] = P / S.Out[1];
+}
+
+inline void decodeTap(const ConvShape &S, int64_t T, int64_t (&K)[3]) {
+  K[2] = T % S.Kernel[2];
+  T /= S.Kernel[2];
+  K[1] = T % S.Kernel[1];
+  K[0] = T / S.Kernel[1];
+}
+
+/// A packer over output pixels as rows: k = tap * CinG + c.
+class PixelRowsPacker final : public APacker {
+public:
+  PixelRowsPacker(const ConvShape &S, const float *X, int64_t C0)
+      : S(S), X(X), C0(C0) {}
+  void pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
+            float *Dst) const override {
+    const int64_t CG = S.cinPerGroup();
+    for (int R = 0; R < MR; ++R) {
+      float *D = Dst + R;
+      if (R >= Rows) {
+        for (int64_t K = 0; K < KC; ++K)
+          D[K * MR] = 0.0f;
+        continue;
+      }
+      int64_t O[3];
+      decodePixel(S, M0 + R, O);
+      int64_t K = K0;
+      const int64_t KEnd = K0 + KC;
+      while (K < KEnd) {
+        const int64_t Tap = K / CG, C = K % CG;
+        const int64_t Run = std::min(CG - C, KEnd - K);
+        int64_t T[3];
+        decodeTap(S, Tap, T);
+        const float *Src = X + (C0 + C) * S.XC;
+        bool Inside = true;
+        for (unsigned Dm = 0; Dm < 3; ++Dm) {
+          int64_t I = inputPos(S, Dm, O[Dm], T[Dm]);
+          Inside &= I >= 0 && I < S.In[Dm];
+          Src += I * S.XS[Dm];
+        }
+        float *Out = D + (K - K0) * MR;
+        if (!Inside) {
+          for (int64_t J = 0; J < Run; ++J)
+            Out[J * MR] = 0.0f;
+        } else if (S.XC == 1) {
+          for (int64_t J = 0; J < Run; ++J)
+            Out[J * MR] = Src[J];
+        } else {
+          for (int64_t J = 0; J < Run; ++J)
+            Out[J * MR] = Src[J * S.XC];
+        }
+        K += Run;
+      }
+    }
+  }
+
+private:
+  const ConvShape &S;
+  const float *X;
+  int64_t C0;
+};
+
+/// A packer over output pixels as columns: k = c * Taps + tap.
+class PixelColsPacker final : public BPacker {
+public:
+  PixelColsPacker(const ConvShape &S, const float *X, int64_t C0)
+      : S(S), X(X), C0(C0) {}
+  void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+            float *Dst) const override {
+    int64_t Pix[64][3];
+    for (int J = 0; J < Cols; ++J) {
+      int64_t O[3];
+      decodePixel(S, N0 + J, O);
+      for (unsigned Dm = 0; Dm < 3; ++Dm)
+        Pix[J][Dm] = O[Dm];
+    }
+    const int64_t Taps = S.taps();
+    for (int64_t K = K0; K < K0 + KC; ++K) {
+      const int64_t C = K / Taps, Tap = K % Taps;
+      int64_t T[3];
+      decodeTap(S, Tap, T);
+      const float *Plane = X + (C0 + C) * S.XC;
+      float *D = Dst + (K - K0) * NR;
+      int J = 0;
+      for (; J < Cols; ++J) {
+        const float *Src = Plane;
+        bool Inside = true;
+        for (unsigned Dm = 0; Dm < 3; ++Dm) {
+          int64_t I = inputPos(S, Dm, Pix[J][Dm], T[Dm]);
+          Inside &= I >= 0 && I < S.In[Dm];
+          Src += I * S.XS[Dm];
+        }
+        D[J] = Inside ? *Src : 0.0f;
+      }
+      for (; J < NR; ++J)
+        D[J] = 0.0f;
+    }
+  }
+
+private:
+  const ConvShape &S;
+  const float *X;
+  int64_t C0;
+};
+
+/// Weights of one group as a GEMM operand, through an element function.
+template <typename Fn>
+class WeightPacker final : public APacker, public BPacker {
+public:
+  explicit WeightPacker(Fn F) : F(F) {}
+  void pack(int64_t Row0, int Rows, int64_t K0, int64_t KC, int Width,
+            float *Dst) const override {
+    for (int64_t K = 0; K < KC; ++K)
+      for (int R = 0; R < Width; ++R)
+        Dst[K * Width + R] = R < Rows ? F(Row0 + R, K0 + K) : 0.0f;
+  }
+
+private:
+  Fn F;
+};
+
+/// Dense row-major float copy of constant \p V, or empty.
+std::vector<float> getConstantFloats(const Value *V) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  if (!D || D->getElementType() != ElementType::F32)
+    return {};
+  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
+  std::vector<float> Out(size_t(T.getNumElements()));
+  std::memcpy(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
+  return Out;
+}
+
+std::shared_ptr<AlignedFloats> makePaddedBias(const std::vector<float> &B,
+                                              int64_t Count) {
+  int64_t Padded = (Count + 63) / 64 * 64 + 64;
+  auto Out = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
+  std::fill(Out->get(), Out->get() + Padded, 0.0f);
+  if (!B.empty())
+    std::copy(B.begin(), B.end(), Out->get());
+  return Out;
+}
+
+struct ConvPlan {
+  ConvShape S;
+  std::vector<PackedOperand> Weights; ///< One per group.
+  std::shared_ptr<AlignedFloats> Bias;
+  bool PixelRows = true; ///< Which formulation.
+  Activation Act;
+};
+
+} // namespace
+
+bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  if (N.getNumResults() != 1 || N.getNumOperands() < 2)
+    return false;
+  const Value *X = N.getOperand(0);
+  if (X->getType().getElementType() != ElementType::F32)
+    return false;
+  std::vector<float> W = getConstantFloats(N.getOperand(1));
+  if (W.empty())
+    return false;
+  std::vector<float> Bias;
+  if (N.hasOperand(2)) {
+    Bias = getConstantFloats(N.getOperand(2));
+    if (Bias.empty())
+      return false;
+  }
+  auto Plan = std::make_shared<ConvPlan>();
+  ConvShape &S = Plan->S;
+  if (!readConvShape(N, S))
+    return false;
+  const TensorType &YT = Tail.Result->getType();
+  if (Tail.Residual && Tail.Residual->getType() != YT)
+    return false;
+  const int64_t PixStride = S.outPixelStride();
+  if (PixStride == 0)
+    return false;
+  Plan->Act = Tail.Act;
+  const int64_t CG = S.cinPerGroup(), OG = S.coutPerGroup(), Taps = S.taps();
+  const int64_t K = CG * Taps;
+
+  ProgramImpl &P = L.getProgram();
+  BufferId XB = L.getBuffer(X);
+  BufferId RB = Tail.Residual ? L.getBuffer(Tail.Residual) : -1;
+  size_t LastIndex = L.getNodeIndex(Tail.Last);
+  BufferId YB;
+  if (Tail.Residual && L.canOverwrite(Tail.Residual, LastIndex)) {
+    L.alias(Tail.Result, Tail.Residual);
+    YB = RB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  std::vector<BufferId> Reads{XB};
+  if (RB >= 0)
+    Reads.push_back(RB);
+  Plan->Bias = makePaddedBias(Bias, S.Cout);
+  const int Threads = L.getThreads();
+  std::string Name;
+
+  // Depthwise, channels-last in and out: the SIMD depthwise kernel.
+  if (S.Group == S.Cin && S.Group == S.Cout && S.XC == 1 && S.YC == 1) {
+    DepthwiseParams DP;
+    DP.Channels = S.Cin;
+    for (unsigned D = 0; D < 3; ++D) {
+      DP.In[D] = S.In[D];
+      DP.Out[D] = S.Out[D];
+      DP.Kernel[D] = S.Kernel[D];
+      DP.Stride[D] = S.Stride[D];
+      DP.Dilation[D] = S.Dilation[D];
+      DP.Pad[D] = S.Pad[D];
+      DP.XS[D] = S.XS[D];
+      DP.YS[D] = S.YS[D];
+    }
+    // Weights tap-major, channels padded to a vector multiple.
+    const int64_t CP = (S.Cin + 63) / 64 * 64;
+    auto WP =
+        std::make_shared<AlignedFloats>(allocateFloats(size_t(Taps * CP)));
+    std::fill(WP->get(), WP->get() + Taps * CP, 0.0f);
+    for (int64_t C = 0; C < S.Cin; ++C)
+      for (int64_t T = 0; T < Taps; ++T)
+        WP->get()[T * CP + C] = W[C * Taps + T];
+    DP.WeightStride = CP;
+    L.own(WP);
+    ProgramImpl *PP = &P;
+    const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
+    L.addStep({Tail.Result->getName(),
+               std::string("conv.depthwise.nhwc") +
+                   (Tail.Residual ? "+add" : "") +
+                   (Tail.Act.isNone() ? "" : "+") +
+                   (Tail.Act.isNone() ? "" : Tail.Act.getName()),
+               false},
+              Reads, {YB}, [=]() {
+                const float *Xp = PP->f32(XB);
+                float *Yp = PP->f32(YB);
+                const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
+                for (int64_t B = 0; B < Batch; ++B)
+                  runDepthwise(DP, Xp + B * XBS, WP->get(), Plan->Bias->get(),
+                               Rp ? Rp + B * YBS : nullptr, Plan->Act,
+                               Yp + B * YBS, Threads);
+              });
+    L.own(Plan);
+    return true;
+  }
+
+  Plan->PixelRows = S.YC == 1 || PixStride != 1;
+  const std::vector<float> &WR = W;
+  for (int64_t G = 0; G < S.Group; ++G) {
+    if (Plan->PixelRows) {
+      // B[k][n] = W[G*OG + n][c][tap], k = tap * CG + c.
+      auto F = [&WR, G, OG, CG, Taps](int64_t Nn, int64_t Kk) {
+        int64_t Tap = Kk / CG, C = Kk % CG;
+        return WR[((G * OG + Nn) * CG + C) * Taps + Tap];
+      };
+      WeightPacker<decltype(F)> WPk(F);
+      Plan->Weights.push_back(packB(WPk, OG, K));
+    } else {
+      // A[m][k] = W[G*OG + m][c][tap], k = c * Taps + tap.
+      auto F = [&WR, G, OG, K](int64_t M, int64_t Kk) {
+        return WR[(G * OG + M) * K + Kk];
+      };
+      WeightPacker<decltype(F)> WPk(F);
+      Plan->Weights.push_back(packA(WPk, OG, K));
+    }
+  }
+  L.own(Plan);
+
+  const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
+                               : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
+  Name = std::string("conv.") + Form + (Bias.empty() ? "" : "+bias") +
+         (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
+         (Tail.Act.isNone() ? "" : Tail.Act.getName());
+  ProgramImpl *PP = &P;
+  L.addStep({Tail.Result->getName(), Name, false}, Reads, {YB}, [=]() {
+    const ConvShape &S = Plan->S;
+    const float *Xp = PP->f32(XB);
+    float *Yp = PP->f32(YB);
+    const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
+    const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
+    for (int64_t B = 0; B < S.Batch; ++B) {
+      const float *XI = Xp + B * S.XB;
+      for (int64_t G = 0; G < S.Group; ++G) {
+        GemmProblem GP;
+        const int64_t YOff = B * S.YB + G * OG * S.YC;
+        GP.C = Yp + YOff;
+        GP.K = CG * S.taps();
+        GP.Epi.Act = Plan->Act;
+        GP.Epi.Residual = Rp ? Rp + YOff : nullptr;
+        if (Plan->PixelRows) {
+          PixelRowsPacker A(S, XI, G * CG);
+          GP.M = S.outPixels();
+          GP.N = OG;
+          GP.A = &A;
+          GP.PackedB = &Plan->Weights[size_t(G)];
+          GP.LdM = PixStride;
+          GP.LdN = S.YC;
+          GP.Epi.Bias = Plan->Bias->get() + G * OG;
+          GP.Epi.BiasPerRow = false;
+          runGemm(GP, Threads);
+        } else {
+          PixelColsPacker Bp(S, XI, G * CG);
+          GP.M = OG;
+          GP.N = S.outPixels();
+          GP.PackedA = &Plan->Weights[size_t(G)];
+          GP.B = &Bp;
+          GP.LdM = S.YC;
+          GP.LdN = PixStride;
+          GP.Epi.Bias = Plan->Bias->get() + G * OG;
+          GP.Epi.BiasPerRow = true;
+          runGemm(GP, Threads);
+        }
+      }
+    }
+  });
+  return true;
+}

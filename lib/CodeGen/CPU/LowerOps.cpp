@@ -1,0 +1,486 @@
+//===- LowerOps.cpp - Lowering of the non-convolution ops -----------------===//
+//
+// Gemm/MatMul with constant weights (packed at compile time, alpha folded
+// in), activations, broadcasting binaries, pooling, concat, relayout and
+// views. Each function declines (returns false) outside the cases its
+// kernel covers, and the node then runs its reference kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ProgramImpl.h"
+
+#include "strider/Layout/CostModel.h"
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+bool isF32(const Value *V) {
+  return V && V->getType().getElementType() == ElementType::F32;
+}
+
+std::vector<float> constantFloats(const Value *V) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  if (!D || D->getElementType() != ElementType::F32)
+    return {};
+  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
+  std::vector<float> Out(size_t(T.getNumElements()));
+  std::memcpy(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
+  return Out;
+}
+
+std::string withTail(std::string Name, const FusedTail &T) {
+  if (T.Residual)
+    Name += "+add";
+  if (!T.Act.isNone())
+    Name += std::string("+") + T.Act.getName();
+  return Name;
+}
+
+/// Element function over a row-major matrix, as a GEMM operand packer.
+class MatrixPacker final : public BPacker {
+public:
+  MatrixPacker(const std::vector<float> &M, int64_t RowStride,
+               int64_t ColStride, float Scale)
+      : M(M), RowStride(RowStride), ColStride(ColStride), Scale(Scale) {}
+  void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+            float *Dst) const override {
+    for (int64_t K = 0; K < KC; ++K)
+      for (int C = 0; C < NR; ++C)
+        Dst[K * NR + C] =
+            C < Cols
+                ? Scale * M[size_t((K0 + K) * RowStride + (N0 + C) * ColStride)]
+                : 0.0f;
+  }
+
+private:
+  const std::vector<float> &M;
+  int64_t RowStride, ColStride;
+  float Scale;
+};
+
+struct MatmulPlan {
+  PackedOperand B;
+  AlignedFloats Bias;
+  Activation Act;
+};
+
+/// Y[M x N] = A * B + bias, A an activation read through strides, one GEMM
+/// per batch entry.
+bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
+                   const Value *A, int64_t Batch, int64_t M, int64_t K,
+                   int64_t ARow, int64_t ACol, int64_t ABatch,
+                   std::shared_ptr<MatmulPlan> Plan, int64_t YBatch,
+                   const std::string &Name) {
+  ProgramImpl *P = &L.getProgram();
+  BufferId AB = L.getBuffer(A);
+  BufferId YB = L.defineBuffer(Tail.Result);
+  const int64_t NCols = Plan->B.Extent;
+  const int Threads = L.getThreads();
+  L.own(Plan);
+  L.addStep({Tail.Result->getName(), withTail(Name, Tail), false}, {AB}, {YB},
+            [=]() {
+              const float *Ap = P->f32(AB);
+              float *Yp = P->f32(YB);
+              for (int64_t B = 0; B < Batch; ++B) {
+                StridedAPacker AP(Ap + B * ABatch, ARow, ACol);
+                GemmProblem G;
+                G.M = M;
+                G.N = NCols;
+                G.K = K;
+                G.A = &AP;
+                G.PackedB = &Plan->B;
+                G.C = Yp + B * YBatch;
+                G.LdM = NCols;
+                G.LdN = 1;
+                G.Epi.Bias = Plan->Bias ? Plan->Bias.get() : nullptr;
+                G.Epi.Act = Plan->Act;
+                runGemm(G, Threads);
+              }
+            });
+  (void)N;
+  return true;
+}
+
+bool isRowMajor(const TensorType &T) { return T.getLayout().isIdentity(); }
+
+} // namespace
+
+bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *A = N.getOperand(0);
+  if (!isF32(A) || Tail.Residual || !isRowMajor(Tail.Result->getType()))
+    return false;
+  std::vector<float> B = constantFloats(N.getOperand(1));
+  if (B.empty())
+    return false;
+  const float Alpha = N.getFloatAttr("alpha", 1.0f);
+  const float Beta = N.getFloatAttr("beta", 1.0f);
+  const bool TA = N.getIntAttr("transA", 0), TB = N.getIntAttr("transB", 0);
+  auto AS = A->getType().getStaticShape();
+  auto BS = N.getOperand(1)->getType().getStaticShape();
+  auto AStr = getStrides(A->getType());
+  const int64_t M = TA ? AS[1] : AS[0], K = TA ? AS[0] : AS[1];
+  const int64_t NC = TB ? BS[0] : BS[1];
+  auto Plan = std::make_shared<MatmulPlan>();
+  Plan->Act = Tail.Act;
+  MatrixPacker BP(B, TB ? 1 : NC, TB ? K : 1, Alpha);
+  Plan->B = packB(BP, NC, K);
+  if (N.hasOperand(2)) {
+    std::vector<float> C = constantFloats(N.getOperand(2));
+    auto CS = N.getOperand(2)->getType().getStaticShape();
+    int64_t Count = 1;
+    for (int64_t D : CS)
+      Count *= D;
+    // Only a bias along the columns ([N] or [1, N]) folds into the
+    // epilogue.
+    if (C.empty() || Count != NC || (CS.size() == 2 && CS[0] != 1))
+      return false;
+    int64_t Padded = (NC + 63) / 64 * 64 + 64;
+    Plan->Bias = allocateFloats(size_t(Padded));
+    std::fill(Plan->Bias.get(), Plan->Bias.get() + Padded, 0.0f);
+    for (int64_t I = 0; I < NC; ++I)
+      Plan->Bias.get()[I] = Beta * C[size_t(I)];
+  }
+  return addMatmulStep(L, N, Tail, A, 1, M, K, TA ? AStr[1] : AStr[0],
+                       TA ? AStr[0] : AStr[1], 0, Plan, 0, "gemm");
+}
+
+bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const Value *A = N.getOperand(0);
+  const TensorType &BT = N.getOperand(1)->getType();
+  if (!isF32(A) || Tail.Residual || BT.getRank() != 2 ||
+      A->getType().getRank() < 2 || !isRowMajor(Tail.Result->getType()))
+    return false;
+  std::vector<float> B = constantFloats(N.getOperand(1));
+  if (B.empty())
+    return false;
+  auto AS = A->getType().getStaticShape();
+  auto AStr = getStrides(A->getType());
+  unsigned R = AS.size();
+  auto BS = BT.getStaticShape();
+  const int64_t M = AS[R - 2], K = AS[R - 1], NC = BS[1];
+  // Batch dims must nest (one stride for all of them).
+  int64_t Batch = 1;
+  for (unsigned I = 0; I + 2 < R; ++I)
+    Batch *= AS[I];
+  int64_t ABatch = R > 2 ? AStr[R - 3] : 0;
+  for (unsigned I = 0; I + 3 < R; ++I)
+    if (AStr[I] != AStr[I + 1] * AS[I + 1])
+      return false;
+  auto Plan = std::make_shared<MatmulPlan>();
+  Plan->Act = Tail.Act;
+  MatrixPacker BP(B, NC, 1, 1.0f);
+  Plan->B = packB(BP, NC, K);
+  return addMatmulStep(L, N, Tail, A, Batch, M, K, AStr[R - 2], AStr[R - 1],
+                       ABatch, Plan, M * NC, "matmul");
+}
+
+bool cpu::lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  Activation Act;
+  const TensorType &XT = N.getOperand(0)->getType();
+  const TensorType &YT = N.getResult(0)->getType();
+  // Over the flat buffer: both layouts must hold the same bytes.
+  if (!getFusableActivation(N, Act) || !isF32(N.getOperand(0)) ||
+      XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  const Value *X = N.getOperand(0);
+  BufferId XB = L.getBuffer(X);
+  BufferId YB;
+  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(&N))) {
+    L.alias(Tail.Result, X);
+    YB = XB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  const int64_t Count = *X->getType().getNumElements();
+  const int Threads = L.getThreads();
+  L.addStep(
+      {Tail.Result->getName(), std::string("unary.") + Act.getName(), false},
+      {XB}, {YB},
+      [=]() { runUnary(Act, P->f32(XB), P->f32(YB), Count, Threads); });
+  return true;
+}
+
+bool cpu::lowerBinary(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  const Value *Y = N.getResult(0);
+  if (!isF32(A) || !isF32(B) || !isF32(Y) || Tail.Residual)
+    return false;
+  const TensorType &YT = Y->getType();
+  if (YT.getRank() > 6)
+    return false;
+  BinaryParams BP;
+  switch (N.getOpId()) {
+  case OpId::Add:
+    BP.Op = BinaryOp::Add;
+    break;
+  case OpId::Sub:
+    BP.Op = BinaryOp::Sub;
+    break;
+  case OpId::Mul:
+    BP.Op = BinaryOp::Mul;
+    break;
+  case OpId::Div:
+    BP.Op = BinaryOp::Div;
+    break;
+  default:
+    return false;
+  }
+  BP.Act = Tail.Act;
+  // Operand strides per output dim (0 where broadcast), then reordered
+  // into the output's physical order.
+  auto YShape = YT.getStaticShape();
+  unsigned R = YShape.size();
+  auto Bcast = [&](const Value *V, int64_t *Out) {
+    auto S = V->getType().getStaticShape();
+    auto Str = getStrides(V->getType());
+    unsigned VR = S.size();
+    llvm::SmallVector<int64_t, 6> Logical(R, 0);
+    for (unsigned I = 0; I < VR; ++I) {
+      unsigned O = R - VR + I;
+      Logical[O] = S[I] == 1 ? 0 : Str[I];
+    }
+    auto Perm = YT.getLayout().getPermutation(R);
+    for (unsigned P = 0; P < R; ++P)
+      Out[P] = Logical[Perm[P]];
+  };
+  BP.Rank = int(R);
+  auto Perm = YT.getLayout().getPermutation(R);
+  for (unsigned P = 0; P < R; ++P)
+    BP.Shape[P] = YShape[Perm[P]];
+  Bcast(A, BP.SA);
+  Bcast(B, BP.SB);
+
+  ProgramImpl *P = &L.getProgram();
+  BufferId AB = L.getBuffer(A), BB = L.getBuffer(B);
+  BufferId YB;
+  size_t Index = L.getNodeIndex(Tail.Last);
+  if (A->getType() == YT && L.canOverwrite(A, Index)) {
+    L.alias(Tail.Result, A);
+    YB = AB;
+  } else if (B->getType() == YT && B != A && L.canOverwrite(B, Index)) {
+    L.alias(Tail.Result, B);
+    YB = BB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  const int Threads = L.getThreads();
+  L.addStep(
+      {Tail.Result->getName(),
+       withTail(std::string("binary.") + N.getOpType().lower(), Tail), false},
+      {AB, BB}, {YB},
+      [=]() { runBinary(BP, P->f32(AB), P->f32(BB), P->f32(YB), Threads); });
+  return true;
+}
+
+bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  if (!isF32(X) || N.getNumResults() != 1 || Tail.Residual ||
+      !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
+  unsigned Rank = XT.getRank();
+  if (Rank < 3 || Rank > 5)
+    return false;
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  if (XS[1] != 1 || YS[1] != 1)
+    return false;
+  if (N.getIntAttr("ceil_mode", 0) != 0 ||
+      N.getIntAttr("count_include_pad", 0) != 0 ||
+      N.getIntAttr("storage_order", 0) != 0)
+    return false;
+  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
+  if (AutoPad != "NOTSET" && AutoPad != "VALID")
+    return false;
+  unsigned Sp = Rank - 2, Off = 3 - Sp;
+  std::vector<int64_t> Ones(Sp, 1);
+  std::vector<int64_t> Kern = N.getIntsAttr("kernel_shape");
+  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
+  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
+  std::vector<int64_t> Pads =
+      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
+  if (Kern.size() != Sp || St.size() != Sp || Di.size() != Sp ||
+      Pads.size() != 2 * Sp)
+    return false;
+  PoolParams PP;
+  PP.Max = N.getOpId() == OpId::MaxPool;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  PP.Channels = XShape[1];
+  for (unsigned D = 0; D < 3; ++D) {
+    PP.In[D] = PP.Out[D] = PP.Kernel[D] = PP.Stride[D] = PP.Dilation[D] = 1;
+    PP.Pad[D] = 0;
+    PP.XS[D] = PP.YS[D] = 0;
+  }
+  for (unsigned I = 0; I < Sp; ++I) {
+    unsigned D = Off + I;
+    PP.In[D] = XShape[2 + I];
+    PP.Out[D] = YShape[2 + I];
+    PP.Kernel[D] = Kern[I];
+    PP.Stride[D] = St[I];
+    PP.Dilation[D] = Di[I];
+    PP.Pad[D] = AutoPad == "VALID" ? 0 : Pads[I];
+    PP.XS[D] = XS[2 + I];
+    PP.YS[D] = YS[2 + I];
+  }
+  // Every output window must hold at least one input tap.
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+  const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(),
+             PP.Max ? "pool.max.nhwc" : "pool.average.nhwc", false},
+            {XB}, {YB}, [=]() {
+              for (int64_t B = 0; B < Batch; ++B)
+                runPoolChannelsLast(PP, P->f32(XB) + B * XBS,
+                                    P->f32(YB) + B * YBS, Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerGlobalPool(LoweringContext &L, const Node &N,
+                          const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
+  unsigned Rank = XT.getRank();
+  if (Rank < 3)
+    return false;
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  auto Shape = XT.getStaticShape();
+  // Spatial dims must nest into one pixel stride.
+  for (unsigned I = 2; I + 1 < Rank; ++I)
+    if (XS[I] != XS[I + 1] * Shape[I + 1])
+      return false;
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Rank; ++I)
+    Pixels *= Shape[I];
+  const bool Max = N.getOpId() == OpId::GlobalMaxPool;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+  const int64_t Batch = Shape[0], C = Shape[1], PS = XS[Rank - 1], CS = XS[1],
+                XBS = XS[0], YBS = YS[0], YCS = YS[1];
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(),
+             std::string(Max ? "pool.global_max" : "pool.global_average") +
+                 (CS == 1 ? ".nhwc" : ".nchw"),
+             false},
+            {XB}, {YB}, [=]() {
+              for (int64_t B = 0; B < Batch; ++B)
+                runGlobalPool(Max, Pixels, C, PS, CS, P->f32(XB) + B * XBS,
+                              P->f32(YB) + B * YBS, YCS, Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerConcat(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const TensorType &YT = N.getResult(0)->getType();
+  unsigned R = YT.getRank();
+  if (R == 0 || R > 6)
+    return false;
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  ProgramImpl *P = &L.getProgram();
+  std::vector<BufferId> Reads;
+  std::vector<int64_t> Offsets;
+  int64_t Off = 0;
+  for (const Value *Op : N.getOperands()) {
+    if (!Op || Op->getType().getElementType() != YT.getElementType())
+      return false;
+    Reads.push_back(L.getBuffer(Op));
+    Offsets.push_back(Off);
+    Off += Op->getType().getStaticShape()[size_t(Axis)];
+  }
+  std::vector<TensorType> Types;
+  for (const Value *Op : N.getOperands())
+    Types.push_back(Op->getType());
+  BufferId YB = L.defineBuffer(Tail.Result);
+  auto YStr = getStrides(YT);
+  const int64_t Elt = int64_t(getElementByteSize(YT.getElementType()));
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(), "concat", false}, Reads, {YB}, [=]() {
+    for (size_t I = 0; I < Reads.size(); ++I) {
+      auto Shape = Types[I].getStaticShape();
+      auto SStr = getStrides(Types[I]);
+      copyStrided(int(R), Shape.data(), P->bytes(Reads[I]), SStr.data(),
+                  P->bytes(YB) + Offsets[I] * YStr[size_t(Axis)] * Elt,
+                  YStr.data(), Elt, Threads);
+    }
+  });
+  return true;
+}
+
+bool cpu::lowerRelayout(LoweringContext &L, const Node &N,
+                        const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
+  if (XT.getRank() > 6)
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+  auto Shape = XT.getStaticShape();
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  const int Threads = L.getThreads();
+  const int R = int(XT.getRank());
+  L.addStep({Tail.Result->getName(), "relayout", false}, {XB}, {YB}, [=]() {
+    copyStrided(R, Shape.data(), P->bytes(XB), XS.data(), P->bytes(YB),
+                YS.data(), Elt, Threads);
+  });
+  return true;
+}
+
+bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  const Value *Y = N.getResult(0);
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.hasResult(I))
+      return false; // Dropout's mask.
+  layout::DimBindings NoDims;
+  switch (N.getOpId()) {
+  case OpId::Identity:
+  case OpId::Dropout:
+    if (X->getType() != Y->getType())
+      return false;
+    break;
+  case OpId::Transpose: {
+    std::vector<int64_t> Perm = layout::getTransposePerm(N);
+    if (!layout::isTransposeView(X->getType(), Perm, Y->getType(), NoDims)) {
+      // A copy: output dim J reads input dim Perm[J].
+      auto YShape = Y->getType().getStaticShape();
+      auto XS = getStrides(X->getType()), YS = getStrides(Y->getType());
+      std::vector<int64_t> SrcStrides;
+      for (int64_t Pd : Perm)
+        SrcStrides.push_back(XS[size_t(Pd)]);
+      ProgramImpl *P = &L.getProgram();
+      BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+      const int64_t Elt =
+          int64_t(getElementByteSize(X->getType().getElementType()));
+      const int Threads = L.getThreads();
+      const int R = int(YShape.size());
+      L.addStep({Y->getName(), "transpose", false}, {XB}, {YB}, [=]() {
+        copyStrided(R, YShape.data(), P->bytes(XB), SrcStrides.data(),
+                    P->bytes(YB), YS.data(), Elt, Threads);
+      });
+      return true;
+    }
+    break;
+  }
+  default:
+    if (!layout::isReshapeBitcast(X->getType(), Y->getType(), NoDims))
+      return false;
+    break;
+  }
+  (void)Tail;
+  L.alias(Y, X);
+  return true;
+}

@@ -1,0 +1,582 @@
+//===- Lowering.cpp - IR graph to CPU program -----------------------------===//
+//
+// Walks the graph in order. Each node is first offered to the lowering
+// function of its op (a table by OpId); producers that take an epilogue
+// absorb a following residual Add and activation (the fusion group is
+// emitted at its last node, when every operand exists). A node no fast
+// kernel takes runs its reference kernel on the program's buffers. Once
+// all steps exist, live ranges are known and the memory planner places
+// every activation in one arena.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramImpl.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/Runtime/MemoryPlan.h"
+
+#include "hwy/targets.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cpu;
+using runtime::Tensor;
+using runtime::TensorMap;
+
+llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
+  unsigned Rank = T.getRank();
+  llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();
+  llvm::SmallVector<unsigned, 6> Perm = T.getLayout().getPermutation(Rank);
+  llvm::SmallVector<int64_t, 6> Strides(Rank, 0);
+  int64_t Stride = 1;
+  for (unsigned P = Rank; P-- > 0;) {
+    Strides[Perm[P]] = Stride;
+    Stride *= Shape[Perm[P]];
+  }
+  return Strides;
+}
+
+//===----------------------------------------------------------------------===//
+// LoweringContext
+//===----------------------------------------------------------------------===//
+
+static int64_t getByteSize(const TensorType &T) {
+  return T.getNumElements().getValueOr(0) *
+         int64_t(getElementByteSize(T.getElementType()));
+}
+
+BufferId LoweringContext::getBuffer(const Value *V) {
+  auto It = BufferOf.find(V);
+  if (It != BufferOf.end())
+    return It->second;
+  const TensorData *D = V->getConstantData();
+  assert(D && "operand used before its definition");
+  BufferId B = BufferId(P.Buffers.size());
+  BufferInfo Info;
+  Info.Bytes = getByteSize(D->getType());
+  Info.IsConstant = true;
+  P.Buffers.push_back(Info);
+  P.ConstantSlot.resize(P.Buffers.size(), -1);
+  P.ConstantSlot[B] = int(P.ConstantTensors.size());
+  P.ConstantTensors.push_back(Tensor::fromData(*D));
+  P.ConstantBytes += Info.Bytes;
+  BufferOf[V] = B;
+  return B;
+}
+
+BufferId LoweringContext::defineBuffer(const Value *V) {
+  BufferId B = BufferId(P.Buffers.size());
+  BufferInfo Info;
+  Info.Bytes = getByteSize(V->getType());
+  P.Buffers.push_back(Info);
+  P.ConstantSlot.resize(P.Buffers.size(), -1);
+  P.UnplannedBytes += Info.Bytes;
+  BufferOf[V] = B;
+  return B;
+}
+
+void LoweringContext::alias(const Value *Result, const Value *Operand) {
+  BufferOf[Result] = getBuffer(Operand);
+}
+
+bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
+  if (!V || V->isGraphInput() || G.isGraphOutput(V) || V->getConstantData())
+    return false;
+  const Node *Def = V->getDefiningNode();
+  // A value sharing its buffer with another (views) may be read through
+  // that other name later.
+  switch (Def->getOpId()) {
+  case OpId::Reshape:
+  case OpId::Flatten:
+  case OpId::Squeeze:
+  case OpId::Unsqueeze:
+  case OpId::Identity:
+  case OpId::Dropout:
+  case OpId::Transpose:
+    return false;
+  default:
+    break;
+  }
+  for (const Use &U : V->getUses()) {
+    switch (U.User->getOpId()) {
+    case OpId::Reshape:
+    case OpId::Flatten:
+    case OpId::Squeeze:
+    case OpId::Unsqueeze:
+    case OpId::Identity:
+    case OpId::Dropout:
+    case OpId::Transpose:
+      return false;
+    default:
+      break;
+    }
+    if (getNodeIndex(U.User) > Index)
+      return false;
+  }
+  return true;
+}
+
+void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
+                              std::vector<BufferId> Writes,
+                              std::function<void()> Run) {
+  P.Infos.push_back(Info);
+  P.Steps.push_back(
+      {std::move(Info), std::move(Reads), std::move(Writes), std::move(Run)});
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion and the op table
+//===----------------------------------------------------------------------===//
+
+bool cpu::getFusableActivation(const Node &N, Activation &Out) {
+  Activation A;
+  switch (N.getOpId()) {
+  case OpId::Relu:
+    A.Kind = ActKind::Relu;
+    break;
+  case OpId::LeakyRelu:
+    A.Kind = ActKind::LeakyRelu;
+    A.Alpha = N.getFloatAttr("alpha", 0.01f);
+    break;
+  case OpId::Sigmoid:
+    A.Kind = ActKind::Sigmoid;
+    break;
+  case OpId::HardSigmoid:
+    A.Kind = ActKind::HardSigmoid;
+    A.Alpha = N.getFloatAttr("alpha", 0.2f);
+    A.Beta = N.getFloatAttr("beta", 0.5f);
+    break;
+  case OpId::HardSwish:
+    A.Kind = ActKind::HardSwish;
+    break;
+  case OpId::Clip: {
+    A.Kind = ActKind::Clip;
+    A.Alpha = -INFINITY;
+    A.Beta = INFINITY;
+    for (unsigned I = 1; I < 3; ++I) {
+      if (!N.hasOperand(I))
+        continue;
+      const TensorData *D = N.getOperand(I)->getConstantData();
+      if (!D || D->getNumElements() != 1)
+        return false;
+      (I == 1 ? A.Alpha : A.Beta) = float(D->getDouble(0));
+    }
+    break;
+  }
+  default:
+    return false;
+  }
+  if (N.getResult(0)->getType().getElementType() != ElementType::F32)
+    return false;
+  Out = A;
+  return true;
+}
+
+bool cpu::lowerConstant(LoweringContext &L, const Node &N, const FusedTail &) {
+  // Constants live outside the arena; no step.
+  if (!N.getResult(0)->getConstantData())
+    return false;
+  L.getBuffer(N.getResult(0));
+  return true;
+}
+
+bool cpu::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
+
+bool cpu::acceptsActivation(OpId Id) {
+  return Id == OpId::Conv || Id == OpId::Gemm || Id == OpId::MatMul ||
+         Id == OpId::Add || Id == OpId::Sub || Id == OpId::Mul ||
+         Id == OpId::Div;
+}
+
+namespace {
+
+using LowerTable = std::array<LowerFn, size_t(OpId::Opaque)>;
+
+const LowerTable &getLowerTable() {
+  static const LowerTable Table = [] {
+    LowerTable T{};
+    T[size_t(OpId::Conv)] = lowerConv;
+    T[size_t(OpId::Gemm)] = lowerGemm;
+    T[size_t(OpId::MatMul)] = lowerMatMul;
+    for (OpId Id : {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
+                    OpId::HardSigmoid, OpId::HardSwish})
+      T[size_t(Id)] = lowerUnary;
+    for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
+      T[size_t(Id)] = lowerBinary;
+    T[size_t(OpId::MaxPool)] = lowerPool;
+    T[size_t(OpId::AveragePool)] = lowerPool;
+    T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;
+    T[size_t(OpId::GlobalMaxPool)] = lowerGlobalPool;
+    T[size_t(OpId::Concat)] = lowerConcat;
+    T[size_t(OpId::Relayout)] = lowerRelayout;
+    T[size_t(OpId::Constant)] = lowerConstant;
+    for (OpId Id :
+         {OpId::Reshape, OpId::Flatten, OpId::Squeeze, OpId::Unsqueeze,
+          OpId::Identity, OpId::Dropout, OpId::Transpose})
+      T[size_t(Id)] = lowerView;
+    return T;
+  }();
+  return Table;
+}
+
+/// The single non-output consumer of \p V, if \p V has exactly one use.
+const Node *getSoleUser(const Graph &G, const Value *V) {
+  if (!V || G.isGraphOutput(V) || V->getUses().size() != 1)
+    return nullptr;
+  return V->getUses()[0].User;
+}
+
+/// The fusion group starting at producer \p N; nodes in \p Claimed belong
+/// to other groups already.
+FusedTail findTail(const Graph &G, const Node &N,
+                   const llvm::DenseMap<const Node *, const Node *> &Claimed) {
+  FusedTail T;
+  T.Result = N.getResult(0);
+  T.Last = &N;
+  if (N.getNumResults() != 1 || !acceptsActivation(N.getOpId()))
+    return T;
+  const Node *U = getSoleUser(G, T.Result);
+  if (U && Claimed.count(U))
+    U = nullptr;
+  if (U && acceptsResidual(N.getOpId()) && U->getOpId() == OpId::Add &&
+      U->getNumOperands() == 2) {
+    const Value *Other =
+        U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
+    if (Other != T.Result && Other->getType() == T.Result->getType() &&
+        U->getResult(0)->getType() == T.Result->getType()) {
+      T.Residual = Other;
+      T.Result = U->getResult(0);
+      T.Last = U;
+      T.Followers.push_back(U);
+      U = getSoleUser(G, T.Result);
+      if (U && Claimed.count(U))
+        U = nullptr;
+    }
+  }
+  Activation A;
+  if (U && getFusableActivation(*U, A) &&
+      U->getResult(0)->getType() == T.Result->getType()) {
+    T.Act = A;
+    T.Result = U->getResult(0);
+    T.Last = U;
+    T.Followers.push_back(U);
+  }
+  return T;
+}
+
+std::string getResultNames(const Node &N) {
+  std::string S;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    if (!N.hasResult(I))
+      continue;
+    if (!S.empty())
+      S += ",";
+    S += N.getResult(I)->getName();
+  }
+  return S;
+}
+
+/// Runs \p N's reference kernel on the program's buffers.
+llvm::Error addFallback(LoweringContext &L, const Node &N) {
+  runtime::ReferenceKernel K = runtime::lookupReferenceKernel(N.getOpId());
+  if (N.isOpaque() || !K)
+    return makeNodeError(N, "no kernel for op '" + N.getOpType() + "'");
+  ProgramImpl &P = L.getProgram();
+  std::vector<BufferId> Reads, Writes;
+  std::vector<TensorType> OperandTypes, ResultTypes;
+  for (const Value *Op : N.getOperands()) {
+    Reads.push_back(Op ? L.getBuffer(Op) : -1);
+    OperandTypes.push_back(Op ? Op->getType() : TensorType());
+  }
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    if (!N.hasResult(I)) {
+      Writes.push_back(-1);
+      ResultTypes.push_back(TensorType());
+      continue;
+    }
+    Writes.push_back(L.defineBuffer(N.getResult(I)));
+    ResultTypes.push_back(N.getResult(I)->getType());
+  }
+  StepInfo Info{getResultNames(N), "reference." + N.getOpType().str(), true};
+  std::vector<BufferId> R = Reads, W = Writes;
+  R.erase(std::remove(R.begin(), R.end(), -1), R.end());
+  W.erase(std::remove(W.begin(), W.end(), -1), W.end());
+  ProgramImpl *PP = &P;
+  const Node *NP = &N;
+  L.addStep(Info, R, W, [=]() {
+    std::vector<Tensor> Ops(Reads.size());
+    std::vector<const Tensor *> OpPtrs(Reads.size(), nullptr);
+    for (size_t I = 0; I < Reads.size(); ++I) {
+      if (Reads[I] < 0)
+        continue;
+      const TensorType &T = OperandTypes[I];
+      Ops[I] = Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
+      std::memcpy(Ops[I].getMutableBytes().data(), PP->bytes(Reads[I]),
+                  Ops[I].getBytes().size());
+      OpPtrs[I] = &Ops[I];
+    }
+    std::vector<Tensor> Res(Writes.size());
+    for (size_t I = 0; I < Writes.size(); ++I)
+      if (Writes[I] >= 0)
+        Res[I] = Tensor::zeros(ResultTypes[I]);
+    if (llvm::Error E = K(*NP, OpPtrs, Res)) {
+      PP->StepError = llvm::toString(std::move(E));
+      return;
+    }
+    for (size_t I = 0; I < Writes.size(); ++I)
+      if (Writes[I] >= 0)
+        std::memcpy(PP->bytes(Writes[I]), Res[I].getBytes().data(),
+                    Res[I].getBytes().size());
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error checkTypes(const Graph &G) {
+  auto Check = [&](const Value *V, const Node *N) -> llvm::Error {
+    const TensorType &T = V->getType();
+    if (T.hasStaticShape() && T.getElementType() != ElementType::Unknown)
+      return llvm::Error::success();
+    std::string Msg = "value '" + V->getName() + "' has type " + T.str() +
+                      ": the CPU backend needs static shapes and known "
+                      "element types (bind symbolic dims with --dim)";
+    return N ? makeNodeError(*N, Msg) : makeGraphError(G, Msg);
+  };
+  for (const Value *In : G.getInputs())
+    if (llvm::Error E = Check(In, nullptr))
+      return E;
+  for (const Node *N : G.nodes())
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (N->hasResult(I))
+        if (llvm::Error E = Check(N->getResult(I), N))
+          return E;
+  return llvm::Error::success();
+}
+
+void freeArena(void *P) { std::free(P); }
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Program>>
+cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
+  if (llvm::Error E = checkTypes(G))
+    return std::move(E);
+  auto P = std::make_unique<ProgramImpl>();
+  P->Threads = std::max(1, Opts.Threads);
+  LoweringContext L(G, *P);
+
+  std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
+  for (size_t I = 0; I < Order.size(); ++I)
+    L.setNodeIndex(Order[I], I);
+
+  for (const Value *In : G.getInputs()) {
+    if (In->getConstantData() && !In->hasUses())
+      continue;
+    ProgramImpl::Binding B;
+    B.Name = In->getName();
+    B.Type = In->getType();
+    B.Buffer = L.defineBuffer(In);
+    B.Default = In->getDefaultData();
+    P->Inputs.push_back(B);
+  }
+
+  // Groups: the producer is lowered when its last node is reached.
+  llvm::DenseMap<const Node *, const Node *> GroupOf; // member -> producer
+  llvm::DenseMap<const Node *, FusedTail> Tails;
+  const LowerTable &Table = getLowerTable();
+  for (const Node *N : Order) {
+    if (GroupOf.count(N))
+      continue;
+    if (N->isOpaque() || !Table[size_t(N->getOpId())])
+      continue;
+    FusedTail T = findTail(G, *N, GroupOf);
+    for (const Node *M : T.Followers)
+      GroupOf[M] = N;
+    Tails[N] = std::move(T);
+  }
+
+  for (const Node *N : Order) {
+    if (GroupOf.count(N)) {
+      const Node *Producer = GroupOf.lookup(N);
+      const FusedTail &T = Tails[Producer];
+      if (T.Last != N)
+        continue; // A middle member: done with its group.
+      if (Table[size_t(Producer->getOpId())](L, *Producer, T))
+        continue;
+      // The fused form was refused: lower the members one by one.
+      llvm::SmallVector<const Node *, 3> Members{Producer};
+      Members.append(T.Followers.begin(), T.Followers.end());
+      for (const Node *M : Members) {
+        FusedTail Plain;
+        Plain.Result = M->getResult(0);
+        Plain.Last = M;
+        LowerFn F = Table[size_t(M->getOpId())];
+        if (F && F(L, *M, Plain))
+          continue;
+        if (llvm::Error E = addFallback(L, *M))
+          return std::move(E);
+      }
+      continue;
+    }
+    auto It = Tails.find(N);
+    if (It != Tails.end()) {
+      if (It->second.Last != N)
+        continue; // Emitted at its last node.
+      if (Table[size_t(N->getOpId())](L, *N, It->second))
+        continue;
+    }
+    if (llvm::Error E = addFallback(L, *N))
+      return std::move(E);
+  }
+
+  for (const Value *Out : G.getOutputs()) {
+    ProgramImpl::Binding B;
+    B.Name = Out->getName();
+    B.Type = Out->getType();
+    B.Buffer = L.getBuffer(Out);
+    P->Outputs.push_back(B);
+  }
+
+  // Live ranges: inputs from before the first step, outputs to after the
+  // last; everything else from its first write to its last read.
+  const int NumSteps = int(P->Steps.size());
+  std::vector<int> Begin(P->Buffers.size(), NumSteps + 1),
+      End(P->Buffers.size(), -1);
+  for (const ProgramImpl::Binding &B : P->Inputs)
+    Begin[B.Buffer] = -1;
+  for (int S = 0; S < NumSteps; ++S) {
+    for (BufferId B : P->Steps[S].Writes) {
+      Begin[B] = std::min(Begin[B], S);
+      End[B] = std::max(End[B], S);
+    }
+    for (BufferId B : P->Steps[S].Reads)
+      End[B] = std::max(End[B], S);
+  }
+  for (const ProgramImpl::Binding &B : P->Outputs)
+    End[B.Buffer] = NumSteps;
+  std::vector<runtime::BufferRequest> Requests;
+  std::vector<BufferId> Planned;
+  for (BufferId B = 0; B < BufferId(P->Buffers.size()); ++B) {
+    if (P->Buffers[B].IsConstant)
+      continue;
+    runtime::BufferRequest R;
+    R.Bytes = P->Buffers[B].Bytes;
+    R.Begin = Begin[B] > NumSteps ? End[B] : Begin[B];
+    R.End = std::max(End[B], R.Begin);
+    Requests.push_back(R);
+    Planned.push_back(B);
+  }
+  runtime::MemoryPlan Plan = runtime::planMemory(Requests, 64);
+  P->Offsets.assign(P->Buffers.size(), 0);
+  for (size_t I = 0; I < Planned.size(); ++I)
+    P->Offsets[Planned[I]] = Plan.Offsets[I];
+  P->ArenaBytes = Plan.ArenaBytes;
+  // A vector's worth of slack: SIMD tails may read (never write) past the
+  // end of the last buffer.
+  size_t ArenaAlloc = size_t((Plan.ArenaBytes + 64 + 63) / 64 * 64);
+  void *Mem = std::aligned_alloc(64, ArenaAlloc);
+  if (!Mem)
+    return makeGraphError(G, "cannot allocate the " +
+                                 llvm::Twine(Plan.ArenaBytes) +
+                                 "-byte activation arena");
+  std::memset(Mem, 0, ArenaAlloc);
+  P->Arena = std::unique_ptr<uint8_t[], void (*)(void *)>(
+      static_cast<uint8_t *>(Mem), freeArena);
+  return std::make_unique<Program>(std::move(P));
+}
+
+//===----------------------------------------------------------------------===//
+// Program
+//===----------------------------------------------------------------------===//
+
+Program::Program(std::unique_ptr<ProgramImpl> Impl) : Impl(std::move(Impl)) {}
+Program::~Program() = default;
+
+llvm::ArrayRef<StepInfo> Program::getSteps() const { return Impl->Infos; }
+void Program::setProfiling(bool On) {
+  Impl->Profile = On;
+  Impl->StepSeconds.assign(Impl->Steps.size(), 0.0);
+  Impl->ProfiledRuns = 0;
+}
+llvm::ArrayRef<double> Program::getStepSeconds() const {
+  return Impl->StepSeconds;
+}
+unsigned Program::getProfiledRuns() const { return Impl->ProfiledRuns; }
+int64_t Program::getArenaBytes() const { return Impl->ArenaBytes; }
+int64_t Program::getUnplannedBytes() const { return Impl->UnplannedBytes; }
+int64_t Program::getConstantBytes() const { return Impl->ConstantBytes; }
+
+std::string Program::getSimdTarget() {
+  return hwy::TargetName(hwy::SupportedAndGeneratedTargets().front());
+}
+
+llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
+  ProgramImpl &P = *Impl;
+  for (const auto &KV : Inputs) {
+    bool Known = false;
+    for (const ProgramImpl::Binding &B : P.Inputs)
+      Known |= B.Name == KV.first;
+    if (!Known)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "unknown input '" + KV.first + "'");
+  }
+  for (const ProgramImpl::Binding &B : P.Inputs) {
+    TensorType Logical =
+        TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
+    auto It = Inputs.find(B.Name);
+    Tensor T;
+    if (It == Inputs.end()) {
+      if (!B.Default)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "missing input '" + B.Name +
+                                           "' of type " + Logical.str());
+      T = Tensor::fromData(*B.Default);
+    } else {
+      T = It->second;
+    }
+    if (T.getElementType() != B.Type.getElementType() ||
+        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "input '" + B.Name + "' has type " +
+              (T.getElementType() == ElementType::Unknown
+                   ? std::string("<empty>")
+                   : TensorType::get(T.getElementType(), T.getShape()).str()) +
+              ", expected " + Logical.str());
+    Tensor Laid = T.getLayout() == B.Type.getLayout()
+                      ? std::move(T)
+                      : T.withLayout(B.Type.getLayout());
+    std::memcpy(P.bytes(B.Buffer), Laid.getBytes().data(),
+                Laid.getBytes().size());
+  }
+  P.StepError.reset();
+  if (P.Profile)
+    P.StepSeconds.resize(P.Steps.size(), 0.0);
+  for (size_t I = 0; I < P.Steps.size(); ++I) {
+    auto Start = std::chrono::steady_clock::now();
+    P.Steps[I].Run();
+    if (P.Profile)
+      P.StepSeconds[I] += std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - Start)
+                              .count();
+    if (P.StepError)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     *P.StepError);
+  }
+  if (P.Profile)
+    ++P.ProfiledRuns;
+  TensorMap Out;
+  for (const ProgramImpl::Binding &B : P.Outputs) {
+    Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+             B.Type.getLayout());
+    std::memcpy(T.getMutableBytes().data(), P.bytes(B.Buffer),
+                T.getBytes().size());
+    Out[B.Name] = std::move(T);
+  }
+  return Out;
+}

@@ -1,0 +1,160 @@
+//===- ProgramImpl.h - Program internals and the lowering context -*- C++
+//-*-===//
+//
+// Private to lib/CodeGen/CPU. A program is a list of steps (closures over
+// buffer ids) and the storage they run on: one arena for activations,
+// placed by the memory planner once every step is known, and the
+// constants. Lowering functions, one per op family, add steps through a
+// LoweringContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CPU_PROGRAMIMPL_H
+#define STRIDER_LIB_CODEGEN_CPU_PROGRAMIMPL_H
+
+#include "Activation.h"
+#include "Gemm.h"
+
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/Graph.h"
+#include "strider/Runtime/Tensor.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <memory>
+
+namespace strider {
+namespace cpu {
+
+using BufferId = int;
+
+struct BufferInfo {
+  int64_t Bytes = 0;
+  bool IsConstant = false;
+};
+
+class ProgramImpl {
+public:
+  struct Step {
+    StepInfo Info;
+    std::vector<BufferId> Reads, Writes;
+    std::function<void()> Run;
+  };
+  struct Binding {
+    std::string Name;
+    TensorType Type; ///< Static shape, element type, layout.
+    BufferId Buffer = -1;
+    TensorDataRef Default; ///< Inputs: the default data, if any.
+  };
+
+  std::vector<BufferInfo> Buffers;
+  std::vector<int64_t> Offsets; ///< Arena offsets (activations).
+  std::vector<runtime::Tensor> ConstantTensors;
+  std::vector<int> ConstantSlot; ///< Per buffer: index in ConstantTensors.
+  std::unique_ptr<uint8_t[], void (*)(void *)> Arena{nullptr, nullptr};
+  /// Packed weights and other data the steps own.
+  std::vector<std::shared_ptr<void>> Owned;
+  std::vector<Step> Steps;
+  std::vector<StepInfo> Infos;
+  std::vector<Binding> Inputs, Outputs;
+  int Threads = 1;
+  bool Profile = false;
+  /// Set by a step that failed (a reference kernel's error); run() stops
+  /// and returns it.
+  llvm::Optional<std::string> StepError;
+  std::vector<double> StepSeconds;
+  unsigned ProfiledRuns = 0;
+  int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
+
+  uint8_t *bytes(BufferId B) {
+    if (Buffers[B].IsConstant)
+      return ConstantTensors[ConstantSlot[B]].getMutableBytes().data();
+    return Arena.get() + Offsets[B];
+  }
+  float *f32(BufferId B) { return reinterpret_cast<float *>(bytes(B)); }
+};
+
+/// Per-dim element strides of a dense tensor of type \p T in its layout.
+llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
+
+class LoweringContext {
+public:
+  LoweringContext(const Graph &G, ProgramImpl &P) : G(G), P(P) {}
+
+  const Graph &getGraph() const { return G; }
+  ProgramImpl &getProgram() { return P; }
+  int getThreads() const { return P.Threads; }
+
+  /// The buffer holding \p V (constants get one on first use).
+  BufferId getBuffer(const Value *V);
+  /// A new activation buffer for result \p V.
+  BufferId defineBuffer(const Value *V);
+  /// \p Result shares \p Operand's buffer (a view, or in-place).
+  void alias(const Value *Result, const Value *Operand);
+  /// Whether \p V's buffer may be overwritten by the node at position
+  /// \p NodeIndex (every reader of \p V is at or before it, and \p V is an
+  /// activation computed by a kernel, not a graph input or output).
+  bool canOverwrite(const Value *V, size_t NodeIndex) const;
+  size_t getNodeIndex(const Node *N) const { return NodeIndex.lookup(N); }
+  void setNodeIndex(const Node *N, size_t I) { NodeIndex[N] = I; }
+
+  void addStep(StepInfo Info, std::vector<BufferId> Reads,
+               std::vector<BufferId> Writes, std::function<void()> Run);
+
+  /// Keeps \p Data alive as long as the program; returns its pointer.
+  template <typename T> T *own(std::shared_ptr<T> Data) {
+    P.Owned.push_back(Data);
+    return Data.get();
+  }
+
+private:
+  const Graph &G;
+  ProgramImpl &P;
+  llvm::DenseMap<const Value *, BufferId> BufferOf;
+  llvm::DenseMap<const Node *, size_t> NodeIndex;
+};
+
+/// A fusion group: a producer (conv, Gemm, binary elementwise) with an
+/// optional residual Add and an optional activation after it, computed by
+/// one kernel whose epilogue does the rest.
+struct FusedTail {
+  const Value *Residual = nullptr; ///< The Add's other operand.
+  Activation Act;
+  const Value *Result = nullptr; ///< The value the group defines.
+  const Node *Last = nullptr;    ///< The group's last node.
+  /// The group's nodes after the producer, in order.
+  llvm::SmallVector<const Node *, 2> Followers;
+};
+
+/// Lowers one op. Returns false (adding nothing) when the op's operands,
+/// attributes or layouts are outside what the fast kernels handle; the
+/// node then runs its reference kernel.
+using LowerFn = bool (*)(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail);
+
+/// The activation node \p N computes, if it is one the epilogues fuse
+/// (Clip needs constant bounds).
+bool getFusableActivation(const Node &N, Activation &Out);
+
+/// Ops whose fast kernels take a fused residual Add / activation.
+bool acceptsResidual(OpId Id);
+bool acceptsActivation(OpId Id);
+
+// Lowering functions (one file per family).
+bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerConcat(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerRelayout(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerConstant(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail);
+
+} // namespace cpu
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CPU_PROGRAMIMPL_H

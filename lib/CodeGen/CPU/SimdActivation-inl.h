@@ -1,0 +1,69 @@
+//===- SimdActivation-inl.h - Activations on SIMD vectors -------*- C++ -*-===//
+//
+// Private to lib/CodeGen/CPU. Per-target code (Highway): included from the
+// kernels' foreach_target sections, once per target, hence the toggling
+// include guard. Matches applyScalar of Activation.h.
+//
+//===----------------------------------------------------------------------===//
+
+#if defined(STRIDER_CPU_SIMD_ACTIVATION_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef STRIDER_CPU_SIMD_ACTIVATION_INL_H_
+#undef STRIDER_CPU_SIMD_ACTIVATION_INL_H_
+#else
+#define STRIDER_CPU_SIMD_ACTIVATION_INL_H_
+#endif
+
+#include "Activation.h"
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace strider {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// 1 / (1 + exp(-X)), saturating cleanly at both ends.
+template <class D, class V> HWY_INLINE V sigmoidVec(D d, V X) {
+  const V One = hn::Set(d, 1.0f);
+  // exp(-x) overflows to inf for x < -88.7: 1 / inf = 0, as wanted.
+  return hn::Div(One, hn::Add(One, hn::Exp(d, hn::Neg(X))));
+}
+
+template <class D, class V>
+HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
+  switch (A.Kind) {
+  case ActKind::None:
+    return X;
+  case ActKind::Relu:
+    return hn::Max(X, hn::Zero(d));
+  case ActKind::Clip:
+    return hn::Min(hn::Max(X, hn::Set(d, A.Alpha)), hn::Set(d, A.Beta));
+  case ActKind::LeakyRelu:
+    return hn::IfThenElse(hn::Lt(X, hn::Zero(d)),
+                          hn::Mul(X, hn::Set(d, A.Alpha)), X);
+  case ActKind::Sigmoid:
+    return sigmoidVec(d, X);
+  case ActKind::HardSigmoid:
+    return hn::Min(
+        hn::Max(hn::MulAdd(X, hn::Set(d, A.Alpha), hn::Set(d, A.Beta)),
+                hn::Zero(d)),
+        hn::Set(d, 1.0f));
+  case ActKind::HardSwish: {
+    V G = hn::MulAdd(X, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+    G = hn::Min(hn::Max(G, hn::Zero(d)), hn::Set(d, 1.0f));
+    return hn::Mul(X, G);
+  }
+  case ActKind::SiLU:
+    return hn::Mul(X, sigmoidVec(d, X));
+  }
+  return X;
+}
+
+} // namespace HWY_NAMESPACE
+} // namespace cpu
+} // namespace strider
+HWY_AFTER_NAMESPACE();
+
+#endif // include guard

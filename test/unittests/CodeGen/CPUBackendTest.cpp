@@ -1,0 +1,565 @@
+//===- CPUBackendTest.cpp - CPU backend kernels vs the reference ----------===//
+//
+// Every fast kernel of the CPU backend against the reference interpreter
+// on the same graph: parameterized sweeps of convolution geometries
+// (kernel sizes, strides, pads, dilations, groups, 1-3 spatial dims, batch)
+// in every input/output layout pair with each fused epilogue, and of the
+// pooling, elementwise, matrix and data-movement kernels. Each case also
+// checks that the fast kernel ran (no fallback), so a lowering that starts
+// declining is caught, not silently covered by the reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/ShapeInference.h"
+#include "strider/Runtime/MemoryPlan.h"
+#include "strider/Runtime/Reference.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+constexpr ElementType F32 = ElementType::F32;
+
+std::vector<float> randomValues(size_t N, std::mt19937 &Rng) {
+  std::uniform_real_distribution<float> U(-1.0f, 1.0f);
+  std::vector<float> V(N);
+  for (float &X : V)
+    X = U(Rng);
+  return V;
+}
+
+int64_t product(llvm::ArrayRef<int64_t> S) {
+  int64_t P = 1;
+  for (int64_t D : S)
+    P *= D;
+  return P;
+}
+
+/// Builds small graphs: inputs get random data, constants random values.
+class GraphBuilder {
+public:
+  explicit GraphBuilder(unsigned Seed) : Rng(Seed) {}
+
+  Value *input(llvm::ArrayRef<int64_t> Shape, Layout L = Layout()) {
+    std::string Name = "in" + std::to_string(Inputs.size());
+    Value *V = G.addInput(Name, TensorType::get(F32, Shape, L));
+    Tensor T(F32, Shape);
+    std::vector<float> Vals = randomValues(size_t(product(Shape)), Rng);
+    std::memcpy(T.getMutableBytes().data(), Vals.data(),
+                Vals.size() * sizeof(float));
+    Inputs[Name] = std::move(T);
+    return V;
+  }
+
+  Value *constant(llvm::ArrayRef<int64_t> Shape, std::vector<float> Vals = {}) {
+    if (Vals.empty())
+      Vals = randomValues(size_t(product(Shape)), Rng);
+    TensorDataRef D = TensorData::fromFloat(Shape, Vals);
+    Node *N = G.createNode(OpId::Constant, {}, {G.makeUniqueName("c")},
+                           {D->getType()});
+    N->setAttr("value", Attribute::getTensor(D));
+    return N->getResult(0);
+  }
+
+  Value *op(OpId Id, llvm::ArrayRef<Value *> Operands,
+            std::vector<std::pair<std::string, Attribute>> Attrs = {},
+            unsigned Results = 1) {
+    std::vector<std::string> Names;
+    std::vector<TensorType> Types;
+    for (unsigned I = 0; I < Results; ++I) {
+      Names.push_back(G.makeUniqueName("v"));
+      Types.push_back(TensorType());
+    }
+    Node *N = G.createNode(Id, Operands, Names, Types);
+    for (auto &A : Attrs)
+      N->setAttr(A.first, A.second);
+    llvm::SmallVector<TensorType, 2> Inferred;
+    llvm::Error E = inferResultTypes(*N, Inferred);
+    EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    for (unsigned I = 0; I < Results && I < Inferred.size(); ++I)
+      N->getResult(I)->setType(Inferred[I]);
+    return N->getResult(0);
+  }
+
+  /// Stores \p V in layout \p L.
+  void setLayout(Value *V, Layout L) { V->setType(V->getType().withLayout(L)); }
+
+  /// Runs the graph with \p V as its output through both executors and
+  /// compares; returns the CPU program's fallback count.
+  void check(Value *Out, unsigned MaxFallbacks = 0, int Threads = 1) {
+    G.addOutput(Out);
+    auto Want = runReference(G, Inputs);
+    ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+    cpu::CPUOptions Opts;
+    Opts.Threads = Threads;
+    auto Prog = cpu::compileForCPU(G, Opts);
+    ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+    unsigned Fallbacks = 0;
+    std::string Kernels;
+    for (const cpu::StepInfo &S : (*Prog)->getSteps()) {
+      Fallbacks += S.Fallback;
+      Kernels += " " + S.Kernel;
+    }
+    EXPECT_LE(Fallbacks, MaxFallbacks) << "kernels:" << Kernels;
+    auto Got = (*Prog)->run(Inputs);
+    ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
+    // Twice: the arena is reused and must not leak state between runs.
+    auto Again = (*Prog)->run(Inputs);
+    ASSERT_TRUE(bool(Again)) << llvm::toString(Again.takeError());
+    const Tensor &W = Want->at(Out->getName());
+    for (const Tensor *GT :
+         {&Got->at(Out->getName()), &Again->at(Out->getName())}) {
+      ASSERT_EQ(GT->getShape(), W.getShape());
+      ASSERT_EQ(GT->getLayout(), W.getLayout());
+      double MaxErr = 0;
+      int64_t Bad = 0;
+      forEachIndex(W.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+        double A = GT->getDouble(GT->getOffset(I));
+        double B = W.getDouble(W.getOffset(I));
+        double Err = std::fabs(A - B);
+        MaxErr = std::max(MaxErr, Err);
+        Bad += !(Err <= 1e-4 + 1e-4 * std::fabs(B));
+      });
+      EXPECT_EQ(Bad, 0) << "max abs error " << MaxErr
+                        << ", kernels:" << Kernels;
+    }
+  }
+
+  Graph G;
+  TensorMap Inputs;
+  std::mt19937 Rng;
+};
+
+Layout layoutFor(bool ChannelsLast, unsigned Rank) {
+  return ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution sweep
+//===----------------------------------------------------------------------===//
+
+struct ConvGeom {
+  const char *Name;
+  int64_t Batch, Cin, Cout, Group;
+  std::vector<int64_t> Spatial, Kernel, Strides, Dilations, Pads;
+  const char *AutoPad = nullptr;
+};
+
+const ConvGeom Geometries[] = {
+    {"pointwise", 1, 8, 16, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"pointwise_many_pixels",
+     1,
+     16,
+     16,
+     1,
+     {15, 15},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0}},
+    {"pointwise_stride2",
+     1,
+     12,
+     20,
+     1,
+     {9, 8},
+     {1, 1},
+     {2, 2},
+     {1, 1},
+     {0, 0, 0, 0}},
+    {"3x3_pad1", 1, 5, 7, 1, {8, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+    {"3x3_stride2_wide",
+     1,
+     16,
+     40,
+     1,
+     {11, 10},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"3x3_deep_k", 1, 64, 33, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+    {"5x5_dilated", 1, 3, 8, 1, {13, 12}, {5, 5}, {1, 1}, {2, 2}, {2, 2, 2, 2}},
+    {"asymmetric_pads",
+     1,
+     4,
+     6,
+     1,
+     {7, 9},
+     {3, 2},
+     {2, 1},
+     {1, 1},
+     {0, 1, 2, 0}},
+    {"stem_7x7", 1, 3, 64, 1, {32, 32}, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}},
+    {"grouped", 1, 8, 12, 2, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+    {"depthwise", 1, 20, 20, 20, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+    {"depthwise_stride2",
+     1,
+     24,
+     24,
+     24,
+     {10, 11},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"depthwise_5x5_dilated",
+     1,
+     17,
+     17,
+     17,
+     {12, 12},
+     {5, 5},
+     {1, 1},
+     {2, 2},
+     {4, 4, 4, 4}},
+    {"batch2", 2, 4, 6, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+    {"same_upper",
+     1,
+     4,
+     4,
+     1,
+     {10, 10},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {},
+     "SAME_UPPER"},
+    {"same_lower",
+     1,
+     4,
+     5,
+     1,
+     {9, 10},
+     {4, 4},
+     {2, 2},
+     {1, 1},
+     {},
+     "SAME_LOWER"},
+    {"conv1d", 1, 4, 6, 1, {17}, {3}, {1}, {1}, {1, 1}},
+    {"conv1d_stride", 1, 6, 3, 3, {20}, {5}, {3}, {1}, {2, 1}},
+    {"conv3d",
+     1,
+     3,
+     5,
+     1,
+     {5, 6, 7},
+     {3, 3, 3},
+     {1, 1, 1},
+     {1, 1, 1},
+     {1, 1, 1, 1, 1, 1}},
+    {"conv3d_depthwise",
+     1,
+     6,
+     6,
+     6,
+     {4, 5, 6},
+     {3, 3, 3},
+     {2, 1, 1},
+     {1, 1, 1},
+     {1, 1, 1, 1, 1, 1}},
+};
+
+enum class Epi { Bias, BiasRelu, ResidualRelu, NoBiasClip, BiasHardSwish };
+const Epi Epilogues[] = {Epi::Bias, Epi::BiasRelu, Epi::ResidualRelu,
+                         Epi::NoBiasClip, Epi::BiasHardSwish};
+
+struct ConvParam {
+  const ConvGeom *Geom;
+  bool InCL, OutCL;
+  Epi E;
+  int Threads;
+};
+
+std::string convParamName(const testing::TestParamInfo<ConvParam> &I) {
+  const ConvParam &P = I.param;
+  static const char *EpiNames[] = {"bias", "bias_relu", "residual_relu", "clip",
+                                   "bias_hardswish"};
+  return std::string(P.Geom->Name) + (P.InCL ? "_nhwc" : "_nchw") + "_to" +
+         (P.OutCL ? "_nhwc_" : "_nchw_") + EpiNames[int(P.E)] + "_t" +
+         std::to_string(P.Threads);
+}
+
+class ConvKernelTest : public testing::TestWithParam<ConvParam> {};
+
+TEST_P(ConvKernelTest, MatchesReference) {
+  const ConvParam &P = GetParam();
+  const ConvGeom &C = *P.Geom;
+  GraphBuilder B{unsigned(C.Cin * 131 + C.Cout * 7 + int(P.E))};
+  std::vector<int64_t> XShape{C.Batch, C.Cin};
+  XShape.insert(XShape.end(), C.Spatial.begin(), C.Spatial.end());
+  unsigned Rank = unsigned(XShape.size());
+  Value *X = B.input(XShape, layoutFor(P.InCL, Rank));
+  std::vector<int64_t> WShape{C.Cout, C.Cin / C.Group};
+  WShape.insert(WShape.end(), C.Kernel.begin(), C.Kernel.end());
+  std::vector<Value *> Ops{X, B.constant(WShape)};
+  bool HasBias = P.E != Epi::NoBiasClip;
+  if (HasBias)
+    Ops.push_back(B.constant({C.Cout}));
+  std::vector<std::pair<std::string, Attribute>> Attrs{
+      {"group", Attribute::getInt(C.Group)},
+      {"kernel_shape", Attribute::getInts(C.Kernel)},
+      {"strides", Attribute::getInts(C.Strides)},
+      {"dilations", Attribute::getInts(C.Dilations)}};
+  if (C.AutoPad)
+    Attrs.push_back({"auto_pad", Attribute::getString(C.AutoPad)});
+  else
+    Attrs.push_back({"pads", Attribute::getInts(C.Pads)});
+  Value *Y = B.op(OpId::Conv, Ops, Attrs);
+  Layout OutL = layoutFor(P.OutCL, Rank);
+  B.setLayout(Y, OutL);
+  switch (P.E) {
+  case Epi::Bias:
+    break;
+  case Epi::BiasRelu:
+    Y = B.op(OpId::Relu, {Y});
+    B.setLayout(Y, OutL);
+    break;
+  case Epi::ResidualRelu: {
+    Value *R = B.input(Y->getType().getStaticShape(), OutL);
+    Y = B.op(OpId::Add, {Y, R});
+    B.setLayout(Y, OutL);
+    Y = B.op(OpId::Relu, {Y});
+    B.setLayout(Y, OutL);
+    break;
+  }
+  case Epi::NoBiasClip:
+    Y = B.op(OpId::Clip, {Y, B.constant({}, {-0.5f}), B.constant({}, {0.75f})});
+    B.setLayout(Y, OutL);
+    break;
+  case Epi::BiasHardSwish:
+    Y = B.op(OpId::HardSwish, {Y});
+    B.setLayout(Y, OutL);
+    break;
+  }
+  B.check(Y, 0, P.Threads);
+}
+
+std::vector<ConvParam> convParams() {
+  std::vector<ConvParam> Ps;
+  for (const ConvGeom &G : Geometries)
+    for (bool InCL : {false, true})
+      for (bool OutCL : {false, true})
+        for (Epi E : Epilogues)
+          Ps.push_back({&G, InCL, OutCL, E, 1});
+  // Threads: results must not depend on them (one sweep at 2 and 3).
+  for (const ConvGeom &G : Geometries)
+    Ps.push_back({&G, true, true, Epi::ResidualRelu, 2});
+  Ps.push_back({&Geometries[5], false, false, Epi::BiasRelu, 3});
+  return Ps;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, ConvKernelTest, testing::ValuesIn(convParams()),
+                         convParamName);
+
+//===----------------------------------------------------------------------===//
+// Pooling, elementwise, matrix and data movement
+//===----------------------------------------------------------------------===//
+
+TEST(CPUKernelTest, MaxAndAveragePoolChannelsLast) {
+  struct PoolCase {
+    OpId Op;
+    std::vector<int64_t> Kernel, Strides, Pads, Dilations;
+  } Cases[] = {
+      {OpId::MaxPool, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+      {OpId::MaxPool, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {OpId::MaxPool, {3, 2}, {1, 2}, {1, 0, 1, 1}, {2, 1}},
+      {OpId::AveragePool, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {OpId::AveragePool, {2, 3}, {2, 1}, {0, 1, 1, 1}, {1, 1}},
+  };
+  for (const PoolCase &C : Cases)
+    for (int64_t Channels : {5, 16, 37}) {
+      GraphBuilder B{unsigned(Channels)};
+      Value *X = B.input({1, Channels, 9, 10}, Layout::getChannelsLast(4));
+      std::vector<std::pair<std::string, Attribute>> Attrs{
+          {"kernel_shape", Attribute::getInts(C.Kernel)},
+          {"strides", Attribute::getInts(C.Strides)},
+          {"pads", Attribute::getInts(C.Pads)}};
+      if (C.Op == OpId::MaxPool)
+        Attrs.push_back({"dilations", Attribute::getInts(C.Dilations)});
+      Value *Y = B.op(C.Op, {X}, Attrs);
+      B.setLayout(Y, Layout::getChannelsLast(4));
+      B.check(Y);
+    }
+}
+
+TEST(CPUKernelTest, GlobalPoolsBothLayouts) {
+  for (OpId Op : {OpId::GlobalAveragePool, OpId::GlobalMaxPool})
+    for (bool CL : {false, true})
+      for (int64_t C : {3, 16, 50}) {
+        GraphBuilder B{unsigned(C)};
+        Value *X = B.input({2, C, 7, 6}, layoutFor(CL, 4));
+        Value *Y = B.op(Op, {X});
+        B.setLayout(Y, layoutFor(CL, 4));
+        B.check(Y);
+      }
+}
+
+TEST(CPUKernelTest, BroadcastingBinaries) {
+  struct Case {
+    OpId Op;
+    std::vector<int64_t> A, B;
+    bool CL;
+  } Cases[] = {
+      {OpId::Add, {1, 8, 5, 6}, {1, 8, 5, 6}, true},
+      {OpId::Mul, {1, 24, 5, 6}, {1, 24, 1, 1}, true}, // SE scale
+      {OpId::Mul, {1, 24, 5, 6}, {1, 24, 1, 1}, false},
+      {OpId::Sub, {2, 3, 4, 5}, {5}, false},
+      {OpId::Div, {2, 3, 4, 5}, {}, true},
+      {OpId::Add, {1, 1, 4, 5}, {1, 7, 1, 1}, true},
+      {OpId::Mul, {3, 17}, {3, 1}, false},
+  };
+  for (const Case &C : Cases) {
+    GraphBuilder B{unsigned(C.A.size() * 10 + C.B.size())};
+    Value *A =
+        B.input(C.A, layoutFor(C.CL && C.A.size() == 4, unsigned(C.A.size())));
+    Value *BV = B.constant(C.B, {});
+    if (C.Op == OpId::Div) // Keep away from zero.
+      BV = B.constant(C.B, {1.5f});
+    Value *Y = B.op(C.Op, {A, BV});
+    B.setLayout(Y, layoutFor(C.CL && Y->getType().getRank() == 4,
+                             Y->getType().getRank()));
+    Value *Act = B.op(OpId::Sigmoid, {Y});
+    B.setLayout(Act, Y->getType().getLayout());
+    B.check(Act);
+  }
+}
+
+TEST(CPUKernelTest, Activations) {
+  for (OpId Op : {OpId::Relu, OpId::LeakyRelu, OpId::Sigmoid, OpId::HardSigmoid,
+                  OpId::HardSwish}) {
+    GraphBuilder B{unsigned(Op)};
+    Value *X = B.input({1, 3, 7, 11}); // 231 elements: a vector tail.
+    Value *Y = B.op(Op, {X});
+    B.check(Y);
+  }
+}
+
+TEST(CPUKernelTest, GemmVariants) {
+  for (int TA : {0, 1})
+    for (int TB : {0, 1})
+      for (bool Bias : {false, true}) {
+        GraphBuilder B{unsigned(TA * 4 + TB * 2 + Bias)};
+        const int64_t M = 5, K = 70, N = 37;
+        Value *A = B.input(TA ? std::vector<int64_t>{K, M}
+                              : std::vector<int64_t>{M, K});
+        Value *W = B.constant(TB ? std::vector<int64_t>{N, K}
+                                 : std::vector<int64_t>{K, N});
+        std::vector<Value *> Ops{A, W};
+        if (Bias)
+          Ops.push_back(B.constant({N}));
+        Value *Y = B.op(OpId::Gemm, Ops,
+                        {{"transA", Attribute::getInt(TA)},
+                         {"transB", Attribute::getInt(TB)},
+                         {"alpha", Attribute::getFloat(0.5f)},
+                         {"beta", Attribute::getFloat(2.0f)}});
+        Y = B.op(OpId::Relu, {Y});
+        B.check(Y);
+      }
+}
+
+TEST(CPUKernelTest, MatMulBatchedAndTransposedOperand) {
+  GraphBuilder B(3);
+  Value *A = B.input({2, 9, 20});
+  Value *Y = B.op(OpId::MatMul, {A, B.constant({20, 33})});
+  B.check(Y);
+
+  // A rank-3 operand stored with its last two dims swapped: read as a
+  // transposed matrix.
+  GraphBuilder B2(4);
+  Value *A2 = B2.input({2, 9, 20}, Layout({0, 2, 1}));
+  Value *Y2 = B2.op(OpId::MatMul, {A2, B2.constant({20, 7})});
+  B2.check(Y2);
+}
+
+TEST(CPUKernelTest, ConcatRelayoutAndTranspose) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B(CL ? 5 : 6);
+    Value *X = B.input({1, 5, 6, 7}, layoutFor(CL, 4));
+    Value *Z = B.input({1, 3, 6, 7}, layoutFor(CL, 4));
+    Value *Y = B.op(OpId::Concat, {X, Z}, {{"axis", Attribute::getInt(1)}});
+    B.setLayout(Y, layoutFor(CL, 4));
+    // Relayout into the other layout.
+    Value *R = B.op(OpId::Relayout, {Y});
+    B.setLayout(R, layoutFor(!CL, 4));
+    Value *T = B.op(OpId::Transpose, {R},
+                    {{"perm", Attribute::getInts({0, 2, 3, 1})}});
+    B.check(T);
+  }
+  // Concat along a spatial axis.
+  GraphBuilder B(7);
+  Value *X = B.input({1, 4, 3, 5}, Layout::getChannelsLast(4));
+  Value *Z = B.input({1, 4, 2, 5}, Layout::getChannelsLast(4));
+  Value *Y = B.op(OpId::Concat, {X, Z}, {{"axis", Attribute::getInt(-2)}});
+  B.setLayout(Y, Layout::getChannelsLast(4));
+  B.check(Y);
+}
+
+TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
+  GraphBuilder B(8);
+  Value *X = B.input({2, 6, 4});
+  Value *F = B.op(OpId::Flatten, {X}, {{"axis", Attribute::getInt(1)}});
+  Value *Y = B.op(OpId::Gemm, {F, B.constant({24, 5})});
+  B.check(Y);
+}
+
+TEST(CPUKernelTest, UnsupportedOpsFallBackToReference) {
+  GraphBuilder B(9);
+  Value *X = B.input({2, 3, 4});
+  Value *Y = B.op(OpId::Softmax, {X}, {{"axis", Attribute::getInt(1)}});
+  B.check(Y, /*MaxFallbacks=*/1);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory planner
+//===----------------------------------------------------------------------===//
+
+TEST(MemoryPlanTest, LiveBuffersNeverOverlap) {
+  std::mt19937 Rng(42);
+  for (int Trial = 0; Trial < 200; ++Trial) {
+    std::vector<BufferRequest> Reqs;
+    int N = 1 + int(Rng() % 30);
+    for (int I = 0; I < N; ++I) {
+      BufferRequest R;
+      R.Bytes = int64_t(1 + Rng() % 5000);
+      R.Begin = int(Rng() % 20) - 1;
+      R.End = R.Begin + int(Rng() % 8);
+      Reqs.push_back(R);
+    }
+    MemoryPlan P = planMemory(Reqs, 64);
+    ASSERT_EQ(P.Offsets.size(), Reqs.size());
+    EXPECT_GE(P.ArenaBytes, P.PeakLiveBytes);
+    for (int I = 0; I < N; ++I) {
+      EXPECT_EQ(P.Offsets[I] % 64, 0);
+      EXPECT_LE(P.Offsets[I] + Reqs[I].Bytes, P.ArenaBytes);
+      for (int J = I + 1; J < N; ++J) {
+        bool Live =
+            Reqs[I].Begin <= Reqs[J].End && Reqs[J].Begin <= Reqs[I].End;
+        bool Disjoint = P.Offsets[I] + Reqs[I].Bytes <= P.Offsets[J] ||
+                        P.Offsets[J] + Reqs[J].Bytes <= P.Offsets[I];
+        EXPECT_TRUE(!Live || Disjoint) << "trial " << Trial;
+      }
+    }
+  }
+}
+
+TEST(MemoryPlanTest, ReusesMemoryOfDeadBuffers) {
+  // A chain: each buffer dies when the next is written.
+  std::vector<BufferRequest> Reqs;
+  for (int I = 0; I < 10; ++I)
+    Reqs.push_back({1024, I, I + 1});
+  MemoryPlan P = planMemory(Reqs, 64);
+  EXPECT_EQ(P.PeakLiveBytes, 2048);
+  EXPECT_EQ(P.ArenaBytes, 2048);
+}
+
+} // namespace
