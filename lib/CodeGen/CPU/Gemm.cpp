@@ -24,9 +24,12 @@
 #include "hwy/highway.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
+#include <vector>
 
 HWY_BEFORE_NAMESPACE();
 namespace strider {
@@ -82,56 +85,99 @@ HWY_INLINE void gatherTile(const float *Src, int64_t LdM, int64_t LdN, int Rows,
       Dst[R * NR + C] = Src[R * LdM + C * LdN];
 }
 
-HWY_NOINLINE void microTile(const float *HWY_RESTRICT A,
-                            const float *HWY_RESTRICT B, int64_t KC,
-                            const TileTarget &T) {
+/// Where the A operand of a tile comes from: a packed micro-panel (k-major,
+/// kMR floats per k) or rows read in place (see DirectA).
+struct TileA {
+  const float *Panel = nullptr;
+  const float *Row0 = nullptr; ///< Direct: the tile's first row.
+  int64_t RowStride = 0, Width = 0, K0 = 0;
+  const int64_t *TapOffsets = nullptr;
+};
+
+/// Sums an R x NR tile over KC steps of k into C0/C1 (R <= kMR rows).
+template <int R>
+HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
+                           int64_t KC, VF (&C0)[kMR], VF (&C1)[kMR]) {
+  const DF d;
+  const size_t L = hn::Lanes(d);
+  if (A.Panel) {
+    const float *HWY_RESTRICT AP = A.Panel;
+    for (int64_t K = 0; K < KC; ++K) {
+      const VF B0 = hn::LoadU(d, B);
+      const VF B1 = hn::LoadU(d, B + L);
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+        const VF AV = hn::Set(d, AP[Rr]);
+        C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
+        C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+      }
+      AP += kMR;
+      B += 2 * L;
+    }
+    return;
+  }
+  // Direct rows: runs of contiguous k inside one tap group.
+  const int64_t Ld = A.RowStride;
+  int64_t K = A.K0;
+  const int64_t KEnd = A.K0 + KC;
+  while (K < KEnd) {
+    const int64_t Tap = K / A.Width, C = K % A.Width;
+    const int64_t Run = std::min(A.Width - C, KEnd - K);
+    const float *HWY_RESTRICT AP = A.Row0 + A.TapOffsets[Tap] + C;
+    for (int64_t J = 0; J < Run; ++J) {
+      const VF B0 = hn::LoadU(d, B);
+      const VF B1 = hn::LoadU(d, B + L);
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+        const VF AV = hn::Set(d, AP[Rr * Ld]);
+        C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
+        C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+      }
+      ++AP;
+      B += 2 * L;
+    }
+    K += Run;
+  }
+}
+
+template <int R>
+HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
+                            int64_t KC, const TileTarget &T) {
   const DF d;
   const size_t L = hn::Lanes(d);
   const int NR = int(2 * L);
   VF C0[kMR], C1[kMR];
-  STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-    C0[R] = hn::Zero(d);
-    C1[R] = hn::Zero(d);
+  STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+    C0[Rr] = hn::Zero(d);
+    C1[Rr] = hn::Zero(d);
   }
-  for (int64_t K = 0; K < KC; ++K) {
-    const VF B0 = hn::LoadU(d, B);
-    const VF B1 = hn::LoadU(d, B + L);
-    STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-      const VF AV = hn::Set(d, A[R]);
-      C0[R] = hn::MulAdd(AV, B0, C0[R]);
-      C1[R] = hn::MulAdd(AV, B1, C1[R]);
-    }
-    A += kMR;
-    B += 2 * L;
-  }
+  accumulate<R>(A, B, KC, C0, C1);
 
   // A full tile with contiguous rows is read and written in place; any
   // other goes through a dense buffer.
-  const bool Direct = T.Rows == kMR && T.Cols == NR && T.LdN == 1;
+  const bool Direct = T.Cols == NR && T.LdN == 1;
   HWY_ALIGN float Buf[kMR * kMaxNR];
   float *Out = Direct ? T.C : Buf;
   const int64_t OutLd = Direct ? T.LdM : NR;
   if (!T.First) {
     if (!Direct)
-      gatherTile(T.C, T.LdM, T.LdN, T.Rows, T.Cols, NR, Buf);
-    STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-      C0[R] = hn::Add(C0[R], hn::LoadU(d, Out + R * OutLd));
-      C1[R] = hn::Add(C1[R], hn::LoadU(d, Out + R * OutLd + L));
+      gatherTile(T.C, T.LdM, T.LdN, R, T.Cols, NR, Buf);
+    STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+      C0[Rr] = hn::Add(C0[Rr], hn::LoadU(d, Out + Rr * OutLd));
+      C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Out + Rr * OutLd + L));
     }
   } else {
     if (T.BiasCols) {
       const VF BB0 = hn::LoadU(d, T.BiasCols);
       const VF BB1 = hn::LoadU(d, T.BiasCols + L);
-      STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-        C0[R] = hn::Add(C0[R], BB0);
-        C1[R] = hn::Add(C1[R], BB1);
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+        C0[Rr] = hn::Add(C0[Rr], BB0);
+        C1[Rr] = hn::Add(C1[Rr], BB1);
       }
     }
     if (T.BiasRows) {
-      for (int R = 0; R < T.Rows; ++R) {
-        const VF BR = hn::Set(d, T.BiasRows[R]);
-        C0[R] = hn::Add(C0[R], BR);
-        C1[R] = hn::Add(C1[R], BR);
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+        const VF BR = hn::Set(d, T.BiasRows[Rr]);
+        C0[Rr] = hn::Add(C0[Rr], BR);
+        C1[Rr] = hn::Add(C1[Rr], BR);
       }
     }
     if (T.Residual) {
@@ -139,51 +185,58 @@ HWY_NOINLINE void microTile(const float *HWY_RESTRICT A,
       const float *Res = T.Residual;
       int64_t ResLd = T.LdM;
       if (!Direct) {
-        std::memset(ResBuf, 0, sizeof(ResBuf));
-        gatherTile(T.Residual, T.LdM, T.LdN, T.Rows, T.Cols, NR, ResBuf);
+        gatherTile(T.Residual, T.LdM, T.LdN, R, T.Cols, NR, ResBuf);
         Res = ResBuf;
         ResLd = NR;
       }
-      STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-        C0[R] = hn::Add(C0[R], hn::LoadU(d, Res + R * ResLd));
-        C1[R] = hn::Add(C1[R], hn::LoadU(d, Res + R * ResLd + L));
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+        C0[Rr] = hn::Add(C0[Rr], hn::LoadU(d, Res + Rr * ResLd));
+        C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Res + Rr * ResLd + L));
       }
     }
   }
   if (T.Last && !T.Epi->Act.isNone()) {
-    STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-      C0[R] = applyActivation(d, T.Epi->Act, C0[R]);
-      C1[R] = applyActivation(d, T.Epi->Act, C1[R]);
+    STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+      C0[Rr] = applyActivation(d, T.Epi->Act, C0[Rr]);
+      C1[Rr] = applyActivation(d, T.Epi->Act, C1[Rr]);
     }
   }
-  STRIDER_UNROLL for (int R = 0; R < kMR; ++R) {
-    hn::StoreU(C0[R], d, Out + R * OutLd);
-    hn::StoreU(C1[R], d, Out + R * OutLd + L);
+  STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+    hn::StoreU(C0[Rr], d, Out + Rr * OutLd);
+    hn::StoreU(C1[Rr], d, Out + Rr * OutLd + L);
   }
   if (!Direct)
-    for (int R = 0; R < T.Rows; ++R)
+    for (int Rr = 0; Rr < R; ++Rr)
       for (int C = 0; C < T.Cols; ++C)
-        T.C[R * T.LdM + C * T.LdN] = Buf[R * NR + C];
+        T.C[Rr * T.LdM + C * T.LdN] = Buf[Rr * NR + C];
 }
 
-/// Computes the tiles of rows [M0, M0 + MRows) and B panels [P0, P1) for
-/// K block [K0, K0 + KC). \p APack and \p BPack are scratch for the
-/// packed panels of this block.
-void GemmBlockImpl(const GemmProblem &P, int64_t M0, int64_t MRows, int64_t P0,
-                   int64_t P1, int64_t K0, int64_t KC, float *APack,
+using TileFn = void (*)(const TileA &, const float *, int64_t,
+                        const TileTarget &);
+
+template <int... Rs>
+constexpr std::array<TileFn, sizeof...(Rs)>
+makeTileTable(std::integer_sequence<int, Rs...>) {
+  return {&microTile<Rs + 1>...};
+}
+
+/// The tile kernel for \p Rows rows (1..kMR).
+TileFn getTile(int Rows) {
+  static constexpr auto Table =
+      makeTileTable(std::make_integer_sequence<int, kMR>());
+  return Table[size_t(Rows - 1)];
+}
+
+/// Computes the tiles \p Tiles and B panels [P0, P1) for K block
+/// [K0, K0 + KC). \p APack is scratch for the packed A panels of the
+/// block, \p BPack for one packed B panel.
+void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
+                   int64_t P0, int64_t P1, int64_t K0, int64_t KC, float *APack,
                    float *BPack) {
   const int NR = GemmNRImpl();
-  const int64_t Tiles = (MRows + kMR - 1) / kMR;
-  const float *APanels = nullptr;
-  if (P.PackedA) {
-    APanels = nullptr; // Read per tile below.
-  } else {
-    for (int64_t T = 0; T < Tiles; ++T) {
-      int Rows = int(std::min<int64_t>(kMR, MRows - T * kMR));
-      P.A->pack(M0 + T * kMR, Rows, K0, KC, kMR, APack + T * kMR * KC);
-    }
-    APanels = APack;
-  }
+  if (P.A)
+    for (int64_t T = 0; T < NumTiles; ++T)
+      P.A->pack(Tiles[T].M0, Tiles[T].Rows, K0, KC, kMR, APack + T * kMR * KC);
   const bool First = K0 == 0;
   const bool Last = K0 + KC == P.K;
   const Epilogue &E = P.Epi;
@@ -197,16 +250,29 @@ void GemmBlockImpl(const GemmProblem &P, int64_t M0, int64_t MRows, int64_t P0,
       P.B->pack(N0, Cols, K0, KC, NR, BPack);
       BP = BPack;
     }
-    for (int64_t T = 0; T < Tiles; ++T) {
-      const int64_t Row = M0 + T * kMR;
-      const float *AP =
-          P.PackedA ? P.PackedA->panel(Row / kMR, K0) : APanels + T * kMR * KC;
+    for (int64_t T = 0; T < NumTiles; ++T) {
+      const int64_t Row = Tiles[T].M0;
+      TileA A;
+      if (P.A) {
+        A.Panel = APack + T * kMR * KC;
+      } else if (P.PackedA) {
+        A.Panel = P.PackedA->panel(Row / kMR, K0);
+      } else {
+        const DirectA &D = *P.Direct;
+        const int64_t Seg = Row / D.SegRows;
+        A.Row0 =
+            D.Base + Seg * D.SegStride + (Row - Seg * D.SegRows) * D.RowStride;
+        A.RowStride = D.RowStride;
+        A.Width = D.Width;
+        A.K0 = K0;
+        A.TapOffsets = D.TapOffsets;
+      }
       TileTarget Tgt;
       const int64_t Off = Row * P.LdM + N0 * P.LdN;
       Tgt.C = P.C + Off;
       Tgt.LdM = P.LdM;
       Tgt.LdN = P.LdN;
-      Tgt.Rows = int(std::min<int64_t>(kMR, P.M - Row));
+      Tgt.Rows = Tiles[T].Rows;
       Tgt.Cols = Cols;
       Tgt.First = First;
       Tgt.Last = Last;
@@ -214,7 +280,7 @@ void GemmBlockImpl(const GemmProblem &P, int64_t M0, int64_t MRows, int64_t P0,
       Tgt.Residual = E.Residual ? E.Residual + Off : nullptr;
       Tgt.BiasCols = E.Bias && !E.BiasPerRow ? E.Bias + N0 : nullptr;
       Tgt.BiasRows = E.Bias && E.BiasPerRow ? E.Bias + Row : nullptr;
-      microTile(AP, BP, KC, Tgt);
+      getTile(Tiles[T].Rows)(A, BP, KC, Tgt);
     }
   }
 }
@@ -306,9 +372,18 @@ void runGemm(const GemmProblem &P, int Threads) {
   const int64_t K = std::max<int64_t>(P.K, 1);
   const int64_t KBlocks = (K + 319) / 320;
   const int64_t KC = (K + KBlocks - 1) / KBlocks;
-  // Row blocks of 8 tiles: their A panels (MC x KC) stay in L2.
-  const int64_t MC = int64_t(MR) * 8;
-  const int64_t MBlocks = (P.M + MC - 1) / MC;
+  // Row tiles: MR rows each, never across a segment of direct rows.
+  const int64_t SegRows = P.Direct ? P.Direct->SegRows : P.M;
+  std::vector<RowTile> Tiles;
+  Tiles.reserve(size_t(P.M / MR + P.M / SegRows + 2));
+  for (int64_t S0 = 0; S0 < P.M; S0 += SegRows)
+    for (int64_t R = S0; R < std::min(P.M, S0 + SegRows); R += MR)
+      Tiles.push_back(
+          {R, int(std::min<int64_t>(MR, std::min(P.M, S0 + SegRows) - R))});
+  // Row blocks of 8 tiles: their A panels (8 MR x KC) stay in L2.
+  const int64_t TilesPerBlock = 8;
+  const int64_t NumTiles = int64_t(Tiles.size());
+  const int64_t MBlocks = (NumTiles + TilesPerBlock - 1) / TilesPerBlock;
   const int64_t Panels = (P.N + NR - 1) / NR;
   // With few row blocks, split the B panels too, so every thread has work.
   int64_t Groups = 1;
@@ -319,19 +394,21 @@ void runGemm(const GemmProblem &P, int Threads) {
   auto RunItem = [&](int64_t Item) {
     const int64_t MB = Item / Groups, G = Item % Groups;
     const int64_t P0 = Panels * G / Groups, P1 = Panels * (G + 1) / Groups;
-    const int64_t M0 = MB * MC;
-    const int64_t MRows = std::min<int64_t>(MC, P.M - M0);
-    float *APack = P.PackedA ? nullptr : threadScratch(0, size_t(MC * KC));
+    const int64_t T0 = MB * TilesPerBlock;
+    const int64_t NT = std::min(TilesPerBlock, NumTiles - T0);
+    float *APack =
+        P.A ? threadScratch(0, size_t(TilesPerBlock * MR * KC)) : nullptr;
     float *BPack = P.PackedB ? nullptr : threadScratch(1, size_t(KC * NR));
     if (P.K == 0) {
       // No sum: the tiles are the epilogue of zero.
       HWY_DYNAMIC_DISPATCH(GemmBlockImpl)
-      (P, M0, MRows, P0, P1, 0, 0, APack, BPack);
+      (P, Tiles.data() + T0, NT, P0, P1, 0, 0, APack, BPack);
       return;
     }
     for (int64_t K0 = 0; K0 < P.K; K0 += KC)
       HWY_DYNAMIC_DISPATCH(GemmBlockImpl)
-      (P, M0, MRows, P0, P1, K0, std::min(KC, P.K - K0), APack, BPack);
+      (P, Tiles.data() + T0, NT, P0, P1, K0, std::min(KC, P.K - K0), APack,
+       BPack);
   };
   parallelFor(Items, Threads, RunItem);
 }

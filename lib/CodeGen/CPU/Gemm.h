@@ -90,16 +90,38 @@ struct Epilogue {
   Activation Act;
 };
 
+/// Rows of A read in place, without packing: the rows are split into
+/// segments of SegRows rows (an output row of a convolution over a padded
+/// input; all of M for a plain matrix); row j of segment s starts at
+/// Base + s * SegStride + j * RowStride. K runs over Taps groups of Width
+/// contiguous elements each, group t at offset TapOffsets[t] from the row
+/// start (a 1-tap problem is a plain row-major matrix).
+struct DirectA {
+  const float *Base = nullptr;
+  int64_t SegRows = 0, SegStride = 0, RowStride = 0;
+  int64_t Width = 0;
+  const int64_t *TapOffsets = nullptr;
+};
+
 struct GemmProblem {
   int64_t M = 0, N = 0, K = 0;
-  const APacker *A = nullptr; ///< Either A or PackedA.
+  /// One of A (packed per micro-panel), PackedA or Direct.
+  const APacker *A = nullptr;
   const PackedOperand *PackedA = nullptr;
+  const DirectA *Direct = nullptr;
   const BPacker *B = nullptr; ///< Either B or PackedB.
   const PackedOperand *PackedB = nullptr;
   float *C = nullptr;
   int64_t LdM = 0; ///< Element stride between rows of C.
   int64_t LdN = 1; ///< Element stride between columns of C.
   Epilogue Epi;
+};
+
+/// A run of rows of one segment: rows [M0, M0 + Rows) of a problem, one
+/// register tile (Rows <= MR).
+struct RowTile {
+  int64_t M0;
+  int Rows;
 };
 
 /// Computes \p P on \p Threads threads (1 runs on the caller's thread).

@@ -22,6 +22,7 @@
 #include "ProgramImpl.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -224,6 +225,54 @@ private:
   int64_t C0;
 };
 
+/// Rows of A read in place from a channels-last input (2D or 1D convs):
+/// the input itself when no tap reaches the padding, else a zero-padded
+/// copy made by the step.
+struct DirectInput {
+  bool Enabled = false;
+  bool Padded = false;
+  bool Uniform = false;    ///< One row stride over the whole image.
+  int64_t Width = 0;       ///< Contiguous elements per tap group.
+  int64_t Hp = 0, Wp = 0;  ///< Padded extent (rows, columns).
+  int64_t PixelStride = 0; ///< Elements between pixels of the source.
+  int64_t RowStride = 0;   ///< Elements between rows of the source.
+  std::vector<int64_t> TapOffsets;
+};
+
+/// Copies one channels-last image \p X into the zero-padded buffer \p Pad
+/// (DI.Hp x DI.Wp pixels of S.Cin channels, the image at the pad offset).
+void padChannelsLast(const ConvShape &S, const float *X, const DirectInput &DI,
+                     float *Pad) {
+  const int64_t C = S.Cin, PH = S.Pad[1], PW = S.Pad[2];
+  const size_t RowBytes = size_t(DI.Wp * C) * sizeof(float);
+  for (int64_t H = 0; H < DI.Hp; ++H) {
+    float *Row = Pad + H * DI.Wp * C;
+    const int64_t IH = H - PH;
+    if (IH < 0 || IH >= S.In[1]) {
+      std::memset(Row, 0, RowBytes);
+      continue;
+    }
+    std::memset(Row, 0, size_t(PW * C) * sizeof(float));
+    const float *Src = X + IH * S.XS[1];
+    if (S.XC != 1) {
+      // Channels-first source: gather each pixel's channels.
+      for (int64_t W = 0; W < S.In[2]; ++W)
+        for (int64_t Ch = 0; Ch < C; ++Ch)
+          Row[(PW + W) * C + Ch] = Src[W * S.XS[2] + Ch * S.XC];
+    } else if (S.XS[2] == C) {
+      std::memcpy(Row + PW * C, Src, size_t(S.In[2] * C) * sizeof(float));
+    } else {
+      for (int64_t W = 0; W < S.In[2]; ++W)
+        std::memcpy(Row + (PW + W) * C, Src + W * S.XS[2],
+                    size_t(C) * sizeof(float));
+    }
+    const int64_t Tail = DI.Wp - PW - S.In[2];
+    if (Tail > 0)
+      std::memset(Row + (PW + S.In[2]) * C, 0,
+                  size_t(Tail * C) * sizeof(float));
+  }
+}
+
 /// Weights of one group as a GEMM operand, through an element function.
 template <typename Fn>
 class WeightPacker final : public APacker, public BPacker {
@@ -263,6 +312,7 @@ std::shared_ptr<AlignedFloats> makePaddedBias(const std::vector<float> &B,
 
 struct ConvPlan {
   ConvShape S;
+  DirectInput Direct;
   std::vector<PackedOperand> Weights; ///< One per group.
   std::shared_ptr<AlignedFloats> Bias;
   bool PixelRows = true; ///< Which formulation.
@@ -364,6 +414,56 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
 
   Plan->PixelRows = S.YC == 1 || PixStride != 1;
+  // Channels-last input, pixel rows, at most 2 spatial dims: A is read in
+  // place, from a zero-padded copy if any tap can reach the padding.
+  BufferId PadB = -1;
+  DirectInput &DI = Plan->Direct;
+  // A channels-first input with few channels (a first layer) is copied
+  // channels-last into the padded buffer. Rows of a tile never cross an
+  // output row, so narrow outputs (fewer columns than a tile has rows)
+  // keep the packed path, unless rows are uniform over the whole image
+  // (a pointwise conv with unit stride).
+  const int MR = getGemmBlocking().MR;
+  const bool Pointwise = S.Kernel[1] == 1 && S.Kernel[2] == 1 &&
+                         S.Stride[1] == 1 && S.Stride[2] == 1 &&
+                         S.Pad[1] == 0 && S.Pad[2] == 0 &&
+                         S.Out[1] == S.In[1] && S.Out[2] == S.In[2] &&
+                         S.XS[1] == S.In[2] * S.XS[2];
+  if (Plan->PixelRows && (S.XC == 1 || S.Cin <= 4) && S.In[0] == 1 &&
+      S.Out[0] == 1 && S.Kernel[0] == 1 &&
+      ((S.XC == 1 && Pointwise) || S.Out[2] >= MR)) {
+    DI.Enabled = true;
+    DI.Uniform = S.XC == 1 && Pointwise;
+    int64_t NeedH =
+        (S.Out[1] - 1) * S.Stride[1] + (S.Kernel[1] - 1) * S.Dilation[1] + 1;
+    int64_t NeedW =
+        (S.Out[2] - 1) * S.Stride[2] + (S.Kernel[2] - 1) * S.Dilation[2] + 1;
+    DI.Padded = S.XC != 1 || S.Pad[1] > 0 || S.Pad[2] > 0 || NeedH > S.In[1] ||
+                NeedW > S.In[2];
+    if (DI.Padded) {
+      DI.Hp = std::max(NeedH, S.In[1] + S.Pad[1]);
+      DI.Wp = std::max(NeedW, S.In[2] + S.Pad[2]);
+      DI.PixelStride = S.Cin;
+      DI.RowStride = DI.Wp * S.Cin;
+      PadB = L.defineScratch(DI.Hp * DI.Wp * S.Cin * int64_t(sizeof(float)));
+    } else {
+      DI.PixelStride = S.XS[2];
+      DI.RowStride = S.XS[1];
+    }
+    // With unit column dilation and dense pixels of one group, the taps of
+    // a kernel row are one contiguous run of KW * Cin elements.
+    if (S.Dilation[2] == 1 && S.Group == 1 && DI.PixelStride == S.Cin) {
+      DI.Width = S.Kernel[2] * CG;
+      for (int64_t KH = 0; KH < S.Kernel[1]; ++KH)
+        DI.TapOffsets.push_back(KH * S.Dilation[1] * DI.RowStride);
+    } else {
+      DI.Width = CG;
+      for (int64_t KH = 0; KH < S.Kernel[1]; ++KH)
+        for (int64_t KW = 0; KW < S.Kernel[2]; ++KW)
+          DI.TapOffsets.push_back(KH * S.Dilation[1] * DI.RowStride +
+                                  KW * S.Dilation[2] * DI.PixelStride);
+    }
+  }
   const std::vector<float> &WR = W;
   for (int64_t G = 0; G < S.Group; ++G) {
     if (Plan->PixelRows) {
@@ -385,20 +485,39 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
   L.own(Plan);
 
+  std::vector<BufferId> Writes{YB};
+  if (PadB >= 0)
+    Writes.push_back(PadB);
   const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
                                : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
   Name = std::string("conv.") + Form + (Bias.empty() ? "" : "+bias") +
          (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
          (Tail.Act.isNone() ? "" : Tail.Act.getName());
   ProgramImpl *PP = &P;
-  L.addStep({Tail.Result->getName(), Name, false}, Reads, {YB}, [=]() {
+  L.addStep({Tail.Result->getName(), Name, false}, Reads, Writes, [=]() {
     const ConvShape &S = Plan->S;
+    const DirectInput &DI = Plan->Direct;
     const float *Xp = PP->f32(XB);
     float *Yp = PP->f32(YB);
     const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
     const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
     for (int64_t B = 0; B < S.Batch; ++B) {
       const float *XI = Xp + B * S.XB;
+      DirectA DA;
+      if (DI.Enabled) {
+        const float *Src = XI;
+        if (DI.Padded) {
+          float *Pad = PP->f32(PadB);
+          padChannelsLast(S, XI, DI, Pad);
+          Src = Pad;
+        }
+        DA.Base = Src;
+        DA.SegRows = DI.Uniform ? S.outPixels() : S.Out[2];
+        DA.SegStride = S.Stride[1] * DI.RowStride;
+        DA.RowStride = S.Stride[2] * DI.PixelStride;
+        DA.Width = DI.Width;
+        DA.TapOffsets = DI.TapOffsets.data();
+      }
       for (int64_t G = 0; G < S.Group; ++G) {
         GemmProblem GP;
         const int64_t YOff = B * S.YB + G * OG * S.YC;
@@ -408,9 +527,15 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         GP.Epi.Residual = Rp ? Rp + YOff : nullptr;
         if (Plan->PixelRows) {
           PixelRowsPacker A(S, XI, G * CG);
+          DirectA DG = DA;
           GP.M = S.outPixels();
           GP.N = OG;
-          GP.A = &A;
+          if (DI.Enabled) {
+            DG.Base = DA.Base + G * CG;
+            GP.Direct = &DG;
+          } else {
+            GP.A = &A;
+          }
           GP.PackedB = &Plan->Weights[size_t(G)];
           GP.LdM = PixStride;
           GP.LdN = S.YC;

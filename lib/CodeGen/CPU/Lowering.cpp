@@ -81,6 +81,15 @@ BufferId LoweringContext::defineBuffer(const Value *V) {
   return B;
 }
 
+BufferId LoweringContext::defineScratch(int64_t Bytes) {
+  BufferId B = BufferId(P.Buffers.size());
+  BufferInfo Info;
+  Info.Bytes = Bytes;
+  P.Buffers.push_back(Info);
+  P.ConstantSlot.resize(P.Buffers.size(), -1);
+  return B;
+}
+
 void LoweringContext::alias(const Value *Result, const Value *Operand) {
   BufferOf[Result] = getBuffer(Operand);
 }
@@ -365,7 +374,7 @@ void freeArena(void *P) { std::free(P); }
 llvm::Expected<std::unique_ptr<Program>>
 cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   if (llvm::Error E = checkTypes(G))
-    return std::move(E);
+    return E;
   auto P = std::make_unique<ProgramImpl>();
   P->Threads = std::max(1, Opts.Threads);
   LoweringContext L(G, *P);
@@ -419,7 +428,7 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
         if (F && F(L, *M, Plain))
           continue;
         if (llvm::Error E = addFallback(L, *M))
-          return std::move(E);
+          return E;
       }
       continue;
     }
@@ -431,7 +440,7 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
         continue;
     }
     if (llvm::Error E = addFallback(L, *N))
-      return std::move(E);
+      return E;
   }
 
   for (const Value *Out : G.getOutputs()) {

@@ -90,6 +90,9 @@ public:
   BufferId getBuffer(const Value *V);
   /// A new activation buffer for result \p V.
   BufferId defineBuffer(const Value *V);
+  /// A scratch buffer of \p Bytes for the next step only (list it among
+  /// the step's writes).
+  BufferId defineScratch(int64_t Bytes);
   /// \p Result shares \p Operand's buffer (a view, or in-place).
   void alias(const Value *Result, const Value *Operand);
   /// Whether \p V's buffer may be overwritten by the node at position
