@@ -17,65 +17,127 @@
 
 #include "hwy/highway.h"
 
+#include <vector>
+
 HWY_BEFORE_NAMESPACE();
 namespace strider {
 namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+/// Output pixel \p Y (channels [0, C)) from the taps listed in \p Offsets
+/// (input element offsets from \p X, weight rows \p Taps): four vectors of
+/// channels at a time, then one, then a masked tail.
+HWY_INLINE void depthwisePixel(const float *HWY_RESTRICT X,
+                               const int64_t *Offsets, const int64_t *Taps,
+                               int64_t NumTaps, const float *HWY_RESTRICT W,
+                               int64_t WS, const float *HWY_RESTRICT Bias,
+                               const float *Residual, const Activation &Act,
+                               float *HWY_RESTRICT Y, int64_t C) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t C0 = 0;
+  for (; C0 + 4 * L <= C; C0 += 4 * L) {
+    auto A0 = hn::LoadU(d, Bias + C0), A1 = hn::LoadU(d, Bias + C0 + L),
+         A2 = hn::LoadU(d, Bias + C0 + 2 * L),
+         A3 = hn::LoadU(d, Bias + C0 + 3 * L);
+    for (int64_t T = 0; T < NumTaps; ++T) {
+      const float *Src = X + Offsets[T] + C0;
+      const float *Wt = W + Taps[T] * WS + C0;
+      A0 = hn::MulAdd(hn::LoadU(d, Src), hn::LoadU(d, Wt), A0);
+      A1 = hn::MulAdd(hn::LoadU(d, Src + L), hn::LoadU(d, Wt + L), A1);
+      A2 = hn::MulAdd(hn::LoadU(d, Src + 2 * L), hn::LoadU(d, Wt + 2 * L), A2);
+      A3 = hn::MulAdd(hn::LoadU(d, Src + 3 * L), hn::LoadU(d, Wt + 3 * L), A3);
+    }
+    if (Residual) {
+      A0 = hn::Add(A0, hn::LoadU(d, Residual + C0));
+      A1 = hn::Add(A1, hn::LoadU(d, Residual + C0 + L));
+      A2 = hn::Add(A2, hn::LoadU(d, Residual + C0 + 2 * L));
+      A3 = hn::Add(A3, hn::LoadU(d, Residual + C0 + 3 * L));
+    }
+    hn::StoreU(applyActivation(d, Act, A0), d, Y + C0);
+    hn::StoreU(applyActivation(d, Act, A1), d, Y + C0 + L);
+    hn::StoreU(applyActivation(d, Act, A2), d, Y + C0 + 2 * L);
+    hn::StoreU(applyActivation(d, Act, A3), d, Y + C0 + 3 * L);
+  }
+  for (; C0 < C; C0 += L) {
+    const size_t Valid = size_t(std::min<int64_t>(L, C - C0));
+    const auto Mask = hn::FirstN(d, Valid);
+    const bool Full = Valid == size_t(L);
+    auto Acc = hn::LoadU(d, Bias + C0);
+    for (int64_t T = 0; T < NumTaps; ++T) {
+      const float *Src = X + Offsets[T] + C0;
+      const auto XV = Full ? hn::LoadU(d, Src) : hn::MaskedLoad(Mask, d, Src);
+      Acc = hn::MulAdd(XV, hn::LoadU(d, W + Taps[T] * WS + C0), Acc);
+    }
+    if (Residual)
+      Acc = hn::Add(Acc, Full ? hn::LoadU(d, Residual + C0)
+                              : hn::MaskedLoad(Mask, d, Residual + C0));
+    Acc = applyActivation(d, Act, Acc);
+    if (Full)
+      hn::StoreU(Acc, d, Y + C0);
+    else
+      hn::BlendedStore(Acc, Mask, d, Y + C0);
+  }
+}
+
 void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
                       const float *Bias, const float *Residual,
                       const Activation &Act, float *Y, int64_t OD, int64_t OH) {
-  const hn::ScalableTag<float> d;
-  const int64_t L = int64_t(hn::Lanes(d));
-  const int64_t C = P.Channels;
-  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-    const int64_t Pos[3] = {OD, OH, OW};
-    // The taps inside the input, per dim.
-    int64_t Lo[3], Hi[3];
-    for (int Dm = 0; Dm < 3; ++Dm) {
-      const int64_t Base = Pos[Dm] * P.Stride[Dm] - P.Pad[Dm];
-      Lo[Dm] = 0;
-      while (Lo[Dm] < P.Kernel[Dm] && Base + Lo[Dm] * P.Dilation[Dm] < 0)
-        ++Lo[Dm];
-      Hi[Dm] = P.Kernel[Dm];
-      while (Hi[Dm] > Lo[Dm] &&
-             Base + (Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
-        --Hi[Dm];
-    }
-    const int64_t YOff = OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
-    for (int64_t C0 = 0; C0 < C; C0 += L) {
-      const size_t Valid = size_t(std::min<int64_t>(L, C - C0));
-      const auto Mask = hn::FirstN(d, Valid);
-      auto Acc = hn::LoadU(d, Bias + C0);
-      for (int64_t KD = Lo[0]; KD < Hi[0]; ++KD) {
-        const int64_t ID = Pos[0] * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
-        for (int64_t KH = Lo[1]; KH < Hi[1]; ++KH) {
-          const int64_t IH =
-              Pos[1] * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
-          for (int64_t KW = Lo[2]; KW < Hi[2]; ++KW) {
-            const int64_t IW =
-                Pos[2] * P.Stride[2] - P.Pad[2] + KW * P.Dilation[2];
-            const float *Src =
-                X + ID * P.XS[0] + IH * P.XS[1] + IW * P.XS[2] + C0;
-            const int64_t Tap = (KD * P.Kernel[1] + KH) * P.Kernel[2] + KW;
-            const auto XV = Valid == size_t(L) ? hn::LoadU(d, Src)
-                                               : hn::MaskedLoad(Mask, d, Src);
-            Acc = hn::MulAdd(XV, hn::LoadU(d, W + Tap * P.WeightStride + C0),
-                             Acc);
-          }
+  // Taps inside the input along d and h are the same for the whole row.
+  int64_t Lo[3], Hi[3], Base[3];
+  const int64_t RowPos[2] = {OD, OH};
+  for (int Dm = 0; Dm < 2; ++Dm) {
+    Base[Dm] = RowPos[Dm] * P.Stride[Dm] - P.Pad[Dm];
+    Lo[Dm] = 0;
+    while (Lo[Dm] < P.Kernel[Dm] && Base[Dm] + Lo[Dm] * P.Dilation[Dm] < 0)
+      ++Lo[Dm];
+    Hi[Dm] = P.Kernel[Dm];
+    while (Hi[Dm] > Lo[Dm] &&
+           Base[Dm] + (Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
+      --Hi[Dm];
+  }
+  const int64_t MaxTaps = P.Kernel[0] * P.Kernel[1] * P.Kernel[2];
+  // Offsets (from the pixel at the window's origin) and weight rows of
+  // the taps inside the input, for pixels whose window lies inside along
+  // w; border pixels list theirs anew.
+  std::vector<int64_t> Offsets(size_t(2 * MaxTaps)), Taps(size_t(2 * MaxTaps));
+  auto ListTaps = [&](int64_t KWLo, int64_t KWHi, int64_t *Off, int64_t *Tp) {
+    int64_t N = 0;
+    for (int64_t KD = Lo[0]; KD < Hi[0]; ++KD)
+      for (int64_t KH = Lo[1]; KH < Hi[1]; ++KH)
+        for (int64_t KW = KWLo; KW < KWHi; ++KW) {
+          Off[N] = KD * P.Dilation[0] * P.XS[0] + KH * P.Dilation[1] * P.XS[1] +
+                   KW * P.Dilation[2] * P.XS[2];
+          Tp[N] = (KD * P.Kernel[1] + KH) * P.Kernel[2] + KW;
+          ++N;
         }
-      }
-      if (Residual) {
-        const float *R = Residual + YOff + C0;
-        Acc = hn::Add(Acc, Valid == size_t(L) ? hn::LoadU(d, R)
-                                              : hn::MaskedLoad(Mask, d, R));
-      }
-      Acc = applyActivation(d, Act, Acc);
-      if (Valid == size_t(L))
-        hn::StoreU(Acc, d, Y + YOff + C0);
-      else
-        hn::BlendedStore(Acc, Mask, d, Y + YOff + C0);
+    return N;
+  };
+  const int64_t InnerTaps =
+      ListTaps(0, P.Kernel[2], Offsets.data(), Taps.data());
+  int64_t *BOff = Offsets.data() + MaxTaps, *BTaps = Taps.data() + MaxTaps;
+  const float *Row = X + Base[0] * P.XS[0] + Base[1] * P.XS[1];
+  const float *Res =
+      Residual ? Residual + OD * P.YS[0] + OH * P.YS[1] : nullptr;
+  float *Out = Y + OD * P.YS[0] + OH * P.YS[1];
+  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    const int64_t BW = OW * P.Stride[2] - P.Pad[2];
+    int64_t KWLo = 0, KWHi = P.Kernel[2];
+    while (KWLo < KWHi && BW + KWLo * P.Dilation[2] < 0)
+      ++KWLo;
+    while (KWHi > KWLo && BW + (KWHi - 1) * P.Dilation[2] >= P.In[2])
+      --KWHi;
+    const float *Origin = Row + BW * P.XS[2];
+    const float *R = Res ? Res + OW * P.YS[2] : nullptr;
+    if (KWLo == 0 && KWHi == P.Kernel[2]) {
+      depthwisePixel(Origin, Offsets.data(), Taps.data(), InnerTaps, W,
+                     P.WeightStride, Bias, R, Act, Out + OW * P.YS[2],
+                     P.Channels);
+    } else {
+      int64_t N = ListTaps(KWLo, KWHi, BOff, BTaps);
+      depthwisePixel(Origin, BOff, BTaps, N, W, P.WeightStride, Bias, R, Act,
+                     Out + OW * P.YS[2], P.Channels);
     }
   }
 }
