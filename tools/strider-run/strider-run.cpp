@@ -292,6 +292,13 @@ struct RunResult {
   std::vector<Comparison> Comparisons; ///< Empty without expected outputs.
   std::vector<double> Millis;          ///< --bench latencies, sorted.
   bool Ok = true;
+  /// --backend=cpu: the program's shape.
+  struct ProgramStats {
+    std::string Target;
+    size_t Kernels = 0, Fallbacks = 0;
+    int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
+  };
+  llvm::Optional<ProgramStats> Program;
 };
 
 /// --verbose: the kernel calls of \p P and its memory plan.
@@ -328,24 +335,29 @@ static void printProfile(const cpu::Program &P, llvm::raw_ostream &OS) {
     Order.push_back(I);
   }
   llvm::sort(Order, [&](size_t A, size_t B) { return Sec[A] > Sec[B]; });
-  OS << llvm::format("profile over %u runs: %.3f ms per run in kernels\n",
-                     Runs, 1e3 * Total / Runs);
-  OS << "slowest kernel calls (ms per run, share):\n";
+  OS << llvm::format("profile over %u runs: %.3f ms per run in kernels\n", Runs,
+                     1e3 * Total / Runs);
+  OS << "slowest kernel calls (ms per run, share, GFLOP/s):\n";
   for (size_t I = 0; I < std::min<size_t>(15, Order.size()); ++I) {
     size_t S = Order[I];
-    OS << llvm::format("  %8.3f  %5.1f%%  ", 1e3 * Sec[S] / Runs,
-                       Total > 0 ? 100 * Sec[S] / Total : 0.0)
-       << Steps[S].Kernel << " -> " << Steps[S].Nodes << "\n";
+    double Ms = 1e3 * Sec[S] / Runs;
+    OS << llvm::format("  %8.3f  %5.1f%%  ", Ms,
+                       Total > 0 ? 100 * Sec[S] / Total : 0.0);
+    if (Steps[S].Flops && Ms > 0)
+      OS << llvm::format("%6.1f  ", double(Steps[S].Flops) / Ms / 1e6);
+    else
+      OS << "     -  ";
+    OS << Steps[S].Kernel << " -> " << Steps[S].Nodes << "\n";
   }
   std::vector<std::pair<double, std::string>> Kinds;
   for (const auto &KV : ByKind)
     Kinds.push_back({KV.second.first, KV.first});
-  llvm::sort(Kinds, [](const auto &A, const auto &B) { return A.first > B.first; });
+  llvm::sort(Kinds,
+             [](const auto &A, const auto &B) { return A.first > B.first; });
   OS << "time per kernel kind (ms per run, share, calls):\n";
   for (const auto &[Sum, Kind] : Kinds)
     OS << llvm::format("  %8.3f  %5.1f%%  %4u  ", 1e3 * Sum / Runs,
-                       Total > 0 ? 100 * Sum / Total : 0.0,
-                       ByKind[Kind].second)
+                       Total > 0 ? 100 * Sum / Total : 0.0, ByKind[Kind].second)
        << Kind << "\n";
 }
 
@@ -384,6 +396,17 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
     return Outputs.takeError();
 
   RunResult R;
+  if (Prog) {
+    RunResult::ProgramStats PS;
+    PS.Target = cpu::Program::getSimdTarget();
+    PS.Kernels = Prog->getSteps().size();
+    for (const cpu::StepInfo &S : Prog->getSteps())
+      PS.Fallbacks += S.Fallback;
+    PS.ArenaBytes = Prog->getArenaBytes();
+    PS.UnplannedBytes = Prog->getUnplannedBytes();
+    PS.ConstantBytes = Prog->getConstantBytes();
+    R.Program = PS;
+  }
   if (Prog && Profile)
     Prog->setProfiling(false);
   if (BenchRuns) {
@@ -475,6 +498,15 @@ static void printText(const RunResult &R, llvm::raw_ostream &OS) {
 }
 
 static void printJson(const RunResult &R, llvm::json::OStream &J) {
+  if (R.Program)
+    J.attributeObject("program", [&] {
+      J.attribute("simd_target", R.Program->Target);
+      J.attribute("kernel_calls", int64_t(R.Program->Kernels));
+      J.attribute("fallbacks", int64_t(R.Program->Fallbacks));
+      J.attribute("arena_bytes", R.Program->ArenaBytes);
+      J.attribute("activation_bytes_unplanned", R.Program->UnplannedBytes);
+      J.attribute("constant_bytes", R.Program->ConstantBytes);
+    });
   J.attributeArray("outputs", [&] {
     for (unsigned K = 0; K < R.Names.size(); ++K)
       J.object([&] {

@@ -21,6 +21,7 @@
 #include "Parallel.h"
 #include "SimdActivation-inl.h"
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 #include <algorithm>
@@ -90,6 +91,11 @@ HWY_INLINE void gatherTile(const float *Src, int64_t LdM, int64_t LdN, int Rows,
 struct TileA {
   const float *Panel = nullptr;
   const float *Row0 = nullptr; ///< Direct: the tile's first row.
+  /// Direct, for a tile whose rows span segments: each row's start.
+  const float *const *RowPtrs = nullptr;
+  /// Streamed ahead of use, one B row (NR floats) per k: the next panel's
+  /// B rows during a panel's first tile (B comes from memory then).
+  const float *PrefetchB = nullptr;
   int64_t RowStride = 0, Width = 0, K0 = 0;
   const int64_t *TapOffsets = nullptr;
 };
@@ -100,11 +106,15 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
                            int64_t KC, VF (&C0)[kMR], VF (&C1)[kMR]) {
   const DF d;
   const size_t L = hn::Lanes(d);
+  const float *PB = A.PrefetchB ? A.PrefetchB : B;
   if (A.Panel) {
     const float *HWY_RESTRICT AP = A.Panel;
     for (int64_t K = 0; K < KC; ++K) {
       const VF B0 = hn::LoadU(d, B);
       const VF B1 = hn::LoadU(d, B + L);
+      hwy::Prefetch(PB);
+      hwy::Prefetch(PB + L);
+      PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
@@ -122,10 +132,34 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
   while (K < KEnd) {
     const int64_t Tap = K / A.Width, C = K % A.Width;
     const int64_t Run = std::min(A.Width - C, KEnd - K);
+    if (A.RowPtrs) {
+      const int64_t Off = A.TapOffsets[Tap] + C;
+      const float *Rows[kMR];
+      STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) Rows[Rr] =
+          A.RowPtrs[Rr] + Off;
+      for (int64_t J = 0; J < Run; ++J) {
+        const VF B0 = hn::LoadU(d, B);
+        const VF B1 = hn::LoadU(d, B + L);
+        hwy::Prefetch(PB);
+        hwy::Prefetch(PB + L);
+        PB += 2 * L;
+        STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
+          const VF AV = hn::Set(d, Rows[Rr][J]);
+          C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
+          C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+        }
+        B += 2 * L;
+      }
+      K += Run;
+      continue;
+    }
     const float *HWY_RESTRICT AP = A.Row0 + A.TapOffsets[Tap] + C;
     for (int64_t J = 0; J < Run; ++J) {
       const VF B0 = hn::LoadU(d, B);
       const VF B1 = hn::LoadU(d, B + L);
+      hwy::Prefetch(PB);
+      hwy::Prefetch(PB + L);
+      PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr * Ld]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
@@ -240,6 +274,7 @@ void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
   const bool First = K0 == 0;
   const bool Last = K0 + KC == P.K;
   const Epilogue &E = P.Epi;
+  const float *RowPtrs[kMR];
   for (int64_t Panel = P0; Panel < P1; ++Panel) {
     const int64_t N0 = Panel * NR;
     const int Cols = int(std::min<int64_t>(NR, P.N - N0));
@@ -260,13 +295,26 @@ void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
       } else {
         const DirectA &D = *P.Direct;
         const int64_t Seg = Row / D.SegRows;
+        const int Rows = Tiles[T].Rows;
         A.Row0 =
             D.Base + Seg * D.SegStride + (Row - Seg * D.SegRows) * D.RowStride;
+        if ((Row + Rows - 1) / D.SegRows != Seg) {
+          // The tile spans segments: its rows through a table.
+          for (int Rr = 0; Rr < Rows; ++Rr) {
+            const int64_t M = Row + Rr, S = M / D.SegRows;
+            RowPtrs[Rr] =
+                D.Base + S * D.SegStride + (M - S * D.SegRows) * D.RowStride;
+          }
+          A.RowPtrs = RowPtrs;
+        }
         A.RowStride = D.RowStride;
         A.Width = D.Width;
         A.K0 = K0;
         A.TapOffsets = D.TapOffsets;
       }
+      A.PrefetchB = T == 0 && P.PackedB && Panel + 1 < P1
+                        ? P.PackedB->panel(Panel + 1, K0)
+                        : BP;
       TileTarget Tgt;
       const int64_t Off = Row * P.LdM + N0 * P.LdN;
       Tgt.C = P.C + Off;
@@ -372,14 +420,12 @@ void runGemm(const GemmProblem &P, int Threads) {
   const int64_t K = std::max<int64_t>(P.K, 1);
   const int64_t KBlocks = (K + 319) / 320;
   const int64_t KC = (K + KBlocks - 1) / KBlocks;
-  // Row tiles: MR rows each, never across a segment of direct rows.
-  const int64_t SegRows = P.Direct ? P.Direct->SegRows : P.M;
+  // Row tiles of MR rows (direct rows spanning segments are read through
+  // a table of row starts).
   std::vector<RowTile> Tiles;
-  Tiles.reserve(size_t(P.M / MR + P.M / SegRows + 2));
-  for (int64_t S0 = 0; S0 < P.M; S0 += SegRows)
-    for (int64_t R = S0; R < std::min(P.M, S0 + SegRows); R += MR)
-      Tiles.push_back(
-          {R, int(std::min<int64_t>(MR, std::min(P.M, S0 + SegRows) - R))});
+  Tiles.reserve(size_t(P.M / MR + 1));
+  for (int64_t R = 0; R < P.M; R += MR)
+    Tiles.push_back({R, int(std::min<int64_t>(MR, P.M - R))});
   // Row blocks of 8 tiles: their A panels (8 MR x KC) stay in L2.
   const int64_t TilesPerBlock = 8;
   const int64_t NumTiles = int64_t(Tiles.size());
@@ -407,8 +453,8 @@ void runGemm(const GemmProblem &P, int Threads) {
     }
     for (int64_t K0 = 0; K0 < P.K; K0 += KC)
       HWY_DYNAMIC_DISPATCH(GemmBlockImpl)
-      (P, Tiles.data() + T0, NT, P0, P1, K0, std::min(KC, P.K - K0), APack,
-       BPack);
+    (P, Tiles.data() + T0, NT, P0, P1, K0, std::min(KC, P.K - K0), APack,
+     BPack);
   };
   parallelFor(Items, Threads, RunItem);
 }

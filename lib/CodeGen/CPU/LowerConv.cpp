@@ -430,8 +430,7 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                          S.Out[1] == S.In[1] && S.Out[2] == S.In[2] &&
                          S.XS[1] == S.In[2] * S.XS[2];
   if (Plan->PixelRows && (S.XC == 1 || S.Cin <= 4) && S.In[0] == 1 &&
-      S.Out[0] == 1 && S.Kernel[0] == 1 &&
-      ((S.XC == 1 && Pointwise) || S.Out[2] >= MR)) {
+      S.Out[0] == 1 && S.Kernel[0] == 1 && (S.XC == 1 || S.Out[2] >= MR)) {
     DI.Enabled = true;
     DI.Uniform = S.XC == 1 && Pointwise;
     int64_t NeedH =
@@ -494,7 +493,9 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
          (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
          (Tail.Act.isNone() ? "" : Tail.Act.getName());
   ProgramImpl *PP = &P;
-  L.addStep({Tail.Result->getName(), Name, false}, Reads, Writes, [=]() {
+  const int64_t Flops =
+      2 * S.Batch * S.outPixels() * S.Cout * S.cinPerGroup() * S.taps();
+  L.addStep({Tail.Result->getName(), Name, false, Flops}, Reads, Writes, [=]() {
     const ConvShape &S = Plan->S;
     const DirectInput &DI = Plan->Direct;
     const float *Xp = PP->f32(XB);

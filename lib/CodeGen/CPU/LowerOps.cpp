@@ -80,8 +80,9 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
   const int64_t NCols = Plan->B.Extent;
   const int Threads = L.getThreads();
   L.own(Plan);
-  L.addStep({Tail.Result->getName(), withTail(Name, Tail), false}, {AB}, {YB},
-            [=]() {
+  L.addStep({Tail.Result->getName(), withTail(Name, Tail), false,
+             2 * Batch * M * NCols * K},
+            {AB}, {YB}, [=]() {
               const float *Ap = P->f32(AB);
               float *Yp = P->f32(YB);
               for (int64_t B = 0; B < Batch; ++B) {

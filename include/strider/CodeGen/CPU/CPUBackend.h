@@ -39,6 +39,9 @@ struct StepInfo {
   std::string Nodes;     ///< The node(s) it computes, by result name.
   std::string Kernel;    ///< Which kernel: "conv.nhwc+bias+add+relu", ...
   bool Fallback = false; ///< Runs the reference kernel.
+  /// Floating-point operations of one call (2 per multiply-add) for the
+  /// matrix kernels, 0 where not counted.
+  int64_t Flops = 0;
 };
 
 class ProgramImpl;
