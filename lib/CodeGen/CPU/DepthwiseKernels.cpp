@@ -163,6 +163,54 @@ void runDepthwise(const DepthwiseParams &P, const float *X, const float *W,
   });
 }
 
+void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
+                        const float *X, const float *W, const float *Bias,
+                        const float *Residual, const Activation &Act, float *Y,
+                        int Threads) {
+  parallelFor(P.Channels, Threads, [&](int64_t C) {
+    std::vector<float> Acc(size_t(P.Out[2]));
+    const float *XP = X + C * XC;
+    for (int64_t OD = 0; OD < P.Out[0]; ++OD)
+      for (int64_t OH = 0; OH < P.Out[1]; ++OH) {
+        std::fill(Acc.begin(), Acc.end(), Bias[C]);
+        for (int64_t KD = 0; KD < P.Kernel[0]; ++KD) {
+          const int64_t ID = OD * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
+          if (ID < 0 || ID >= P.In[0])
+            continue;
+          for (int64_t KH = 0; KH < P.Kernel[1]; ++KH) {
+            const int64_t IH = OH * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
+            if (IH < 0 || IH >= P.In[1])
+              continue;
+            const float *Row = XP + ID * P.XS[0] + IH * P.XS[1];
+            for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
+              const float Wt = W[((KD * P.Kernel[1] + KH) * P.Kernel[2] + KW) *
+                                     P.WeightStride +
+                                 C];
+              // Output columns whose input column is inside.
+              const int64_t Shift = KW * P.Dilation[2] - P.Pad[2];
+              int64_t Lo = 0, Hi = P.Out[2];
+              while (Lo < Hi && Lo * P.Stride[2] + Shift < 0)
+                ++Lo;
+              while (Hi > Lo && (Hi - 1) * P.Stride[2] + Shift >= P.In[2])
+                --Hi;
+              const int64_t SW = P.Stride[2] * P.XS[2];
+              const float *Src = Row + Shift * P.XS[2];
+              for (int64_t OW = Lo; OW < Hi; ++OW)
+                Acc[size_t(OW)] += Src[OW * SW] * Wt;
+            }
+          }
+        }
+        const int64_t YOff = C * YC + OD * P.YS[0] + OH * P.YS[1];
+        for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+          float V = Acc[size_t(OW)];
+          if (Residual)
+            V += Residual[YOff + OW * P.YS[2]];
+          Y[YOff + OW * P.YS[2]] = applyScalar(Act, V);
+        }
+      }
+  });
+}
+
 } // namespace cpu
 } // namespace strider
 #endif // HWY_ONCE

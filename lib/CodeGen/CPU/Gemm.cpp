@@ -427,7 +427,10 @@ void runGemm(const GemmProblem &P, int Threads) {
   for (int64_t R = 0; R < P.M; R += MR)
     Tiles.push_back({R, int(std::min<int64_t>(MR, P.M - R))});
   // Row blocks of 8 tiles: their A panels (8 MR x KC) stay in L2.
-  const int64_t TilesPerBlock = 8;
+  // With A packed at compile time and B packed per panel (a channels-first
+  // conv), one block spans all rows so each B panel is packed once.
+  const int64_t TilesPerBlock =
+      P.PackedA && P.B ? std::max<int64_t>(1, int64_t(Tiles.size())) : 8;
   const int64_t NumTiles = int64_t(Tiles.size());
   const int64_t MBlocks = (NumTiles + TilesPerBlock - 1) / TilesPerBlock;
   const int64_t Panels = (P.N + NR - 1) / NR;

@@ -30,6 +30,13 @@ struct DepthwiseParams {
 void runDepthwise(const DepthwiseParams &P, const float *X, const float *W,
                   const float *Bias, const float *Residual,
                   const Activation &Act, float *Y, int Threads);
+/// The same for channels at any stride (\p XC in X, \p YC in Y and the
+/// residual): one channel plane at a time, rows accumulated along the
+/// output's last dim.
+void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
+                        const float *X, const float *W, const float *Bias,
+                        const float *Residual, const Activation &Act, float *Y,
+                        int Threads);
 
 /// Y = Act(X) over \p Count contiguous elements (Y may be X).
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,

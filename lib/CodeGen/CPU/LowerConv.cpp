@@ -186,9 +186,29 @@ private:
 class PixelColsPacker final : public BPacker {
 public:
   PixelColsPacker(const ConvShape &S, const float *X, int64_t C0)
-      : S(S), X(X), C0(C0) {}
+      : S(S), X(X), C0(C0) {
+    // A pointwise conv with unit strides over pixels stored contiguously:
+    // row k of B is a contiguous run of channel k's plane.
+    Contiguous = S.taps() == 1 && S.XS[2] == 1 && S.XS[1] == S.In[2] &&
+                 S.XS[0] == S.In[1] * S.In[2];
+    for (unsigned Dm = 0; Dm < 3; ++Dm)
+      Contiguous &=
+          S.Stride[Dm] == 1 && S.Pad[Dm] == 0 && S.In[Dm] == S.Out[Dm];
+  }
   void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
             float *Dst) const override {
+    if (Contiguous) {
+      for (int64_t K = K0; K < K0 + KC; ++K) {
+        float *D = Dst + (K - K0) * NR;
+        std::memcpy(D, X + (C0 + K) * S.XC + N0, size_t(Cols) * sizeof(float));
+        std::fill(D + Cols, D + NR, 0.0f);
+      }
+      return;
+    }
+    if (S.Stride[2] == 1 && S.XS[2] == 1) {
+      packRows(N0, Cols, K0, KC, NR, Dst);
+      return;
+    }
     int64_t Pix[64][3];
     for (int J = 0; J < Cols; ++J) {
       int64_t O[3];
@@ -220,9 +240,49 @@ public:
   }
 
 private:
+  /// Unit column stride over contiguous input rows: each output row's run
+  /// of columns reads a contiguous run of an input row (zeros outside).
+  void packRows(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+                float *Dst) const {
+    const int64_t Taps = S.taps();
+    for (int64_t K = K0; K < K0 + KC; ++K) {
+      const int64_t C = K / Taps, Tap = K % Taps;
+      int64_t T[3];
+      decodeTap(S, Tap, T);
+      const float *Plane = X + (C0 + C) * S.XC;
+      float *D = Dst + (K - K0) * NR;
+      const int64_t Shift = T[2] * S.Dilation[2] - S.Pad[2];
+      int J = 0;
+      while (J < Cols) {
+        int64_t O[3];
+        decodePixel(S, N0 + J, O);
+        const int Run = int(std::min<int64_t>(Cols - J, S.Out[2] - O[2]));
+        const int64_t ID = inputPos(S, 0, O[0], T[0]);
+        const int64_t IH = inputPos(S, 1, O[1], T[1]);
+        if (ID < 0 || ID >= S.In[0] || IH < 0 || IH >= S.In[1]) {
+          std::fill(D + J, D + J + Run, 0.0f);
+        } else {
+          const float *Row = Plane + ID * S.XS[0] + IH * S.XS[1];
+          // Columns ow in [O2, O2 + Run) read iw = ow + Shift.
+          const int64_t Lo =
+              std::min<int64_t>(Run, std::max<int64_t>(0, -Shift - O[2]));
+          const int64_t Hi = std::max<int64_t>(
+              Lo, std::min<int64_t>(Run, S.In[2] - Shift - O[2]));
+          std::fill(D + J, D + J + Lo, 0.0f);
+          std::memcpy(D + J + Lo, Row + O[2] + Lo + Shift,
+                      size_t(Hi - Lo) * sizeof(float));
+          std::fill(D + J + Hi, D + J + Run, 0.0f);
+        }
+        J += Run;
+      }
+      std::fill(D + Cols, D + NR, 0.0f);
+    }
+  }
+
   const ConvShape &S;
   const float *X;
   int64_t C0;
+  bool Contiguous = false;
 };
 
 /// Rows of A read in place from a channels-last input (2D or 1D convs):
@@ -368,8 +428,10 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const int Threads = L.getThreads();
   std::string Name;
 
-  // Depthwise, channels-last in and out: the SIMD depthwise kernel.
-  if (S.Group == S.Cin && S.Group == S.Cout && S.XC == 1 && S.YC == 1) {
+  // Depthwise: the SIMD kernel over contiguous channels when both sides
+  // are channels-last, else plane by plane.
+  if (S.Group == S.Cin && S.Group == S.Cout) {
+    const bool Planar = S.XC != 1 || S.YC != 1;
     DepthwiseParams DP;
     DP.Channels = S.Cin;
     for (unsigned D = 0; D < 3; ++D) {
@@ -394,21 +456,28 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     L.own(WP);
     ProgramImpl *PP = &P;
     const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
-    L.addStep({Tail.Result->getName(),
-               std::string("conv.depthwise.nhwc") +
-                   (Tail.Residual ? "+add" : "") +
-                   (Tail.Act.isNone() ? "" : "+") +
-                   (Tail.Act.isNone() ? "" : Tail.Act.getName()),
-               false},
-              Reads, {YB}, [=]() {
-                const float *Xp = PP->f32(XB);
-                float *Yp = PP->f32(YB);
-                const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
-                for (int64_t B = 0; B < Batch; ++B)
-                  runDepthwise(DP, Xp + B * XBS, WP->get(), Plan->Bias->get(),
-                               Rp ? Rp + B * YBS : nullptr, Plan->Act,
-                               Yp + B * YBS, Threads);
-              });
+    const int64_t XCS = S.XC, YCS = S.YC;
+    L.addStep(
+        {Tail.Result->getName(),
+         std::string(Planar ? "conv.depthwise.planar" : "conv.depthwise.nhwc") +
+             (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
+             (Tail.Act.isNone() ? "" : Tail.Act.getName()),
+         false, 2 * S.Batch * S.outPixels() * S.Cout * S.taps()},
+        Reads, {YB}, [=]() {
+          const float *Xp = PP->f32(XB);
+          float *Yp = PP->f32(YB);
+          const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
+          for (int64_t B = 0; B < Batch; ++B) {
+            if (Planar)
+              runDepthwisePlanar(DP, XCS, YCS, Xp + B * XBS, WP->get(),
+                                 Plan->Bias->get(), Rp ? Rp + B * YBS : nullptr,
+                                 Plan->Act, Yp + B * YBS, Threads);
+            else
+              runDepthwise(DP, Xp + B * XBS, WP->get(), Plan->Bias->get(),
+                           Rp ? Rp + B * YBS : nullptr, Plan->Act, Yp + B * YBS,
+                           Threads);
+          }
+        });
     L.own(Plan);
     return true;
   }
