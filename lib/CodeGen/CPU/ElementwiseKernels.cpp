@@ -81,6 +81,36 @@ void BinaryRowImpl(BinaryOp Op, const Activation &Act, const float *A,
     Y[I] = applyScalar(Act, binaryScalar(Op, A[I * SA], B[I * SB]));
 }
 
+/// One channels-last pixel row: Y[c] = Act(X[c] * S[c] + T[c]).
+void AffineRowImpl(const float *X, const float *S, const float *T,
+                   const Activation &Act, float *Y, int64_t C) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t I = 0;
+  for (; I + L <= C; I += L)
+    hn::StoreU(
+        applyActivation(d, Act,
+                        hn::MulAdd(hn::LoadU(d, X + I), hn::LoadU(d, S + I),
+                                   hn::LoadU(d, T + I))),
+        d, Y + I);
+  for (; I < C; ++I)
+    Y[I] = applyScalar(Act, X[I] * S[I] + T[I]);
+}
+
+/// One channels-first plane: Y[p] = Act(X[p] * S + T).
+void AffinePlaneImpl(const float *X, float S, float T, const Activation &Act,
+                     float *Y, int64_t N) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const auto SV = hn::Set(d, S), TV = hn::Set(d, T);
+  int64_t I = 0;
+  for (; I + L <= N; I += L)
+    hn::StoreU(applyActivation(d, Act, hn::MulAdd(hn::LoadU(d, X + I), SV, TV)),
+               d, Y + I);
+  for (; I < N; ++I)
+    Y[I] = applyScalar(Act, X[I] * S + T);
+}
+
 } // namespace HWY_NAMESPACE
 } // namespace cpu
 } // namespace strider
@@ -91,6 +121,8 @@ namespace strider {
 namespace cpu {
 
 HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(AffineRowImpl);
+HWY_EXPORT(AffinePlaneImpl);
 HWY_EXPORT(BinaryRowImpl);
 
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
@@ -100,6 +132,24 @@ void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
   parallelFor(Chunks, Threads, [&](int64_t I) {
     int64_t Begin = I * Chunk, N = std::min(Chunk, Count - Begin);
     HWY_DYNAMIC_DISPATCH(UnaryImpl)(Act, X + Begin, Y + Begin, N);
+  });
+}
+
+void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
+                      int64_t Pixels, const float *X, const float *Scale,
+                      const float *Shift, const Activation &Act, float *Y,
+                      int Threads) {
+  if (ChannelsLast) {
+    parallelFor(Batch * Pixels, Threads, [&](int64_t R) {
+      HWY_DYNAMIC_DISPATCH(AffineRowImpl)
+      (X + R * Channels, Scale, Shift, Act, Y + R * Channels, Channels);
+    });
+    return;
+  }
+  parallelFor(Batch * Channels, Threads, [&](int64_t R) {
+    const int64_t C = R % Channels;
+    HWY_DYNAMIC_DISPATCH(AffinePlaneImpl)
+    (X + R * Pixels, Scale[C], Shift[C], Act, Y + R * Pixels, Pixels);
   });
 }
 

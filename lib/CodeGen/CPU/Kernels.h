@@ -58,6 +58,16 @@ struct BinaryParams {
 void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
                int Threads);
 
+/// Y = Act(X * Scale[c] + Shift[c]) over \p Batch images of \p Channels
+/// channels and \p Pixels pixels each, both tensors channels-last
+/// (\p ChannelsLast: pixel rows of Channels elements) or channels-first
+/// (contiguous planes); Y may be X. Scale and Shift are padded to a
+/// multiple of 64 entries.
+void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
+                      int64_t Pixels, const float *X, const float *Scale,
+                      const float *Shift, const Activation &Act, float *Y,
+                      int Threads);
+
 /// Max or average pooling of one image with channels contiguous in input
 /// and output (2D or 1D/3D normalized to 3 spatial dims); padding is
 /// excluded from averages.

@@ -12,6 +12,8 @@
 
 #include "strider/Layout/CostModel.h"
 
+#include <cmath>
+
 using namespace strider;
 using namespace strider::cpu;
 
@@ -85,13 +87,24 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
             {AB}, {YB}, [=]() {
               const float *Ap = P->f32(AB);
               float *Yp = P->f32(YB);
+              const int64_t Zero = 0;
               for (int64_t B = 0; B < Batch; ++B) {
                 StridedAPacker AP(Ap + B * ABatch, ARow, ACol);
                 GemmProblem G;
                 G.M = M;
                 G.N = NCols;
                 G.K = K;
-                G.A = &AP;
+                // Rows with contiguous elements are read in place.
+                DirectA D;
+                D.Base = Ap + B * ABatch;
+                D.SegRows = M;
+                D.RowStride = ARow;
+                D.Width = K;
+                D.TapOffsets = &Zero;
+                if (ACol == 1)
+                  G.Direct = &D;
+                else
+                  G.A = &AP;
                 G.PackedB = &Plan->B;
                 G.C = Yp + B * YBatch;
                 G.LdM = NCols;
@@ -148,12 +161,73 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                        TA ? AStr[0] : AStr[1], 0, Plan, 0, "gemm");
 }
 
+/// MatMul of two activations: A [..., M, K] and B [..., K, N] with the same
+/// batch dims (or B of rank 2), both read through their strides.
+static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
+                                     const FusedTail &Tail) {
+  const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  const TensorType &AT = A->getType(), &BT = B->getType();
+  if (!isF32(B))
+    return false;
+  auto AS = AT.getStaticShape(), BS = BT.getStaticShape();
+  auto AStr = getStrides(AT), BStr = getStrides(BT);
+  unsigned R = AS.size(), RB = BS.size();
+  if (RB != 2 && RB != R)
+    return false;
+  if (RB == R)
+    for (unsigned I = 0; I + 2 < R; ++I)
+      if (AS[I] != BS[I])
+        return false;
+  // Batch dims of each operand must nest (one stride for all of them).
+  int64_t Batch = 1;
+  for (unsigned I = 0; I + 2 < R; ++I)
+    Batch *= AS[I];
+  for (unsigned I = 0; I + 3 < R; ++I)
+    if (AStr[I] != AStr[I + 1] * AS[I + 1] ||
+        (RB == R && BStr[I] != BStr[I + 1] * BS[I + 1]))
+      return false;
+  const int64_t M = AS[R - 2], K = AS[R - 1], NC = BS[RB - 1];
+  const int64_t ABatch = R > 2 ? AStr[R - 3] : 0;
+  const int64_t BBatch = RB > 2 ? BStr[RB - 3] : 0;
+  const int64_t ARow = AStr[R - 2], ACol = AStr[R - 1];
+  const int64_t BRow = BStr[RB - 2], BCol = BStr[RB - 1];
+  ProgramImpl *P = &L.getProgram();
+  BufferId AB = L.getBuffer(A), BB = L.getBuffer(B);
+  BufferId YB = L.defineBuffer(Tail.Result);
+  const Activation Act = Tail.Act;
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(), withTail("matmul.dynamic", Tail), false,
+             2 * Batch * M * NC * K},
+            {AB, BB}, {YB}, [=]() {
+              for (int64_t I = 0; I < Batch; ++I) {
+                StridedAPacker AP(P->f32(AB) + I * ABatch, ARow, ACol);
+                StridedBPacker BP(P->f32(BB) + I * BBatch, BRow, BCol);
+                GemmProblem G;
+                G.M = M;
+                G.N = NC;
+                G.K = K;
+                G.A = &AP;
+                G.B = &BP;
+                G.C = P->f32(YB) + I * M * NC;
+                G.LdM = NC;
+                G.LdN = 1;
+                G.Epi.Act = Act;
+                runGemm(G, Threads);
+              }
+            });
+  return true;
+}
+
 bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *A = N.getOperand(0);
   const TensorType &BT = N.getOperand(1)->getType();
-  if (!isF32(A) || Tail.Residual || BT.getRank() != 2 ||
-      A->getType().getRank() < 2 || !isRowMajor(Tail.Result->getType()))
+  if (!isF32(A) || Tail.Residual || A->getType().getRank() < 2 ||
+      BT.getRank() < 2 || !isRowMajor(Tail.Result->getType()))
+    return false;
+  if (!N.getOperand(1)->getConstantData())
+    return lowerMatMulOfActivations(L, N, Tail);
+  if (BT.getRank() != 2)
     return false;
   std::vector<float> B = constantFloats(N.getOperand(1));
   if (B.empty())
@@ -278,6 +352,79 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
        withTail(std::string("binary.") + N.getOpType().lower(), Tail), false},
       {AB, BB}, {YB},
       [=]() { runBinary(BP, P->f32(AB), P->f32(BB), P->f32(YB), Threads); });
+  return true;
+}
+
+bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  if (!isF32(X) || Tail.Residual || N.getIntAttr("training_mode", 0) != 0)
+    return false;
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.hasResult(I))
+      return false;
+  std::vector<float> Sc = constantFloats(N.getOperand(1)),
+                     Bi = constantFloats(N.getOperand(2)),
+                     Mean = constantFloats(N.getOperand(3)),
+                     Var = constantFloats(N.getOperand(4));
+  const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
+  if (Sc.empty() || Bi.empty() || Mean.empty() || Var.empty() ||
+      XT.getRank() < 2 || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  auto Shape = XT.getStaticShape();
+  auto Str = getStrides(XT);
+  const int64_t Batch = Shape[0], C = Shape[1];
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Shape.size(); ++I)
+    Pixels *= Shape[I];
+  // Channels-last: channels innermost, pixels nest above them;
+  // channels-first: contiguous planes.
+  bool ChannelsLast = Str[1] == 1 && Str[0] == Pixels * C;
+  bool ChannelsFirst = Str[1] == Pixels && Str[0] == C * Pixels;
+  for (unsigned I = 2; I < Shape.size(); ++I) {
+    int64_t Inner = 1;
+    for (unsigned J = I + 1; J < Shape.size(); ++J)
+      Inner *= Shape[J];
+    ChannelsLast &= Str[I] == Inner * C;
+    ChannelsFirst &= Str[I] == Inner;
+  }
+  if (!ChannelsLast && !ChannelsFirst)
+    return false;
+  const float Eps = N.getFloatAttr("epsilon", 1e-5f);
+  const int64_t Padded = (C + 63) / 64 * 64;
+  auto Scale = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
+  auto Shift = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
+  std::fill(Scale->get(), Scale->get() + Padded, 0.0f);
+  std::fill(Shift->get(), Shift->get() + Padded, 0.0f);
+  for (int64_t I = 0; I < C; ++I) {
+    double A = double(Sc[size_t(I)]) / std::sqrt(double(Var[size_t(I)]) + Eps);
+    Scale->get()[I] = float(A);
+    Shift->get()[I] =
+        float(double(Bi[size_t(I)]) - double(Mean[size_t(I)]) * A);
+  }
+  L.own(Scale);
+  L.own(Shift);
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X);
+  BufferId YB;
+  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(Tail.Last))) {
+    L.alias(Tail.Result, X);
+    YB = XB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  const Activation Act = Tail.Act;
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(),
+             withTail(ChannelsLast ? "batchnorm.nhwc" : "batchnorm.nchw", Tail),
+             false},
+            {XB}, {YB}, [=]() {
+              runChannelAffine(ChannelsLast, Batch, C, Pixels, P->f32(XB),
+                               Scale->get(), Shift->get(), Act, P->f32(YB),
+                               Threads);
+            });
   return true;
 }
 

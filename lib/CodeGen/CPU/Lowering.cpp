@@ -199,8 +199,8 @@ bool cpu::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
 
 bool cpu::acceptsActivation(OpId Id) {
   return Id == OpId::Conv || Id == OpId::Gemm || Id == OpId::MatMul ||
-         Id == OpId::Add || Id == OpId::Sub || Id == OpId::Mul ||
-         Id == OpId::Div;
+         Id == OpId::BatchNormalization || Id == OpId::Add || Id == OpId::Sub ||
+         Id == OpId::Mul || Id == OpId::Div;
 }
 
 namespace {
@@ -218,6 +218,7 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
       T[size_t(Id)] = lowerBinary;
+    T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

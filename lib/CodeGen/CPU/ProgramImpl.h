@@ -150,6 +150,7 @@ bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConcat(LoweringContext &L, const Node &N, const FusedTail &Tail);

@@ -527,6 +527,38 @@ TEST(CPUKernelTest, MatMulBatchedAndTransposedOperand) {
   B2.check(Y2);
 }
 
+TEST(CPUKernelTest, MatMulOfTwoActivations) {
+  // Attention-like: batched, and a rank-2 right operand.
+  GraphBuilder B(11);
+  Value *Q = B.input({2, 9, 12});
+  Value *KT = B.input({2, 12, 17}, Layout({0, 2, 1})); // stored transposed
+  Value *Y = B.op(OpId::MatMul, {Q, KT});
+  B.check(Y);
+  GraphBuilder B2(12);
+  Value *X = B2.input({3, 5, 7});
+  Value *W = B2.input({7, 4});
+  B2.check(B2.op(OpId::MatMul, {X, W}));
+}
+
+TEST(CPUKernelTest, BatchNormBothLayoutsWithFusedRelu) {
+  for (bool CL : {false, true})
+    for (int64_t C : {5, 32}) {
+      GraphBuilder B{unsigned(C) + CL};
+      Value *X = B.input({2, C, 6, 7}, layoutFor(CL, 4));
+      std::vector<float> Var(static_cast<size_t>(C), 0.0f);
+      for (size_t I = 0; I < Var.size(); ++I)
+        Var[I] = 0.5f + 0.1f * float(I);
+      Value *Y = B.op(OpId::BatchNormalization,
+                      {X, B.constant({C}), B.constant({C}), B.constant({C}),
+                       B.constant({C}, Var)},
+                      {{"epsilon", Attribute::getFloat(1e-3f)}});
+      B.setLayout(Y, layoutFor(CL, 4));
+      Value *R = B.op(OpId::Relu, {Y});
+      B.setLayout(R, layoutFor(CL, 4));
+      B.check(R);
+    }
+}
+
 TEST(CPUKernelTest, ConcatRelayoutAndTranspose) {
   for (bool CL : {false, true}) {
     GraphBuilder B(CL ? 5 : 6);
