@@ -12,12 +12,13 @@ model and on the original (same inputs; graph inputs/outputs that report.json
 lays out non-identically are transposed) within --rtol/--atol (default 1e-4,
 1e-5). Prints one line per compile:
 
-    PASS <model>[:io-nhwc|:layout-nhwc] relayouts=N body_relayouts=B bytes=R copies=C copy_bytes=D reference=match
+    PASS <model>[:io-nhwc|:layout-nhwc] relayouts=N body_relayouts=B bytes=R copies=C copy_bytes=D reference=match cpu=match
 
 (reference: strider-run's reference interpreter on the compiled graph,
 OUT/model.lir with its chosen layouts, against ONNX Runtime's outputs on the
-original, same tolerances; the original model is run through the
-interpreter once too, `PASS <model>:original reference=match`)
+original, same tolerances; cpu: the same through strider-run
+--backend=cpu; the original model is run through both once too,
+`PASS <model>:original reference=match cpu=match`)
 
 (bytes: relayout bytes; body relayouts: relayouts other than the one reading
 a graph input and the one writing a graph output), then `N models passed`,
@@ -40,13 +41,13 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import layout_bench as lb  # noqa: E402
 
 
-def run_reference(out_dir, data_dir, inputs, rtol, atol):
-    """strider-run on a model or a strider-compile output dir against the
-    stored ORT outputs; returns (ok, text)."""
+def run_reference(out_dir, data_dir, inputs, rtol, atol, backend="reference"):
+    """strider-run (--backend) on a model or a strider-compile output dir
+    against the stored ORT outputs; returns (ok, text)."""
     tool = shutil.which("strider-run") or os.path.join(ROOT, "build", "bin",
                                                       "strider-run")
     cmd = [tool, out_dir, "--compare", data_dir, f"--rtol={rtol}",
-           f"--atol={atol}"]
+           f"--atol={atol}", f"--backend={backend}"]
     for name in inputs:
         cmd += ["--input", f"{name}={os.path.join(data_dir, name + '.npy')}"]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -100,12 +101,19 @@ def main():
             runs.append(("model", "nhwc", name + ":layout-nhwc"))
         inputs, outputs = lb.graph_io(path)
         if not a.emulate:
-            ok, text = run_reference(path, os.path.join(model_dir, name + ".data"),
-                                     inputs, a.rtol, a.atol)
-            print(f"{'PASS' if ok else 'FAIL'} {name}:original "
-                  f"reference={'match' if ok else 'MISMATCH'}")
+            data_dir = os.path.join(model_dir, name + ".data")
+            ok, text = run_reference(path, data_dir, inputs, a.rtol, a.atol)
+            cpu_ok, cpu_text = run_reference(path, data_dir, inputs, a.rtol,
+                                             a.atol, backend="cpu")
+            print(f"{'PASS' if ok and cpu_ok else 'FAIL'} {name}:original "
+                  f"reference={'match' if ok else 'MISMATCH'} "
+                  f"cpu={'match' if cpu_ok else 'MISMATCH'}")
             if not ok:
                 print(f"{name}:original: strider-run: {text}", file=sys.stderr)
+            if not cpu_ok:
+                print(f"{name}:original: strider-run --backend=cpu: "
+                      f"{cpu_text}", file=sys.stderr)
+            if not (ok and cpu_ok):
                 failed.add(name)
         for io_layout, layout, label in runs:
             out_dir = os.path.join(out_root, label.replace(":", "."))
@@ -125,12 +133,16 @@ def main():
                      f"bytes={s['relayout_bytes']} copies={s['copies']} "
                      f"copy_bytes={s['copy_bytes']}")
             ref_ok, ref_text = (True, "")
+            cpu_ok, cpu_text = (True, "")
             if not a.emulate:
-                ref_ok, ref_text = run_reference(
-                    out_dir, os.path.join(model_dir, name + ".data"),
-                    inputs, a.rtol, a.atol)
+                data_dir = os.path.join(model_dir, name + ".data")
+                ref_ok, ref_text = run_reference(out_dir, data_dir, inputs,
+                                                 a.rtol, a.atol)
+                cpu_ok, cpu_text = run_reference(out_dir, data_dir, inputs,
+                                                 a.rtol, a.atol, "cpu")
             stats += " reference=" + ("match" if ref_ok else "MISMATCH")
-            if n["ok"] and ref_ok:
+            stats += " cpu=" + ("match" if cpu_ok else "MISMATCH")
+            if n["ok"] and ref_ok and cpu_ok:
                 print(f"PASS {label} {stats} max_rel={n['max_rel']:.1e}")
                 shutil.rmtree(out_dir, ignore_errors=True)   # kept on FAIL
             else:
@@ -139,6 +151,9 @@ def main():
                     print(f"{label}: {line}", file=sys.stderr)
                 if not ref_ok:
                     print(f"{label}: strider-run: {ref_text}", file=sys.stderr)
+                if not cpu_ok:
+                    print(f"{label}: strider-run --backend=cpu: {cpu_text}",
+                          file=sys.stderr)
                 failed.add(name)
             sys.stdout.flush()
         if name not in failed:
