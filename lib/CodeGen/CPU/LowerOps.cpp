@@ -1,9 +1,9 @@
 //===- LowerOps.cpp - Lowering of the non-convolution ops -----------------===//
 //
-// Gemm/MatMul with constant weights (packed at compile time, alpha folded
-// in), activations, broadcasting binaries, pooling, concat, relayout and
-// views. Each function declines (returns false) outside the cases its
-// kernel covers, and the node then runs its reference kernel.
+// Gemm/MatMul (constant weights packed at compile time with alpha folded
+// in, or two activations), activations, broadcasting binaries, batch
+// normalization and pooling. Each function declines (returns false) outside the
+// cases its kernel covers, and the node then runs its reference kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -525,110 +525,5 @@ bool cpu::lowerGlobalPool(LoweringContext &L, const Node &N,
                 runGlobalPool(Max, Pixels, C, PS, CS, P->f32(XB) + B * XBS,
                               P->f32(YB) + B * YBS, YCS, Threads);
             });
-  return true;
-}
-
-bool cpu::lowerConcat(LoweringContext &L, const Node &N,
-                      const FusedTail &Tail) {
-  const TensorType &YT = N.getResult(0)->getType();
-  unsigned R = YT.getRank();
-  if (R == 0 || R > 6)
-    return false;
-  int64_t Axis = N.getIntAttr("axis", 0);
-  if (Axis < 0)
-    Axis += R;
-  ProgramImpl *P = &L.getProgram();
-  std::vector<BufferId> Reads;
-  std::vector<int64_t> Offsets;
-  int64_t Off = 0;
-  for (const Value *Op : N.getOperands()) {
-    if (!Op || Op->getType().getElementType() != YT.getElementType())
-      return false;
-    Reads.push_back(L.getBuffer(Op));
-    Offsets.push_back(Off);
-    Off += Op->getType().getStaticShape()[size_t(Axis)];
-  }
-  std::vector<TensorType> Types;
-  for (const Value *Op : N.getOperands())
-    Types.push_back(Op->getType());
-  BufferId YB = L.defineBuffer(Tail.Result);
-  auto YStr = getStrides(YT);
-  const int64_t Elt = int64_t(getElementByteSize(YT.getElementType()));
-  const int Threads = L.getThreads();
-  L.addStep({Tail.Result->getName(), "concat", false}, Reads, {YB}, [=]() {
-    for (size_t I = 0; I < Reads.size(); ++I) {
-      auto Shape = Types[I].getStaticShape();
-      auto SStr = getStrides(Types[I]);
-      copyStrided(int(R), Shape.data(), P->bytes(Reads[I]), SStr.data(),
-                  P->bytes(YB) + Offsets[I] * YStr[size_t(Axis)] * Elt,
-                  YStr.data(), Elt, Threads);
-    }
-  });
-  return true;
-}
-
-bool cpu::lowerRelayout(LoweringContext &L, const Node &N,
-                        const FusedTail &Tail) {
-  const Value *X = N.getOperand(0);
-  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
-  if (XT.getRank() > 6)
-    return false;
-  ProgramImpl *P = &L.getProgram();
-  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
-  auto Shape = XT.getStaticShape();
-  auto XS = getStrides(XT), YS = getStrides(YT);
-  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
-  const int Threads = L.getThreads();
-  const int R = int(XT.getRank());
-  L.addStep({Tail.Result->getName(), "relayout", false}, {XB}, {YB}, [=]() {
-    copyStrided(R, Shape.data(), P->bytes(XB), XS.data(), P->bytes(YB),
-                YS.data(), Elt, Threads);
-  });
-  return true;
-}
-
-bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
-  const Value *X = N.getOperand(0);
-  const Value *Y = N.getResult(0);
-  for (unsigned I = 1; I < N.getNumResults(); ++I)
-    if (N.hasResult(I))
-      return false; // Dropout's mask.
-  layout::DimBindings NoDims;
-  switch (N.getOpId()) {
-  case OpId::Identity:
-  case OpId::Dropout:
-    if (X->getType() != Y->getType())
-      return false;
-    break;
-  case OpId::Transpose: {
-    std::vector<int64_t> Perm = layout::getTransposePerm(N);
-    if (!layout::isTransposeView(X->getType(), Perm, Y->getType(), NoDims)) {
-      // A copy: output dim J reads input dim Perm[J].
-      auto YShape = Y->getType().getStaticShape();
-      auto XS = getStrides(X->getType()), YS = getStrides(Y->getType());
-      std::vector<int64_t> SrcStrides;
-      for (int64_t Pd : Perm)
-        SrcStrides.push_back(XS[size_t(Pd)]);
-      ProgramImpl *P = &L.getProgram();
-      BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
-      const int64_t Elt =
-          int64_t(getElementByteSize(X->getType().getElementType()));
-      const int Threads = L.getThreads();
-      const int R = int(YShape.size());
-      L.addStep({Y->getName(), "transpose", false}, {XB}, {YB}, [=]() {
-        copyStrided(R, YShape.data(), P->bytes(XB), SrcStrides.data(),
-                    P->bytes(YB), YS.data(), Elt, Threads);
-      });
-      return true;
-    }
-    break;
-  }
-  default:
-    if (!layout::isReshapeBitcast(X->getType(), Y->getType(), NoDims))
-      return false;
-    break;
-  }
-  (void)Tail;
-  L.alias(Y, X);
   return true;
 }

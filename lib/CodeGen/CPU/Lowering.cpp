@@ -224,6 +224,11 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;
     T[size_t(OpId::GlobalMaxPool)] = lowerGlobalPool;
     T[size_t(OpId::Concat)] = lowerConcat;
+    T[size_t(OpId::Split)] = lowerSplit;
+    T[size_t(OpId::Slice)] = lowerSlice;
+    T[size_t(OpId::Pad)] = lowerPad;
+    T[size_t(OpId::DepthToSpace)] = lowerDepthToSpace;
+    T[size_t(OpId::SpaceToDepth)] = lowerDepthToSpace;
     T[size_t(OpId::Relayout)] = lowerRelayout;
     T[size_t(OpId::Constant)] = lowerConstant;
     for (OpId Id :

@@ -153,6 +153,11 @@ bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerSlice(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerPad(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerDepthToSpace(LoweringContext &L, const Node &N,
+                       const FusedTail &Tail);
 bool lowerConcat(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerRelayout(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConstant(LoweringContext &L, const Node &N, const FusedTail &Tail);

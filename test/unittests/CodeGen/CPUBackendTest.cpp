@@ -582,6 +582,90 @@ TEST(CPUKernelTest, ConcatRelayoutAndTranspose) {
   B.check(Y);
 }
 
+TEST(CPUKernelTest, SplitSlicePadAndSpaceDepth) {
+  for (bool CL : {false, true}) {
+    Layout L4 = layoutFor(CL, 4);
+    {
+      GraphBuilder B(20 + CL);
+      Value *X = B.input({1, 10, 6, 7}, L4);
+      // Split sizes as a constant int64 operand.
+      TensorDataRef Sizes =
+          TensorData::fromInt64(ElementType::I64, {3}, {2, 5, 3});
+      Node *C =
+          B.G.createNode(OpId::Constant, {}, {"sizes"}, {Sizes->getType()});
+      C->setAttr("value", Attribute::getTensor(Sizes));
+      Value *Y = B.op(OpId::Split, {X, C->getResult(0)},
+                      {{"axis", Attribute::getInt(1)}}, 3);
+      Node *Sp = Y->getDefiningNode();
+      for (unsigned I = 0; I < 3; ++I)
+        B.setLayout(Sp->getResult(I), L4);
+      // Use the middle part; the others stay live as outputs.
+      B.G.addOutput(Sp->getResult(0));
+      B.G.addOutput(Sp->getResult(2));
+      B.check(Sp->getResult(1));
+    }
+    {
+      GraphBuilder B(30 + CL);
+      Value *X = B.input({2, 8, 9, 10}, L4);
+      auto Ints = [&](std::vector<int64_t> V) {
+        TensorDataRef D =
+            TensorData::fromInt64(ElementType::I64, {int64_t(V.size())}, V);
+        Node *C = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("i")},
+                                 {D->getType()});
+        C->setAttr("value", Attribute::getTensor(D));
+        return C->getResult(0);
+      };
+      Value *Y = B.op(OpId::Slice, {X, Ints({-1, 1, 7}), Ints({0, 6, -100}),
+                                    Ints({1, 2, 3}), Ints({-2, 2, -3})});
+      B.setLayout(Y, L4);
+      B.check(Y);
+    }
+    {
+      GraphBuilder B(40 + CL);
+      Value *X = B.input({1, 3, 5, 6}, L4);
+      TensorDataRef Pads = TensorData::fromInt64(ElementType::I64, {8},
+                                                 {0, 1, 2, 0, 0, 2, 1, 3});
+      Node *C = B.G.createNode(OpId::Constant, {}, {"pads"}, {Pads->getType()});
+      C->setAttr("value", Attribute::getTensor(Pads));
+      Value *Y = B.op(OpId::Pad, {X, C->getResult(0), B.constant({}, {0.5f})});
+      B.setLayout(Y, L4);
+      B.check(Y);
+    }
+    for (const char *Mode : {"DCR", "CRD"}) {
+      GraphBuilder B(50 + CL);
+      Value *X = B.input({2, 12, 3, 4}, L4);
+      Value *Y = B.op(OpId::DepthToSpace, {X},
+                      {{"blocksize", Attribute::getInt(2)},
+                       {"mode", Attribute::getString(Mode)}});
+      B.setLayout(Y, L4);
+      Value *Z =
+          B.op(OpId::SpaceToDepth, {Y}, {{"blocksize", Attribute::getInt(2)}});
+      B.setLayout(Z, layoutFor(!CL, 4));
+      B.check(Z);
+    }
+    {
+      // A channel shuffle: reshapes that are not bitcasts of a
+      // channels-last tensor copy their elements.
+      GraphBuilder B(60 + CL);
+      Value *X = B.input({1, 6, 4, 5}, L4);
+      auto Shape = [&](std::vector<int64_t> V) {
+        TensorDataRef D =
+            TensorData::fromInt64(ElementType::I64, {int64_t(V.size())}, V);
+        Node *C = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("s")},
+                                 {D->getType()});
+        C->setAttr("value", Attribute::getTensor(D));
+        return C->getResult(0);
+      };
+      Value *R = B.op(OpId::Reshape, {X, Shape({1, 2, 3, 4, 5})});
+      Value *T = B.op(OpId::Transpose, {R},
+                      {{"perm", Attribute::getInts({0, 2, 1, 3, 4})}});
+      Value *Y = B.op(OpId::Reshape, {T, Shape({1, 6, 4, 5})});
+      B.setLayout(Y, L4);
+      B.check(Y);
+    }
+  }
+}
+
 TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
   GraphBuilder B(8);
   Value *X = B.input({2, 6, 4});

@@ -1,0 +1,354 @@
+//===- LowerDataMovement.cpp - Copies, views and layout changes -----------===//
+//
+// Every op here is one or more strided copies (Kernels.h: copyStrided) or
+// no kernel at all: Concat copies each operand into its slice of the
+// result; Split and Slice read slices (any steps) of the operand;
+// DepthToSpace and SpaceToDepth are 6-dim strided copies; constant-mode Pad
+// fills and copies the interior; a relayout and a Transpose that is not a
+// view copy through permuted strides; bitcast reshapes and view transposes
+// share their operand's buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ProgramImpl.h"
+
+#include "strider/Layout/CostModel.h"
+
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+/// One strided copy of a step: \p Rank dims of \p Shape from the source
+/// buffer at element offset \p SrcOff through \p Src strides to the
+/// destination at \p DstOff through \p Dst strides.
+struct CopyPlan {
+  int Rank = 0;
+  std::vector<int64_t> Shape, Src, Dst;
+  int64_t SrcOff = 0, DstOff = 0;
+};
+
+void runCopy(const CopyPlan &C, const uint8_t *Src, uint8_t *Dst, int64_t Elt,
+             int Threads) {
+  copyStrided(C.Rank, C.Shape.data(), Src + C.SrcOff * Elt, C.Src.data(),
+              Dst + C.DstOff * Elt, C.Dst.data(), Elt, Threads);
+}
+
+std::vector<int64_t> toVector(llvm::ArrayRef<int64_t> A) {
+  return std::vector<int64_t>(A.begin(), A.end());
+}
+
+std::vector<int64_t> constantInts(const Node &N, unsigned I) {
+  if (!N.hasOperand(I))
+    return {};
+  const TensorData *D = N.getOperand(I)->getConstantData();
+  return D ? D->toInt64Vector() : std::vector<int64_t>();
+}
+
+} // namespace
+
+bool cpu::lowerSplit(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0);
+  const TensorType &XT = X->getType();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (Axis < 0 || Axis >= R)
+    return false;
+  auto XS = getStrides(XT);
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  std::vector<CopyPlan> Copies;
+  std::vector<BufferId> Writes;
+  std::vector<std::string> Names;
+  int64_t Offset = 0;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    const Value *Y = N.getResult(I);
+    if (!Y)
+      return false;
+    const TensorType &YT = Y->getType();
+    CopyPlan C;
+    C.Rank = int(R);
+    C.Shape = toVector(YT.getStaticShape());
+    C.Src = toVector(XS);
+    C.Dst = toVector(getStrides(YT));
+    C.SrcOff = Offset * XS[size_t(Axis)];
+    Offset += C.Shape[size_t(Axis)];
+    Copies.push_back(C);
+    Names.push_back(Y->getName());
+  }
+  if (Offset != XT.getStaticShape()[size_t(Axis)])
+    return false;
+  BufferId XB = L.getBuffer(X);
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    Writes.push_back(L.defineBuffer(N.getResult(I)));
+  ProgramImpl *P = &L.getProgram();
+  const int Threads = L.getThreads();
+  std::string All;
+  for (const std::string &S : Names)
+    All += (All.empty() ? "" : ",") + S;
+  L.addStep({All, "split", false}, {XB}, Writes, [=]() {
+    for (size_t I = 0; I < Copies.size(); ++I)
+      runCopy(Copies[I], P->bytes(XB), P->bytes(Writes[I]), Elt, Threads);
+  });
+  return true;
+}
+
+bool cpu::lowerSlice(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  std::vector<int64_t> Starts = constantInts(N, 1), Ends = constantInts(N, 2);
+  std::vector<int64_t> Axes = constantInts(N, 3), Steps = constantInts(N, 4);
+  if (Starts.empty() || Starts.size() != Ends.size() ||
+      (N.hasOperand(3) && Axes.size() != Starts.size()) ||
+      (N.hasOperand(4) && Steps.size() != Starts.size()))
+    return false;
+  auto XShape = XT.getStaticShape();
+  auto XS = getStrides(XT);
+  CopyPlan C;
+  C.Rank = int(R);
+  C.Shape = toVector(YT.getStaticShape());
+  C.Src = toVector(XS);
+  C.Dst = toVector(getStrides(YT));
+  for (size_t I = 0; I < Starts.size(); ++I) {
+    int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
+    if (A < 0)
+      A += R;
+    if (A < 0 || A >= R)
+      return false;
+    const int64_t Dim = XShape[size_t(A)];
+    const int64_t Step = Steps.empty() ? 1 : Steps[I];
+    if (Step == 0)
+      return false;
+    int64_t S = Starts[I];
+    if (S < 0)
+      S += Dim;
+    S = Step > 0 ? std::min(std::max<int64_t>(S, 0), Dim)
+                 : std::min(std::max<int64_t>(S, 0), Dim - 1);
+    C.SrcOff += S * XS[size_t(A)];
+    C.Src[size_t(A)] = Step * XS[size_t(A)];
+  }
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "slice", false}, {XB}, {YB},
+            [=]() { runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads); });
+  return true;
+}
+
+bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
+                            const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (XT.getRank() != 4)
+    return false;
+  const int64_t B = N.getIntAttr("blocksize", 0);
+  if (B < 1)
+    return false;
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  CopyPlan C;
+  C.Rank = 6;
+  if (N.getOpId() == OpId::DepthToSpace) {
+    // Y[n, c, h*B + i, w*B + j] = X[n, ch(c, i, j), h, w] over
+    // (n, c, h, i, w, j).
+    auto YShape = YT.getStaticShape();
+    const int64_t CO = YShape[1], H = YShape[2] / B, W = YShape[3] / B;
+    const bool CRD = N.getStringAttr("mode", "DCR") == "CRD";
+    C.Shape = {YShape[0], CO, H, B, W, B};
+    C.Dst = {YS[0], YS[1], B * YS[2], YS[2], B * YS[3], YS[3]};
+    C.Src = {XS[0], CRD ? B * B * XS[1] : XS[1],
+             XS[2], CRD ? B * XS[1] : B * CO * XS[1],
+             XS[3], CRD ? XS[1] : CO * XS[1]};
+  } else {
+    // Y[n, (i*B + j)*C + c, h, w] = X[n, c, h*B + i, w*B + j] over
+    // (n, c, h, i, w, j).
+    auto XShape = XT.getStaticShape();
+    const int64_t CI = XShape[1], H = XShape[2] / B, W = XShape[3] / B;
+    C.Shape = {XShape[0], CI, H, B, W, B};
+    C.Src = {XS[0], XS[1], B * XS[2], XS[2], B * XS[3], XS[3]};
+    C.Dst = {YS[0], YS[1], YS[2], B * CI * YS[1], YS[3], CI * YS[1]};
+  }
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  const int Threads = L.getThreads();
+  L.addStep(
+      {Y->getName(),
+       N.getOpId() == OpId::DepthToSpace ? "depth_to_space" : "space_to_depth",
+       false},
+      {XB}, {YB},
+      [=]() { runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads); });
+  return true;
+}
+
+bool cpu::lowerPad(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (N.getStringAttr("mode", "constant") != "constant" ||
+      XT.getElementType() != ElementType::F32 || N.hasOperand(3))
+    return false;
+  std::vector<int64_t> Pads = constantInts(N, 1);
+  const int64_t R = XT.getRank();
+  if (int64_t(Pads.size()) != 2 * R)
+    return false;
+  for (int64_t V : Pads)
+    if (V < 0)
+      return false; // Cropping: a slice, left to the reference.
+  float Value = 0.0f;
+  if (N.hasOperand(2)) {
+    const TensorData *D = N.getOperand(2)->getConstantData();
+    if (!D || D->getNumElements() != 1)
+      return false;
+    Value = float(D->getDouble(0));
+  }
+  auto YS = getStrides(YT);
+  CopyPlan C;
+  C.Rank = int(R);
+  C.Shape = toVector(XT.getStaticShape());
+  C.Src = toVector(getStrides(XT));
+  C.Dst = toVector(YS);
+  for (int64_t I = 0; I < R; ++I)
+    C.DstOff += Pads[size_t(I)] * YS[size_t(I)];
+  const int64_t Count = *YT.getNumElements();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "pad.constant", false}, {XB}, {YB}, [=]() {
+    float *Out = P->f32(YB);
+    std::fill(Out, Out + Count, Value);
+    runCopy(C, P->bytes(XB), P->bytes(YB), 4, Threads);
+  });
+  return true;
+}
+
+bool cpu::lowerConcat(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const TensorType &YT = N.getResult(0)->getType();
+  unsigned R = YT.getRank();
+  if (R == 0 || R > 6)
+    return false;
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  ProgramImpl *P = &L.getProgram();
+  std::vector<BufferId> Reads;
+  std::vector<int64_t> Offsets;
+  int64_t Off = 0;
+  for (const Value *Op : N.getOperands()) {
+    if (!Op || Op->getType().getElementType() != YT.getElementType())
+      return false;
+    Reads.push_back(L.getBuffer(Op));
+    Offsets.push_back(Off);
+    Off += Op->getType().getStaticShape()[size_t(Axis)];
+  }
+  std::vector<TensorType> Types;
+  for (const Value *Op : N.getOperands())
+    Types.push_back(Op->getType());
+  BufferId YB = L.defineBuffer(Tail.Result);
+  auto YStr = getStrides(YT);
+  const int64_t Elt = int64_t(getElementByteSize(YT.getElementType()));
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(), "concat", false}, Reads, {YB}, [=]() {
+    for (size_t I = 0; I < Reads.size(); ++I) {
+      auto Shape = Types[I].getStaticShape();
+      auto SStr = getStrides(Types[I]);
+      copyStrided(int(R), Shape.data(), P->bytes(Reads[I]), SStr.data(),
+                  P->bytes(YB) + Offsets[I] * YStr[size_t(Axis)] * Elt,
+                  YStr.data(), Elt, Threads);
+    }
+  });
+  return true;
+}
+
+bool cpu::lowerRelayout(LoweringContext &L, const Node &N,
+                        const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
+  if (XT.getRank() > 6)
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+  auto Shape = XT.getStaticShape();
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  const int Threads = L.getThreads();
+  const int R = int(XT.getRank());
+  L.addStep({Tail.Result->getName(), "relayout", false}, {XB}, {YB}, [=]() {
+    copyStrided(R, Shape.data(), P->bytes(XB), XS.data(), P->bytes(YB),
+                YS.data(), Elt, Threads);
+  });
+  return true;
+}
+
+bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  const Value *Y = N.getResult(0);
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.hasResult(I))
+      return false; // Dropout's mask.
+  layout::DimBindings NoDims;
+  switch (N.getOpId()) {
+  case OpId::Identity:
+  case OpId::Dropout:
+    if (X->getType() != Y->getType())
+      return false;
+    break;
+  case OpId::Transpose: {
+    std::vector<int64_t> Perm = layout::getTransposePerm(N);
+    if (!layout::isTransposeView(X->getType(), Perm, Y->getType(), NoDims)) {
+      // A copy: output dim J reads input dim Perm[J].
+      auto YShape = Y->getType().getStaticShape();
+      auto XS = getStrides(X->getType()), YS = getStrides(Y->getType());
+      std::vector<int64_t> SrcStrides;
+      for (int64_t Pd : Perm)
+        SrcStrides.push_back(XS[size_t(Pd)]);
+      ProgramImpl *P = &L.getProgram();
+      BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+      const int64_t Elt =
+          int64_t(getElementByteSize(X->getType().getElementType()));
+      const int Threads = L.getThreads();
+      const int R = int(YShape.size());
+      L.addStep({Y->getName(), "transpose", false}, {XB}, {YB}, [=]() {
+        copyStrided(R, YShape.data(), P->bytes(XB), SrcStrides.data(),
+                    P->bytes(YB), YS.data(), Elt, Threads);
+      });
+      return true;
+    }
+    break;
+  }
+  default:
+    if (!layout::isReshapeBitcast(X->getType(), Y->getType(), NoDims)) {
+      // Elements move: through a row-major scratch copy (row-major
+      // reshapes are bitcasts), then into the result's layout.
+      const TensorType &XT = X->getType(), &YT = Y->getType();
+      CopyPlan In, Out;
+      In.Rank = int(XT.getRank());
+      In.Shape = toVector(XT.getStaticShape());
+      In.Src = toVector(getStrides(XT));
+      In.Dst = toVector(getStrides(XT.withLayout(Layout())));
+      Out.Rank = int(YT.getRank());
+      Out.Shape = toVector(YT.getStaticShape());
+      Out.Src = toVector(getStrides(YT.withLayout(Layout())));
+      Out.Dst = toVector(getStrides(YT));
+      const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+      BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+      BufferId SB = L.defineScratch(*XT.getNumElements() * Elt);
+      ProgramImpl *P = &L.getProgram();
+      const int Threads = L.getThreads();
+      L.addStep({Y->getName(), "reshape.copy", false}, {XB}, {YB, SB}, [=]() {
+        runCopy(In, P->bytes(XB), P->bytes(SB), Elt, Threads);
+        runCopy(Out, P->bytes(SB), P->bytes(YB), Elt, Threads);
+      });
+      return true;
+    }
+    break;
+  }
+  (void)Tail;
+  L.alias(Y, X);
+  return true;
+}
