@@ -21,6 +21,8 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/Layout/CostModel.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -401,7 +403,11 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   if (!readConvShape(N, S))
     return false;
   const TensorType &YT = Tail.Result->getType();
-  if (Tail.Residual && Tail.Residual->getType() != YT)
+  if (Tail.Residual &&
+      (Tail.Residual->getType().getShape() != YT.getShape() ||
+       !layout::areLayoutsEquivalent(
+           YT.getShape(), Tail.Residual->getType().getLayout(),
+           N.getResult(0)->getType().getLayout(), layout::DimBindings())))
     return false;
   const int64_t PixStride = S.outPixelStride();
   if (PixStride == 0)

@@ -13,6 +13,7 @@
 #include "ProgramImpl.h"
 
 #include "strider/IR/Diagnostics.h"
+#include "strider/Layout/CostModel.h"
 #include "strider/Runtime/MemoryPlan.h"
 
 #include "hwy/targets.h"
@@ -247,6 +248,15 @@ const Node *getSoleUser(const Graph &G, const Value *V) {
   return V->getUses()[0].User;
 }
 
+/// Whether tensors of types \p A and \p B hold the same bytes (same
+/// element type and shape, layouts equal or differing only in unit dims).
+bool sameBytes(const TensorType &A, const TensorType &B) {
+  return A.getElementType() == B.getElementType() &&
+         A.getShape() == B.getShape() &&
+         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
+                                      B.getLayout(), layout::DimBindings());
+}
+
 /// The fusion group starting at producer \p N; nodes in \p Claimed belong
 /// to other groups already.
 FusedTail findTail(const Graph &G, const Node &N,
@@ -263,8 +273,8 @@ FusedTail findTail(const Graph &G, const Node &N,
       U->getNumOperands() == 2) {
     const Value *Other =
         U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
-    if (Other != T.Result && Other->getType() == T.Result->getType() &&
-        U->getResult(0)->getType() == T.Result->getType()) {
+    if (Other != T.Result && sameBytes(Other->getType(), T.Result->getType()) &&
+        sameBytes(U->getResult(0)->getType(), T.Result->getType())) {
       T.Residual = Other;
       T.Result = U->getResult(0);
       T.Last = U;
@@ -274,9 +284,36 @@ FusedTail findTail(const Graph &G, const Node &N,
         U = nullptr;
     }
   }
+  // x * Sigmoid(x) (SiLU as exporters write it): x has exactly those two
+  // users, and the Sigmoid only the Mul.
+  if (!U && !G.isGraphOutput(T.Result) && T.Result->getUses().size() == 2) {
+    const Node *Sig = nullptr, *Mul = nullptr;
+    for (const Use &Us : T.Result->getUses()) {
+      if (Us.User->getOpId() == OpId::Sigmoid)
+        Sig = Us.User;
+      else if (Us.User->getOpId() == OpId::Mul)
+        Mul = Us.User;
+    }
+    if (Sig && Mul && !Claimed.count(Sig) && !Claimed.count(Mul) &&
+        getSoleUser(G, Sig->getResult(0)) == Mul &&
+        sameBytes(Sig->getResult(0)->getType(), T.Result->getType()) &&
+        sameBytes(Mul->getResult(0)->getType(), T.Result->getType()) &&
+        Mul->getNumOperands() == 2 &&
+        ((Mul->getOperand(0) == T.Result &&
+          Mul->getOperand(1) == Sig->getResult(0)) ||
+         (Mul->getOperand(1) == T.Result &&
+          Mul->getOperand(0) == Sig->getResult(0)))) {
+      T.Act.Kind = ActKind::SiLU;
+      T.Result = Mul->getResult(0);
+      T.Last = Mul;
+      T.Followers.push_back(Sig);
+      T.Followers.push_back(Mul);
+      return T;
+    }
+  }
   Activation A;
   if (U && getFusableActivation(*U, A) &&
-      U->getResult(0)->getType() == T.Result->getType()) {
+      sameBytes(U->getResult(0)->getType(), T.Result->getType())) {
     T.Act = A;
     T.Result = U->getResult(0);
     T.Last = U;

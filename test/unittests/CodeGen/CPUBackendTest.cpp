@@ -95,7 +95,8 @@ public:
 
   /// Runs the graph with \p V as its output through both executors and
   /// compares; returns the CPU program's fallback count.
-  void check(Value *Out, unsigned MaxFallbacks = 0, int Threads = 1) {
+  void check(Value *Out, unsigned MaxFallbacks = 0, int Threads = 1,
+             const std::string &ExpectKernel = "") {
     G.addOutput(Out);
     auto Want = runReference(G, Inputs);
     ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
@@ -110,6 +111,10 @@ public:
       Kernels += " " + S.Kernel;
     }
     EXPECT_LE(Fallbacks, MaxFallbacks) << "kernels:" << Kernels;
+    if (!ExpectKernel.empty()) {
+      EXPECT_NE(Kernels.find(ExpectKernel), std::string::npos)
+          << "kernels:" << Kernels;
+    }
     auto Got = (*Prog)->run(Inputs);
     ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
     // Twice: the arena is reused and must not leak state between runs.
@@ -410,6 +415,37 @@ INSTANTIATE_TEST_SUITE_P(Sweep, ConvKernelTest, testing::ValuesIn(convParams()),
 //===----------------------------------------------------------------------===//
 // Pooling, elementwise, matrix and data movement
 //===----------------------------------------------------------------------===//
+
+TEST(CPUKernelTest, FusesSiLUWrittenAsMulOfSigmoid) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B(70 + CL);
+    Layout L4 = layoutFor(CL, 4);
+    Value *X = B.input({1, 6, 5, 16}, L4);
+    Value *Y = B.op(OpId::Conv, {X, B.constant({8, 6, 3, 3}), B.constant({8})},
+                    {{"pads", Attribute::getInts({1, 1, 1, 1})}});
+    B.setLayout(Y, L4);
+    Value *S = B.op(OpId::Sigmoid, {Y});
+    B.setLayout(S, L4);
+    Value *M = B.op(OpId::Mul, {S, Y});
+    B.setLayout(M, L4);
+    B.check(M, 0, 1, "+silu");
+  }
+}
+
+TEST(CPUKernelTest, FusesAcrossLayoutsThatHoldTheSameBytes) {
+  // A 1x1 spatial map: channels-first and channels-last are the same
+  // bytes, so the residual Add and the Sigmoid still fuse into the conv.
+  GraphBuilder B(80);
+  Value *X = B.input({1, 16, 1, 1}, Layout::getChannelsLast(4));
+  Value *Y =
+      B.op(OpId::Conv, {X, B.constant({16, 16, 1, 1}), B.constant({16})});
+  B.setLayout(Y, Layout::getChannelsLast(4));
+  Value *R = B.input({1, 16, 1, 1});
+  Value *A = B.op(OpId::Add, {Y, R});
+  Value *S = B.op(OpId::Sigmoid, {A});
+  B.setLayout(S, Layout::getChannelsLast(4));
+  B.check(S, 0, 1, "conv.nhwc+bias+add+sigmoid");
+}
 
 TEST(CPUKernelTest, MaxAndAveragePoolChannelsLast) {
   struct PoolCase {
