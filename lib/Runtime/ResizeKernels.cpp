@@ -10,6 +10,8 @@
 
 #include "Kernels.h"
 
+#include "strider/Runtime/ResizeSampling.h"
+
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
@@ -20,19 +22,6 @@ using namespace strider;
 using namespace strider::runtime;
 
 namespace {
-
-/// One input position contributing to an output position along one axis.
-struct Tap {
-  int64_t Index;
-  double Weight;
-};
-
-/// Per-axis sampling of every output position.
-struct AxisSampling {
-  std::vector<std::vector<Tap>> Taps;
-  /// tf_crop_and_resize: the output position lies outside the input.
-  std::vector<bool> Extrapolated;
-};
 
 /// Reads a rank-1 operand as doubles.
 std::vector<double> readVector(const Tensor &T) {
@@ -50,19 +39,17 @@ std::array<double, 4> cubicWeights(double T, double A) {
   return {Far(T + 1), Near(T), Near(1 - T), Far(2 - T)};
 }
 
-llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
-                         llvm::MutableArrayRef<Tensor> Results) {
-  const Tensor &X = *Operands[0];
-  Tensor &Y = Results[0];
-  auto Operand = [&](unsigned I) -> const Tensor * {
-    if (I >= Operands.size() || !Operands[I] ||
-        Operands[I]->getNumElements() == 0)
-      return nullptr;
-    return Operands[I];
-  };
-  const Tensor *Roi = Operand(1), *Scales = Operand(2), *Sizes = Operand(3);
-  int64_t Rank = X.getRank();
-  if (Y.getRank() != Rank)
+} // namespace
+
+llvm::Expected<ResizeSampling>
+runtime::computeResizeSampling(const Node &N, llvm::ArrayRef<int64_t> InShape,
+                               llvm::ArrayRef<int64_t> OutShape,
+                               const Tensor *Roi, const Tensor *Scales,
+                               const Tensor *Sizes) {
+  auto InDim = [&](int64_t D) { return InShape[size_t(D)]; };
+  auto OutDim = [&](int64_t D) { return OutShape[size_t(D)]; };
+  int64_t Rank = int64_t(InShape.size());
+  if (int64_t(OutShape.size()) != Rank)
     return makeNodeError(N, "result must have the input's rank");
   if (N.getIntAttr("antialias", 0) != 0)
     return makeNodeError(N, "antialias is not supported");
@@ -74,7 +61,8 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   std::string Policy = N.getStringAttr("keep_aspect_ratio_policy", "stretch");
   double CubicA = N.getFloatAttr("cubic_coeff_a", -0.75f);
   bool ExcludeOutside = N.getIntAttr("exclude_outside", 0) != 0;
-  double ExtrapolationValue = N.getFloatAttr("extrapolation_value", 0.0f);
+  ResizeSampling Result;
+  Result.ExtrapolationValue = N.getFloatAttr("extrapolation_value", 0.0f);
   if (Mode != "nearest" && Mode != "linear" && Mode != "cubic")
     return makeNodeError(N, "unsupported mode '" + Mode + "'");
   if (Coord != "half_pixel" && Coord != "half_pixel_symmetric" &&
@@ -121,7 +109,7 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
                                   " entries");
     double Common = Policy == "not_larger" ? HUGE_VAL : 0.0;
     for (size_t I = 0; I < NumAxes; ++I) {
-      double R = S[I] / double(X.getDim(Axes[I]));
+      double R = S[I] / double(InDim(Axes[I]));
       Scale[Axes[I]] = R;
       Common = Policy == "not_larger" ? std::min(Common, R)
                                       : std::max(Common, R);
@@ -150,24 +138,25 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   }
   for (int64_t D = 0; D < Rank; ++D) {
     // Sizes (scaled by a common factor) round; scales truncate.
-    double Exact = Scale[D] * double(X.getDim(D));
-    int64_t Out = !llvm::is_contained(Axes, D) ? X.getDim(D)
+    double Exact = Scale[D] * double(InDim(D));
+    int64_t Out = !llvm::is_contained(Axes, D) ? InDim(D)
                   : Sizes                      ? int64_t(std::llround(Exact))
                                                : int64_t(Exact);
-    if (Out != Y.getDim(D))
+    if (Out != OutDim(D))
       return makeNodeError(N, "result dim " + llvm::Twine(D) + " is " +
-                                  llvm::Twine(Y.getDim(D)) + ", expected " +
+                                  llvm::Twine(OutDim(D)) + ", expected " +
                                   llvm::Twine(Out));
-    if (X.getDim(D) == 0 && Out != 0)
+    if (InDim(D) == 0 && Out != 0)
       return makeNodeError(N, "cannot resize an empty dim");
   }
 
   // Per-axis taps of every output position.
-  std::vector<AxisSampling> Sampling(Rank);
+  std::vector<ResizeAxis> &Sampling = Result.Axes;
+  Sampling.resize(size_t(Rank));
   for (int64_t D = 0; D < Rank; ++D) {
-    int64_t In = X.getDim(D), Out = Y.getDim(D);
+    int64_t In = InDim(D), Out = OutDim(D);
     double S = Scale[D], OutF = S * double(In);
-    AxisSampling &AS = Sampling[D];
+    ResizeAxis &AS = Sampling[D];
     AS.Taps.resize(Out);
     AS.Extrapolated.assign(Out, false);
     for (int64_t O = 0; O < Out; ++O) {
@@ -195,7 +184,7 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
       };
       double Floor = std::floor(XOri), Frac = XOri - Floor;
       int64_t Base = int64_t(Floor);
-      std::vector<Tap> &Taps = AS.Taps[O];
+      std::vector<ResizeTap> &Taps = AS.Taps[O];
       if (Mode == "nearest") {
         bool Up;
         if (Frac == 0)
@@ -233,6 +222,29 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
     }
   }
 
+  return Result;
+}
+
+namespace {
+
+llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                         llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  auto Operand = [&](unsigned I) -> const Tensor * {
+    if (I >= Operands.size() || !Operands[I] ||
+        Operands[I]->getNumElements() == 0)
+      return nullptr;
+    return Operands[I];
+  };
+  const Tensor *Roi = Operand(1), *Scales = Operand(2), *Sizes = Operand(3);
+  auto SamplingOrErr = computeResizeSampling(N, X.getShape(), Y.getShape(),
+                                             Roi, Scales, Sizes);
+  if (!SamplingOrErr)
+    return SamplingOrErr.takeError();
+  const std::vector<ResizeAxis> &Sampling = SamplingOrErr->Axes;
+  const double ExtrapolationValue = SamplingOrErr->ExtrapolationValue;
+  int64_t Rank = X.getRank();
   llvm::SmallVector<int64_t, 6> TapCounts(Rank), XIdx(Rank);
   forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
     bool Extrapolate = false;
@@ -247,7 +259,7 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
       forEachIndex(TapCounts, [&](llvm::ArrayRef<int64_t> TIdx) {
         double W = 1;
         for (int64_t D = 0; D < Rank; ++D) {
-          const Tap &T = Sampling[D].Taps[YIdx[D]][TIdx[D]];
+          const ResizeTap &T = Sampling[D].Taps[YIdx[D]][TIdx[D]];
           XIdx[D] = T.Index;
           W *= T.Weight;
         }

@@ -13,6 +13,7 @@
 #include "Activation.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace strider {
 namespace cpu {
@@ -79,6 +80,22 @@ struct PoolParams {
 };
 void runPoolChannelsLast(const PoolParams &P, const float *X, float *Y,
                          int Threads);
+
+/// Resize of one channels-last image over its (up to 3, normalized)
+/// spatial dims: output position o of axis d reads input taps
+/// [Begin[o], Begin[o + 1]) of Offset (element offsets) and Weight.
+struct ResampleAxis {
+  std::vector<int64_t> Begin, Offset;
+  std::vector<float> Weight;
+};
+struct ResampleParams {
+  int64_t Channels = 0;
+  int64_t Out[3] = {1, 1, 1};
+  int64_t YS[3] = {0, 0, 0};
+  ResampleAxis Axes[3];
+};
+void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
+                             int Threads);
 
 /// Global max/average pooling of one image: X holds Pixels x Channels with
 /// strides (PixelStride, ChannelStride); Y holds Channels with stride

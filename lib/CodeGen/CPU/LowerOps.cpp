@@ -11,6 +11,7 @@
 #include "ProgramImpl.h"
 
 #include "strider/Layout/CostModel.h"
+#include "strider/Runtime/ResizeSampling.h"
 
 #include <cmath>
 
@@ -425,6 +426,87 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
                                Scale->get(), Shift->get(), Act, P->f32(YB),
                                Threads);
             });
+  return true;
+}
+
+bool cpu::lowerResize(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const unsigned Rank = XT.getRank();
+  if (Rank < 3 || Rank > 5)
+    return false;
+  // The roi, scales and sizes operands must be constants (or absent).
+  std::vector<runtime::Tensor> Ops(4);
+  const runtime::Tensor *Ptrs[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (unsigned I = 1; I < 4 && I < N.getNumOperands(); ++I) {
+    if (!N.hasOperand(I))
+      continue;
+    const TensorData *D = N.getOperand(I)->getConstantData();
+    if (!D)
+      return false;
+    if (D->getNumElements() == 0)
+      continue;
+    Ops[I] = runtime::Tensor::fromData(*D);
+    Ptrs[I] = &Ops[I];
+  }
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto Sampling = runtime::computeResizeSampling(N, XShape, YShape, Ptrs[1],
+                                                 Ptrs[2], Ptrs[3]);
+  if (!Sampling) {
+    llvm::consumeError(Sampling.takeError()); // The reference reports it.
+    return false;
+  }
+  // Batch and channels must be copied through (one tap of weight 1 at the
+  // same index), nothing extrapolated.
+  for (unsigned D = 0; D < Rank; ++D) {
+    const runtime::ResizeAxis &A = Sampling->Axes[D];
+    for (size_t O = 0; O < A.Taps.size(); ++O) {
+      if (A.Extrapolated[O])
+        return false;
+      if (D < 2 && (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
+                    A.Taps[O][0].Weight != 1.0))
+        return false;
+    }
+  }
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  if (XS[1] != 1 || YS[1] != 1)
+    return false;
+  auto Params = std::make_shared<ResampleParams>();
+  Params->Channels = XShape[1];
+  const unsigned Off = 3 - (Rank - 2);
+  for (unsigned I = 0; I < 3; ++I) {
+    ResampleAxis &A = Params->Axes[I];
+    if (I < Off) {
+      A.Begin = {0, 1};
+      A.Offset = {0};
+      A.Weight = {1.0f};
+      continue;
+    }
+    const unsigned D = 2 + I - Off;
+    Params->Out[I] = YShape[D];
+    Params->YS[I] = YS[D];
+    A.Begin.push_back(0);
+    for (const auto &Taps : Sampling->Axes[D].Taps) {
+      for (const runtime::ResizeTap &T : Taps) {
+        A.Offset.push_back(T.Index * XS[D]);
+        A.Weight.push_back(float(T.Weight));
+      }
+      A.Begin.push_back(int64_t(A.Offset.size()));
+    }
+  }
+  L.own(Params);
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "resize.nhwc", false}, {XB}, {YB}, [=]() {
+    for (int64_t B = 0; B < Batch; ++B)
+      runResampleChannelsLast(*Params, P->f32(XB) + B * XBS,
+                              P->f32(YB) + B * YBS, Threads);
+  });
   return true;
 }
 

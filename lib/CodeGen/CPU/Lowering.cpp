@@ -220,6 +220,7 @@ const LowerTable &getLowerTable() {
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
+    T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

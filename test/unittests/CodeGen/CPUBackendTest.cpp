@@ -702,6 +702,34 @@ TEST(CPUKernelTest, SplitSlicePadAndSpaceDepth) {
   }
 }
 
+TEST(CPUKernelTest, ResizeChannelsLast) {
+  struct Case {
+    const char *Mode, *Coord, *Nearest;
+    std::vector<float> Scales;
+  } Cases[] = {
+      {"nearest", "asymmetric", "floor", {1, 1, 2, 2}},
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 1, 1.5f, 0.5f}},
+      {"linear", "half_pixel", "floor", {1, 1, 2, 2}},
+      {"linear", "align_corners", "floor", {1, 1, 1.75f, 2.5f}},
+      {"cubic", "pytorch_half_pixel", "floor", {1, 1, 2, 3}},
+  };
+  for (const Case &C : Cases) {
+    GraphBuilder B(90);
+    Value *X = B.input({2, 19, 5, 6}, Layout::getChannelsLast(4));
+    Node *Empty = B.G.createNode(OpId::Constant, {}, {"roi"},
+                                 {TensorType::get(ElementType::F32, {0})});
+    Empty->setAttr("value",
+                   Attribute::getTensor(TensorData::fromFloat({0}, {})));
+    Value *Y =
+        B.op(OpId::Resize, {X, Empty->getResult(0), B.constant({4}, C.Scales)},
+             {{"mode", Attribute::getString(C.Mode)},
+              {"coordinate_transformation_mode", Attribute::getString(C.Coord)},
+              {"nearest_mode", Attribute::getString(C.Nearest)}});
+    B.setLayout(Y, Layout::getChannelsLast(4));
+    B.check(Y, 0, 1, "resize.nhwc");
+  }
+}
+
 TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
   GraphBuilder B(8);
   Value *X = B.input({2, 6, 4});

@@ -1,0 +1,75 @@
+//===- ResampleKernels.cpp - Channels-last Resize -------------------------===//
+//
+// Resize over the spatial dims of a channels-last tensor: the per-axis
+// sampling (runtime::computeResizeSampling, the definition the reference
+// interpreter executes too) is tabulated at compile time as element offsets
+// and weights; each output pixel sums its taps' channel vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ResampleKernels.cpp"
+#include "hwy/foreach_target.h" // IWYU pragma: keep
+
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace strider {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void ResampleRowImpl(const ResampleParams &P, const float *X, float *Y,
+                     int64_t OD, int64_t OH) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const ResampleAxis &AD = P.Axes[0], &AH = P.Axes[1], &AW = P.Axes[2];
+  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+    for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
+      const auto Mask = hn::FirstN(d, Valid);
+      const bool Full = Valid == size_t(L);
+      auto Acc = hn::Zero(d);
+      for (int64_t I = AD.Begin[OD]; I < AD.Begin[OD + 1]; ++I)
+        for (int64_t J = AH.Begin[OH]; J < AH.Begin[OH + 1]; ++J)
+          for (int64_t K = AW.Begin[OW]; K < AW.Begin[OW + 1]; ++K) {
+            const float *Src =
+                X + AD.Offset[I] + AH.Offset[J] + AW.Offset[K] + C0;
+            const auto V =
+                Full ? hn::LoadU(d, Src) : hn::MaskedLoad(Mask, d, Src);
+            const float W = AD.Weight[I] * AH.Weight[J] * AW.Weight[K];
+            Acc = hn::MulAdd(V, hn::Set(d, W), Acc);
+          }
+      if (Full)
+        hn::StoreU(Acc, d, Out + C0);
+      else
+        hn::BlendedStore(Acc, Mask, d, Out + C0);
+    }
+  }
+}
+
+} // namespace HWY_NAMESPACE
+} // namespace cpu
+} // namespace strider
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace strider {
+namespace cpu {
+
+HWY_EXPORT(ResampleRowImpl);
+
+void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
+                             int Threads) {
+  parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
+    HWY_DYNAMIC_DISPATCH(ResampleRowImpl)(P, X, Y, R / P.Out[1], R % P.Out[1]);
+  });
+}
+
+} // namespace cpu
+} // namespace strider
+#endif // HWY_ONCE
