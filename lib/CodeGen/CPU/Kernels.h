@@ -97,6 +97,16 @@ struct ResampleParams {
 void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
                              int Threads);
 
+/// Softmax (\p Log: LogSoftmax) over the middle dim of a dense
+/// [Outer][Len][Inner] tensor.
+void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
+                const float *X, float *Y, int Threads);
+
+/// Y[o][i] = reduction over l of X[o][l][i] (dense tensors).
+enum class ReduceKind { Sum = 0, Max = 1, Mean = 2 };
+void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
+               const float *X, float *Y, int Threads);
+
 /// Global max/average pooling of one image: X holds Pixels x Channels with
 /// strides (PixelStride, ChannelStride); Y holds Channels with stride
 /// YStride.

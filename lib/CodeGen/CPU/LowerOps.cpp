@@ -510,6 +510,127 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   return true;
 }
 
+/// Splits \p T's physical order into [Outer][Len][Inner] around the dims
+/// marked in \p Middle (unit dims go anywhere); false if those are not
+/// physically adjacent.
+static bool splitAround(const TensorType &T, const std::vector<bool> &Middle,
+                        int64_t &Outer, int64_t &Len, int64_t &Inner) {
+  auto Shape = T.getStaticShape();
+  auto Perm = T.getLayout().getPermutation(T.getRank());
+  Outer = Len = Inner = 1;
+  int Phase = 0; // 0: before the middle run, 1: in it, 2: after it.
+  for (unsigned P = 0; P < Perm.size(); ++P) {
+    const unsigned D = Perm[P];
+    if (Shape[D] == 1)
+      continue;
+    if (Middle[D]) {
+      if (Phase == 2)
+        return false;
+      Phase = 1;
+      Len *= Shape[D];
+    } else {
+      if (Phase == 1)
+        Phase = 2;
+      (Phase == 0 ? Outer : Inner) *= Shape[D];
+    }
+  }
+  return true;
+}
+
+bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
+                       const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (R == 0 || Axis < -R || Axis >= R || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  if (Axis < 0)
+    Axis += R;
+  std::vector<bool> Middle(size_t(R), false);
+  Middle[size_t(Axis)] = true;
+  int64_t Outer, Len, Inner;
+  if (!splitAround(XT, Middle, Outer, Len, Inner))
+    return false;
+  const bool Log = N.getOpId() == OpId::LogSoftmax;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(),
+             std::string(Log ? "log_softmax" : "softmax") +
+                 (Inner == 1 ? ".rows" : ".strided"),
+             false},
+            {XB}, {YB}, [=]() {
+              runSoftmax(Outer, Len, Inner, Log, P->f32(XB), P->f32(YB),
+                         Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerReduce(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  std::vector<bool> Reduced(size_t(R), false);
+  if (N.hasOperand(1)) {
+    const TensorData *D = N.getOperand(1)->getConstantData();
+    if (!D)
+      return false;
+    for (int64_t A : D->toInt64Vector()) {
+      if (A < -R || A >= R)
+        return false;
+      Reduced[size_t(A < 0 ? A + R : A)] = true;
+    }
+  }
+  if (std::find(Reduced.begin(), Reduced.end(), true) == Reduced.end()) {
+    if (N.getIntAttr("noop_with_empty_axes", 0) != 0)
+      return false;
+    Reduced.assign(size_t(R), true);
+  }
+  int64_t Outer, Len, Inner;
+  if (!splitAround(XT, Reduced, Outer, Len, Inner))
+    return false;
+  // The result must hold the kept dims in the same physical order.
+  const bool Keep = N.getIntAttr("keepdims", 1) != 0;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  std::vector<int64_t> YToX;
+  for (int64_t D = 0; D < R; ++D)
+    if (!Reduced[size_t(D)] || Keep)
+      YToX.push_back(D);
+  if (YToX.size() != YShape.size())
+    return false;
+  std::vector<int64_t> SeqX, SeqY;
+  for (unsigned D : XT.getLayout().getPermutation(unsigned(R)))
+    if (!Reduced[D] && XShape[D] != 1)
+      SeqX.push_back(D);
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+    if (YShape[D] != 1)
+      SeqY.push_back(YToX[D]);
+  if (SeqX != SeqY)
+    return false;
+  ReduceKind Kind = N.getOpId() == OpId::ReduceMax    ? ReduceKind::Max
+                    : N.getOpId() == OpId::ReduceMean ? ReduceKind::Mean
+                                                      : ReduceKind::Sum;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep(
+      {Y->getName(),
+       "reduce." + N.getOpType().lower() + (Inner == 1 ? ".rows" : ".strided"),
+       false},
+      {XB}, {YB}, [=]() {
+        runReduce(Kind, Outer, Len, Inner, P->f32(XB), P->f32(YB), Threads);
+      });
+  return true;
+}
+
 bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
   if (!isF32(X) || N.getNumResults() != 1 || Tail.Residual ||

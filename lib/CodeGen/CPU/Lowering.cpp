@@ -221,6 +221,10 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::Resize)] = lowerResize;
+    T[size_t(OpId::Softmax)] = lowerSoftmax;
+    T[size_t(OpId::LogSoftmax)] = lowerSoftmax;
+    for (OpId Id : {OpId::ReduceMean, OpId::ReduceMax, OpId::ReduceSum})
+      T[size_t(Id)] = lowerReduce;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

@@ -152,6 +152,8 @@ bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);
