@@ -399,8 +399,8 @@ namespace {
 
 /// Per-thread scratch for packed panels, grown on demand and kept.
 float *threadScratch(int Slot, size_t Count) {
-  thread_local AlignedFloats Buf[2];
-  thread_local size_t Cap[2] = {0, 0};
+  thread_local AlignedFloats Buf[3];
+  thread_local size_t Cap[3] = {0, 0, 0};
   if (Cap[Slot] < Count) {
     Buf[Slot] = allocateFloats(Count);
     Cap[Slot] = Count;
@@ -434,6 +434,26 @@ void runGemm(const GemmProblem &P, int Threads) {
   const int64_t NumTiles = int64_t(Tiles.size());
   const int64_t MBlocks = (NumTiles + TilesPerBlock - 1) / TilesPerBlock;
   const int64_t Panels = (P.N + NR - 1) / NR;
+  // A B packed per panel and read by several row blocks (MatMul of two
+  // activations) is packed once, all panels, before the blocks run.
+  if (P.B && MBlocks > 1) {
+    float *Buf = threadScratch(2, size_t(Panels * P.K * NR));
+    parallelFor(Panels, Threads, [&](int64_t Panel) {
+      const int64_t N0 = Panel * NR;
+      P.B->pack(N0, int(std::min<int64_t>(NR, P.N - N0)), 0, P.K, NR,
+                Buf + Panel * P.K * NR);
+    });
+    PackedOperand Whole;
+    Whole.K = P.K;
+    Whole.Extent = P.N;
+    Whole.Width = NR;
+    Whole.View = Buf;
+    GemmProblem Q = P;
+    Q.B = nullptr;
+    Q.PackedB = &Whole;
+    runGemm(Q, Threads);
+    return;
+  }
   // With few row blocks, split the B panels too, so every thread has work.
   int64_t Groups = 1;
   if (Threads > 1 && MBlocks < 4 * Threads)

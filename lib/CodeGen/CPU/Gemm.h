@@ -70,8 +70,10 @@ struct PackedOperand {
   int64_t K = 0;
   int64_t Extent = 0; ///< M for A, N for B.
   int Width = 0;      ///< MR for A, NR for B.
+  /// Panels held elsewhere (a per-call packing); null: Data.
+  const float *View = nullptr;
   const float *panel(int64_t Index, int64_t K0) const {
-    return Data.get() + (Index * K + K0) * Width;
+    return (View ? View : Data.get()) + (Index * K + K0) * Width;
   }
 };
 

@@ -374,6 +374,7 @@ std::shared_ptr<AlignedFloats> makePaddedBias(const std::vector<float> &B,
 
 struct ConvPlan {
   ConvShape S;
+  bool ViaScratch = false; ///< Pixel rows stored channels-last, transposed.
   DirectInput Direct;
   std::vector<PackedOperand> Weights; ///< One per group.
   std::shared_ptr<AlignedFloats> Bias;
@@ -489,6 +490,16 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
 
   Plan->PixelRows = S.YC == 1 || PixStride != 1;
+  // Channels-last input, channels-first output (the last conv of a
+  // channels-last body): pixel rows into a channels-last scratch image,
+  // then one tiled transposition, rather than im2col columns gathered
+  // across channels.
+  BufferId TB = -1;
+  if (!Plan->PixelRows && S.XC == 1 && !Tail.Residual) {
+    Plan->PixelRows = true;
+    Plan->ViaScratch = true;
+    TB = L.defineScratch(S.outPixels() * S.Cout * int64_t(sizeof(float)));
+  }
   // Channels-last input, pixel rows, at most 2 spatial dims: A is read in
   // place, from a zero-padded copy if any tap can reach the padding.
   BufferId PadB = -1;
@@ -562,6 +573,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   std::vector<BufferId> Writes{YB};
   if (PadB >= 0)
     Writes.push_back(PadB);
+  if (TB >= 0)
+    Writes.push_back(TB);
   const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
                                : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
   Name = std::string("conv.") + Form + (Bias.empty() ? "" : "+bias") +
@@ -594,10 +607,11 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         DA.Width = DI.Width;
         DA.TapOffsets = DI.TapOffsets.data();
       }
+      float *Scratch = Plan->ViaScratch ? PP->f32(TB) : nullptr;
       for (int64_t G = 0; G < S.Group; ++G) {
         GemmProblem GP;
         const int64_t YOff = B * S.YB + G * OG * S.YC;
-        GP.C = Yp + YOff;
+        GP.C = Scratch ? Scratch + G * OG : Yp + YOff;
         GP.K = CG * S.taps();
         GP.Epi.Act = Plan->Act;
         GP.Epi.Residual = Rp ? Rp + YOff : nullptr;
@@ -613,8 +627,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
             GP.A = &A;
           }
           GP.PackedB = &Plan->Weights[size_t(G)];
-          GP.LdM = PixStride;
-          GP.LdN = S.YC;
+          GP.LdM = Scratch ? S.Cout : PixStride;
+          GP.LdN = Scratch ? 1 : S.YC;
           GP.Epi.Bias = Plan->Bias->get() + G * OG;
           GP.Epi.BiasPerRow = false;
           runGemm(GP, Threads);
@@ -630,6 +644,15 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
           GP.Epi.BiasPerRow = true;
           runGemm(GP, Threads);
         }
+      }
+      if (Scratch) {
+        // [pixel][channel] -> the output's channel and pixel strides.
+        const int64_t Shape[2] = {S.Cout, S.outPixels()};
+        const int64_t From[2] = {1, S.Cout};
+        const int64_t To[2] = {S.YC, PixStride};
+        copyStrided(2, Shape, reinterpret_cast<const uint8_t *>(Scratch), From,
+                    reinterpret_cast<uint8_t *>(Yp + B * S.YB), To,
+                    sizeof(float), Threads);
       }
     }
   });

@@ -203,11 +203,21 @@ static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
               for (int64_t I = 0; I < Batch; ++I) {
                 StridedAPacker AP(P->f32(AB) + I * ABatch, ARow, ACol);
                 StridedBPacker BP(P->f32(BB) + I * BBatch, BRow, BCol);
+                const int64_t Zero = 0;
+                DirectA D;
+                D.Base = P->f32(AB) + I * ABatch;
+                D.SegRows = M;
+                D.RowStride = ARow;
+                D.Width = K;
+                D.TapOffsets = &Zero;
                 GemmProblem G;
                 G.M = M;
                 G.N = NC;
                 G.K = K;
-                G.A = &AP;
+                if (ACol == 1)
+                  G.Direct = &D;
+                else
+                  G.A = &AP;
                 G.B = &BP;
                 G.C = P->f32(YB) + I * M * NC;
                 G.LdM = NC;
