@@ -296,15 +296,11 @@ void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
         const DirectA &D = *P.Direct;
         const int64_t Seg = Row / D.SegRows;
         const int Rows = Tiles[T].Rows;
-        A.Row0 =
-            D.Base + Seg * D.SegStride + (Row - Seg * D.SegRows) * D.RowStride;
+        A.Row0 = D.row(Row);
         if ((Row + Rows - 1) / D.SegRows != Seg) {
           // The tile spans segments: its rows through a table.
-          for (int Rr = 0; Rr < Rows; ++Rr) {
-            const int64_t M = Row + Rr, S = M / D.SegRows;
-            RowPtrs[Rr] =
-                D.Base + S * D.SegStride + (M - S * D.SegRows) * D.RowStride;
-          }
+          for (int Rr = 0; Rr < Rows; ++Rr)
+            RowPtrs[Rr] = D.row(Row + Rr);
           A.RowPtrs = RowPtrs;
         }
         A.RowStride = D.RowStride;

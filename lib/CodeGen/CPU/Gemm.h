@@ -101,6 +101,18 @@ struct Epilogue {
 struct DirectA {
   const float *Base = nullptr;
   int64_t SegRows = 0, SegStride = 0, RowStride = 0;
+  /// Segments come in groups of OuterSegs (the rows of one output plane of
+  /// a 3D conv), group g at Base + g * OuterStride; 0: one group.
+  int64_t OuterSegs = 0, OuterStride = 0;
+  /// Start of row \p M.
+  const float *row(int64_t M) const {
+    const int64_t Seg = M / SegRows, J = M - Seg * SegRows;
+    if (!OuterSegs)
+      return Base + Seg * SegStride + J * RowStride;
+    const int64_t G = Seg / OuterSegs;
+    return Base + G * OuterStride + (Seg - G * OuterSegs) * SegStride +
+           J * RowStride;
+  }
   int64_t Width = 0;
   const int64_t *TapOffsets = nullptr;
 };

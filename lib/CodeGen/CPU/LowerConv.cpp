@@ -293,45 +293,50 @@ private:
 struct DirectInput {
   bool Enabled = false;
   bool Padded = false;
-  bool Uniform = false;    ///< One row stride over the whole image.
-  int64_t Width = 0;       ///< Contiguous elements per tap group.
-  int64_t Hp = 0, Wp = 0;  ///< Padded extent (rows, columns).
-  int64_t PixelStride = 0; ///< Elements between pixels of the source.
-  int64_t RowStride = 0;   ///< Elements between rows of the source.
+  bool Uniform = false;           ///< One row stride over the whole image.
+  int64_t Width = 0;              ///< Contiguous elements per tap group.
+  int64_t Dp = 1, Hp = 0, Wp = 0; ///< Padded extent: planes, rows, columns.
+  int64_t PixelStride = 0;        ///< Elements between pixels of the source.
+  int64_t RowStride = 0;          ///< Elements between rows of the source.
+  int64_t PlaneStride = 0; ///< Elements between planes (3D) of the source.
   std::vector<int64_t> TapOffsets;
 };
 
-/// Copies one channels-last image \p X into the zero-padded buffer \p Pad
-/// (DI.Hp x DI.Wp pixels of S.Cin channels, the image at the pad offset).
+/// Copies one image \p X (any layout) channels-last into the zero-padded
+/// buffer \p Pad (DI.Dp x DI.Hp x DI.Wp pixels of S.Cin channels, the image
+/// at the pad offset).
 void padChannelsLast(const ConvShape &S, const float *X, const DirectInput &DI,
                      float *Pad) {
-  const int64_t C = S.Cin, PH = S.Pad[1], PW = S.Pad[2];
+  const int64_t C = S.Cin, PD = S.Pad[0], PH = S.Pad[1], PW = S.Pad[2];
   const size_t RowBytes = size_t(DI.Wp * C) * sizeof(float);
-  for (int64_t H = 0; H < DI.Hp; ++H) {
-    float *Row = Pad + H * DI.Wp * C;
-    const int64_t IH = H - PH;
-    if (IH < 0 || IH >= S.In[1]) {
-      std::memset(Row, 0, RowBytes);
-      continue;
+  for (int64_t D = 0; D < DI.Dp; ++D) {
+    const int64_t ID = D - PD;
+    for (int64_t H = 0; H < DI.Hp; ++H) {
+      float *Row = Pad + (D * DI.Hp + H) * DI.Wp * C;
+      const int64_t IH = H - PH;
+      if (ID < 0 || ID >= S.In[0] || IH < 0 || IH >= S.In[1]) {
+        std::memset(Row, 0, RowBytes);
+        continue;
+      }
+      std::memset(Row, 0, size_t(PW * C) * sizeof(float));
+      const float *Src = X + ID * S.XS[0] + IH * S.XS[1];
+      if (S.XC != 1) {
+        // Channels-first source: gather each pixel's channels.
+        for (int64_t W = 0; W < S.In[2]; ++W)
+          for (int64_t Ch = 0; Ch < C; ++Ch)
+            Row[(PW + W) * C + Ch] = Src[W * S.XS[2] + Ch * S.XC];
+      } else if (S.XS[2] == C) {
+        std::memcpy(Row + PW * C, Src, size_t(S.In[2] * C) * sizeof(float));
+      } else {
+        for (int64_t W = 0; W < S.In[2]; ++W)
+          std::memcpy(Row + (PW + W) * C, Src + W * S.XS[2],
+                      size_t(C) * sizeof(float));
+      }
+      const int64_t Tail = DI.Wp - PW - S.In[2];
+      if (Tail > 0)
+        std::memset(Row + (PW + S.In[2]) * C, 0,
+                    size_t(Tail * C) * sizeof(float));
     }
-    std::memset(Row, 0, size_t(PW * C) * sizeof(float));
-    const float *Src = X + IH * S.XS[1];
-    if (S.XC != 1) {
-      // Channels-first source: gather each pixel's channels.
-      for (int64_t W = 0; W < S.In[2]; ++W)
-        for (int64_t Ch = 0; Ch < C; ++Ch)
-          Row[(PW + W) * C + Ch] = Src[W * S.XS[2] + Ch * S.XC];
-    } else if (S.XS[2] == C) {
-      std::memcpy(Row + PW * C, Src, size_t(S.In[2] * C) * sizeof(float));
-    } else {
-      for (int64_t W = 0; W < S.In[2]; ++W)
-        std::memcpy(Row + (PW + W) * C, Src + W * S.XS[2],
-                    size_t(C) * sizeof(float));
-    }
-    const int64_t Tail = DI.Wp - PW - S.In[2];
-    if (Tail > 0)
-      std::memset(Row + (PW + S.In[2]) * C, 0,
-                  size_t(Tail * C) * sizeof(float));
   }
 }
 
@@ -510,44 +515,49 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   // keep the packed path, unless rows are uniform over the whole image
   // (a pointwise conv with unit stride).
   const int MR = getGemmBlocking().MR;
-  const bool Pointwise = S.Kernel[1] == 1 && S.Kernel[2] == 1 &&
-                         S.Stride[1] == 1 && S.Stride[2] == 1 &&
-                         S.Pad[1] == 0 && S.Pad[2] == 0 &&
-                         S.Out[1] == S.In[1] && S.Out[2] == S.In[2] &&
-                         S.XS[1] == S.In[2] * S.XS[2];
-  if (Plan->PixelRows && (S.XC == 1 || S.Cin <= 4) && S.In[0] == 1 &&
-      S.Out[0] == 1 && S.Kernel[0] == 1 && (S.XC == 1 || S.Out[2] >= MR)) {
+  const bool Pointwise =
+      S.Kernel[0] == 1 && S.Stride[0] == 1 && S.Pad[0] == 0 &&
+      S.Out[0] == S.In[0] && S.XS[0] == S.In[1] * S.XS[1] && S.Kernel[1] == 1 &&
+      S.Kernel[2] == 1 && S.Stride[1] == 1 && S.Stride[2] == 1 &&
+      S.Pad[1] == 0 && S.Pad[2] == 0 && S.Out[1] == S.In[1] &&
+      S.Out[2] == S.In[2] && S.XS[1] == S.In[2] * S.XS[2];
+  if (Plan->PixelRows && (S.XC == 1 || S.Cin <= 4) &&
+      (S.XC == 1 || S.Out[2] >= MR)) {
     DI.Enabled = true;
     DI.Uniform = S.XC == 1 && Pointwise;
-    int64_t NeedH =
-        (S.Out[1] - 1) * S.Stride[1] + (S.Kernel[1] - 1) * S.Dilation[1] + 1;
-    int64_t NeedW =
-        (S.Out[2] - 1) * S.Stride[2] + (S.Kernel[2] - 1) * S.Dilation[2] + 1;
-    DI.Padded = S.XC != 1 || S.Pad[1] > 0 || S.Pad[2] > 0 || NeedH > S.In[1] ||
-                NeedW > S.In[2];
+    int64_t Need[3];
+    bool Reaches = S.XC != 1;
+    for (int Dm = 0; Dm < 3; ++Dm) {
+      Need[Dm] = (S.Out[Dm] - 1) * S.Stride[Dm] +
+                 (S.Kernel[Dm] - 1) * S.Dilation[Dm] + 1;
+      Reaches |= S.Pad[Dm] > 0 || Need[Dm] > S.In[Dm];
+    }
+    DI.Padded = Reaches;
     if (DI.Padded) {
-      DI.Hp = std::max(NeedH, S.In[1] + S.Pad[1]);
-      DI.Wp = std::max(NeedW, S.In[2] + S.Pad[2]);
+      DI.Dp = std::max(Need[0], S.In[0] + S.Pad[0]);
+      DI.Hp = std::max(Need[1], S.In[1] + S.Pad[1]);
+      DI.Wp = std::max(Need[2], S.In[2] + S.Pad[2]);
       DI.PixelStride = S.Cin;
       DI.RowStride = DI.Wp * S.Cin;
-      PadB = L.defineScratch(DI.Hp * DI.Wp * S.Cin * int64_t(sizeof(float)));
+      DI.PlaneStride = DI.Hp * DI.RowStride;
+      PadB = L.defineScratch(DI.Dp * DI.Hp * DI.Wp * S.Cin *
+                             int64_t(sizeof(float)));
     } else {
       DI.PixelStride = S.XS[2];
       DI.RowStride = S.XS[1];
+      DI.PlaneStride = S.XS[0];
     }
     // With unit column dilation and dense pixels of one group, the taps of
     // a kernel row are one contiguous run of KW * Cin elements.
-    if (S.Dilation[2] == 1 && S.Group == 1 && DI.PixelStride == S.Cin) {
-      DI.Width = S.Kernel[2] * CG;
+    const bool MergeRow =
+        S.Dilation[2] == 1 && S.Group == 1 && DI.PixelStride == S.Cin;
+    DI.Width = MergeRow ? S.Kernel[2] * CG : CG;
+    for (int64_t KD = 0; KD < S.Kernel[0]; ++KD)
       for (int64_t KH = 0; KH < S.Kernel[1]; ++KH)
-        DI.TapOffsets.push_back(KH * S.Dilation[1] * DI.RowStride);
-    } else {
-      DI.Width = CG;
-      for (int64_t KH = 0; KH < S.Kernel[1]; ++KH)
-        for (int64_t KW = 0; KW < S.Kernel[2]; ++KW)
-          DI.TapOffsets.push_back(KH * S.Dilation[1] * DI.RowStride +
+        for (int64_t KW = 0; KW < (MergeRow ? 1 : S.Kernel[2]); ++KW)
+          DI.TapOffsets.push_back(KD * S.Dilation[0] * DI.PlaneStride +
+                                  KH * S.Dilation[1] * DI.RowStride +
                                   KW * S.Dilation[2] * DI.PixelStride);
-    }
   }
   const std::vector<float> &WR = W;
   for (int64_t G = 0; G < S.Group; ++G) {
@@ -603,6 +613,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         DA.Base = Src;
         DA.SegRows = DI.Uniform ? S.outPixels() : S.Out[2];
         DA.SegStride = S.Stride[1] * DI.RowStride;
+        DA.OuterSegs = DI.Uniform ? 0 : S.Out[1];
+        DA.OuterStride = S.Stride[0] * DI.PlaneStride;
         DA.RowStride = S.Stride[2] * DI.PixelStride;
         DA.Width = DI.Width;
         DA.TapOffsets = DI.TapOffsets.data();
