@@ -22,19 +22,6 @@ using namespace strider::cpu;
 
 namespace {
 
-template <typename T>
-void transposeTile(const T *Src, int64_t SR, int64_t SC, T *Dst, int64_t DR,
-                   int64_t DC, int64_t Rows, int64_t Cols) {
-  constexpr int64_t B = 32;
-  for (int64_t R0 = 0; R0 < Rows; R0 += B)
-    for (int64_t C0 = 0; C0 < Cols; C0 += B) {
-      const int64_t R1 = std::min(Rows, R0 + B), C1 = std::min(Cols, C0 + B);
-      for (int64_t R = R0; R < R1; ++R)
-        for (int64_t C = C0; C < C1; ++C)
-          Dst[R * DR + C * DC] = Src[R * SR + C * SC];
-    }
-}
-
 void copyElements(const uint8_t *Src, int64_t SS, uint8_t *Dst, int64_t DS,
                   int64_t Count, int64_t Elt) {
   if (SS == 1 && DS == 1) {
@@ -108,9 +95,10 @@ void cpu::copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
     }
     const int64_t Rows = N[R - 2], Cols = N[R - 1];
     if (Elt == 4)
-      transposeTile(reinterpret_cast<const uint32_t *>(Src) + SO, SS[R - 2],
-                    SS[R - 1], reinterpret_cast<uint32_t *>(Dst) + DO,
-                    DS[R - 2], DS[R - 1], Rows, Cols);
+      // Dst[r][c] = Src[c][r]: the source's rows run along dim R-1.
+      transposeFloats(reinterpret_cast<const float *>(Src) + SO, SS[R - 1],
+                      reinterpret_cast<float *>(Dst) + DO, DS[R - 2], Cols,
+                      Rows);
     else
       for (int64_t Rr = 0; Rr < Rows; ++Rr)
         copyElements(Src + (SO + Rr * SS[R - 2]) * Elt, SS[R - 1],

@@ -114,6 +114,11 @@ void runGlobalPool(bool Max, int64_t Pixels, int64_t Channels,
                    int64_t PixelStride, int64_t ChannelStride, const float *X,
                    float *Y, int64_t YStride, int Threads);
 
+/// D[j][i] = S[i][j] for a \p Rows x \p Cols float matrix S with rows
+/// \p SLd apart; D's rows are \p DLd apart.
+void transposeFloats(const float *S, int64_t SLd, float *D, int64_t DLd,
+                     int64_t Rows, int64_t Cols);
+
 /// Copies a tensor of logical \p Shape read through \p SrcStrides into a
 /// destination written through \p DstStrides (element strides; \p EltSize
 /// bytes per element). Dims that nest are merged; a contiguous innermost
