@@ -25,7 +25,8 @@ namespace {
 void copyElements(const uint8_t *Src, int64_t SS, uint8_t *Dst, int64_t DS,
                   int64_t Count, int64_t Elt) {
   if (SS == 1 && DS == 1) {
-    std::memcpy(Dst, Src, size_t(Count * Elt));
+    if (Count > 0)
+      std::memcpy(Dst, Src, size_t(Count * Elt));
     return;
   }
   for (int64_t I = 0; I < Count; ++I)

@@ -14,6 +14,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "SimdActivation-inl.h"
+#include "SimdTail-inl.h"
 
 #include "hwy/highway.h"
 
@@ -62,22 +63,21 @@ HWY_INLINE void depthwisePixel(const float *HWY_RESTRICT X,
   }
   for (; C0 < C; C0 += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, C - C0));
-    const auto Mask = hn::FirstN(d, Valid);
     const bool Full = Valid == size_t(L);
     auto Acc = hn::LoadU(d, Bias + C0);
     for (int64_t T = 0; T < NumTaps; ++T) {
       const float *Src = X + Offsets[T] + C0;
-      const auto XV = Full ? hn::LoadU(d, Src) : hn::MaskedLoad(Mask, d, Src);
+      const auto XV = Full ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
       Acc = hn::MulAdd(XV, hn::LoadU(d, W + Taps[T] * WS + C0), Acc);
     }
     if (Residual)
       Acc = hn::Add(Acc, Full ? hn::LoadU(d, Residual + C0)
-                              : hn::MaskedLoad(Mask, d, Residual + C0));
+                              : loadTail(d, Residual + C0, Valid));
     Acc = applyActivation(d, Act, Acc);
     if (Full)
       hn::StoreU(Acc, d, Y + C0);
     else
-      hn::BlendedStore(Acc, Mask, d, Y + C0);
+      storeTail(d, Acc, Y + C0, Valid);
   }
 }
 

@@ -155,6 +155,9 @@ void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
 
 void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
                int Threads) {
+  for (int I = 0; I < P.Rank; ++I)
+    if (P.Shape[I] == 0)
+      return; // Nothing to compute (and nothing to read).
   // Merge dims that nest in all three tensors.
   int Rank = 0;
   int64_t Shape[6], SA[6], SB[6];

@@ -427,7 +427,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   BufferId RB = Tail.Residual ? L.getBuffer(Tail.Residual) : -1;
   size_t LastIndex = L.getNodeIndex(Tail.Last);
   BufferId YB;
-  if (Tail.Residual && L.canOverwrite(Tail.Residual, LastIndex)) {
+  // In place of the residual, unless the conv reads that very buffer.
+  if (Tail.Residual && RB != XB && L.canOverwrite(Tail.Residual, LastIndex)) {
     L.alias(Tail.Result, Tail.Residual);
     YB = RB;
   } else {

@@ -30,6 +30,12 @@ using namespace strider::cpu;
 using runtime::Tensor;
 using runtime::TensorMap;
 
+/// memcpy that accepts empty ranges (whose pointers may be null).
+static void copyBytes(void *Dst, const void *Src, size_t N) {
+  if (N)
+    std::memcpy(Dst, Src, N);
+}
+
 llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
   unsigned Rank = T.getRank();
   llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();
@@ -126,7 +132,7 @@ bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
     default:
       break;
     }
-    if (getNodeIndex(U.User) > Index)
+    if (getRunIndex(U.User) > Index)
       return false;
   }
   return true;
@@ -374,8 +380,8 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
         continue;
       const TensorType &T = OperandTypes[I];
       Ops[I] = Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
-      std::memcpy(Ops[I].getMutableBytes().data(), PP->bytes(Reads[I]),
-                  Ops[I].getBytes().size());
+      copyBytes(Ops[I].getMutableBytes().data(), PP->bytes(Reads[I]),
+                Ops[I].getBytes().size());
       OpPtrs[I] = &Ops[I];
     }
     std::vector<Tensor> Res(Writes.size());
@@ -388,8 +394,8 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
     }
     for (size_t I = 0; I < Writes.size(); ++I)
       if (Writes[I] >= 0)
-        std::memcpy(PP->bytes(Writes[I]), Res[I].getBytes().data(),
-                    Res[I].getBytes().size());
+        copyBytes(PP->bytes(Writes[I]), Res[I].getBytes().data(),
+                  Res[I].getBytes().size());
   });
   return llvm::Error::success();
 }
@@ -454,6 +460,13 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
     FusedTail T = findTail(G, *N, GroupOf);
     for (const Node *M : T.Followers)
       GroupOf[M] = N;
+    // Every member of a group runs at its last node.
+    if (!T.Followers.empty()) {
+      const size_t Run = L.getNodeIndex(T.Last);
+      L.setRunIndex(N, Run);
+      for (const Node *M : T.Followers)
+        L.setRunIndex(M, Run);
+    }
     Tails[N] = std::move(T);
   }
 
@@ -608,8 +621,8 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     Tensor Laid = T.getLayout() == B.Type.getLayout()
                       ? std::move(T)
                       : T.withLayout(B.Type.getLayout());
-    std::memcpy(P.bytes(B.Buffer), Laid.getBytes().data(),
-                Laid.getBytes().size());
+    copyBytes(P.bytes(B.Buffer), Laid.getBytes().data(),
+              Laid.getBytes().size());
   }
   P.StepError.reset();
   if (P.Profile)
@@ -631,8 +644,8 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   for (const ProgramImpl::Binding &B : P.Outputs) {
     Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
              B.Type.getLayout());
-    std::memcpy(T.getMutableBytes().data(), P.bytes(B.Buffer),
-                T.getBytes().size());
+    copyBytes(T.getMutableBytes().data(), P.bytes(B.Buffer),
+              T.getBytes().size());
     Out[B.Name] = std::move(T);
   }
   return Out;

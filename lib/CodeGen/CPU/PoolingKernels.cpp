@@ -14,6 +14,7 @@
 
 #include "Kernels.h"
 #include "Parallel.h"
+#include "SimdTail-inl.h"
 
 #include "hwy/highway.h"
 
@@ -46,7 +47,6 @@ void PoolRowImpl(const PoolParams &P, const float *X, float *Y, int64_t OD,
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
-      const auto Mask = hn::FirstN(d, Valid);
       auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
                        : hn::Zero(d);
       for (int64_t KD = Lo[0]; KD < Hi[0]; ++KD)
@@ -62,7 +62,7 @@ void PoolRowImpl(const PoolParams &P, const float *X, float *Y, int64_t OD,
                     P.XS[2] +
                 C0;
             const auto V = Valid == size_t(L) ? hn::LoadU(d, Src)
-                                              : hn::MaskedLoad(Mask, d, Src);
+                                              : loadTail(d, Src, Valid);
             Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
           }
       if (!P.Max)
@@ -70,7 +70,7 @@ void PoolRowImpl(const PoolParams &P, const float *X, float *Y, int64_t OD,
       if (Valid == size_t(L))
         hn::StoreU(Acc, d, Out + C0);
       else
-        hn::BlendedStore(Acc, Mask, d, Out + C0);
+        storeTail(d, Acc, Out + C0, Valid);
     }
   }
 }
@@ -82,18 +82,17 @@ void GlobalPoolVecImpl(bool Max, int64_t Pixels, int64_t C0, int64_t C1,
   const int64_t L = int64_t(hn::Lanes(d));
   for (; C0 < C1; C0 += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, C1 - C0));
-    const auto Mask = hn::FirstN(d, Valid);
     auto Acc =
         Max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
     for (int64_t P = 0; P < Pixels; ++P) {
       const float *Src = X + P * PixelStride + C0;
       const auto V =
-          Valid == size_t(L) ? hn::LoadU(d, Src) : hn::MaskedLoad(Mask, d, Src);
+          Valid == size_t(L) ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
       Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
     }
     if (!Max)
       Acc = hn::Mul(Acc, hn::Set(d, 1.0f / float(Pixels)));
-    hn::BlendedStore(Acc, Mask, d, Y + C0);
+    storeTail(d, Acc, Y + C0, Valid);
   }
 }
 

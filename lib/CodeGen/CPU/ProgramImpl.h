@@ -95,12 +95,21 @@ public:
   BufferId defineScratch(int64_t Bytes);
   /// \p Result shares \p Operand's buffer (a view, or in-place).
   void alias(const Value *Result, const Value *Operand);
-  /// Whether \p V's buffer may be overwritten by the node at position
-  /// \p NodeIndex (every reader of \p V is at or before it, and \p V is an
-  /// activation computed by a kernel, not a graph input or output).
+  /// Whether \p V's buffer may be overwritten by a kernel of the node at
+  /// position \p NodeIndex: every reader of \p V runs at or before it
+  /// (readers inside fusion groups run at their group's last node), and
+  /// \p V is an activation computed by a kernel, not a graph input or
+  /// output.
   bool canOverwrite(const Value *V, size_t NodeIndex) const;
   size_t getNodeIndex(const Node *N) const { return NodeIndex.lookup(N); }
   void setNodeIndex(const Node *N, size_t I) { NodeIndex[N] = I; }
+  /// Where \p N's kernel runs: the position of its fusion group's last
+  /// node (members of a group run there), else its own position.
+  size_t getRunIndex(const Node *N) const {
+    auto It = RunIndex.find(N);
+    return It == RunIndex.end() ? getNodeIndex(N) : It->second;
+  }
+  void setRunIndex(const Node *N, size_t I) { RunIndex[N] = I; }
 
   void addStep(StepInfo Info, std::vector<BufferId> Reads,
                std::vector<BufferId> Writes, std::function<void()> Run);
@@ -115,7 +124,7 @@ private:
   const Graph &G;
   ProgramImpl &P;
   llvm::DenseMap<const Value *, BufferId> BufferOf;
-  llvm::DenseMap<const Node *, size_t> NodeIndex;
+  llvm::DenseMap<const Node *, size_t> NodeIndex, RunIndex;
 };
 
 /// A fusion group: a producer (conv, Gemm, binary elementwise) with an

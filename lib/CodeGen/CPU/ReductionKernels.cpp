@@ -15,6 +15,7 @@
 
 #include "Kernels.h"
 #include "Parallel.h"
+#include "SimdTail-inl.h"
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -79,15 +80,14 @@ void SoftmaxSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   // Vectors along Inner, strided over Len.
   for (int64_t J = 0; J < Inner; J += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
-    const auto Mask = hn::FirstN(d, Valid);
     auto Load = [&](const float *P) {
-      return Valid == size_t(L) ? hn::LoadU(d, P) : hn::MaskedLoad(Mask, d, P);
+      return Valid == size_t(L) ? hn::LoadU(d, P) : loadTail(d, P, Valid);
     };
     auto Store = [&](hn::Vec<decltype(d)> V, float *P) {
       if (Valid == size_t(L))
         hn::StoreU(V, d, P);
       else
-        hn::BlendedStore(V, Mask, d, P);
+        storeTail(d, V, P, Valid);
     };
     auto MaxV = hn::Set(d, -std::numeric_limits<float>::infinity());
     for (int64_t I = 0; I < Len; ++I)
@@ -132,19 +132,18 @@ void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   }
   for (int64_t J = 0; J < Inner; J += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
-    const auto Mask = hn::FirstN(d, Valid);
     auto Acc = hn::Set(d, Init);
     for (int64_t I = 0; I < Len; ++I) {
       const float *P = X + I * Inner + J;
       const auto V =
-          Valid == size_t(L) ? hn::LoadU(d, P) : hn::MaskedLoad(Mask, d, P);
+          Valid == size_t(L) ? hn::LoadU(d, P) : loadTail(d, P, Valid);
       Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
     }
     Acc = hn::Mul(Acc, hn::Set(d, Scale));
     if (Valid == size_t(L))
       hn::StoreU(Acc, d, Y + J);
     else
-      hn::BlendedStore(Acc, Mask, d, Y + J);
+      storeTail(d, Acc, Y + J, Valid);
   }
 }
 

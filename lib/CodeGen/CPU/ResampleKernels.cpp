@@ -13,6 +13,7 @@
 
 #include "Kernels.h"
 #include "Parallel.h"
+#include "SimdTail-inl.h"
 
 #include "hwy/highway.h"
 
@@ -31,7 +32,6 @@ void ResampleRowImpl(const ResampleParams &P, const float *X, float *Y,
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
-      const auto Mask = hn::FirstN(d, Valid);
       const bool Full = Valid == size_t(L);
       auto Acc = hn::Zero(d);
       for (int64_t I = AD.Begin[OD]; I < AD.Begin[OD + 1]; ++I)
@@ -39,15 +39,14 @@ void ResampleRowImpl(const ResampleParams &P, const float *X, float *Y,
           for (int64_t K = AW.Begin[OW]; K < AW.Begin[OW + 1]; ++K) {
             const float *Src =
                 X + AD.Offset[I] + AH.Offset[J] + AW.Offset[K] + C0;
-            const auto V =
-                Full ? hn::LoadU(d, Src) : hn::MaskedLoad(Mask, d, Src);
+            const auto V = Full ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
             const float W = AD.Weight[I] * AH.Weight[J] * AW.Weight[K];
             Acc = hn::MulAdd(V, hn::Set(d, W), Acc);
           }
       if (Full)
         hn::StoreU(Acc, d, Out + C0);
       else
-        hn::BlendedStore(Acc, Mask, d, Out + C0);
+        storeTail(d, Acc, Out + C0, Valid);
     }
   }
 }

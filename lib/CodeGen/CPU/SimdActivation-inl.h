@@ -27,8 +27,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// 1 / (1 + exp(-X)), saturating cleanly at both ends.
 template <class D, class V> HWY_INLINE V sigmoidVec(D d, V X) {
   const V One = hn::Set(d, 1.0f);
-  // exp(-x) overflows to inf for x < -88.7: 1 / inf = 0, as wanted.
-  return hn::Div(One, hn::Add(One, hn::Exp(d, hn::Neg(X))));
+  // Highway's Exp is defined up to about 104: below -88 (where float
+  // sigmoid is 0 anyway) the result is set to 0 instead of trusting it.
+  const V S = hn::Div(One, hn::Add(One, hn::Exp(d, hn::Neg(X))));
+  return hn::IfThenZeroElse(hn::Lt(X, hn::Set(d, -88.0f)), S);
 }
 
 template <class D, class V>

@@ -467,6 +467,62 @@ TEST(CPUKernelTest, FusesAcrossLayoutsThatHoldTheSameBytes) {
   B.check(S, 0, 1, "conv.nhwc+bias+add+sigmoid");
 }
 
+TEST(CPUKernelTest, InPlaceWritesWaitForFusedReaders) {
+  // The Conv+Relu group runs at its Relu, after Relu(x): that Relu must
+  // not overwrite x, which the conv still reads.
+  for (bool CL : {false, true}) {
+    GraphBuilder B(110 + CL);
+    Layout L4 = layoutFor(CL, 4);
+    Value *In = B.input({1, 8, 6, 20}, L4);
+    Value *X = B.op(OpId::Add, {In, In});
+    B.setLayout(X, L4);
+    Value *C = B.op(OpId::Conv, {X, B.constant({8, 8, 1, 1})});
+    B.setLayout(C, L4);
+    Value *E = B.op(OpId::Relu, {X});
+    B.setLayout(E, L4);
+    Value *Y = B.op(OpId::Relu, {C});
+    B.setLayout(Y, L4);
+    B.G.addOutput(E);
+    B.check(Y);
+  }
+}
+
+TEST(CPUKernelTest, ResidualOfTheConvInputIsNotOverwritten) {
+  // Add(conv(X), X): the output may not take X's buffer while the conv
+  // still reads X (depthwise and pointwise, channels-last).
+  for (int64_t Group : {1, 64}) {
+    GraphBuilder B{unsigned(120 + Group)};
+    Layout L4 = Layout::getChannelsLast(4);
+    Value *In = B.input({1, 64, 6, 30}, L4);
+    Value *X = B.op(OpId::Relu, {In});
+    B.setLayout(X, L4);
+    std::vector<int64_t> K =
+        Group == 1 ? std::vector<int64_t>{1, 1} : std::vector<int64_t>{3, 3};
+    Value *C = B.op(
+        OpId::Conv,
+        {X, B.constant({64, 64 / Group, K[0], K[1]}), B.constant({64})},
+        {{"group", Attribute::getInt(Group)},
+         {"pads",
+          Attribute::getInts(Group == 1 ? std::vector<int64_t>{0, 0, 0, 0}
+                                        : std::vector<int64_t>{1, 1, 1, 1})}});
+    B.setLayout(C, L4);
+    Value *Y = B.op(OpId::Add, {C, X});
+    B.setLayout(Y, L4);
+    B.check(Y, 0, 1, "+add");
+  }
+}
+
+TEST(CPUKernelTest, SigmoidSaturatesForLargeInputs) {
+  GraphBuilder B(130);
+  Value *X = B.input({1, 4, 8, 9});
+  // Inputs in [-300, 300]: exp(-x) leaves Highway's defined range.
+  Value *S = B.op(OpId::Mul, {X, B.constant({}, {300.0f})});
+  Value *Y = B.op(OpId::Sigmoid, {S});
+  Value *Z = B.op(OpId::Mul, {S, Y}); // SiLU, fused into the Mul's producer
+  B.G.addOutput(Y);
+  B.check(Z);
+}
+
 TEST(CPUKernelTest, MaxAndAveragePoolChannelsLast) {
   struct PoolCase {
     OpId Op;

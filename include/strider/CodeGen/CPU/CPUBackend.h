@@ -80,7 +80,8 @@ private:
 };
 
 /// Lowers \p G. Errors (located at the node) for dynamic shapes or element
-/// types the backend cannot hold.
+/// types the backend cannot hold. \p G must outlive the program: steps
+/// that run reference kernels read their node's attributes.
 llvm::Expected<std::unique_ptr<Program>> compileForCPU(const Graph &G,
                                                        const CPUOptions &Opts);
 
