@@ -2,9 +2,10 @@
 //
 // Private to lib/CodeGen/CPU; per-target code (Highway), hence the toggling
 // include guard. Loads and stores of the first N lanes that never touch
-// memory past them: Highway 1.0.3's MaskedLoad is an aligned full load on
-// SSE4 and its BlendedStore a full read-modify-write there, so the lanes go
-// through an aligned stack buffer instead.
+// memory past them: AVX2 and AVX-512 mask them in hardware, but Highway
+// 1.0.3's MaskedLoad is an aligned full load on SSE4 (and its BlendedStore
+// a full read-modify-write), so there the lanes go through an aligned
+// stack buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,9 @@ template <class D>
 HWY_INLINE hn::Vec<D> loadTail(D d, const float *P, size_t N) {
   if (N == hn::Lanes(d))
     return hn::LoadU(d, P);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  return hn::MaskedLoad(hn::FirstN(d, N), d, P);
+#endif
   HWY_ALIGN float Buf[HWY_MAX_BYTES / sizeof(float)] = {};
   std::memcpy(Buf, P, N * sizeof(float));
   return hn::Load(d, Buf);
@@ -42,6 +46,10 @@ HWY_INLINE void storeTail(D d, hn::Vec<D> V, float *P, size_t N) {
     hn::StoreU(V, d, P);
     return;
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  hn::BlendedStore(V, hn::FirstN(d, N), d, P);
+  return;
+#endif
   HWY_ALIGN float Buf[HWY_MAX_BYTES / sizeof(float)];
   hn::Store(V, d, Buf);
   std::memcpy(P, Buf, N * sizeof(float));
