@@ -63,21 +63,16 @@ HWY_INLINE void depthwisePixel(const float *HWY_RESTRICT X,
   }
   for (; C0 < C; C0 += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, C - C0));
-    const bool Full = Valid == size_t(L);
     auto Acc = hn::LoadU(d, Bias + C0);
     for (int64_t T = 0; T < NumTaps; ++T) {
       const float *Src = X + Offsets[T] + C0;
-      const auto XV = Full ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
+      const auto XV = loadTail(d, Src, Valid);
       Acc = hn::MulAdd(XV, hn::LoadU(d, W + Taps[T] * WS + C0), Acc);
     }
     if (Residual)
-      Acc = hn::Add(Acc, Full ? hn::LoadU(d, Residual + C0)
-                              : loadTail(d, Residual + C0, Valid));
+      Acc = hn::Add(Acc, loadTail(d, Residual + C0, Valid));
     Acc = applyActivation(d, Act, Acc);
-    if (Full)
-      hn::StoreU(Acc, d, Y + C0);
-    else
-      storeTail(d, Acc, Y + C0, Valid);
+    storeTail(d, Acc, Y + C0, Valid);
   }
 }
 

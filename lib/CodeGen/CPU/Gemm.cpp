@@ -363,32 +363,29 @@ GemmBlocking getGemmBlocking() {
   return B;
 }
 
-PackedOperand packA(const APacker &P, int64_t M, int64_t K) {
-  const int MR = getGemmBlocking().MR;
-  const int64_t Panels = (M + MR - 1) / MR;
+/// All panels of an operand of \p Extent rows (A) or columns (B), \p Width
+/// per panel, through \p P (either packer kind: the same signature).
+template <typename Packer>
+static PackedOperand packWhole(const Packer &P, int64_t Extent, int64_t K,
+                               int Width) {
+  const int64_t Panels = (Extent + Width - 1) / Width;
   PackedOperand Out;
   Out.K = K;
-  Out.Extent = M;
-  Out.Width = MR;
-  Out.Data = allocateFloats(size_t(Panels * K * MR));
+  Out.Extent = Extent;
+  Out.Width = Width;
+  Out.Data = allocateFloats(size_t(Panels * K * Width));
   for (int64_t I = 0; I < Panels; ++I)
-    P.pack(I * MR, int(std::min<int64_t>(MR, M - I * MR)), 0, K, MR,
-           Out.Data.get() + I * K * MR);
+    P.pack(I * Width, int(std::min<int64_t>(Width, Extent - I * Width)), 0, K,
+           Width, Out.Data.get() + I * K * Width);
   return Out;
 }
 
+PackedOperand packA(const APacker &P, int64_t M, int64_t K) {
+  return packWhole(P, M, K, getGemmBlocking().MR);
+}
+
 PackedOperand packB(const BPacker &P, int64_t N, int64_t K) {
-  const int NR = getGemmBlocking().NR;
-  const int64_t Panels = (N + NR - 1) / NR;
-  PackedOperand Out;
-  Out.K = K;
-  Out.Extent = N;
-  Out.Width = NR;
-  Out.Data = allocateFloats(size_t(Panels * K * NR));
-  for (int64_t I = 0; I < Panels; ++I)
-    P.pack(I * NR, int(std::min<int64_t>(NR, N - I * NR)), 0, K, NR,
-           Out.Data.get() + I * K * NR);
-  return Out;
+  return packWhole(P, N, K, getGemmBlocking().NR);
 }
 
 namespace {

@@ -24,6 +24,7 @@
 
 #include "Activation.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -104,6 +105,19 @@ struct DirectA {
   /// Segments come in groups of OuterSegs (the rows of one output plane of
   /// a 3D conv), group g at Base + g * OuterStride; 0: one group.
   int64_t OuterSegs = 0, OuterStride = 0;
+  /// The \p M rows of a row-major matrix of \p K columns whose rows are
+  /// \p RowStride apart.
+  static DirectA matrix(const float *Base, int64_t M, int64_t K,
+                        int64_t RowStride) {
+    static const int64_t NoOffset = 0;
+    DirectA D;
+    D.Base = Base;
+    D.SegRows = std::max<int64_t>(M, 1);
+    D.RowStride = RowStride;
+    D.Width = K;
+    D.TapOffsets = &NoOffset;
+    return D;
+  }
   /// Start of row \p M.
   const float *row(int64_t M) const {
     const int64_t Seg = M / SegRows, J = M - Seg * SegRows;

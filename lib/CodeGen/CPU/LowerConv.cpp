@@ -356,27 +356,6 @@ private:
   Fn F;
 };
 
-/// Dense row-major float copy of constant \p V, or empty.
-std::vector<float> getConstantFloats(const Value *V) {
-  const TensorData *D = V ? V->getConstantData() : nullptr;
-  if (!D || D->getElementType() != ElementType::F32)
-    return {};
-  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
-  std::vector<float> Out(size_t(T.getNumElements()));
-  std::memcpy(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
-  return Out;
-}
-
-std::shared_ptr<AlignedFloats> makePaddedBias(const std::vector<float> &B,
-                                              int64_t Count) {
-  int64_t Padded = (Count + 63) / 64 * 64 + 64;
-  auto Out = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
-  std::fill(Out->get(), Out->get() + Padded, 0.0f);
-  if (!B.empty())
-    std::copy(B.begin(), B.end(), Out->get());
-  return Out;
-}
-
 struct ConvPlan {
   ConvShape S;
   bool ViaScratch = false; ///< Pixel rows stored channels-last, transposed.
@@ -437,7 +416,7 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   std::vector<BufferId> Reads{XB};
   if (RB >= 0)
     Reads.push_back(RB);
-  Plan->Bias = makePaddedBias(Bias, S.Cout);
+  Plan->Bias = makePaddedFloats(Bias, S.Cout);
   const int Threads = L.getThreads();
   std::string Name;
 

@@ -24,16 +24,6 @@ bool isF32(const Value *V) {
   return V && V->getType().getElementType() == ElementType::F32;
 }
 
-std::vector<float> constantFloats(const Value *V) {
-  const TensorData *D = V ? V->getConstantData() : nullptr;
-  if (!D || D->getElementType() != ElementType::F32)
-    return {};
-  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
-  std::vector<float> Out(size_t(T.getNumElements()));
-  std::memcpy(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
-  return Out;
-}
-
 std::string withTail(std::string Name, const FusedTail &T) {
   if (T.Residual)
     Name += "+add";
@@ -66,7 +56,7 @@ private:
 
 struct MatmulPlan {
   PackedOperand B;
-  AlignedFloats Bias;
+  std::shared_ptr<AlignedFloats> Bias;
   Activation Act;
 };
 
@@ -88,7 +78,6 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
             {AB}, {YB}, [=]() {
               const float *Ap = P->f32(AB);
               float *Yp = P->f32(YB);
-              const int64_t Zero = 0;
               for (int64_t B = 0; B < Batch; ++B) {
                 StridedAPacker AP(Ap + B * ABatch, ARow, ACol);
                 GemmProblem G;
@@ -96,12 +85,7 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
                 G.N = NCols;
                 G.K = K;
                 // Rows with contiguous elements are read in place.
-                DirectA D;
-                D.Base = Ap + B * ABatch;
-                D.SegRows = M;
-                D.RowStride = ARow;
-                D.Width = K;
-                D.TapOffsets = &Zero;
+                DirectA D = DirectA::matrix(Ap + B * ABatch, M, K, ARow);
                 if (ACol == 1)
                   G.Direct = &D;
                 else
@@ -110,7 +94,7 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
                 G.C = Yp + B * YBatch;
                 G.LdM = NCols;
                 G.LdN = 1;
-                G.Epi.Bias = Plan->Bias ? Plan->Bias.get() : nullptr;
+                G.Epi.Bias = Plan->Bias ? Plan->Bias->get() : nullptr;
                 G.Epi.Act = Plan->Act;
                 runGemm(G, Threads);
               }
@@ -127,7 +111,7 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *A = N.getOperand(0);
   if (!isF32(A) || Tail.Residual || !isRowMajor(Tail.Result->getType()))
     return false;
-  std::vector<float> B = constantFloats(N.getOperand(1));
+  std::vector<float> B = getConstantFloats(N.getOperand(1));
   if (B.empty())
     return false;
   const float Alpha = N.getFloatAttr("alpha", 1.0f);
@@ -143,7 +127,7 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   MatrixPacker BP(B, TB ? 1 : NC, TB ? K : 1, Alpha);
   Plan->B = packB(BP, NC, K);
   if (N.hasOperand(2)) {
-    std::vector<float> C = constantFloats(N.getOperand(2));
+    std::vector<float> C = getConstantFloats(N.getOperand(2));
     auto CS = N.getOperand(2)->getType().getStaticShape();
     int64_t Count = 1;
     for (int64_t D : CS)
@@ -152,11 +136,9 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     // epilogue.
     if (C.empty() || Count != NC || (CS.size() == 2 && CS[0] != 1))
       return false;
-    int64_t Padded = (NC + 63) / 64 * 64 + 64;
-    Plan->Bias = allocateFloats(size_t(Padded));
-    std::fill(Plan->Bias.get(), Plan->Bias.get() + Padded, 0.0f);
-    for (int64_t I = 0; I < NC; ++I)
-      Plan->Bias.get()[I] = Beta * C[size_t(I)];
+    for (float &V : C)
+      V *= Beta;
+    Plan->Bias = makePaddedFloats(C, NC);
   }
   return addMatmulStep(L, N, Tail, A, 1, M, K, TA ? AStr[1] : AStr[0],
                        TA ? AStr[0] : AStr[1], 0, Plan, 0, "gemm");
@@ -203,13 +185,8 @@ static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
               for (int64_t I = 0; I < Batch; ++I) {
                 StridedAPacker AP(P->f32(AB) + I * ABatch, ARow, ACol);
                 StridedBPacker BP(P->f32(BB) + I * BBatch, BRow, BCol);
-                const int64_t Zero = 0;
-                DirectA D;
-                D.Base = P->f32(AB) + I * ABatch;
-                D.SegRows = M;
-                D.RowStride = ARow;
-                D.Width = K;
-                D.TapOffsets = &Zero;
+                DirectA D =
+                    DirectA::matrix(P->f32(AB) + I * ABatch, M, K, ARow);
                 GemmProblem G;
                 G.M = M;
                 G.N = NC;
@@ -240,7 +217,7 @@ bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
     return lowerMatMulOfActivations(L, N, Tail);
   if (BT.getRank() != 2)
     return false;
-  std::vector<float> B = constantFloats(N.getOperand(1));
+  std::vector<float> B = getConstantFloats(N.getOperand(1));
   if (B.empty())
     return false;
   auto AS = A->getType().getStaticShape();
@@ -374,10 +351,10 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
   for (unsigned I = 1; I < N.getNumResults(); ++I)
     if (N.hasResult(I))
       return false;
-  std::vector<float> Sc = constantFloats(N.getOperand(1)),
-                     Bi = constantFloats(N.getOperand(2)),
-                     Mean = constantFloats(N.getOperand(3)),
-                     Var = constantFloats(N.getOperand(4));
+  std::vector<float> Sc = getConstantFloats(N.getOperand(1)),
+                     Bi = getConstantFloats(N.getOperand(2)),
+                     Mean = getConstantFloats(N.getOperand(3)),
+                     Var = getConstantFloats(N.getOperand(4));
   const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
   if (Sc.empty() || Bi.empty() || Mean.empty() || Var.empty() ||
       XT.getRank() < 2 || XT.getShape() != YT.getShape() ||
@@ -404,17 +381,14 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
   if (!ChannelsLast && !ChannelsFirst)
     return false;
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
-  const int64_t Padded = (C + 63) / 64 * 64;
-  auto Scale = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
-  auto Shift = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
-  std::fill(Scale->get(), Scale->get() + Padded, 0.0f);
-  std::fill(Shift->get(), Shift->get() + Padded, 0.0f);
+  std::vector<float> ScaleV(static_cast<size_t>(C)), ShiftV(ScaleV.size());
   for (int64_t I = 0; I < C; ++I) {
     double A = double(Sc[size_t(I)]) / std::sqrt(double(Var[size_t(I)]) + Eps);
-    Scale->get()[I] = float(A);
-    Shift->get()[I] =
+    ScaleV[size_t(I)] = float(A);
+    ShiftV[size_t(I)] =
         float(double(Bi[size_t(I)]) - double(Mean[size_t(I)]) * A);
   }
+  auto Scale = makePaddedFloats(ScaleV, C), Shift = makePaddedFloats(ShiftV, C);
   L.own(Scale);
   L.own(Shift);
   ProgramImpl *P = &L.getProgram();

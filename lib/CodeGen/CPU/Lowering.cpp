@@ -36,6 +36,40 @@ static void copyBytes(void *Dst, const void *Src, size_t N) {
     std::memcpy(Dst, Src, N);
 }
 
+bool cpu::isViewOp(OpId Id) {
+  switch (Id) {
+  case OpId::Reshape:
+  case OpId::Flatten:
+  case OpId::Squeeze:
+  case OpId::Unsqueeze:
+  case OpId::Identity:
+  case OpId::Dropout:
+  case OpId::Transpose:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::vector<float> cpu::getConstantFloats(const Value *V) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  if (!D || D->getElementType() != ElementType::F32)
+    return {};
+  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
+  std::vector<float> Out(size_t(T.getNumElements()));
+  copyBytes(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
+  return Out;
+}
+
+std::shared_ptr<AlignedFloats>
+cpu::makePaddedFloats(llvm::ArrayRef<float> Values, int64_t Count) {
+  const int64_t Padded = (Count + 63) / 64 * 64 + 64;
+  auto Out = std::make_shared<AlignedFloats>(allocateFloats(size_t(Padded)));
+  std::fill(Out->get(), Out->get() + Padded, 0.0f);
+  std::copy(Values.begin(), Values.end(), Out->get());
+  return Out;
+}
+
 llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
   unsigned Rank = T.getRank();
   llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();
@@ -107,31 +141,11 @@ bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
   const Node *Def = V->getDefiningNode();
   // A value sharing its buffer with another (views) may be read through
   // that other name later.
-  switch (Def->getOpId()) {
-  case OpId::Reshape:
-  case OpId::Flatten:
-  case OpId::Squeeze:
-  case OpId::Unsqueeze:
-  case OpId::Identity:
-  case OpId::Dropout:
-  case OpId::Transpose:
+  if (isViewOp(Def->getOpId()))
     return false;
-  default:
-    break;
-  }
   for (const Use &U : V->getUses()) {
-    switch (U.User->getOpId()) {
-    case OpId::Reshape:
-    case OpId::Flatten:
-    case OpId::Squeeze:
-    case OpId::Unsqueeze:
-    case OpId::Identity:
-    case OpId::Dropout:
-    case OpId::Transpose:
+    if (isViewOp(U.User->getOpId()))
       return false;
-    default:
-      break;
-    }
     if (getRunIndex(U.User) > Index)
       return false;
   }
@@ -243,10 +257,9 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::SpaceToDepth)] = lowerDepthToSpace;
     T[size_t(OpId::Relayout)] = lowerRelayout;
     T[size_t(OpId::Constant)] = lowerConstant;
-    for (OpId Id :
-         {OpId::Reshape, OpId::Flatten, OpId::Squeeze, OpId::Unsqueeze,
-          OpId::Identity, OpId::Dropout, OpId::Transpose})
-      T[size_t(Id)] = lowerView;
+    for (size_t Id = 0; Id < T.size(); ++Id)
+      if (isViewOp(OpId(Id)))
+        T[Id] = lowerView;
     return T;
   }();
   return Table;

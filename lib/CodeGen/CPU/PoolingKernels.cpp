@@ -61,16 +61,12 @@ void PoolRowImpl(const PoolParams &P, const float *X, float *Y, int64_t OD,
                 (Pos[2] * P.Stride[2] - P.Pad[2] + KW * P.Dilation[2]) *
                     P.XS[2] +
                 C0;
-            const auto V = Valid == size_t(L) ? hn::LoadU(d, Src)
-                                              : loadTail(d, Src, Valid);
+            const auto V = loadTail(d, Src, Valid);
             Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
           }
       if (!P.Max)
         Acc = hn::Mul(Acc, hn::Set(d, Count ? 1.0f / float(Count) : 0.0f));
-      if (Valid == size_t(L))
-        hn::StoreU(Acc, d, Out + C0);
-      else
-        storeTail(d, Acc, Out + C0, Valid);
+      storeTail(d, Acc, Out + C0, Valid);
     }
   }
 }
@@ -86,8 +82,7 @@ void GlobalPoolVecImpl(bool Max, int64_t Pixels, int64_t C0, int64_t C1,
         Max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
     for (int64_t P = 0; P < Pixels; ++P) {
       const float *Src = X + P * PixelStride + C0;
-      const auto V =
-          Valid == size_t(L) ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
+      const auto V = loadTail(d, Src, Valid);
       Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
     }
     if (!Max)

@@ -78,6 +78,17 @@ public:
 /// Per-dim element strides of a dense tensor of type \p T in its layout.
 llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
 
+/// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
+std::vector<float> getConstantFloats(const Value *V);
+
+/// \p Values in an aligned array zero-padded to a multiple of 64 entries
+/// plus 64 (vector loads of any tile past the last entry stay inside).
+std::shared_ptr<AlignedFloats> makePaddedFloats(llvm::ArrayRef<float> Values,
+                                                int64_t Count);
+
+/// Ops whose result may share its operand's buffer (views).
+bool isViewOp(OpId Id);
+
 class LoweringContext {
 public:
   LoweringContext(const Graph &G, ProgramImpl &P) : G(G), P(P) {}

@@ -80,14 +80,9 @@ void SoftmaxSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   // Vectors along Inner, strided over Len.
   for (int64_t J = 0; J < Inner; J += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
-    auto Load = [&](const float *P) {
-      return Valid == size_t(L) ? hn::LoadU(d, P) : loadTail(d, P, Valid);
-    };
+    auto Load = [&](const float *P) { return loadTail(d, P, Valid); };
     auto Store = [&](hn::Vec<decltype(d)> V, float *P) {
-      if (Valid == size_t(L))
-        hn::StoreU(V, d, P);
-      else
-        storeTail(d, V, P, Valid);
+      storeTail(d, V, P, Valid);
     };
     auto MaxV = hn::Set(d, -std::numeric_limits<float>::infinity());
     for (int64_t I = 0; I < Len; ++I)
@@ -135,15 +130,11 @@ void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
     auto Acc = hn::Set(d, Init);
     for (int64_t I = 0; I < Len; ++I) {
       const float *P = X + I * Inner + J;
-      const auto V =
-          Valid == size_t(L) ? hn::LoadU(d, P) : loadTail(d, P, Valid);
+      const auto V = loadTail(d, P, Valid);
       Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
     }
     Acc = hn::Mul(Acc, hn::Set(d, Scale));
-    if (Valid == size_t(L))
-      hn::StoreU(Acc, d, Y + J);
-    else
-      storeTail(d, Acc, Y + J, Valid);
+    storeTail(d, Acc, Y + J, Valid);
   }
 }
 

@@ -32,21 +32,17 @@ void ResampleRowImpl(const ResampleParams &P, const float *X, float *Y,
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
-      const bool Full = Valid == size_t(L);
       auto Acc = hn::Zero(d);
       for (int64_t I = AD.Begin[OD]; I < AD.Begin[OD + 1]; ++I)
         for (int64_t J = AH.Begin[OH]; J < AH.Begin[OH + 1]; ++J)
           for (int64_t K = AW.Begin[OW]; K < AW.Begin[OW + 1]; ++K) {
             const float *Src =
                 X + AD.Offset[I] + AH.Offset[J] + AW.Offset[K] + C0;
-            const auto V = Full ? hn::LoadU(d, Src) : loadTail(d, Src, Valid);
+            const auto V = loadTail(d, Src, Valid);
             const float W = AD.Weight[I] * AH.Weight[J] * AW.Weight[K];
             Acc = hn::MulAdd(V, hn::Set(d, W), Acc);
           }
-      if (Full)
-        hn::StoreU(Acc, d, Out + C0);
-      else
-        storeTail(d, Acc, Out + C0, Valid);
+      storeTail(d, Acc, Out + C0, Valid);
     }
   }
 }
