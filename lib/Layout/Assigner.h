@@ -54,7 +54,10 @@ inline std::string nodeLabel(const Node &N) {
 class Assigner {
 public:
   Assigner(Graph &G, const LayoutOptions &Opts)
-      : G(G), Opts(Opts), Model(*Opts.Target, this->Opts.Dims) {}
+      : G(G), Opts(Opts),
+        Target(Opts.Tuning ? Opts.Tuning->calibrateTarget(*Opts.Target)
+                           : *Opts.Target),
+        Model(Target, this->Opts.Dims, Opts.Tuning.get()) {}
 
   llvm::Expected<LayoutReport> run();
 
@@ -140,6 +143,8 @@ private:
 
   Graph &G;
   LayoutOptions Opts;
+  /// The target, calibrated from the tuning table if there is one.
+  TargetDescription Target;
   CostModel Model;
   LayoutProblem Problem;
   std::vector<uint8_t> Labels;

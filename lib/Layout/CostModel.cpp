@@ -9,6 +9,7 @@
 #include "strider/Layout/CostModel.h"
 
 #include "strider/IR/Graph.h"
+#include "strider/Layout/Tuning.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -300,6 +301,11 @@ Cost CostModel::getRelayoutCost(const TensorType &T) const {
   if (areLayoutsEquivalent(T.getShape(), getLabelLayout(ChannelsFirst, R),
                            getLabelLayout(ChannelsLast, R), Dims))
     return 0;
+  if (Tuning) {
+    double Ns = Tuning->lookupRelayout(TuningTable::getRelayoutKey(T, Dims));
+    if (Ns >= 0)
+      return static_cast<Cost>(std::llround(Ns * 1000.0));
+  }
   return getMoveCost(T);
 }
 
@@ -308,14 +314,63 @@ Cost CostModel::getMoveCost(const TensorType &T) const {
          static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
 }
 
-namespace {
-int64_t product(llvm::ArrayRef<Dim> Dims, const DimBindings &B) {
-  int64_t P = 1;
-  for (const Dim &D : Dims)
-    P *= B.getCostSize(D);
-  return P;
+ConvShapeEstimate
+layout::estimateConvShape(llvm::ArrayRef<int64_t> X, llvm::ArrayRef<int64_t> W,
+                          llvm::ArrayRef<int64_t> Y, int64_t Group,
+                          llvm::ArrayRef<int64_t> Strides, bool Transposed,
+                          unsigned VectorWidth) {
+  auto Product = [](llvm::ArrayRef<int64_t> S) {
+    double P = 1;
+    for (int64_t D : S)
+      P *= double(D);
+    return P;
+  };
+  Group = std::max<int64_t>(1, Group);
+  double Batch = double(Y[0]), Cin = double(X[1]), Cout = double(Y[1]);
+  double Kernel = Product(W.drop_front(2));
+  double OutSpatial = Product(Y.drop_front(2));
+  double InSpatial = Product(X.drop_front(2));
+  double Width = double(Y.back());
+  ConvShapeEstimate E;
+  // Multiply-adds: every output (input, for ConvTranspose) point of every
+  // channel meets Cin/group (Cout/group) channels of a kernel window.
+  E.Macs = Transposed
+               ? Batch * Cin * InSpatial * double(Y[1] / Group) * Kernel
+               : Batch * Cout * OutSpatial * double(X[1] / Group) * Kernel;
+  bool Depthwise = Group > 1 && Group == X[1] && Group == Y[1];
+  bool UnitStride = llvm::all_of(Strides, [](int64_t S) { return S == 1; });
+  double VW = VectorWidth;
+  double LastLanes, FirstLanes;
+  if (Depthwise) {
+    E.Kind = ConvShapeEstimate::Depthwise;
+    LastLanes = Cout;
+    FirstLanes = Width;
+  } else if (!Transposed && Group == 1 && Kernel == 1 && UnitStride) {
+    E.Kind = ConvShapeEstimate::Pointwise;
+    LastLanes = Cout;
+    FirstLanes = OutSpatial;
+  } else {
+    E.Kind = ConvShapeEstimate::Dense;
+    LastLanes = double(Y[1] / Group);
+    FirstLanes = Width;
+  }
+  E.VectorFill[ChannelsLast] = std::max(1e-3, std::min(1.0, LastLanes / VW));
+  E.VectorFill[ChannelsFirst] = std::max(1e-3, std::min(1.0, FirstLanes / VW));
+  return E;
 }
-} // namespace
+
+const double *layout::getConvEfficiencies(const ConvEfficiency &E,
+                                          ConvShapeEstimate::KindTy Kind) {
+  switch (Kind) {
+  case ConvShapeEstimate::Depthwise:
+    return E.Depthwise;
+  case ConvShapeEstimate::Pointwise:
+    return E.Pointwise;
+  case ConvShapeEstimate::Dense:
+    break;
+  }
+  return E.Dense;
+}
 
 Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
                             bool Transposed) const {
@@ -325,44 +380,45 @@ Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
   if (!X.hasRank() || !W.hasRank() || !Y.hasRank() || X.getRank() < 3 ||
       W.getRank() != X.getRank() || Y.getRank() != X.getRank())
     return getMemoryCost(N, L); // Unranked: shape inference did not run.
-  int64_t Group = std::max<int64_t>(1, N.getIntAttr("group", 1));
-  int64_t Batch = Dims.getCostSize(Y.getDim(0));
-  int64_t Cin = Dims.getCostSize(X.getDim(1));
-  int64_t Cout = Dims.getCostSize(Y.getDim(1));
-  int64_t Kernel = product(W.getShape().drop_front(2), Dims);
-  int64_t OutSpatial = product(Y.getShape().drop_front(2), Dims);
-  int64_t InSpatial = product(X.getShape().drop_front(2), Dims);
-  int64_t Width = Dims.getCostSize(Y.getShape().back());
-  // Multiply-adds: every output (input, for ConvTranspose) point of every
-  // channel meets Cin/group (Cout/group) channels of a kernel window.
-  double Macs =
-      Transposed ? double(Batch) * Cin * InSpatial * (Cout / Group) * Kernel
-                 : double(Batch) * Cout * OutSpatial * (Cin / Group) * Kernel;
-  const ConvEfficiency &E = Target.Conv;
-  double VW = Target.VectorWidth;
-  bool Depthwise = Group > 1 && Group == Cin && Group == Cout;
-  std::vector<int64_t> Strides = N.getIntsAttr("strides");
-  bool UnitStride = llvm::all_of(Strides, [](int64_t S) { return S == 1; });
-  bool Pointwise = !Transposed && Group == 1 && Kernel == 1 && UnitStride;
-  double Eff;
-  if (Depthwise)
-    Eff =
-        E.Depthwise[L] * std::min(1.0, (L == ChannelsLast ? Cout : Width) / VW);
-  else if (Pointwise)
-    Eff = E.Pointwise[L] *
-          std::min(1.0, (L == ChannelsLast ? Cout : OutSpatial) / VW);
-  else
-    // Channels-last kernels vectorize over the output channels of a group,
-    // channels-first ones over the output width.
-    Eff =
-        E.Dense[L] *
-        std::min(1.0, (L == ChannelsLast ? double(Cout / Group) : Width) / VW);
-  Eff = std::max(Eff, 0.01);
-  double ComputePs = 2.0 * Macs / (Target.PeakGFlops * Eff) * 1000.0;
+  if (!Transposed) {
+    Cost Measured = getMeasuredConvCost(
+        N, L == ChannelsLast ? ReadLastWriteLast : ReadFirstWriteFirst);
+    if (Measured >= 0)
+      return Measured;
+  }
+  auto Sizes = [&](const TensorType &T) {
+    llvm::SmallVector<int64_t, 5> S;
+    for (const Dim &D : T.getShape())
+      S.push_back(Dims.getCostSize(D));
+    return S;
+  };
+  ConvShapeEstimate S = estimateConvShape(
+      Sizes(X), Sizes(W), Sizes(Y), N.getIntAttr("group", 1),
+      N.getIntsAttr("strides"), Transposed, Target.VectorWidth);
+  double Eff = std::max(
+      getConvEfficiencies(Target.Conv, S.Kind)[L] * S.VectorFill[L], 0.01);
+  double ComputePs = 2.0 * S.Macs / (Target.PeakGFlops * Eff) * 1000.0;
   double Bytes = getNumBytes(X) + getNumBytes(Y) + getNumBytes(W);
   double MemoryPs = Bytes * 1000.0 / Target.MemoryGBs;
   return static_cast<Cost>(std::llround(std::max(ComputePs, MemoryPs) +
                                         Target.KernelLaunchNs * 1000.0));
+}
+
+Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
+  if (!Tuning)
+    return -1;
+  ConvConfig C;
+  if (!ConvConfig::fromNode(N, Dims, C))
+    return -1;
+  const ConvTiming *T = Tuning->lookupConv(C.getKey());
+  if (!T || T->Ns[V] < 0)
+    return -1;
+  return static_cast<Cost>(std::llround(T->Ns[V] * 1000.0));
+}
+
+bool CostModel::isMeasured(const Node &N) const {
+  return getMeasuredConvCost(N, ReadFirstWriteFirst) >= 0 ||
+         getMeasuredConvCost(N, ReadLastWriteLast) >= 0;
 }
 
 Cost CostModel::getNodeCost(const Node &N, LayoutLabel L) const {
@@ -413,14 +469,22 @@ Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
   // The channels-last kernel plus one more pass over the tensor read or
   // written in the other layout: strided loads of a few input channels, or
   // output tiles transposed in registers before they are stored.
+  // A measured variant replaces the estimate of an offered one.
   Cost CL = getConvCost(N, ChannelsLast, /*Transposed=*/false);
-  if (Read == ChannelsFirst)
-    return FirstLayer ? CL + timeForBytes(getNumBytes(X), Target.MemoryGBs)
-                      : InfiniteCost;
+  if (Read == ChannelsFirst) {
+    if (!FirstLayer)
+      return InfiniteCost;
+    Cost Measured = getMeasuredConvCost(N, ReadFirstWriteLast);
+    return Measured >= 0 ? Measured
+                         : CL + timeForBytes(getNumBytes(X), Target.MemoryGBs);
+  }
   if (!Target.HasMixedLastConv || FirstLayer)
     return InfiniteCost;
-  return CL +
-         timeForBytes(getNumBytes(N.getResult(0)->getType()), Target.MemoryGBs);
+  Cost Measured = getMeasuredConvCost(N, ReadLastWriteFirst);
+  return Measured >= 0
+             ? Measured
+             : CL + timeForBytes(getNumBytes(N.getResult(0)->getType()),
+                                 Target.MemoryGBs);
 }
 
 Cost CostModel::getViewCost(const Node &N, const Layout &In,

@@ -565,6 +565,12 @@ llvm::Expected<LayoutReport> Assigner::run() {
 
 llvm::Expected<LayoutReport> layout::assignLayouts(Graph &G,
                                                    const LayoutOptions &Opts) {
+  if (Opts.Tune) {
+    if (!Opts.Tuning)
+      return makeGraphError(G, "tuning needs a tuning table to fill");
+    if (llvm::Error E = Opts.Tune(G, Opts.Dims, *Opts.Tuning))
+      return std::move(E);
+  }
   Assigner A(G, Opts);
   return A.run();
 }

@@ -37,6 +37,9 @@ void LayoutReport::printText(llvm::raw_ostream &OS) const {
      << " approximated terms; " << NumMixedKernels << " mixed-layout convs, "
      << NumConstantsRelaid << " constants laid out, " << NumWeightsPermuted
      << " weights permuted\n";
+  if (Tuned)
+    OS << "tuning: " << NumMeasuredConvs << " of " << NumConvs
+       << " convs measured\n";
   for (const ValueEntry &V : Values)
     OS << "value '" << V.Name << "' " << V.Shape << " " << V.Layout << ": "
        << V.Reason << "\n";
@@ -71,6 +74,10 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
       J.attribute("mixed_layout_convs", int64_t(NumMixedKernels));
       J.attribute("constants_laid_out", int64_t(NumConstantsRelaid));
       J.attribute("weights_permuted", int64_t(NumWeightsPermuted));
+      if (Tuned) {
+        J.attribute("convs", int64_t(NumConvs));
+        J.attribute("measured_convs", int64_t(NumMeasuredConvs));
+      }
     });
     J.attributeArray("values", [&] {
       for (const ValueEntry &V : Values)
@@ -122,4 +129,7 @@ void LayoutReport::printSummary(llvm::raw_ostream &OS) const {
   OS << " us, all-nhwc ";
   printUs(OS, AllChannelsLastCost);
   OS << " us)\n";
+  if (Tuned)
+    OS << "tuning: " << NumMeasuredConvs << " of " << NumConvs
+       << " convs costed by measurements\n";
 }

@@ -1,7 +1,8 @@
 //===- LayoutFlags.h - Layout-assignment flags of the tools -----*- C++ -*-===//
 //
 // The command-line flags strider-opt and strider-compile share: --target,
-// --layout, --io-layout and --dim, in the category LayoutFlagsCat. Include
+// --layout, --io-layout, --dim and --tuning-file, in the category
+// LayoutFlagsCat. Include
 // it in one source file of a tool: it defines the (static) options there.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,7 @@
 #include "strider/Layout/LayoutAssignment.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 
 namespace strider {
 namespace toolflags {
@@ -43,10 +45,40 @@ static llvm::cl::list<std::string>
                             "(unbound symbols count as 1)"),
              llvm::cl::value_desc("NAME=SIZE"), llvm::cl::cat(LayoutFlagsCat));
 
-/// The options the flags say, or an error naming the bad value.
-inline llvm::Expected<layout::LayoutOptions> parseLayoutFlags() {
-  return layout::parseLayoutOptions(TargetName, LayoutModeFlag, IOLayoutFlag,
-                                    DimFlags);
+static llvm::cl::opt<std::string> TuningFileFlag(
+    "tuning-file",
+    llvm::cl::desc("Kernel times measured on the target machine (written by "
+                   "strider-compile --tune): convs and relayouts it holds "
+                   "are costed by their measurements, the rest by estimates "
+                   "calibrated from it"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(LayoutFlagsCat));
+
+/// The options the flags say, or an error naming the bad value. With
+/// \p CreateTuning, a --tuning-file that does not exist yet starts as an
+/// empty table (to be filled by tuning).
+inline llvm::Expected<layout::LayoutOptions>
+parseLayoutFlags(bool CreateTuning = false) {
+  llvm::Expected<layout::LayoutOptions> Opts = layout::parseLayoutOptions(
+      TargetName, LayoutModeFlag, IOLayoutFlag, DimFlags);
+  if (!Opts || TuningFileFlag.empty())
+    return Opts;
+  auto Table = std::make_shared<layout::TuningTable>();
+  if (CreateTuning && !llvm::sys::fs::exists(TuningFileFlag)) {
+    Table->Target = Opts->Target->Name.str();
+  } else {
+    llvm::Expected<layout::TuningTable> Read =
+        layout::TuningTable::readFile(TuningFileFlag);
+    if (!Read)
+      return Read.takeError();
+    *Table = std::move(*Read);
+    if (Table->Target != Opts->Target->Name)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          TuningFileFlag + ": measured for target '" + Table->Target +
+              "', not for --target=" + Opts->Target->Name);
+  }
+  Opts->Tuning = std::move(Table);
+  return Opts;
 }
 
 } // namespace toolflags

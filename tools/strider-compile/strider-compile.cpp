@@ -6,10 +6,14 @@
 // layout report (report.json, report.txt) and a
 // Graphviz view (layout.dot, plus layout.svg when `dot` is installed). The
 // directory is written under a temporary name and renamed into place, so a
-// failed run leaves no partial output.
+// failed run leaves no partial output. With --tune, the convolutions are
+// first timed on this machine's CPU backend and the times cached in the
+// --tuning-file, which then drives the layout choice.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/CodeGen/CPU/Tuning.h"
 #include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
@@ -52,6 +56,23 @@ static cl::opt<bool>
               cl::init(true), cl::cat(CompileCat));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print nothing on success"),
                            cl::init(false), cl::cat(CompileCat));
+static cl::opt<bool>
+    Tune("tune",
+         cl::desc("Time every conv of the model (four layout variants) and "
+                  "the relayouts around it on this machine's CPU backend, "
+                  "add what --tuning-file lacks to it (it is created if "
+                  "missing) and choose layouts by those times; needs a "
+                  "cpu-* --target"),
+         cl::init(false), cl::cat(CompileCat));
+static cl::opt<unsigned>
+    TuneThreads("tune-threads",
+                cl::desc("Threads each timed kernel runs on (default 1; "
+                         "a tuning file holds one thread count)"),
+                cl::init(1), cl::cat(CompileCat));
+static cl::opt<bool> TuneVerbose("tune-verbose",
+                                 cl::desc("Print each conv's times as it "
+                                          "is measured"),
+                                 cl::init(false), cl::cat(CompileCat));
 
 static int fail(llvm::Error E) {
   llvm::errs() << "strider-compile: " << llvm::toString(std::move(E)) << "\n";
@@ -66,10 +87,49 @@ static llvm::Error makeToolError(const llvm::Twine &Msg) {
 static const char *const Pipeline =
     "infer-shapes,canonicalize,infer-shapes,layout-assignment";
 
+static cpu::TuneStats TuneResult;
+
+/// Checks --tune's flags against the table and installs the tuner.
+static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
+  if (toolflags::TuningFileFlag.empty())
+    return makeToolError("--tune needs --tuning-file=FILE to keep the "
+                         "measurements in");
+  if (!Layout.Target->Name.startswith("cpu-"))
+    return makeToolError("--tune times CPU kernels; --target=" +
+                         Layout.Target->Name + " is not a cpu-* target");
+  if (TuneThreads < 1)
+    return makeToolError("--tune-threads must be at least 1");
+  layout::TuningTable &Table = *Layout.Tuning;
+  std::string Simd = cpu::Program::getSimdTarget();
+  if (Table.getNumConvs() + Table.getNumRelayouts() == 0) {
+    Table.Simd = Simd;
+    Table.Threads = int(TuneThreads);
+  } else if (Table.Simd != Simd || Table.Threads != int(TuneThreads)) {
+    return makeToolError(toolflags::TuningFileFlag + ": measured with " +
+                         (Table.Simd.empty() ? "unknown" : Table.Simd) +
+                         " kernels on " + llvm::Twine(Table.Threads) +
+                         " thread(s); this run would add " + Simd +
+                         " kernels on " + llvm::Twine(unsigned(TuneThreads)) +
+                         " thread(s): use another file");
+  }
+  Layout.Tune = [](const Graph &G, const layout::DimBindings &Dims,
+                   layout::TuningTable &T) {
+    cpu::TuneOptions TO;
+    TO.Threads = int(TuneThreads);
+    TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
+    return cpu::tuneGraph(G, Dims, TO, T, &TuneResult);
+  };
+  return llvm::Error::success();
+}
+
 static llvm::Expected<PipelineOptions> parseOptions() {
-  llvm::Expected<layout::LayoutOptions> Layout = toolflags::parseLayoutFlags();
+  llvm::Expected<layout::LayoutOptions> Layout =
+      toolflags::parseLayoutFlags(/*CreateTuning=*/Tune);
   if (!Layout)
     return Layout.takeError();
+  if (Tune)
+    if (llvm::Error E = setUpTuning(*Layout))
+      return std::move(E);
   PipelineOptions Opts;
   Opts.Layout = std::move(*Layout);
   return Opts;
@@ -161,6 +221,11 @@ static int compile() {
     return 1;
   }
   const layout::LayoutReport &Report = Reports.back();
+  // The measurements are kept even if writing the outputs fails below.
+  if (Tune && TuneResult.MeasuredConvs + TuneResult.MeasuredRelayouts > 0)
+    if (llvm::Error E =
+            Opts->Layout.Tuning->writeFile(toolflags::TuningFileFlag))
+      return fail(std::move(E));
 
   // Stage everything next to the destination, then rename it into place.
   llvm::StringRef Parent = llvm::sys::path::parent_path(OutputDir);
@@ -207,6 +272,18 @@ static int compile() {
   if (!Quiet) {
     llvm::outs() << "strider-compile: " << InputFilename << " -> " << OutputDir
                  << "/model.onnx (" << G.getNumNodes() << " nodes)\n";
+    if (Tune && TuneResult.SkippedConvs)
+      llvm::outs() << "tuning: " << TuneResult.SkippedConvs
+                   << " conv(s) not timed: a dim is not bound (--dim) or "
+                      "the data is not f32\n";
+    if (Tune)
+      llvm::outs() << "tuning: timed " << TuneResult.MeasuredConvs << " of "
+                   << TuneResult.Convs << " convs and "
+                   << TuneResult.MeasuredRelayouts << " relayouts in "
+                   << llvm::format("%.1f", TuneResult.Seconds) << " s ("
+                   << Opts->Layout.Tuning->Simd << ", "
+                   << Opts->Layout.Tuning->Threads << " thread(s)); "
+                   << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
     llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
                  << "/report.json; graph: " << OutputDir << "/layout.dot"
@@ -231,6 +308,8 @@ int main(int argc, char **argv) {
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"
       "  OUTDIR/layout.dot    Graphviz view (layout.svg with Graphviz "
-      "installed)\n");
+      "installed)\n"
+      "With --tune --tuning-file=FILE, convs are first timed on this machine "
+      "and the layouts chosen by the measured times.\n");
   return compile();
 }

@@ -94,10 +94,35 @@ Layout getTransposeViewLayout(const TensorType &From,
 bool isTransposeView(const TensorType &From, llvm::ArrayRef<int64_t> Perm,
                      const TensorType &To, const DimBindings &Dims);
 
+/// How the analytic model sees a convolution (sizes as given; symbolic
+/// dims already replaced): its multiply-adds, which efficiency column of
+/// the target it uses, and how full the vectors of each layout's kernel
+/// are (channels-last kernels vectorize over a group's output channels,
+/// channels-first ones over the output width).
+struct ConvShapeEstimate {
+  enum KindTy : uint8_t { Dense, Pointwise, Depthwise } Kind;
+  double Macs;
+  /// Index: LayoutLabel; in (0, 1].
+  double VectorFill[2];
+};
+ConvShapeEstimate estimateConvShape(llvm::ArrayRef<int64_t> X,
+                                    llvm::ArrayRef<int64_t> W,
+                                    llvm::ArrayRef<int64_t> Y, int64_t Group,
+                                    llvm::ArrayRef<int64_t> Strides,
+                                    bool Transposed, unsigned VectorWidth);
+/// The efficiency column of \p Kind in \p E (index: LayoutLabel).
+const double *getConvEfficiencies(const ConvEfficiency &E,
+                                  ConvShapeEstimate::KindTy Kind);
+
+class TuningTable;
+
 class CostModel {
 public:
-  CostModel(const TargetDescription &Target, const DimBindings &Dims)
-      : Target(Target), Dims(Dims) {}
+  /// With \p Tuning, a conv or relayout the table measured is costed by its
+  /// measurement.
+  CostModel(const TargetDescription &Target, const DimBindings &Dims,
+            const TuningTable *Tuning = nullptr)
+      : Target(Target), Dims(Dims), Tuning(Tuning) {}
 
   const TargetDescription &getTarget() const { return Target; }
   const DimBindings &getDims() const { return Dims; }
@@ -112,6 +137,8 @@ public:
   /// Time of \p N's kernel when it runs in layout \p L; InfiniteCost if the
   /// op has no such kernel. View ops cost 0 here (see getViewCost).
   Cost getNodeCost(const Node &N, LayoutLabel L) const;
+  /// Whether the tuning table holds a measurement of \p N's kernels.
+  bool isMeasured(const Node &N) const;
   /// Time of a Conv that reads its input in \p Read and writes the other
   /// layout, or InfiniteCost where the target has no such kernel for \p N.
   /// At most one direction is offered per conv: reading channels-first
@@ -131,9 +158,12 @@ private:
   Cost timeForBytes(double Bytes, double GBs) const;
   Cost getConvCost(const Node &N, LayoutLabel L, bool Transposed) const;
   Cost getMemoryCost(const Node &N, LayoutLabel L) const;
+  /// The measured time of variant \p V of conv \p N, or -1.
+  Cost getMeasuredConvCost(const Node &N, unsigned V) const;
 
   const TargetDescription &Target;
   const DimBindings &Dims;
+  const TuningTable *Tuning;
 };
 
 } // namespace layout

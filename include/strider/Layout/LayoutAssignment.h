@@ -15,9 +15,12 @@
 #define STRIDER_LAYOUT_LAYOUTASSIGNMENT_H
 
 #include "strider/Layout/CostModel.h"
+#include "strider/Layout/Tuning.h"
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,13 @@ struct LayoutOptions {
   LayoutMode Mode = LayoutMode::Auto;
   IOLayout IO = IOLayout::AsModel;
   DimBindings Dims;
+  /// Measured kernel times (`--tuning-file`); null: estimates only.
+  std::shared_ptr<TuningTable> Tuning;
+  /// Called with the graph before it is costed, to add what \p Tuning
+  /// lacks (`strider-compile --tune`, which times the CPU backend's
+  /// kernels); needs Tuning.
+  std::function<llvm::Error(const Graph &, const DimBindings &, TuningTable &)>
+      Tune;
 };
 
 /// Parse `auto|nchw|nhwc` (`ncdhw`/`ndhwc`, `channels-first`/`-last` too).
@@ -90,6 +100,11 @@ struct LayoutReport {
   unsigned NumWeightsPermuted = 0;
   int64_t RelayoutBytes = 0;
   int64_t CopyBytes = 0;
+  /// With a tuning table: the convs, and how many of them were costed by
+  /// measurements.
+  bool Tuned = false;
+  unsigned NumConvs = 0;
+  unsigned NumMeasuredConvs = 0;
   /// Estimated times in picoseconds.
   Cost EstimatedCost = 0;
   Cost AllChannelsFirstCost = 0;

@@ -1,0 +1,230 @@
+//===- Tuning.cpp - Timing the CPU backend's kernels for layout choice ----===//
+//
+// Each measurement is a one-op program (a Conv with the graph's
+// attributes, or a Relayout) compiled by the CPU backend and run with
+// profiling on: the time counted is the sum of its steps, so copying
+// inputs in and outputs out of the arena is not part of it. A sample
+// repeats the program for a minimum time; the median sample counts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/CPU/Tuning.h"
+
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/ShapeInference.h"
+#include "strider/Layout/CostModel.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+using namespace strider;
+using namespace strider::cpu;
+using layout::ConvConfig;
+using layout::ConvTiming;
+
+namespace {
+
+std::vector<float> randomFloats(int64_t N, std::mt19937 &Rng) {
+  std::uniform_real_distribution<float> U(-1.0f, 1.0f);
+  std::vector<float> V(size_t(std::max<int64_t>(N, 0)));
+  for (float &X : V)
+    X = U(Rng);
+  return V;
+}
+
+int64_t product(llvm::ArrayRef<int64_t> S) {
+  int64_t P = 1;
+  for (int64_t D : S)
+    P *= D;
+  return P;
+}
+
+Layout labelLayout(bool ChannelsLast, unsigned Rank) {
+  return ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
+}
+
+class Timer {
+public:
+  Timer(const TuneOptions &Opts) : Opts(Opts), Rng(1234) {}
+
+  /// Nanoseconds per call of the graph's program; negative if any step
+  /// falls back to a reference kernel (the backend has no such kernel).
+  llvm::Expected<double> time(const Graph &G, llvm::StringRef InputName,
+                              llvm::ArrayRef<int64_t> InputShape);
+
+private:
+  const TuneOptions &Opts;
+  std::mt19937 Rng;
+};
+
+llvm::Expected<double> Timer::time(const Graph &G, llvm::StringRef InputName,
+                                   llvm::ArrayRef<int64_t> InputShape) {
+  CPUOptions CO;
+  CO.Threads = Opts.Threads;
+  auto Prog = compileForCPU(G, CO);
+  if (!Prog)
+    return Prog.takeError();
+  for (const StepInfo &S : (*Prog)->getSteps())
+    if (S.Fallback)
+      return -1.0;
+  runtime::TensorMap Inputs;
+  runtime::Tensor X(ElementType::F32, InputShape);
+  std::vector<float> Data = randomFloats(product(InputShape), Rng);
+  std::memcpy(X.getMutableBytes().data(), Data.data(),
+              Data.size() * sizeof(float));
+  Inputs[InputName.str()] = std::move(X);
+
+  // One warm-up run, which also sizes a sample.
+  auto Start = std::chrono::steady_clock::now();
+  if (auto R = (*Prog)->run(Inputs); !R)
+    return R.takeError();
+  double Once =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  unsigned Reps = unsigned(
+      std::clamp(Opts.SampleSeconds / std::max(Once, 1e-7), 1.0, 10000.0));
+  std::vector<double> Samples;
+  for (unsigned S = 0; S < std::max(1u, Opts.Samples); ++S) {
+    (*Prog)->setProfiling(true);
+    for (unsigned I = 0; I < Reps; ++I)
+      if (auto R = (*Prog)->run(Inputs); !R)
+        return R.takeError();
+    double Sum = 0;
+    for (double Sec : (*Prog)->getStepSeconds())
+      Sum += Sec;
+    Samples.push_back(Sum / (*Prog)->getProfiledRuns() * 1e9);
+  }
+  std::sort(Samples.begin(), Samples.end());
+  return Samples[Samples.size() / 2];
+}
+
+/// A graph of one Conv of config \p C with \p N's attributes, reading and
+/// writing the given layouts.
+std::unique_ptr<Graph> makeConvGraph(const Node &N, const ConvConfig &C,
+                                     bool InLast, bool OutLast,
+                                     std::mt19937 &Rng) {
+  auto G = std::make_unique<Graph>("tune");
+  unsigned Rank = unsigned(C.X.size());
+  Value *X = G->addInput(
+      "x", TensorType::get(ElementType::F32, C.X, labelLayout(InLast, Rank)));
+  std::vector<Value *> Operands = {X};
+  auto AddConstant = [&](llvm::ArrayRef<int64_t> Shape) {
+    TensorDataRef D =
+        TensorData::fromFloat(Shape, randomFloats(product(Shape), Rng));
+    Node *K = G->createNode(OpId::Constant, {}, {G->makeUniqueName("c")},
+                            {D->getType()});
+    K->setAttr("value", Attribute::getTensor(D));
+    Operands.push_back(K->getResult(0));
+  };
+  AddConstant(C.W);
+  if (C.HasBias)
+    AddConstant({C.Y[1]});
+  Node *Conv = G->createNode(OpId::Conv, Operands, {"y"}, {TensorType()});
+  for (const NamedAttribute &A : N.getAttrs())
+    Conv->setAttr(A.Name, A.Value);
+  llvm::SmallVector<TensorType, 1> Types;
+  if (llvm::Error E = inferResultTypes(*Conv, Types)) {
+    llvm::consumeError(std::move(E));
+    return nullptr;
+  }
+  Conv->getResult(0)->setType(Types[0].withLayout(labelLayout(OutLast, Rank)));
+  G->addOutput(Conv->getResult(0));
+  return G;
+}
+
+} // namespace
+
+llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
+                           const TuneOptions &Opts, layout::TuningTable &Table,
+                           TuneStats *Stats) {
+  auto Start = std::chrono::steady_clock::now();
+  TuneStats S;
+  Timer T(Opts);
+  std::mt19937 Rng(42);
+  auto TimeRelayout = [&](llvm::ArrayRef<int64_t> Shape) -> llvm::Error {
+    TensorType Ty = TensorType::get(ElementType::F32, Shape);
+    std::string Key = layout::TuningTable::getRelayoutKey(Ty, Dims);
+    if (Table.lookupRelayout(Key) >= 0 ||
+        areLayoutsEquivalent(Ty.getShape(), Layout(),
+                             Layout::getChannelsLast(Ty.getRank()), Dims))
+      return llvm::Error::success();
+    double Sum = 0;
+    for (bool ToLast : {true, false}) {
+      Graph R("tune");
+      unsigned Rank = Ty.getRank();
+      Value *X = R.addInput("x", Ty.withLayout(labelLayout(!ToLast, Rank)));
+      Node *N = R.createNode(OpId::Relayout, {X}, {"y"},
+                             {Ty.withLayout(labelLayout(ToLast, Rank))});
+      R.addOutput(N->getResult(0));
+      auto Ns = T.time(R, "x", Shape);
+      if (!Ns)
+        return Ns.takeError();
+      if (*Ns < 0)
+        return llvm::Error::success(); // No relayout kernel: keep estimates.
+      Sum += *Ns;
+    }
+    Table.setRelayout(Key, Sum / 2);
+    ++S.MeasuredRelayouts;
+    return llvm::Error::success();
+  };
+
+  for (const Node *N : G.nodes()) {
+    if (N->isOpaque() || N->getOpId() != OpId::Conv)
+      continue;
+    ConvConfig C;
+    if (!ConvConfig::fromNode(*N, Dims, C) ||
+        N->getOperand(0)->getType().getElementType() != ElementType::F32) {
+      ++S.SkippedConvs;
+      continue;
+    }
+    ++S.Convs;
+    std::string Key = C.getKey();
+    if (Table.lookupConv(Key))
+      continue;
+    ConvTiming Timing;
+    static constexpr bool Variants[layout::NumConvVariants][2] = {
+        {false, false}, {true, true}, {false, true}, {true, false}};
+    for (unsigned V = 0; V < layout::NumConvVariants; ++V) {
+      std::unique_ptr<Graph> CG =
+          makeConvGraph(*N, C, Variants[V][0], Variants[V][1], Rng);
+      if (!CG)
+        break; // Not a conv the backend can build; leave it estimated.
+      auto Ns = T.time(*CG, "x", C.X);
+      if (!Ns)
+        return makeNodeError(*N, "tuning: " + llvm::toString(Ns.takeError()));
+      Timing.Ns[V] = *Ns;
+    }
+    Table.setConv(C, Timing);
+    ++S.MeasuredConvs;
+    if (Opts.Log) {
+      *Opts.Log << "tune: " << N->getResult(0)->getName() << " (" << Key
+                << "):";
+      for (unsigned V = 0; V < layout::NumConvVariants; ++V) {
+        *Opts.Log << " " << layout::getConvVariantName(layout::ConvVariant(V))
+                  << " ";
+        if (Timing.Ns[V] < 0)
+          *Opts.Log << "-";
+        else
+          *Opts.Log << llvm::format("%.1f", Timing.Ns[V] / 1000.0) << " us";
+      }
+      *Opts.Log << "\n";
+    }
+    if (llvm::Error E = TimeRelayout(C.X))
+      return E;
+    if (llvm::Error E = TimeRelayout(C.Y))
+      return E;
+  }
+  S.Seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  if (Stats)
+    *Stats = S;
+  return llvm::Error::success();
+}

@@ -1,0 +1,195 @@
+//===- TuningTest.cpp - Tuning tables and measured costs ------------------===//
+//
+// The tuning table's text form (print/parse round trip, errors), conv keys
+// taken from nodes, the cost model preferring measurements, and the
+// calibration of a target: re-estimating a measured conv with the
+// calibrated figures gives back its measured time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Layout/Tuning.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/ShapeInference.h"
+#include "strider/Layout/CostModel.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace strider;
+using namespace strider::layout;
+
+namespace {
+
+/// A graph with one Conv: input 1 x Cin x H x W, 3x3 kernel, pads 1.
+struct ConvGraph {
+  Graph G;
+  Node *Conv = nullptr;
+
+  ConvGraph(int64_t Cin, int64_t Cout, int64_t H, int64_t W, int64_t Group = 1,
+            bool SymbolicBatch = false) {
+    std::vector<Dim> XS = {
+        SymbolicBatch ? Dim::getSymbol("N") : Dim::getStatic(1),
+        Dim::getStatic(Cin), Dim::getStatic(H), Dim::getStatic(W)};
+    Value *X = G.addInput("x", TensorType(ElementType::F32, XS));
+    Value *Wt = G.addInput(
+        "w", TensorType::get(ElementType::F32, {Cout, Cin / Group, 3, 3}));
+    Conv = G.createNode(OpId::Conv, {X, Wt}, {"y"}, {TensorType()});
+    Conv->setAttr("pads", Attribute::getInts({1, 1, 1, 1}));
+    Conv->setAttr("group", Attribute::getInt(Group));
+    llvm::SmallVector<TensorType, 1> Types;
+    llvm::Error E = inferResultTypes(*Conv, Types);
+    EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    Conv->getResult(0)->setType(Types[0]);
+    G.addOutput(Conv->getResult(0));
+  }
+};
+
+TEST(TuningTest, KeyFromNode) {
+  ConvGraph C(16, 32, 10, 12);
+  DimBindings Dims;
+  ConvConfig Config;
+  ASSERT_TRUE(ConvConfig::fromNode(*C.Conv, Dims, Config));
+  EXPECT_EQ(Config.getKey(), "x=1x16x10x12 w=32x16x3x3 y=1x32x10x12 s=1x1 "
+                             "p=1x1x1x1 d=1x1 g=1 b=0");
+  EXPECT_DOUBLE_EQ(Config.getMacs(), 32.0 * 10 * 12 * 16 * 9);
+
+  // A symbolic batch needs a binding; bound, it is part of the key.
+  ConvGraph S(16, 32, 10, 12, 1, /*SymbolicBatch=*/true);
+  EXPECT_FALSE(ConvConfig::fromNode(*S.Conv, Dims, Config));
+  Dims.bind("N", 4);
+  ASSERT_TRUE(ConvConfig::fromNode(*S.Conv, Dims, Config));
+  EXPECT_EQ(Config.X[0], 4);
+}
+
+TEST(TuningTest, PrintParseRoundTrip) {
+  TuningTable T;
+  T.Target = "cpu-avx512";
+  T.Simd = "AVX3";
+  T.Threads = 2;
+  ConvGraph C(16, 32, 10, 12);
+  DimBindings Dims;
+  ConvConfig Config;
+  ASSERT_TRUE(ConvConfig::fromNode(*C.Conv, Dims, Config));
+  ConvTiming Timing;
+  Timing.Ns[ReadFirstWriteFirst] = 1234.5;
+  Timing.Ns[ReadLastWriteLast] = 999.0;
+  Timing.Ns[ReadLastWriteFirst] = 1100.0;
+  T.setConv(Config, Timing);
+  T.setRelayout("1x16x10x12", 77.7);
+
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  T.print(OS);
+  auto Back = TuningTable::parse(OS.str(), "t.tune");
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Target, "cpu-avx512");
+  EXPECT_EQ(Back->Simd, "AVX3");
+  EXPECT_EQ(Back->Threads, 2);
+  const ConvTiming *Got = Back->lookupConv(Config.getKey());
+  ASSERT_NE(Got, nullptr);
+  EXPECT_DOUBLE_EQ(Got->Ns[ReadFirstWriteFirst], 1234.5);
+  EXPECT_DOUBLE_EQ(Got->Ns[ReadLastWriteLast], 999.0);
+  EXPECT_LT(Got->Ns[ReadFirstWriteLast], 0); // `-`: no such kernel.
+  EXPECT_DOUBLE_EQ(Back->lookupRelayout("1x16x10x12"), 77.7);
+  EXPECT_LT(Back->lookupRelayout("1x16x10x13"), 0);
+
+  // Printing the parsed table gives the same text.
+  std::string Again;
+  llvm::raw_string_ostream OS2(Again);
+  Back->print(OS2);
+  EXPECT_EQ(OS.str(), OS2.str());
+}
+
+TEST(TuningTest, ParseErrorsAreLocated) {
+  auto Msg = [](llvm::StringRef Text) {
+    auto T = TuningTable::parse(Text, "t.tune");
+    return T ? std::string() : llvm::toString(T.takeError());
+  };
+  EXPECT_EQ(Msg(""), "t.tune: empty file, not a tuning table");
+  EXPECT_EQ(Msg("strider-tuning 1\n"), "t.tune: no 'target' line");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nthreads zero\n"),
+            "t.tune:3:9: threads must be a number >= 1, not 'zero'");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nrelayout 1x2 ns=-3\n"),
+            "t.tune:3:14: 'ns=-3': expected a time in nanoseconds (> 0) or "
+            "'-'");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nconv x=1x2x3 w=2x2x1 "
+                "y=1x2x3 s=1 p=0x0 d=1 g=1 b=1 nchw=1 nhwc=1 nchw>nhwc=1 "
+                "nhwc>nchw=1 nchw=2\n"),
+            "t.tune:3:90: field 'nchw' given twice");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nconv x=1x2x3 w=2x2x1 "
+                "y=1x2x3 s=1 p=0 d=1 g=1 b=1 nchw=1 nhwc=1 nchw>nhwc=1 "
+                "nhwc>nchw=1\n"),
+            "t.tune:3:1: conv entry: x, w and y need the same rank (3-5), s "
+            "and d one value and p two per spatial dim");
+}
+
+TEST(TuningTest, MeasuredCostsReplaceEstimates) {
+  ConvGraph C(32, 32, 28, 28);
+  DimBindings Dims;
+  const TargetDescription &Target = getDefaultTarget();
+  CostModel Estimated(Target, Dims);
+  ConvConfig Config;
+  ASSERT_TRUE(ConvConfig::fromNode(*C.Conv, Dims, Config));
+  TuningTable T;
+  T.Target = "cpu-avx512";
+  ConvTiming Timing;
+  Timing.Ns[ReadFirstWriteFirst] = 5000;
+  Timing.Ns[ReadLastWriteLast] = 40000;
+  T.setConv(Config, Timing);
+  CostModel Measured(Target, Dims, &T);
+  EXPECT_TRUE(Measured.isMeasured(*C.Conv));
+  EXPECT_FALSE(Estimated.isMeasured(*C.Conv));
+  EXPECT_EQ(Measured.getNodeCost(*C.Conv, ChannelsFirst), 5000 * 1000);
+  EXPECT_EQ(Measured.getNodeCost(*C.Conv, ChannelsLast), 40000 * 1000);
+  // The estimates favour channels-last here; the measurement reverses it.
+  EXPECT_LT(Estimated.getNodeCost(*C.Conv, ChannelsLast),
+            Estimated.getNodeCost(*C.Conv, ChannelsFirst));
+
+  const TensorType &Y = C.Conv->getResult(0)->getType();
+  Cost RelayoutEstimate = Measured.getRelayoutCost(Y);
+  T.setRelayout(TuningTable::getRelayoutKey(Y, Dims), 321.0);
+  EXPECT_EQ(Measured.getRelayoutCost(Y), 321 * 1000);
+  EXPECT_NE(RelayoutEstimate, 321 * 1000);
+}
+
+TEST(TuningTest, CalibrationReproducesMeasurements) {
+  // Two dense convs measured at different efficiencies: the calibrated
+  // figure is their median, and a third, unmeasured conv is estimated
+  // with it.
+  const TargetDescription &Base = getDefaultTarget();
+  DimBindings Dims;
+  TuningTable T;
+  T.Target = "cpu-avx512";
+  ConvGraph A(64, 64, 32, 32), B(64, 64, 16, 16), Other(64, 64, 24, 24);
+  for (ConvGraph *G : {&A, &B}) {
+    ConvConfig Config;
+    ASSERT_TRUE(ConvConfig::fromNode(*G->Conv, Dims, Config));
+    ConvTiming Timing;
+    // 50% of peak channels-first, 80% channels-last (vectors are full).
+    double Flops = 2 * Config.getMacs();
+    Timing.Ns[ReadFirstWriteFirst] = Flops / (Base.PeakGFlops * 0.5);
+    Timing.Ns[ReadLastWriteLast] = Flops / (Base.PeakGFlops * 0.8);
+    T.setConv(Config, Timing);
+  }
+  T.setRelayout("1x64x32x32", 262144 / 20.0); // 20 GB/s
+  TargetDescription Cal = T.calibrateTarget(Base);
+  EXPECT_NEAR(Cal.Conv.Dense[ChannelsFirst], 0.5, 1e-9);
+  EXPECT_NEAR(Cal.Conv.Dense[ChannelsLast], 0.8, 1e-9);
+  EXPECT_NEAR(Cal.RelayoutGBs, 20.0, 1e-9);
+  // Figures with nothing to fit them keep their estimates.
+  EXPECT_EQ(Cal.Conv.Depthwise[ChannelsLast],
+            Base.Conv.Depthwise[ChannelsLast]);
+  EXPECT_EQ(Cal.MemoryGBs, Base.MemoryGBs);
+
+  CostModel Model(Cal, Dims, &T);
+  EXPECT_FALSE(Model.isMeasured(*Other.Conv));
+  ConvConfig OC;
+  ASSERT_TRUE(ConvConfig::fromNode(*Other.Conv, Dims, OC));
+  double WantNs = 2 * OC.getMacs() / (Base.PeakGFlops * 0.8);
+  double GotNs = double(Model.getNodeCost(*Other.Conv, ChannelsLast)) / 1000.0 -
+                 Cal.KernelLaunchNs;
+  EXPECT_NEAR(GotNs, WantNs, 1.0);
+}
+
+} // namespace
