@@ -69,6 +69,40 @@ void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
                       const float *Shift, const Activation &Act, float *Y,
                       int Threads);
 
+/// InstanceNormalization of \p Batch images of \p Channels channels and
+/// \p Pixels pixels each: Y = (X - mean) / sqrt(var + Eps) * Scale[c] +
+/// Bias[c], mean and (biased) variance per image and channel. Both tensors
+/// channels-last (pixel rows of Channels elements) or channels-first
+/// (contiguous planes); Y may be X. Statistics are two passes, float lanes
+/// flushed into double sums over fixed blocks (so the result does not
+/// depend on the thread count).
+void runInstanceNorm(bool ChannelsLast, int64_t Batch, int64_t Channels,
+                     int64_t Pixels, const float *X, const float *Scale,
+                     const float *Bias, float Eps, float *Y, int Threads);
+
+/// The gather half of a transposed convolution (col2im) for one image and
+/// one group, spatial dims normalized to 3. Output position o of axis d
+/// receives taps [Begin[o], Begin[o + 1]) of Tap (the kernel index) and In
+/// (the input position that reaches o through it).
+struct Col2ImAxis {
+  std::vector<int32_t> Begin, Tap, In;
+};
+struct Col2ImParams {
+  int64_t Channels = 0; ///< Output channels of the group.
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1}, Kernel[3] = {1, 1, 1};
+  int64_t YS[3] = {0, 0, 0}; ///< Element strides of Y's spatial dims.
+  int64_t YC = 1;            ///< Element stride of Y's channels.
+  Col2ImAxis Axes[3];
+};
+/// Channels-last columns: Col[in pixel][tap * Channels + m]; Y[o][m] =
+/// Bias[m] + the columns of every tap reaching o (in tap order). Y's
+/// channels must be contiguous (YC == 1).
+void runCol2ImChannelsLast(const Col2ImParams &P, const float *Col,
+                           const float *Bias, float *Y, int Threads);
+/// Channels-first columns: Col[m * Taps + tap][in pixel], Y at any strides.
+void runCol2ImChannelsFirst(const Col2ImParams &P, const float *Col,
+                            const float *Bias, float *Y, int Threads);
+
 /// Max or average pooling of one image with channels contiguous in input
 /// and output (2D or 1D/3D normalized to 3 spatial dims); padding is
 /// excluded from averages.

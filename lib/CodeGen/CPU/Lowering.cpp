@@ -232,6 +232,7 @@ const LowerTable &getLowerTable() {
   static const LowerTable Table = [] {
     LowerTable T{};
     T[size_t(OpId::Conv)] = lowerConv;
+    T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
     for (OpId Id : {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
@@ -240,6 +241,7 @@ const LowerTable &getLowerTable() {
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
+    T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;
     T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;

@@ -166,11 +166,15 @@ bool acceptsActivation(OpId Id);
 
 // Lowering functions (one file per family).
 bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerConvTranspose(LoweringContext &L, const Node &N,
+                        const FusedTail &Tail);
 bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerInstanceNorm(LoweringContext &L, const Node &N,
+                       const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
