@@ -5,17 +5,18 @@
 // copying Transpose reads the source through permuted strides. Dims that
 // nest in both tensors are merged first; a contiguous innermost run is a
 // memcpy, and a transposition (the source's innermost dim is not the
-// destination's) goes through 32 x 32 tiles so both sides stay in cache.
+// destination's) goes through transposeFloats' register tiles.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
 #include "Parallel.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-#include <vector>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -40,13 +41,15 @@ void cpu::copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
                       const int64_t *DstStrides, int64_t Elt, int Threads) {
   // Order dims by destination stride, outermost first, dropping unit dims,
   // and merge those that nest on both sides.
-  std::vector<int> Dims;
+  // Small vectors: a relayout of a small tensor must not pay for heap
+  // allocations.
+  llvm::SmallVector<int, 8> Dims;
   for (int I = 0; I < Rank; ++I)
     if (Shape[I] != 1)
       Dims.push_back(I);
   std::stable_sort(Dims.begin(), Dims.end(),
                    [&](int A, int B) { return DstStrides[A] > DstStrides[B]; });
-  std::vector<int64_t> N, SS, DS;
+  llvm::SmallVector<int64_t, 8> N, SS, DS;
   for (int I : Dims) {
     if (!N.empty() && SS.back() == SrcStrides[I] * Shape[I] &&
         DS.back() == DstStrides[I] * Shape[I]) {
