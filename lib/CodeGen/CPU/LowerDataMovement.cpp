@@ -37,6 +37,50 @@ void runCopy(const CopyPlan &C, const uint8_t *Src, uint8_t *Dst, int64_t Elt,
               Dst + C.DstOff * Elt, C.Dst.data(), Elt, Threads);
 }
 
+/// A row-major reshape of \p X into \p Y as one strided copy: the
+/// coarsest shape refining both (each of its dims lies inside one dim of X
+/// and one of Y, so it has a stride in each tensor's layout). False when
+/// the two shapes have no such refinement (a 6x4 -> 4x6 reshape), where
+/// elements move across dims in a way strides cannot express.
+bool planReshapeCopy(const TensorType &X, const TensorType &Y, CopyPlan &Out) {
+  if (X.getNumElements().getValueOr(0) == 0)
+    return false;
+  auto XShape = X.getStaticShape(), YShape = Y.getStaticShape();
+  auto XS = getStrides(X), YS = getStrides(Y);
+  std::vector<int64_t> Shape, Src, Dst;
+  int I = int(XShape.size()) - 1, J = int(YShape.size()) - 1;
+  int64_t DoneX = 1, DoneY = 1; // Extent of dims I and J already covered.
+  while (true) {
+    while (I >= 0 && XShape[size_t(I)] == DoneX) {
+      --I;
+      DoneX = 1;
+    }
+    while (J >= 0 && YShape[size_t(J)] == DoneY) {
+      --J;
+      DoneY = 1;
+    }
+    if (I < 0 || J < 0)
+      break;
+    const int64_t LeftX = XShape[size_t(I)] / DoneX;
+    const int64_t LeftY = YShape[size_t(J)] / DoneY;
+    const int64_t T = std::min(LeftX, LeftY);
+    if (std::max(LeftX, LeftY) % T != 0)
+      return false;
+    Shape.insert(Shape.begin(), T);
+    Src.insert(Src.begin(), XS[size_t(I)] * DoneX);
+    Dst.insert(Dst.begin(), YS[size_t(J)] * DoneY);
+    DoneX *= T;
+    DoneY *= T;
+  }
+  if (I >= 0 || J >= 0)
+    return false; // Only unit dims may be left, and they were skipped.
+  Out.Rank = int(Shape.size());
+  Out.Shape = std::move(Shape);
+  Out.Src = std::move(Src);
+  Out.Dst = std::move(Dst);
+  return true;
+}
+
 std::vector<int64_t> toVector(llvm::ArrayRef<int64_t> A) {
   return std::vector<int64_t>(A.begin(), A.end());
 }
@@ -323,9 +367,22 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
   default:
     if (!layout::isReshapeBitcast(X->getType(), Y->getType(), NoDims)) {
-      // Elements move: through a row-major scratch copy (row-major
-      // reshapes are bitcasts), then into the result's layout.
       const TensorType &XT = X->getType(), &YT = Y->getType();
+      const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+      ProgramImpl *P = &L.getProgram();
+      const int Threads = L.getThreads();
+      CopyPlan Direct;
+      if (planReshapeCopy(XT, YT, Direct)) {
+        // Elements move in one strided pass (a channel shuffle of a
+        // channels-last tensor: a small transposition per pixel).
+        BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+        L.addStep({Y->getName(), "reshape.copy", false}, {XB}, {YB}, [=]() {
+          runCopy(Direct, P->bytes(XB), P->bytes(YB), Elt, Threads);
+        });
+        return true;
+      }
+      // Else through a row-major scratch copy (row-major reshapes are
+      // bitcasts), then into the result's layout.
       CopyPlan In, Out;
       In.Rank = int(XT.getRank());
       In.Shape = toVector(XT.getStaticShape());
@@ -335,15 +392,13 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
       Out.Shape = toVector(YT.getStaticShape());
       Out.Src = toVector(getStrides(YT.withLayout(Layout())));
       Out.Dst = toVector(getStrides(YT));
-      const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
       BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
       BufferId SB = L.defineScratch(*XT.getNumElements() * Elt);
-      ProgramImpl *P = &L.getProgram();
-      const int Threads = L.getThreads();
-      L.addStep({Y->getName(), "reshape.copy", false}, {XB}, {YB, SB}, [=]() {
-        runCopy(In, P->bytes(XB), P->bytes(SB), Elt, Threads);
-        runCopy(Out, P->bytes(SB), P->bytes(YB), Elt, Threads);
-      });
+      L.addStep({Y->getName(), "reshape.copy.staged", false}, {XB}, {YB, SB},
+                [=]() {
+                  runCopy(In, P->bytes(XB), P->bytes(SB), Elt, Threads);
+                  runCopy(Out, P->bytes(SB), P->bytes(YB), Elt, Threads);
+                });
       return true;
     }
     break;

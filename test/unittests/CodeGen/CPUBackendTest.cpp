@@ -855,6 +855,49 @@ TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
   B.check(Y);
 }
 
+TEST(CPUKernelTest, ReshapeCopies) {
+  // Reshapes that are no bitcast in their layouts: one strided pass where
+  // the two shapes refine each other (a channel shuffle with its views
+  // laid out as layout assignment derives them), else staged through a
+  // row-major copy (6 x 4 -> 4 x 6).
+  struct Case {
+    std::vector<int64_t> XShape;
+    std::vector<unsigned> XLayout;
+    std::vector<int64_t> YShape;
+    std::vector<unsigned> YLayout;
+    const char *Kernel;
+  } Cases[] = {
+      {{1, 2, 3, 4, 5},
+       {0, 3, 4, 2, 1},
+       {1, 6, 4, 5},
+       {0, 2, 3, 1},
+       "reshape.copy"},
+      {{2, 6, 4, 5}, {0, 2, 3, 1}, {2, 3, 2, 20}, {0, 1, 2, 3}, "reshape.copy"},
+      {{2, 6, 4, 5},
+       {0, 2, 3, 1},
+       {2, 4, 6, 5},
+       {0, 2, 3, 1},
+       "reshape.copy.staged"},
+      {{3, 1, 8}, {2, 0, 1}, {3, 2, 2, 2}, {3, 1, 0, 2}, "reshape.copy"},
+  };
+  unsigned Seed = 70;
+  for (const Case &C : Cases) {
+    GraphBuilder B(Seed++);
+    Value *X = B.input(C.XShape, Layout(C.XLayout));
+    TensorDataRef D = TensorData::fromInt64(
+        ElementType::I64, {int64_t(C.YShape.size())}, C.YShape);
+    Node *S = B.G.createNode(OpId::Constant, {}, {"shape"}, {D->getType()});
+    S->setAttr("value", Attribute::getTensor(D));
+    Value *Y = B.op(OpId::Reshape, {X, S->getResult(0)});
+    B.setLayout(Y, Layout(C.YLayout));
+    B.check(Y, 0, 1, C.Kernel);
+    auto Prog = cpu::compileForCPU(B.G, {});
+    ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+    ASSERT_EQ((*Prog)->getSteps().size(), 1u);
+    EXPECT_EQ((*Prog)->getSteps()[0].Kernel, C.Kernel);
+  }
+}
+
 TEST(CPUKernelTest, UnsupportedOpsFallBackToReference) {
   GraphBuilder B(9);
   Value *X = B.input({2, 3, 4});
