@@ -404,6 +404,21 @@ Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
                                         Target.KernelLaunchNs * 1000.0));
 }
 
+int CostModel::getOfferedMixedVariant(const Node &N) const {
+  if (N.getOpId() != OpId::Conv || !N.hasOperand(0) || !N.hasOperand(1) ||
+      !N.hasResult(0))
+    return -1;
+  const TensorType &X = N.getOperand(0)->getType();
+  if (!X.hasRank() || X.getRank() < 3)
+    return -1;
+  int64_t Cin = Dims.getKnownSize(X.getDim(1));
+  bool FirstLayer = Target.HasMixedFirstConv && N.getIntAttr("group", 1) == 1 &&
+                    Cin >= 1 && Cin <= 4;
+  if (FirstLayer)
+    return ReadFirstWriteLast;
+  return Target.HasMixedLastConv ? ReadLastWriteFirst : -1;
+}
+
 Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
   if (!Tuning)
     return -1;
@@ -413,7 +428,16 @@ Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
   const ConvTiming *T = Tuning->lookupConv(C.getKey());
   if (!T || T->Ns[V] < 0)
     return -1;
-  return static_cast<Cost>(std::llround(T->Ns[V] * 1000.0));
+  // Variants within the table's margin of the fastest one offered cost the
+  // same: their difference is not significant, so the rest of the graph
+  // (relayouts, neighbours) decides between them.
+  double Best = T->Ns[V];
+  int Mixed = getOfferedMixedVariant(N);
+  for (int W : {int(ReadFirstWriteFirst), int(ReadLastWriteLast), Mixed})
+    if (W >= 0 && T->Ns[W] >= 0)
+      Best = std::min(Best, T->Ns[W]);
+  double Ns = T->Ns[V] <= Best * (1.0 + Tuning->Margin) ? Best : T->Ns[V];
+  return static_cast<Cost>(std::llround(Ns * 1000.0));
 }
 
 bool CostModel::isMeasured(const Node &N) const {
@@ -457,34 +481,25 @@ Cost CostModel::getMemoryCost(const Node &N, LayoutLabel L) const {
 }
 
 Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
-  if (N.getOpId() != OpId::Conv || !N.hasOperand(0) || !N.hasOperand(1) ||
-      !N.hasResult(0))
+  // At most one direction per conv: reading channels-first for few input
+  // channels (first layers), else reading channels-last with the relayout
+  // fused into the store.
+  int Offered = getOfferedMixedVariant(N);
+  ConvVariant V =
+      Read == ChannelsFirst ? ReadFirstWriteLast : ReadLastWriteFirst;
+  if (Offered != int(V))
     return InfiniteCost;
-  const TensorType &X = N.getOperand(0)->getType();
-  if (!X.hasRank() || X.getRank() < 3)
-    return InfiniteCost;
-  int64_t Cin = Dims.getKnownSize(X.getDim(1));
-  bool FirstLayer = Target.HasMixedFirstConv && N.getIntAttr("group", 1) == 1 &&
-                    Cin >= 1 && Cin <= 4;
-  // The channels-last kernel plus one more pass over the tensor read or
-  // written in the other layout: strided loads of a few input channels, or
-  // output tiles transposed in registers before they are stored.
-  // A measured variant replaces the estimate of an offered one.
-  Cost CL = getConvCost(N, ChannelsLast, /*Transposed=*/false);
-  if (Read == ChannelsFirst) {
-    if (!FirstLayer)
-      return InfiniteCost;
-    Cost Measured = getMeasuredConvCost(N, ReadFirstWriteLast);
-    return Measured >= 0 ? Measured
-                         : CL + timeForBytes(getNumBytes(X), Target.MemoryGBs);
-  }
-  if (!Target.HasMixedLastConv || FirstLayer)
-    return InfiniteCost;
-  Cost Measured = getMeasuredConvCost(N, ReadLastWriteFirst);
-  return Measured >= 0
-             ? Measured
-             : CL + timeForBytes(getNumBytes(N.getResult(0)->getType()),
-                                 Target.MemoryGBs);
+  // A measured variant replaces the estimate: the channels-last kernel plus
+  // one more pass over the tensor read or written in the other layout
+  // (strided loads of a few input channels, or output tiles transposed in
+  // registers before they are stored).
+  Cost Measured = getMeasuredConvCost(N, V);
+  if (Measured >= 0)
+    return Measured;
+  const TensorType &Other = Read == ChannelsFirst ? N.getOperand(0)->getType()
+                                                  : N.getResult(0)->getType();
+  return getConvCost(N, ChannelsLast, /*Transposed=*/false) +
+         timeForBytes(getNumBytes(Other), Target.MemoryGBs);
 }
 
 Cost CostModel::getViewCost(const Node &N, const Layout &In,

@@ -569,7 +569,7 @@ llvm::Expected<LayoutReport> layout::assignLayouts(Graph &G,
     if (!Opts.Tuning)
       return makeGraphError(G, "tuning needs a tuning table to fill");
     if (llvm::Error E = Opts.Tune(G, Opts.Dims, *Opts.Tuning))
-      return std::move(E);
+      return E;
   }
   Assigner A(G, Opts);
   return A.run();

@@ -211,6 +211,7 @@ void TuningTable::print(llvm::raw_ostream &OS) const {
   OS << "target " << Target << "\n";
   OS << "simd " << (Simd.empty() ? "-" : Simd) << "\n";
   OS << "threads " << Threads << "\n";
+  OS << "margin " << llvm::format("%g", Margin) << "\n";
   for (const auto &KV : Convs) {
     OS << "conv " << KV.first;
     for (unsigned V = 0; V < NumConvVariants; ++V) {
@@ -305,6 +306,12 @@ llvm::Error TableParser::parseHeader(llvm::StringRef Keyword,
     T.Target = Rest.str();
   } else if (Keyword == "simd") {
     T.Simd = Rest == "-" ? "" : Rest.str();
+  } else if (Keyword == "margin") {
+    double M;
+    if (Rest.getAsDouble(M) || !(M >= 0) || M > 1)
+      return error(Rest,
+                   "margin must be a fraction in [0, 1], not '" + Rest + "'");
+    T.Margin = M;
   } else {
     int N;
     if (Rest.getAsInteger(10, N) || N < 1)
@@ -406,15 +413,16 @@ llvm::Error TableParser::parseEntry(llvm::StringRef Keyword,
                                     llvm::StringRef Content,
                                     llvm::ArrayRef<llvm::StringRef> Words,
                                     TuningTable &T) {
-  if (Keyword == "target" || Keyword == "simd" || Keyword == "threads")
+  if (Keyword == "target" || Keyword == "simd" || Keyword == "threads" ||
+      Keyword == "margin")
     return parseHeader(Keyword, Content.drop_front(Keyword.size()).trim(), T);
   if (Keyword == "conv")
     return parseConv(Words, T);
   if (Keyword == "relayout")
     return parseRelayout(Words, T);
   return error(Keyword, "unknown entry '" + Keyword +
-                            "' (expected target, simd, threads, conv or "
-                            "relayout)");
+                            "' (expected target, simd, threads, margin, "
+                            "conv or relayout)");
 }
 
 llvm::Expected<TuningTable> TableParser::parse() {
@@ -438,7 +446,7 @@ llvm::Expected<TuningTable> TableParser::parse() {
     Content.split(Words, ' ', -1, /*KeepEmpty=*/false);
     llvm::StringRef Keyword = Words[0];
     if (llvm::Error E = parseEntry(Keyword, Content, Words, T))
-      return std::move(E);
+      return E;
   }
   if (!SeenMagic)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -446,7 +454,7 @@ llvm::Expected<TuningTable> TableParser::parse() {
   if (T.Target.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Name + ": no 'target' line");
-  return std::move(T);
+  return T;
 }
 
 llvm::Expected<TuningTable> TuningTable::parse(llvm::StringRef Text,

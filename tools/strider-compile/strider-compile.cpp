@@ -129,7 +129,7 @@ static llvm::Expected<PipelineOptions> parseOptions() {
     return Layout.takeError();
   if (Tune)
     if (llvm::Error E = setUpTuning(*Layout))
-      return std::move(E);
+      return E;
   PipelineOptions Opts;
   Opts.Layout = std::move(*Layout);
   return Opts;

@@ -158,8 +158,12 @@ private:
   Cost timeForBytes(double Bytes, double GBs) const;
   Cost getConvCost(const Node &N, LayoutLabel L, bool Transposed) const;
   Cost getMemoryCost(const Node &N, LayoutLabel L) const;
-  /// The measured time of variant \p V of conv \p N, or -1.
+  /// The measured time of variant \p V of conv \p N, or -1 (see
+  /// TuningTable::Margin).
   Cost getMeasuredConvCost(const Node &N, unsigned V) const;
+  /// The one mixed-layout variant (a ConvVariant) the target offers for
+  /// conv \p N, or -1.
+  int getOfferedMixedVariant(const Node &N) const;
 
   const TargetDescription &Target;
   const DimBindings &Dims;

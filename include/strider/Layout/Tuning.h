@@ -16,6 +16,7 @@
 //   target cpu-avx512
 //   simd AVX3
 //   threads 1
+//   margin 0.05
 //   conv x=1x64x56x56 w=64x64x3x3 y=1x64x56x56 s=1x1 p=1x1x1x1 d=1x1 g=1
 //        b=1 nchw=812.4 nhwc=655.0 nchw>nhwc=701.9 nhwc>nchw=690.2
 //   relayout 1x64x56x56 ns=98.1
@@ -95,6 +96,10 @@ public:
   std::string Target;
   std::string Simd;
   int Threads = 1;
+  /// Variants of a conv measured within this fraction of its fastest
+  /// (offered) variant count as equally fast: timings are noisy, and a
+  /// difference that small should not outweigh the rest of the graph.
+  double Margin = 0.05;
 
   /// Key of a relayout of a tensor of shape \p T (f32; its layout does not
   /// matter), or empty if a dim is not known.

@@ -4,7 +4,8 @@
 // attributes, or a Relayout) compiled by the CPU backend and run with
 // profiling on: the time counted is the sum of its steps, so copying
 // inputs in and outputs out of the arena is not part of it. A sample
-// repeats the program for a minimum time; the median sample counts.
+// repeats the program for a minimum time; the variants of one conv are
+// sampled in turn, round after round, and each one's median counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,59 +51,79 @@ Layout labelLayout(bool ChannelsLast, unsigned Rank) {
   return ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
 }
 
-class Timer {
-public:
-  Timer(const TuneOptions &Opts) : Opts(Opts), Rng(1234) {}
-
-  /// Nanoseconds per call of the graph's program; negative if any step
-  /// falls back to a reference kernel (the backend has no such kernel).
-  llvm::Expected<double> time(const Graph &G, llvm::StringRef InputName,
-                              llvm::ArrayRef<int64_t> InputShape);
-
-private:
-  const TuneOptions &Opts;
-  std::mt19937 Rng;
+/// A one-op program ready to be timed, with the graph it was compiled from
+/// (which its fallback steps would read) and its input.
+struct Candidate {
+  std::unique_ptr<Graph> G;
+  std::unique_ptr<Program> Prog;
+  runtime::TensorMap Inputs;
+  unsigned Reps = 1;
+  std::vector<double> Samples;
 };
 
-llvm::Expected<double> Timer::time(const Graph &G, llvm::StringRef InputName,
-                                   llvm::ArrayRef<int64_t> InputShape) {
+/// Compiles \p G (input "x" of \p Shape), runs it once and sizes its
+/// samples; a null program when a step would fall back to a reference
+/// kernel (the backend has no such kernel).
+llvm::Error prepare(std::unique_ptr<Graph> G, llvm::ArrayRef<int64_t> Shape,
+                    const TuneOptions &Opts, std::mt19937 &Rng, Candidate &C) {
+  C.G = std::move(G);
   CPUOptions CO;
   CO.Threads = Opts.Threads;
-  auto Prog = compileForCPU(G, CO);
+  auto Prog = compileForCPU(*C.G, CO);
   if (!Prog)
     return Prog.takeError();
   for (const StepInfo &S : (*Prog)->getSteps())
     if (S.Fallback)
-      return -1.0;
-  runtime::TensorMap Inputs;
-  runtime::Tensor X(ElementType::F32, InputShape);
-  std::vector<float> Data = randomFloats(product(InputShape), Rng);
+      return llvm::Error::success();
+  runtime::Tensor X(ElementType::F32, Shape);
+  std::vector<float> Data = randomFloats(product(Shape), Rng);
   std::memcpy(X.getMutableBytes().data(), Data.data(),
               Data.size() * sizeof(float));
-  Inputs[InputName.str()] = std::move(X);
-
+  C.Inputs["x"] = std::move(X);
   // One warm-up run, which also sizes a sample.
   auto Start = std::chrono::steady_clock::now();
-  if (auto R = (*Prog)->run(Inputs); !R)
+  if (auto R = (*Prog)->run(C.Inputs); !R)
     return R.takeError();
   double Once =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
-  unsigned Reps = unsigned(
+  C.Reps = unsigned(
       std::clamp(Opts.SampleSeconds / std::max(Once, 1e-7), 1.0, 10000.0));
-  std::vector<double> Samples;
-  for (unsigned S = 0; S < std::max(1u, Opts.Samples); ++S) {
-    (*Prog)->setProfiling(true);
-    for (unsigned I = 0; I < Reps; ++I)
-      if (auto R = (*Prog)->run(Inputs); !R)
-        return R.takeError();
-    double Sum = 0;
-    for (double Sec : (*Prog)->getStepSeconds())
-      Sum += Sec;
-    Samples.push_back(Sum / (*Prog)->getProfiledRuns() * 1e9);
+  C.Prog = std::move(*Prog);
+  return llvm::Error::success();
+}
+
+/// Times the candidates in rounds, one sample of each per round (so that
+/// a change of the machine's state, such as a neighbour's load or the
+/// clock, shifts them all alike), and returns each one's median sample in
+/// nanoseconds per call, or -1 for a candidate without a program. A
+/// sample is the sum of the program's kernel steps, so copying inputs in
+/// and outputs out is not counted.
+llvm::Expected<std::vector<double>> timeInterleaved(std::vector<Candidate> &Cs,
+                                                    const TuneOptions &Opts) {
+  for (unsigned Round = 0; Round < std::max(1u, Opts.Samples); ++Round)
+    for (Candidate &C : Cs) {
+      if (!C.Prog)
+        continue;
+      C.Prog->setProfiling(true);
+      for (unsigned I = 0; I < C.Reps; ++I)
+        if (auto R = C.Prog->run(C.Inputs); !R)
+          return R.takeError();
+      double Sum = 0;
+      for (double Sec : C.Prog->getStepSeconds())
+        Sum += Sec;
+      C.Samples.push_back(Sum / C.Prog->getProfiledRuns() * 1e9);
+    }
+  std::vector<double> Medians;
+  for (Candidate &C : Cs) {
+    if (C.Samples.empty()) {
+      Medians.push_back(-1.0);
+      continue;
+    }
+    std::sort(C.Samples.begin(), C.Samples.end());
+    Medians.push_back(C.Samples[C.Samples.size() / 2]);
   }
-  std::sort(Samples.begin(), Samples.end());
-  return Samples[Samples.size() / 2];
+  return Medians;
 }
 
 /// A graph of one Conv of config \p C with \p N's attributes, reading and
@@ -146,7 +167,6 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
                            TuneStats *Stats) {
   auto Start = std::chrono::steady_clock::now();
   TuneStats S;
-  Timer T(Opts);
   std::mt19937 Rng(42);
   auto TimeRelayout = [&](llvm::ArrayRef<int64_t> Shape) -> llvm::Error {
     TensorType Ty = TensorType::get(ElementType::F32, Shape);
@@ -155,21 +175,23 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
         areLayoutsEquivalent(Ty.getShape(), Layout(),
                              Layout::getChannelsLast(Ty.getRank()), Dims))
       return llvm::Error::success();
-    double Sum = 0;
+    std::vector<Candidate> Cs(2);
     for (bool ToLast : {true, false}) {
-      Graph R("tune");
+      auto R = std::make_unique<Graph>("tune");
       unsigned Rank = Ty.getRank();
-      Value *X = R.addInput("x", Ty.withLayout(labelLayout(!ToLast, Rank)));
-      Node *N = R.createNode(OpId::Relayout, {X}, {"y"},
-                             {Ty.withLayout(labelLayout(ToLast, Rank))});
-      R.addOutput(N->getResult(0));
-      auto Ns = T.time(R, "x", Shape);
-      if (!Ns)
-        return Ns.takeError();
-      if (*Ns < 0)
-        return llvm::Error::success(); // No relayout kernel: keep estimates.
-      Sum += *Ns;
+      Value *X = R->addInput("x", Ty.withLayout(labelLayout(!ToLast, Rank)));
+      Node *N = R->createNode(OpId::Relayout, {X}, {"y"},
+                              {Ty.withLayout(labelLayout(ToLast, Rank))});
+      R->addOutput(N->getResult(0));
+      if (llvm::Error E = prepare(std::move(R), Shape, Opts, Rng, Cs[ToLast]))
+        return E;
     }
+    auto Ns = timeInterleaved(Cs, Opts);
+    if (!Ns)
+      return Ns.takeError();
+    if ((*Ns)[0] < 0 || (*Ns)[1] < 0)
+      return llvm::Error::success(); // No relayout kernel: keep estimates.
+    double Sum = (*Ns)[0] + (*Ns)[1];
     Table.setRelayout(Key, Sum / 2);
     ++S.MeasuredRelayouts;
     return llvm::Error::success();
@@ -188,19 +210,26 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
     std::string Key = C.getKey();
     if (Table.lookupConv(Key))
       continue;
-    ConvTiming Timing;
     static constexpr bool Variants[layout::NumConvVariants][2] = {
         {false, false}, {true, true}, {false, true}, {true, false}};
-    for (unsigned V = 0; V < layout::NumConvVariants; ++V) {
+    std::vector<Candidate> Cs(layout::NumConvVariants);
+    bool Built = true;
+    for (unsigned V = 0; V < layout::NumConvVariants && Built; ++V) {
       std::unique_ptr<Graph> CG =
           makeConvGraph(*N, C, Variants[V][0], Variants[V][1], Rng);
-      if (!CG)
-        break; // Not a conv the backend can build; leave it estimated.
-      auto Ns = T.time(*CG, "x", C.X);
-      if (!Ns)
-        return makeNodeError(*N, "tuning: " + llvm::toString(Ns.takeError()));
-      Timing.Ns[V] = *Ns;
+      Built = CG != nullptr;
+      if (Built)
+        if (llvm::Error E = prepare(std::move(CG), C.X, Opts, Rng, Cs[V]))
+          return makeNodeError(*N, "tuning: " + llvm::toString(std::move(E)));
     }
+    if (!Built)
+      continue; // Not a conv the backend can build: it keeps its estimate.
+    auto Ns = timeInterleaved(Cs, Opts);
+    if (!Ns)
+      return makeNodeError(*N, "tuning: " + llvm::toString(Ns.takeError()));
+    ConvTiming Timing;
+    for (unsigned V = 0; V < layout::NumConvVariants; ++V)
+      Timing.Ns[V] = (*Ns)[V];
     Table.setConv(C, Timing);
     ++S.MeasuredConvs;
     if (Opts.Log) {

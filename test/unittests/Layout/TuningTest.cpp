@@ -153,6 +153,32 @@ TEST(TuningTest, MeasuredCostsReplaceEstimates) {
   EXPECT_NE(RelayoutEstimate, 321 * 1000);
 }
 
+TEST(TuningTest, DifferencesWithinTheMarginAreTies) {
+  // nhwc 3% slower than nchw: within the 5% margin, both cost the nchw
+  // time; the target offers the nhwc>nchw variant of this conv, 10% slower:
+  // it keeps its time. With margin 0 every variant keeps its own.
+  ConvGraph C(32, 32, 28, 28);
+  DimBindings Dims;
+  const TargetDescription &Target = getDefaultTarget();
+  ConvConfig Config;
+  ASSERT_TRUE(ConvConfig::fromNode(*C.Conv, Dims, Config));
+  TuningTable T;
+  T.Target = "cpu-avx512";
+  ConvTiming Timing;
+  Timing.Ns[ReadFirstWriteFirst] = 1000;
+  Timing.Ns[ReadLastWriteLast] = 1030;
+  Timing.Ns[ReadFirstWriteLast] = 500; // Not offered: no say in the best.
+  Timing.Ns[ReadLastWriteFirst] = 1100;
+  T.setConv(Config, Timing);
+  CostModel Model(Target, Dims, &T);
+  EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsFirst), 1000 * 1000);
+  EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsLast), 1000 * 1000);
+  EXPECT_EQ(Model.getMixedConvCost(*C.Conv, ChannelsLast), 1100 * 1000);
+  EXPECT_EQ(Model.getMixedConvCost(*C.Conv, ChannelsFirst), InfiniteCost);
+  T.Margin = 0;
+  EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsLast), 1030 * 1000);
+}
+
 TEST(TuningTest, CalibrationReproducesMeasurements) {
   // Two dense convs measured at different efficiencies: the calibrated
   // figure is their median, and a third, unmeasured conv is estimated

@@ -33,8 +33,9 @@ namespace cpu {
 struct TuneOptions {
   /// Threads each timed kernel runs on.
   int Threads = 1;
-  /// Timed samples per kernel; the median counts.
-  unsigned Samples = 5;
+  /// Timed samples per kernel, in rounds over the variants being compared;
+  /// the median counts.
+  unsigned Samples = 7;
   /// Each sample repeats the kernel for at least this long.
   double SampleSeconds = 0.002;
   /// One line per measured conv, if set.
