@@ -4,7 +4,7 @@ in one run, on the full-size model set of make_model_set.py.
 
 Usage:
     cpu_bench.py [--only NAME ...] [--threads 1 2] [--runs N] [--warmup W]
-                 [--rounds R] [--models-dir DIR] [--work-dir DIR] [--bin DIR]
+                 [--rounds R] [--tuned] [--models-dir DIR] [--work-dir DIR] [--bin DIR]
                  [--peak-gflops-per-core P] [--json OUT] [--write-docs [FILE]]
 
 Models: DIR/<name>.onnx (with the manifest.json make_model_set.py writes and
@@ -15,14 +15,18 @@ Default: the base models of the set (no *_nhwc variants).
 Per model:
   * strider-compile MODEL (--layout=auto, the default) and once more with
     --layout=nchw, into the work directory.
-  * The auto program's outputs are checked against the stored ONNX Runtime
+  * With --tuned, once more with --tune --tuning-file=WORK/cpu.tune (one
+    table for every model, timed on one thread; entries already there are
+    reused): layouts chosen by measured kernel times.
+  * The auto (and tuned) program's outputs are checked against the stored ONNX Runtime
     outputs (--compare, rtol 1e-4, atol 1e-4 of the largest magnitude of
     the model's outputs: float32 sums over thousands of terms differ by
     that much near zero); a mismatch fails the run.
   * Per thread count, --rounds rounds, each running in turn: strider-run
     --backend=cpu on the auto compile, ONNX Runtime (a worker process:
     ORT_ENABLE_ALL, intra_op_num_threads = T, inter_op_num_threads = 1,
-    sequential execution), strider-run on the nchw compile. Each process
+    sequential execution), strider-run on the nchw compile (and on the
+    tuned one). Each process
     runs --warmup untimed runs and --runs timed runs on the model's stored
     inputs and reports the median; a system's latency is the median of its
     round medians. Peak memory is each process's maximum resident set size
@@ -33,7 +37,8 @@ Printed per model and thread count: median latencies, Strider/ORT (below 1:
 Strider is faster), GFLOP/s (the model's FLOPs from the manifest, 2 per
 multiply-add) and percent of peak (--peak-gflops-per-core times the
 threads; default 214, measured on the development machine with a loop of
-independent AVX-512 FMAs), Strider --layout=nchw and nchw/auto, peak RSS.
+independent AVX-512 FMAs), Strider --layout=nchw and nchw/auto, with
+--tuned the tuned latency and tuned/auto, peak RSS.
 
 --write-docs puts the table into docs/Benchmarks.md between
 <!-- cpu-bench:begin --> and <!-- cpu-bench:end -->, with the machine and
@@ -119,9 +124,11 @@ def ensure_models(models_dir, names):
         return json.load(f)["models"]
 
 
-def compile_model(bin_dir, model, out, layout):
+def compile_model(bin_dir, model, out, layout, tuning_file=None):
     cmd = [os.path.join(bin_dir, "strider-compile"), model, "-o", out,
            "--svg=false", "--quiet", f"--layout={layout}"]
+    if tuning_file:
+        cmd += ["--tune", f"--tuning-file={tuning_file}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
@@ -181,6 +188,8 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--tuned", action="store_true",
+                    help="also compile with --tune and time that program")
     ap.add_argument("--models-dir",
                     default=os.path.join(ROOT, "build", "cpu-bench", "models"))
     ap.add_argument("--work-dir",
@@ -225,17 +234,24 @@ def main():
             nchw = os.path.join(args.work_dir, name + ".nchw")
             compile_model(args.bin, model, auto, "auto")
             compile_model(args.bin, model, nchw, "nchw")
+            tuned = None
+            if args.tuned:
+                tuned = os.path.join(args.work_dir, name + ".tuned")
+                compile_model(args.bin, model, tuned, "auto",
+                              os.path.join(args.work_dir, "cpu.tune"))
             absmax = max([o.get("absmax", 0.0) for o in info["outputs"]] +
                          [0.0])
-            check, _ = strider_run(args.bin, auto, inputs, 1, 0, 0,
-                                   compare=data,
-                                   atol=max(1e-5, 1e-4 * absmax))
-            if not check.get("match", False):
-                raise RuntimeError(f"{name}: outputs differ from ONNX "
-                                   f"Runtime's: {json.dumps(check)}")
-            program = check.get("program", {})
+            for compiled in [auto] + ([tuned] if tuned else []):
+                check, _ = strider_run(args.bin, compiled, inputs, 1, 0, 0,
+                                       compare=data,
+                                       atol=max(1e-5, 1e-4 * absmax))
+                if not check.get("match", False):
+                    raise RuntimeError(f"{name}: outputs differ from ONNX "
+                                       f"Runtime's: {json.dumps(check)}")
+                if compiled == auto:
+                    program = check.get("program", {})
             for threads in args.threads:
-                s_med, o_med, n_med = [], [], []
+                s_med, o_med, n_med, t_med = [], [], [], []
                 s_rss = o_rss = n_rss = 0.0
                 for _ in range(args.rounds):
                     r, rss = strider_run(args.bin, auto, inputs, threads,
@@ -250,6 +266,10 @@ def main():
                                          args.runs, args.warmup)
                     n_med.append(r["bench"]["median_ms"])
                     n_rss = max(n_rss, rss)
+                    if tuned:
+                        r, _ = strider_run(args.bin, tuned, inputs, threads,
+                                           args.runs, args.warmup)
+                        t_med.append(r["bench"]["median_ms"])
                 s, o, n = (statistics.median(s_med), statistics.median(o_med),
                            statistics.median(n_med))
                 peak = args.peak_gflops_per_core * threads
@@ -268,10 +288,16 @@ def main():
                     "round_medians": {"strider": s_med, "ort": o_med,
                                       "strider_nchw": n_med},
                 }
+                if t_med:
+                    t = statistics.median(t_med)
+                    row["strider_tuned_ms"] = t
+                    row["tuned_over_auto"] = t / s
+                    row["round_medians"]["strider_tuned"] = t_med
                 rows.append(row)
                 print(f"{name} T={threads}: strider {fmt(s)} ms, ort "
-                      f"{fmt(o)} ms, ratio {fmt(s / o)}, nchw {fmt(n)} ms",
-                      file=sys.stderr)
+                      f"{fmt(o)} ms, ratio {fmt(s / o)}, nchw {fmt(n)} ms" +
+                      (f", tuned {fmt(row['strider_tuned_ms'])} ms"
+                       if t_med else ""), file=sys.stderr)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             print(f"cpu-bench: {name}: {e}", file=sys.stderr)
             failed = True
@@ -280,8 +306,14 @@ def main():
               "| Strider GFLOP/s (% peak) | ORT GFLOP/s (% peak) "
               "| Strider nchw ms | nchw/auto | fallbacks "
               "| peak RSS Strider / ORT MB | arena MB |")
-    lines = [header, "|" + "---|" * 13]
+    if args.tuned:
+        header += " Strider tuned ms | tuned/auto |"
+    lines = [header, "|" + "---|" * (15 if args.tuned else 13)]
     for r in rows:
+        tuned_cols = (f" {fmt(r['strider_tuned_ms'])} "
+                      f"| {fmt(r['tuned_over_auto'])} |"
+                      if "strider_tuned_ms" in r else
+                      (" - | - |" if args.tuned else ""))
         lines.append(
             f"| {r['model']} | {fmt(r['gflop'])} | {r['threads']} "
             f"| {fmt(r['ort_ms'])} | {fmt(r['strider_ms'])} "
@@ -291,7 +323,7 @@ def main():
             f"| {fmt(r['strider_nchw_ms'])} | {fmt(r['nchw_over_auto'])} "
             f"| {r['fallbacks']} "
             f"| {fmt(r['strider_rss_mb'], 0)} / {fmt(r['ort_rss_mb'], 0)} "
-            f"| {fmt(r['arena_mb'], 1)} |")
+            f"| {fmt(r['arena_mb'], 1)} |" + tuned_cols)
     table = "\n".join(lines)
     print(table)
 
