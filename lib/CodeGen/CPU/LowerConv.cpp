@@ -394,6 +394,23 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
            YT.getShape(), Tail.Residual->getType().getLayout(),
            N.getResult(0)->getType().getLayout(), layout::DimBindings())))
     return false;
+  // Written straight into the Concat that reads the result, at its
+  // offset and with its strides (not with a residual, which is read with
+  // the output's own strides).
+  llvm::Optional<LoweringContext::ConcatSlot> Slot;
+  if (!Tail.Residual)
+    Slot = L.findConcatSlot(Tail.Result);
+  int64_t YOffset = 0;
+  if (Slot) {
+    const unsigned Sp = unsigned(Slot->Strides.size()) - 2, Off = 3 - Sp;
+    S.YB = Slot->Strides[0];
+    S.YC = Slot->Strides[1];
+    for (unsigned I = 0; I < Sp; ++I)
+      S.YS[Off + I] = Slot->Strides[2 + I];
+    for (unsigned D = Off; D-- > 0;)
+      S.YS[D] = S.YS[D + 1] * S.Out[D + 1];
+    YOffset = Slot->Offset;
+  }
   const int64_t PixStride = S.outPixelStride();
   if (PixStride == 0)
     return false;
@@ -410,6 +427,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   if (Tail.Residual && RB != XB && L.canOverwrite(Tail.Residual, LastIndex)) {
     L.alias(Tail.Result, Tail.Residual);
     YB = RB;
+  } else if (Slot) {
+    YB = L.useConcatSlot(Tail.Result, *Slot);
   } else {
     YB = L.defineBuffer(Tail.Result);
   }
@@ -457,7 +476,7 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
          false, 2 * S.Batch * S.outPixels() * S.Cout * S.taps()},
         Reads, {YB}, [=]() {
           const float *Xp = PP->f32(XB);
-          float *Yp = PP->f32(YB);
+          float *Yp = PP->f32(YB) + YOffset;
           const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
           for (int64_t B = 0; B < Batch; ++B) {
             if (Planar)
@@ -577,7 +596,7 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     const ConvShape &S = Plan->S;
     const DirectInput &DI = Plan->Direct;
     const float *Xp = PP->f32(XB);
-    float *Yp = PP->f32(YB);
+    float *Yp = PP->f32(YB) + YOffset;
     const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
     const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
     for (int64_t B = 0; B < S.Batch; ++B) {

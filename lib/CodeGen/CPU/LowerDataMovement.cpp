@@ -279,21 +279,28 @@ bool cpu::lowerConcat(LoweringContext &L, const Node &N,
   int64_t Axis = N.getIntAttr("axis", 0);
   if (Axis < 0)
     Axis += R;
-  ProgramImpl *P = &L.getProgram();
-  std::vector<BufferId> Reads;
-  std::vector<int64_t> Offsets;
-  int64_t Off = 0;
-  for (const Value *Op : N.getOperands()) {
+  for (const Value *Op : N.getOperands())
     if (!Op || Op->getType().getElementType() != YT.getElementType())
       return false;
-    Reads.push_back(L.getBuffer(Op));
-    Offsets.push_back(Off);
+  ProgramImpl *P = &L.getProgram();
+  // Operands their producers wrote in place (LoweringContext::
+  // findConcatSlot) are not copied; the buffer exists already then.
+  std::vector<BufferId> Reads;
+  std::vector<int64_t> Offsets;
+  std::vector<TensorType> Types;
+  int64_t Off = 0;
+  for (const Value *Op : N.getOperands()) {
+    if (!L.isInConcatSlot(Op)) {
+      Reads.push_back(L.getBuffer(Op));
+      Offsets.push_back(Off);
+      Types.push_back(Op->getType());
+    }
     Off += Op->getType().getStaticShape()[size_t(Axis)];
   }
-  std::vector<TensorType> Types;
-  for (const Value *Op : N.getOperands())
-    Types.push_back(Op->getType());
-  BufferId YB = L.defineBuffer(Tail.Result);
+  BufferId YB = L.hasBuffer(Tail.Result) ? L.getBuffer(Tail.Result)
+                                         : L.defineBuffer(Tail.Result);
+  if (Reads.empty())
+    return true; // Every operand is in place.
   auto YStr = getStrides(YT);
   const int64_t Elt = int64_t(getElementByteSize(YT.getElementType()));
   const int Threads = L.getThreads();

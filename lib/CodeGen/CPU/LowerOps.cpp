@@ -456,6 +456,14 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     }
   }
   auto XS = getStrides(XT), YS = getStrides(YT);
+  // Written straight into the Concat that reads the result (a UNet's
+  // upsampling), at its offset and with its strides.
+  auto Slot = L.findConcatSlot(Y);
+  int64_t YOffset = 0;
+  if (Slot) {
+    YS.assign(Slot->Strides.begin(), Slot->Strides.end());
+    YOffset = Slot->Offset;
+  }
   if (XS[1] != 1 || YS[1] != 1)
     return false;
   auto Params = std::make_shared<ResampleParams>();
@@ -483,13 +491,14 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   }
   L.own(Params);
   ProgramImpl *P = &L.getProgram();
-  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  BufferId XB = L.getBuffer(X);
+  BufferId YB = Slot ? L.useConcatSlot(Y, *Slot) : L.defineBuffer(Y);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
   const int Threads = L.getThreads();
   L.addStep({Y->getName(), "resize.nhwc", false}, {XB}, {YB}, [=]() {
     for (int64_t B = 0; B < Batch; ++B)
       runResampleChannelsLast(*Params, P->f32(XB) + B * XBS,
-                              P->f32(YB) + B * YBS, Threads);
+                              P->f32(YB) + YOffset + B * YBS, Threads);
   });
   return true;
 }

@@ -135,6 +135,51 @@ void LoweringContext::alias(const Value *Result, const Value *Operand) {
   BufferOf[Result] = getBuffer(Operand);
 }
 
+llvm::Optional<LoweringContext::ConcatSlot>
+LoweringContext::findConcatSlot(const Value *V) const {
+  if (!V || V->isGraphInput() || G.isGraphOutput(V) || V->getConstantData() ||
+      V->getUses().size() != 1)
+    return llvm::None;
+  const Node *C = V->getUses().front().User;
+  if (C->isOpaque() || C->getOpId() != OpId::Concat || !C->hasResult(0))
+    return llvm::None;
+  // The conditions under which lowerConcat takes the node.
+  const TensorType &YT = C->getResult(0)->getType();
+  unsigned R = YT.getRank();
+  if (R == 0 || R > 6 || YT.getElementType() != ElementType::F32 ||
+      V->getType().getLayout() != YT.getLayout())
+    return llvm::None;
+  int64_t Axis = C->getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (Axis < 0 || Axis >= int64_t(R))
+    return llvm::None;
+  ConcatSlot S;
+  S.Concat = C->getResult(0);
+  for (int64_t St : getStrides(YT))
+    S.Strides.push_back(St);
+  int64_t Off = 0;
+  bool Found = false;
+  for (const Value *Op : C->getOperands()) {
+    if (!Op || Op->getType().getElementType() != ElementType::F32)
+      return llvm::None;
+    if (Op == V)
+      Found = true;
+    else if (!Found)
+      Off += Op->getType().getStaticShape()[size_t(Axis)];
+  }
+  if (!Found)
+    return llvm::None;
+  S.Offset = Off * S.Strides[size_t(Axis)];
+  return S;
+}
+
+BufferId LoweringContext::useConcatSlot(const Value *V, const ConcatSlot &S) {
+  InConcatSlot.insert(V);
+  return hasBuffer(S.Concat) ? BufferOf.lookup(S.Concat)
+                             : defineBuffer(S.Concat);
+}
+
 bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
   if (!V || V->isGraphInput() || G.isGraphOutput(V) || V->getConstantData())
     return false;

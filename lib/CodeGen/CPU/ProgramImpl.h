@@ -20,6 +20,9 @@
 #include "strider/Runtime/Tensor.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <functional>
 #include <memory>
@@ -99,6 +102,8 @@ public:
 
   /// The buffer holding \p V (constants get one on first use).
   BufferId getBuffer(const Value *V);
+  /// Whether \p V has a buffer yet (activations: once defined).
+  bool hasBuffer(const Value *V) const { return BufferOf.count(V); }
   /// A new activation buffer for result \p V.
   BufferId defineBuffer(const Value *V);
   /// A scratch buffer of \p Bytes for the next step only (list it among
@@ -106,6 +111,24 @@ public:
   BufferId defineScratch(int64_t Bytes);
   /// \p Result shares \p Operand's buffer (a view, or in-place).
   void alias(const Value *Result, const Value *Operand);
+
+  /// Where a producer may write \p V straight into the Concat that reads
+  /// it: the concat's result, V's element offset in it, and its element
+  /// strides by logical dim (which V's elements then take).
+  struct ConcatSlot {
+    const Value *Concat = nullptr;
+    int64_t Offset = 0;
+    llvm::SmallVector<int64_t, 6> Strides;
+  };
+  /// The slot of \p V, if V is an f32 activation (not a graph input or
+  /// output) whose only reader is a Concat the fast kernel takes, in the
+  /// layout of the concat's result. Changes nothing.
+  llvm::Optional<ConcatSlot> findConcatSlot(const Value *V) const;
+  /// Commits a producer to writing \p V into \p Slot (call once its
+  /// lowering cannot fail any more): returns the concat's buffer (defined
+  /// here if it is the first slot taken), and the Concat copies V no more.
+  BufferId useConcatSlot(const Value *V, const ConcatSlot &Slot);
+  bool isInConcatSlot(const Value *V) const { return InConcatSlot.count(V); }
   /// Whether \p V's buffer may be overwritten by a kernel of the node at
   /// position \p NodeIndex: every reader of \p V runs at or before it
   /// (readers inside fusion groups run at their group's last node), and
@@ -136,6 +159,7 @@ private:
   ProgramImpl &P;
   llvm::DenseMap<const Value *, BufferId> BufferOf;
   llvm::DenseMap<const Node *, size_t> NodeIndex, RunIndex;
+  llvm::DenseSet<const Value *> InConcatSlot;
 };
 
 /// A fusion group: a producer (conv, Gemm, binary elementwise) with an

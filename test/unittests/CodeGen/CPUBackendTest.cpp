@@ -694,6 +694,91 @@ TEST(CPUKernelTest, ConcatRelayoutAndTranspose) {
   B.check(Y);
 }
 
+/// The kernel names of \p G's program, in order.
+std::vector<std::string> kernelNames(const Graph &G) {
+  std::vector<std::string> Names;
+  auto Prog = cpu::compileForCPU(G, {});
+  EXPECT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+  if (Prog)
+    for (const cpu::StepInfo &S : (*Prog)->getSteps())
+      Names.push_back(S.Kernel);
+  return Names;
+}
+
+TEST(CPUKernelTest, ConcatWrittenInPlaceByProducers) {
+  // Convs (dense with a fused activation, pointwise, depthwise) and a
+  // Resize whose only reader is a Concat write into its buffer at their
+  // channel offset; a graph input, a value read twice and a conv with a
+  // fused residual are copied by the concat as before. Both layouts,
+  // batch 1 and 2.
+  for (bool CL : {false, true})
+    for (int64_t N : {1, 2}) {
+      GraphBuilder B(unsigned(200 + 2 * N + CL));
+      Layout L4 = layoutFor(CL, 4);
+      auto Conv = [&](Value *In, int64_t Cout, int64_t K, int64_t Group,
+                      Value *Residual = nullptr) {
+        int64_t Cin = In->getType().getStaticShape()[1];
+        Value *Y = B.op(
+            OpId::Conv,
+            {In, B.constant({Cout, Cin / Group, K, K}), B.constant({Cout})},
+            {{"pads", Attribute::getInts({K / 2, K / 2, K / 2, K / 2})},
+             {"group", Attribute::getInt(Group)}});
+        B.setLayout(Y, L4);
+        if (Residual) {
+          Y = B.op(OpId::Add, {Y, Residual});
+          B.setLayout(Y, L4);
+        }
+        return Y;
+      };
+      Value *X = B.input({N, 6, 9, 16}, L4);
+      Value *A = B.op(OpId::Relu, {Conv(X, 8, 3, 1)});
+      B.setLayout(A, L4);
+      Value *P = Conv(X, 5, 1, 1);
+      Value *D = Conv(X, 6, 3, 6);
+      Value *Twice = Conv(X, 3, 1, 1);
+      Value *Res = Conv(X, 6, 3, 1, X);
+      std::vector<Value *> Parts = {A, X, P, D, Twice, Res};
+      if (CL) {
+        Value *Small = B.input({N, 4, 3, 8}, L4);
+        Node *Roi = B.G.createNode(OpId::Constant, {}, {"roi"},
+                                   {TensorType::get(ElementType::F32, {0})});
+        Roi->setAttr("value",
+                     Attribute::getTensor(TensorData::fromFloat({0}, {})));
+        Value *Up = B.op(OpId::Resize, {Small, Roi->getResult(0),
+                                        B.constant({4}, {1, 1, 3, 2})});
+        B.setLayout(Up, L4);
+        Parts.push_back(Up);
+      }
+      Value *Y = B.op(OpId::Concat, Parts, {{"axis", Attribute::getInt(1)}});
+      B.setLayout(Y, L4);
+      // Twice's second reader (dead, but run by both executors).
+      B.setLayout(B.op(OpId::Relu, {Twice}), L4);
+      B.check(Y, 0, 1, "concat");
+      B.check(Y, 0, 2, "concat");
+    }
+
+  // Every operand written in place: no concat step at all.
+  for (bool CL : {false, true}) {
+    GraphBuilder B(210 + CL);
+    Layout L4 = layoutFor(CL, 4);
+    Value *X = B.input({1, 6, 5, 20}, L4);
+    std::vector<Value *> Parts;
+    for (int64_t Cout : {16, 3}) {
+      Value *C = B.op(OpId::Conv, {X, B.constant({Cout, 6, 3, 3})},
+                      {{"pads", Attribute::getInts({1, 1, 1, 1})}});
+      B.setLayout(C, L4);
+      Parts.push_back(C);
+    }
+    Value *Y = B.op(OpId::Concat, Parts, {{"axis", Attribute::getInt(1)}});
+    B.setLayout(Y, L4);
+    Value *R = B.op(OpId::Relu, {Y});
+    B.setLayout(R, L4);
+    B.check(R);
+    for (const std::string &K : kernelNames(B.G))
+      EXPECT_EQ(K.find("concat"), std::string::npos) << K;
+  }
+}
+
 TEST(CPUKernelTest, SplitSlicePadAndSpaceDepth) {
   for (bool CL : {false, true}) {
     Layout L4 = layoutFor(CL, 4);
