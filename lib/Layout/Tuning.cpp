@@ -87,6 +87,18 @@ bool ConvConfig::fromNode(const Node &N, const DimBindings &Dims,
   }
   C.Group = N.getIntAttr("group", 1);
   C.HasBias = N.hasOperand(2);
+  const Value *Y = N.getResult(0);
+  if (Y->getUses().size() == 1 && !N.getGraph()->isGraphOutput(Y)) {
+    const Node *U = Y->getUses().front().User;
+    if (!U->isOpaque() && U->getOpId() == OpId::Add &&
+        U->getNumOperands() == 2 && U->getOperand(0) && U->getOperand(1)) {
+      const Value *Other =
+          U->getOperand(0) == Y ? U->getOperand(1) : U->getOperand(0);
+      std::vector<int64_t> OS;
+      C.HasResidual =
+          Other != Y && knownSizes(Other->getType(), Dims, OS) && OS == C.Y;
+    }
+  }
   Out = std::move(C);
   return true;
 }
@@ -96,7 +108,7 @@ std::string ConvConfig::getKey() const {
                   " y=" + joinInts(Y) + " s=" + joinInts(Strides);
   K += AutoPad.empty() ? " p=" + joinInts(Pads) : " a=" + AutoPad;
   K += " d=" + joinInts(Dilations) + " g=" + std::to_string(Group) +
-       " b=" + (HasBias ? "1" : "0");
+       " b=" + (HasBias ? "1" : "0") + " r=" + (HasResidual ? "1" : "0");
   return K;
 }
 
@@ -346,16 +358,18 @@ llvm::Error TableParser::parseConvField(llvm::StringRef Word,
       return error(Word, "group must be a number >= 1");
     return llvm::Error::success();
   }
-  if (Field == "b") {
+  if (Field == "b" || Field == "r") {
     if (Value != "0" && Value != "1")
-      return error(Word, "b (has bias) must be 0 or 1");
-    C.HasBias = Value == "1";
+      return error(Word, Field +
+                             (Field == "b" ? " (has bias)" : " (residual)") +
+                             " must be 0 or 1");
+    (Field == "b" ? C.HasBias : C.HasResidual) = Value == "1";
     return llvm::Error::success();
   }
   const auto *V = llvm::find(VariantNames, Field);
   if (V == std::end(VariantNames))
     return error(Word, "unknown conv field '" + Field +
-                           "' (fields: x w y s p|a d g b nchw nhwc "
+                           "' (fields: x w y s p|a d g b r nchw nhwc "
                            "nchw>nhwc nhwc>nchw)");
   return parseNs(Word, Value, Timing.Ns[V - std::begin(VariantNames)]);
 }

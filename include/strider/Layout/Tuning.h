@@ -18,11 +18,13 @@
 //   threads 1
 //   margin 0.05
 //   conv x=1x64x56x56 w=64x64x3x3 y=1x64x56x56 s=1x1 p=1x1x1x1 d=1x1 g=1
-//        b=1 nchw=812.4 nhwc=655.0 nchw>nhwc=701.9 nhwc>nchw=690.2
+//        b=1 r=0 nchw=812.4 nhwc=655.0 nchw>nhwc=701.9 nhwc>nchw=690.2
 //   relayout 1x64x56x56 ns=98.1
 //
 // (one line per conv; the break above is for width). Times are
 // nanoseconds per call; `-` marks a variant the backend has no kernel for.
+// `r=1` marks a conv timed with its residual Add fused (`r` may be left
+// out: 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,11 +75,15 @@ struct ConvConfig {
   std::string AutoPad;
   int64_t Group = 1;
   bool HasBias = false;
+  /// Whether the conv's only reader adds a tensor of its shape to it (a
+  /// residual Add, which the CPU backend fuses into the conv and which
+  /// changes the kernel some layouts get).
+  bool HasResidual = false;
 
   /// The config of Conv node \p N with \p Dims bound, or false if \p N is
   /// no Conv or a dim is not known.
   static bool fromNode(const Node &N, const DimBindings &Dims, ConvConfig &Out);
-  /// The key text: `x=... w=... y=... s=... p=... d=... g=... b=...`.
+  /// The key text: `x=... w=... y=... s=... p=... d=... g=... b=... r=...`.
   std::string getKey() const;
   /// Multiply-adds of one call.
   double getMacs() const;

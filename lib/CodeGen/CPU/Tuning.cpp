@@ -61,11 +61,11 @@ struct Candidate {
   std::vector<double> Samples;
 };
 
-/// Compiles \p G (input "x" of \p Shape), runs it once and sizes its
-/// samples; a null program when a step would fall back to a reference
-/// kernel (the backend has no such kernel).
-llvm::Error prepare(std::unique_ptr<Graph> G, llvm::ArrayRef<int64_t> Shape,
-                    const TuneOptions &Opts, std::mt19937 &Rng, Candidate &C) {
+/// Compiles \p G, runs it once on random inputs and sizes its samples; a
+/// null program when a step would fall back to a reference kernel (the
+/// backend has no such kernel).
+llvm::Error prepare(std::unique_ptr<Graph> G, const TuneOptions &Opts,
+                    std::mt19937 &Rng, Candidate &C) {
   C.G = std::move(G);
   CPUOptions CO;
   CO.Threads = Opts.Threads;
@@ -75,11 +75,14 @@ llvm::Error prepare(std::unique_ptr<Graph> G, llvm::ArrayRef<int64_t> Shape,
   for (const StepInfo &S : (*Prog)->getSteps())
     if (S.Fallback)
       return llvm::Error::success();
-  runtime::Tensor X(ElementType::F32, Shape);
-  std::vector<float> Data = randomFloats(product(Shape), Rng);
-  std::memcpy(X.getMutableBytes().data(), Data.data(),
-              Data.size() * sizeof(float));
-  C.Inputs["x"] = std::move(X);
+  for (const Value *In : C.G->getInputs()) {
+    auto Shape = In->getType().getStaticShape();
+    runtime::Tensor X(ElementType::F32, Shape);
+    std::vector<float> Data = randomFloats(product(Shape), Rng);
+    std::memcpy(X.getMutableBytes().data(), Data.data(),
+                Data.size() * sizeof(float));
+    C.Inputs[In->getName()] = std::move(X);
+  }
   // One warm-up run, which also sizes a sample.
   auto Start = std::chrono::steady_clock::now();
   if (auto R = (*Prog)->run(C.Inputs); !R)
@@ -127,7 +130,8 @@ llvm::Expected<std::vector<double>> timeInterleaved(std::vector<Candidate> &Cs,
 }
 
 /// A graph of one Conv of config \p C with \p N's attributes, reading and
-/// writing the given layouts.
+/// writing the given layouts, with the residual Add the backend fuses into
+/// it when the model has one.
 std::unique_ptr<Graph> makeConvGraph(const Node &N, const ConvConfig &C,
                                      bool InLast, bool OutLast,
                                      std::mt19937 &Rng) {
@@ -155,8 +159,14 @@ std::unique_ptr<Graph> makeConvGraph(const Node &N, const ConvConfig &C,
     llvm::consumeError(std::move(E));
     return nullptr;
   }
-  Conv->getResult(0)->setType(Types[0].withLayout(labelLayout(OutLast, Rank)));
-  G->addOutput(Conv->getResult(0));
+  const Layout Out = labelLayout(OutLast, Rank);
+  Value *Y = Conv->getResult(0);
+  Y->setType(Types[0].withLayout(Out));
+  if (C.HasResidual) {
+    Value *R = G->addInput("r", Y->getType());
+    Y = G->createNode(OpId::Add, {Y, R}, {"sum"}, {Y->getType()})->getResult(0);
+  }
+  G->addOutput(Y);
   return G;
 }
 
@@ -183,7 +193,7 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
       Node *N = R->createNode(OpId::Relayout, {X}, {"y"},
                               {Ty.withLayout(labelLayout(ToLast, Rank))});
       R->addOutput(N->getResult(0));
-      if (llvm::Error E = prepare(std::move(R), Shape, Opts, Rng, Cs[ToLast]))
+      if (llvm::Error E = prepare(std::move(R), Opts, Rng, Cs[ToLast]))
         return E;
     }
     auto Ns = timeInterleaved(Cs, Opts);
@@ -219,7 +229,7 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
           makeConvGraph(*N, C, Variants[V][0], Variants[V][1], Rng);
       Built = CG != nullptr;
       if (Built)
-        if (llvm::Error E = prepare(std::move(CG), C.X, Opts, Rng, Cs[V]))
+        if (llvm::Error E = prepare(std::move(CG), Opts, Rng, Cs[V]))
           return makeNodeError(*N, "tuning: " + llvm::toString(std::move(E)));
     }
     if (!Built)

@@ -51,8 +51,25 @@ TEST(TuningTest, KeyFromNode) {
   ConvConfig Config;
   ASSERT_TRUE(ConvConfig::fromNode(*C.Conv, Dims, Config));
   EXPECT_EQ(Config.getKey(), "x=1x16x10x12 w=32x16x3x3 y=1x32x10x12 s=1x1 "
-                             "p=1x1x1x1 d=1x1 g=1 b=0");
+                             "p=1x1x1x1 d=1x1 g=1 b=0 r=0");
   EXPECT_DOUBLE_EQ(Config.getMacs(), 32.0 * 10 * 12 * 16 * 9);
+
+  // A conv whose only reader adds a tensor of its shape is timed with
+  // that residual fused: another key.
+  {
+    ConvGraph R(16, 32, 10, 12);
+    Value *Y = R.Conv->getResult(0);
+    Value *Skip = R.G.addInput("skip", Y->getType());
+    Node *Add = R.G.createNode(OpId::Add, {Skip, Y}, {"sum"}, {Y->getType()});
+    ConvConfig RC;
+    // Still a graph output: no residual.
+    ASSERT_TRUE(ConvConfig::fromNode(*R.Conv, Dims, RC));
+    EXPECT_FALSE(RC.HasResidual);
+    R.G.setOutput(0, Add->getResult(0));
+    ASSERT_TRUE(ConvConfig::fromNode(*R.Conv, Dims, RC));
+    EXPECT_TRUE(RC.HasResidual);
+    EXPECT_NE(RC.getKey(), Config.getKey());
+  }
 
   // A symbolic batch needs a binding; bound, it is part of the key.
   ConvGraph S(16, 32, 10, 12, 1, /*SymbolicBatch=*/true);
