@@ -289,9 +289,20 @@ int64_t CostModel::getNumBytes(const TensorType &T) const {
   return N;
 }
 
+/// \p Ps as a Cost, saturated at MaxFiniteCost (a measured or calibrated
+/// figure can be absurd; the solver needs finite, non-negative costs whose
+/// sums over a graph stay below InfiniteCost).
+static Cost toCost(double Ps) {
+  if (!(Ps > 0))
+    return 0;
+  if (Ps >= double(MaxFiniteCost))
+    return MaxFiniteCost;
+  return static_cast<Cost>(std::llround(Ps));
+}
+
 Cost CostModel::timeForBytes(double Bytes, double GBs) const {
   // bytes / (GB/s) = nanoseconds; the unit is picoseconds.
-  return static_cast<Cost>(std::llround(Bytes * 1000.0 / GBs));
+  return toCost(Bytes * 1000.0 / GBs);
 }
 
 Cost CostModel::getRelayoutCost(const TensorType &T) const {
@@ -304,14 +315,14 @@ Cost CostModel::getRelayoutCost(const TensorType &T) const {
   if (Tuning) {
     double Ns = Tuning->lookupRelayout(TuningTable::getRelayoutKey(T, Dims));
     if (Ns >= 0)
-      return static_cast<Cost>(std::llround(Ns * 1000.0));
+      return toCost(Ns * 1000.0);
   }
   return getMoveCost(T);
 }
 
 Cost CostModel::getMoveCost(const TensorType &T) const {
-  return timeForBytes(getNumBytes(T), Target.RelayoutGBs) +
-         static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
+  return toCost(double(timeForBytes(getNumBytes(T), Target.RelayoutGBs)) +
+                Target.KernelLaunchNs * 1000.0);
 }
 
 ConvShapeEstimate
@@ -400,8 +411,7 @@ Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
   double ComputePs = 2.0 * S.Macs / (Target.PeakGFlops * Eff) * 1000.0;
   double Bytes = getNumBytes(X) + getNumBytes(Y) + getNumBytes(W);
   double MemoryPs = Bytes * 1000.0 / Target.MemoryGBs;
-  return static_cast<Cost>(std::llround(std::max(ComputePs, MemoryPs) +
-                                        Target.KernelLaunchNs * 1000.0));
+  return toCost(std::max(ComputePs, MemoryPs) + Target.KernelLaunchNs * 1000.0);
 }
 
 int CostModel::getOfferedMixedVariant(const Node &N) const {
@@ -419,15 +429,26 @@ int CostModel::getOfferedMixedVariant(const Node &N) const {
   return Target.HasMixedLastConv ? ReadLastWriteFirst : -1;
 }
 
-Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
+const ConvTiming *CostModel::lookupConvTiming(const Node &N) const {
   if (!Tuning)
-    return -1;
+    return nullptr;
   ConvConfig C;
   if (!ConvConfig::fromNode(N, Dims, C))
-    return -1;
+    return nullptr;
   const ConvTiming *T = Tuning->lookupConv(C.getKey());
-  if (!T || T->Ns[V] < 0)
+  if (!T || llvm::none_of(T->Ns, [](double Ns) { return Ns >= 0; }))
+    return nullptr;
+  return T;
+}
+
+Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
+  const ConvTiming *T = lookupConvTiming(N);
+  if (!T)
     return -1;
+  // `-`: the backend has no kernel for this variant (it would run the
+  // reference kernel).
+  if (T->Ns[V] < 0)
+    return InfiniteCost;
   // Variants within the table's margin of the fastest one offered cost the
   // same: their difference is not significant, so the rest of the graph
   // (relayouts, neighbours) decides between them.
@@ -437,12 +458,11 @@ Cost CostModel::getMeasuredConvCost(const Node &N, unsigned V) const {
     if (W >= 0 && T->Ns[W] >= 0)
       Best = std::min(Best, T->Ns[W]);
   double Ns = T->Ns[V] <= Best * (1.0 + Tuning->Margin) ? Best : T->Ns[V];
-  return static_cast<Cost>(std::llround(Ns * 1000.0));
+  return toCost(Ns * 1000.0);
 }
 
 bool CostModel::isMeasured(const Node &N) const {
-  return getMeasuredConvCost(N, ReadFirstWriteFirst) >= 0 ||
-         getMeasuredConvCost(N, ReadLastWriteLast) >= 0;
+  return lookupConvTiming(N) != nullptr;
 }
 
 Cost CostModel::getNodeCost(const Node &N, LayoutLabel L) const {
@@ -477,7 +497,7 @@ Cost CostModel::getMemoryCost(const Node &N, LayoutLabel L) const {
   if (L == ChannelsFirst && !N.isOpaque() &&
       N.getInfo()->Layout == LayoutClass::Spatial)
     Ps *= Target.SpatialChannelsFirstPenalty;
-  return static_cast<Cost>(std::llround(Ps + Target.KernelLaunchNs * 1000.0));
+  return toCost(Ps + Target.KernelLaunchNs * 1000.0);
 }
 
 Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
@@ -498,8 +518,8 @@ Cost CostModel::getMixedConvCost(const Node &N, LayoutLabel Read) const {
     return Measured;
   const TensorType &Other = Read == ChannelsFirst ? N.getOperand(0)->getType()
                                                   : N.getResult(0)->getType();
-  return getConvCost(N, ChannelsLast, /*Transposed=*/false) +
-         timeForBytes(getNumBytes(Other), Target.MemoryGBs);
+  return toCost(double(getConvCost(N, ChannelsLast, /*Transposed=*/false)) +
+                double(timeForBytes(getNumBytes(Other), Target.MemoryGBs)));
 }
 
 Cost CostModel::getViewCost(const Node &N, const Layout &In,
@@ -515,8 +535,7 @@ Cost CostModel::getViewCost(const Node &N, const Layout &In,
   }
   if (Free)
     return 0;
-  return timeForBytes(getNumBytes(Y), Target.RelayoutGBs) +
-         static_cast<Cost>(Target.KernelLaunchNs * 1000.0);
+  return getMoveCost(Y);
 }
 
 bool CostModel::canPermuteConsumerWeights(const Node &View) const {

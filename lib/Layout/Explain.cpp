@@ -134,14 +134,6 @@ void Assigner::fillReport(LayoutReport &R) {
            : Opts.Mode == LayoutMode::ChannelsLast ? "nhwc"
                                                    : "nchw";
   R.NumVariables = Problem.getNumVariables();
-  if (Opts.Tuning) {
-    R.Tuned = true;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::Conv) {
-        ++R.NumConvs;
-        R.NumMeasuredConvs += Model.isMeasured(*N);
-      }
-  }
   auto AddValue = [&](Value *V) {
     auto It = Reasons.find(V->getName());
     if (It == Reasons.end())

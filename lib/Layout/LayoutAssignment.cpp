@@ -531,6 +531,13 @@ void Assigner::applyMode() {
 
 llvm::Expected<LayoutReport> Assigner::run() {
   dropRelayouts();
+  // Tuning sees the graph as it is costed (no relayout between a conv and
+  // its residual Add); the target is then calibrated from what it found.
+  if (Opts.Tune) {
+    if (llvm::Error E = Opts.Tune(G, Opts.Dims, *Opts.Tuning))
+      return E;
+    Target = Opts.Tuning->calibrateTarget(*Opts.Target);
+  }
   if (llvm::Error E = buildVariables())
     return E;
   collectOutputs();
@@ -557,6 +564,16 @@ llvm::Expected<LayoutReport> Assigner::run() {
                                  llvm::toString(Sol.takeError()));
   Labels = std::move(Sol->Labels);
   Report.EstimatedCost = Sol->TotalCost;
+  // Measured convs are counted before materialization puts relayouts
+  // between convs and their readers (which changes their tuning keys).
+  if (Opts.Tuning) {
+    Report.Tuned = true;
+    for (Node *N : G.nodes())
+      if (!N->isOpaque() && N->getOpId() == OpId::Conv) {
+        ++Report.NumConvs;
+        Report.NumMeasuredConvs += Model.isMeasured(*N);
+      }
+  }
   explain();
   materialize();
   fillReport(Report);
@@ -565,12 +582,8 @@ llvm::Expected<LayoutReport> Assigner::run() {
 
 llvm::Expected<LayoutReport> layout::assignLayouts(Graph &G,
                                                    const LayoutOptions &Opts) {
-  if (Opts.Tune) {
-    if (!Opts.Tuning)
-      return makeGraphError(G, "tuning needs a tuning table to fill");
-    if (llvm::Error E = Opts.Tune(G, Opts.Dims, *Opts.Tuning))
-      return E;
-  }
+  if (Opts.Tune && !Opts.Tuning)
+    return makeGraphError(G, "tuning needs a tuning table to fill");
   Assigner A(G, Opts);
   return A.run();
 }

@@ -304,9 +304,11 @@ llvm::Error TableParser::parseNs(llvm::StringRef Word, llvm::StringRef Value,
     Out = -1;
     return llvm::Error::success();
   }
-  if (Value.getAsDouble(Out) || !(Out > 0) || !std::isfinite(Out))
-    return error(Word,
-                 "'" + Word + "': expected a time in nanoseconds (> 0) or '-'");
+  // Up to 10 s per call: the cost model's largest finite term.
+  if (Value.getAsDouble(Out) || !(Out > 0) || !(Out <= 1e10))
+    return error(Word, "'" + Word +
+                           "': expected a time in nanoseconds (> 0, at most "
+                           "1e10) or '-'");
   return llvm::Error::success();
 }
 
@@ -350,6 +352,9 @@ llvm::Error TableParser::parseConvField(llvm::StringRef Word,
   if (Field == "d")
     return parseInts(Word, Value, false, C.Dilations);
   if (Field == "a") {
+    if (Value != "SAME_UPPER" && Value != "SAME_LOWER" && Value != "VALID")
+      return error(Word, "a (auto_pad) must be SAME_UPPER, SAME_LOWER or "
+                         "VALID (explicit pads go in p)");
     C.AutoPad = Value.str();
     return llvm::Error::success();
   }
@@ -400,11 +405,13 @@ llvm::Error TableParser::parseConv(llvm::ArrayRef<llvm::StringRef> Words,
       return error(Words[0], "conv entry lacks the time of variant '" +
                                  VariantNames[I] + "'");
   size_t Rank = C.X.size();
-  if (Rank < 3 || C.W.size() != Rank || C.Y.size() != Rank ||
+  if (Rank < 3 || Rank > 5 || C.W.size() != Rank || C.Y.size() != Rank ||
       C.Strides.size() != Rank - 2 || C.Dilations.size() != Rank - 2 ||
       (C.AutoPad.empty() && C.Pads.size() != 2 * (Rank - 2)))
     return error(Words[0], "conv entry: x, w and y need the same rank (3-5), "
                            "s and d one value and p two per spatial dim");
+  if (T.lookupConv(C.getKey()))
+    return error(Words[0], "a second entry for this conv");
   T.setConv(C, Timing);
   return llvm::Error::success();
 }
@@ -419,6 +426,8 @@ llvm::Error TableParser::parseRelayout(llvm::ArrayRef<llvm::StringRef> Words,
   double Ns;
   if (llvm::Error E = parseNs(Words[2], Words[2].drop_front(3), Ns))
     return E;
+  if (T.lookupRelayout(joinInts(Shape)) >= 0)
+    return error(Words[0], "a second entry for relayouts of this shape");
   T.setRelayout(joinInts(Shape), Ns);
   return llvm::Error::success();
 }

@@ -97,8 +97,8 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
   if (!Layout.Target->Name.startswith("cpu-"))
     return makeToolError("--tune times CPU kernels; --target=" +
                          Layout.Target->Name + " is not a cpu-* target");
-  if (TuneThreads < 1)
-    return makeToolError("--tune-threads must be at least 1");
+  if (TuneThreads < 1 || TuneThreads > 1024)
+    return makeToolError("--tune-threads must be between 1 and 1024");
   layout::TuningTable &Table = *Layout.Tuning;
   std::string Simd = cpu::Program::getSimdTarget();
   if (Table.getNumConvs() + Table.getNumRelayouts() == 0) {
@@ -112,12 +112,21 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
                          " kernels on " + llvm::Twine(unsigned(TuneThreads)) +
                          " thread(s): use another file");
   }
-  Layout.Tune = [](const Graph &G, const layout::DimBindings &Dims,
-                   layout::TuningTable &T) {
+  const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
+  Layout.Tune = [Existed](const Graph &G, const layout::DimBindings &Dims,
+                          layout::TuningTable &T) {
     cpu::TuneOptions TO;
     TO.Threads = int(TuneThreads);
     TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
-    return cpu::tuneGraph(G, Dims, TO, T, &TuneResult);
+    const size_t Before = T.getNumConvs() + T.getNumRelayouts();
+    llvm::Error E = cpu::tuneGraph(G, Dims, TO, T, &TuneResult);
+    // The file is written (atomically) as soon as tuning ends: what was
+    // measured is kept even if tuning stopped at an error or the compile
+    // fails later; a new file exists even when nothing was measured.
+    if (!Existed || T.getNumConvs() + T.getNumRelayouts() != Before)
+      if (llvm::Error W = T.writeFile(toolflags::TuningFileFlag))
+        return llvm::joinErrors(std::move(E), std::move(W));
+    return E;
   };
   return llvm::Error::success();
 }
@@ -221,11 +230,6 @@ static int compile() {
     return 1;
   }
   const layout::LayoutReport &Report = Reports.back();
-  // The measurements are kept even if writing the outputs fails below.
-  if (Tune && TuneResult.MeasuredConvs + TuneResult.MeasuredRelayouts > 0)
-    if (llvm::Error E =
-            Opts->Layout.Tuning->writeFile(toolflags::TuningFileFlag))
-      return fail(std::move(E));
 
   // Stage everything next to the destination, then rename it into place.
   llvm::StringRef Parent = llvm::sys::path::parent_path(OutputDir);

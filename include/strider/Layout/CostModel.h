@@ -115,6 +115,7 @@ const double *getConvEfficiencies(const ConvEfficiency &E,
                                   ConvShapeEstimate::KindTy Kind);
 
 class TuningTable;
+struct ConvTiming;
 
 class CostModel {
 public:
@@ -158,9 +159,12 @@ private:
   Cost timeForBytes(double Bytes, double GBs) const;
   Cost getConvCost(const Node &N, LayoutLabel L, bool Transposed) const;
   Cost getMemoryCost(const Node &N, LayoutLabel L) const;
-  /// The measured time of variant \p V of conv \p N, or -1 (see
-  /// TuningTable::Margin).
+  /// The measured time of variant \p V of conv \p N (InfiniteCost if the
+  /// table says it has no kernel), or -1 if the table does not hold \p N
+  /// (see TuningTable::Margin).
   Cost getMeasuredConvCost(const Node &N, unsigned V) const;
+  /// The table's entry for conv \p N, if it measured any variant.
+  const ConvTiming *lookupConvTiming(const Node &N) const;
   /// The one mixed-layout variant (a ConvVariant) the target offers for
   /// conv \p N, or -1.
   int getOfferedMixedVariant(const Node &N) const;

@@ -30,6 +30,10 @@ using Cost = int64_t;
 /// A cost too large for any labelling to pay: labels with this unary cost
 /// are forbidden. Solvers never add it up into overflow.
 constexpr Cost InfiniteCost = INT64_C(1) << 60;
+/// The largest finite cost a single term gets (10 s): estimates and
+/// measurements saturate there, so that sums over any graph stay far below
+/// InfiniteCost.
+constexpr Cost MaxFiniteCost = INT64_C(10000000000000);
 
 /// A binary-or-wider labelling problem. Variables are numbered densely from
 /// 0 in creation order.

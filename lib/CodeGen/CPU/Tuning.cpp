@@ -255,10 +255,11 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
       }
       *Opts.Log << "\n";
     }
-    if (llvm::Error E = TimeRelayout(C.X))
-      return E;
-    if (llvm::Error E = TimeRelayout(C.Y))
-      return E;
+    for (llvm::ArrayRef<int64_t> Shape :
+         {llvm::ArrayRef<int64_t>(C.X), llvm::ArrayRef<int64_t>(C.Y)})
+      if (llvm::Error E = TimeRelayout(Shape))
+        return makeNodeError(*N, "tuning a relayout: " +
+                                     llvm::toString(std::move(E)));
   }
   S.Seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)

@@ -777,6 +777,25 @@ TEST(CPUKernelTest, ConcatWrittenInPlaceByProducers) {
     for (const std::string &K : kernelNames(B.G))
       EXPECT_EQ(K.find("concat"), std::string::npos) << K;
   }
+
+  // A conv written in place has no buffer of its own: the activations are
+  // the two inputs and the concat.
+  for (bool CL : {false, true}) {
+    GraphBuilder B(220 + CL);
+    Layout L4 = layoutFor(CL, 4);
+    Value *X = B.input({2, 6, 5, 20}, L4);
+    Value *Z = B.input({2, 3, 5, 20}, L4);
+    Value *A = B.op(OpId::Conv, {X, B.constant({16, 6, 3, 3})},
+                    {{"pads", Attribute::getInts({1, 1, 1, 1})}});
+    B.setLayout(A, L4);
+    Value *Y = B.op(OpId::Concat, {Z, A}, {{"axis", Attribute::getInt(1)}});
+    B.setLayout(Y, L4);
+    B.check(Y, 0, 1, "concat");
+    auto Prog = cpu::compileForCPU(B.G, {});
+    ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+    EXPECT_EQ((*Prog)->getUnplannedBytes(),
+              4 * (2 * 6 * 100 + 2 * 3 * 100 + 2 * 19 * 100));
+  }
 }
 
 TEST(CPUKernelTest, SplitSlicePadAndSpaceDepth) {

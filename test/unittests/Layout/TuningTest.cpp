@@ -128,8 +128,31 @@ TEST(TuningTest, ParseErrorsAreLocated) {
   EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nthreads zero\n"),
             "t.tune:3:9: threads must be a number >= 1, not 'zero'");
   EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nrelayout 1x2 ns=-3\n"),
-            "t.tune:3:14: 'ns=-3': expected a time in nanoseconds (> 0) or "
-            "'-'");
+            "t.tune:3:14: 'ns=-3': expected a time in nanoseconds (> 0, at "
+            "most 1e10) or '-'");
+  // Times past 10 s per call, duplicate entries, an auto_pad that no conv
+  // key has, ranks past 5.
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nrelayout 1x2 ns=2e10\n"),
+            "t.tune:3:14: 'ns=2e10': expected a time in nanoseconds (> 0, at "
+            "most 1e10) or '-'");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nrelayout 1x2 ns=5\n"
+                "relayout 1x2 ns=6\n"),
+            "t.tune:4:1: a second entry for relayouts of this shape");
+  const char *Conv = "conv x=1x2x3 w=2x2x1 y=1x2x3 s=1 p=0x0 d=1 g=1 b=1 "
+                     "nchw=1 nhwc=1 nchw>nhwc=1 nhwc>nchw=1\n";
+  EXPECT_EQ(
+      Msg(std::string("strider-tuning 1\ntarget cpu-avx512\n") + Conv + Conv),
+      "t.tune:4:1: a second entry for this conv");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nconv x=1x2x3 w=2x2x1 "
+                "y=1x2x3 s=1 a=NOTSET d=1 g=1 b=1 nchw=1 nhwc=1 nchw>nhwc=1 "
+                "nhwc>nchw=1\n"),
+            "t.tune:3:34: a (auto_pad) must be SAME_UPPER, SAME_LOWER or "
+            "VALID (explicit pads go in p)");
+  EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nconv x=1x1x1x1x1x1 "
+                "w=1x1x1x1x1x1 y=1x1x1x1x1x1 s=1x1x1x1 p=0x0x0x0x0x0x0x0 "
+                "d=1x1x1x1 g=1 b=1 nchw=1 nhwc=1 nchw>nhwc=1 nhwc>nchw=1\n"),
+            "t.tune:3:1: conv entry: x, w and y need the same rank (3-5), s "
+            "and d one value and p two per spatial dim");
   EXPECT_EQ(Msg("strider-tuning 1\ntarget cpu-avx512\nconv x=1x2x3 w=2x2x1 "
                 "y=1x2x3 s=1 p=0x0 d=1 g=1 b=1 nchw=1 nhwc=1 nchw>nhwc=1 "
                 "nhwc>nchw=1 nchw=2\n"),
@@ -194,6 +217,27 @@ TEST(TuningTest, DifferencesWithinTheMarginAreTies) {
   EXPECT_EQ(Model.getMixedConvCost(*C.Conv, ChannelsFirst), InfiniteCost);
   T.Margin = 0;
   EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsLast), 1030 * 1000);
+  // `-`: no kernel for that variant, which is then ruled out.
+  Timing.Ns[ReadLastWriteLast] = -1;
+  T.setConv(Config, Timing);
+  EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsLast), InfiniteCost);
+  EXPECT_EQ(Model.getNodeCost(*C.Conv, ChannelsFirst), 1000 * 1000);
+}
+
+TEST(TuningTest, AbsurdFiguresSaturate) {
+  // The longest time a table may hold, and a relayout bandwidth calibrated
+  // from it: costs saturate at MaxFiniteCost instead of overflowing.
+  ConvGraph C(32, 32, 28, 28);
+  DimBindings Dims;
+  TuningTable T;
+  T.Target = "cpu-avx512";
+  const TensorType &Y = C.Conv->getResult(0)->getType();
+  T.setRelayout("1x2", 1e10); // 8 bytes in 10 s.
+  TargetDescription Cal = T.calibrateTarget(getDefaultTarget());
+  CostModel Model(Cal, Dims, &T);
+  EXPECT_EQ(Model.getRelayoutCost(Y), MaxFiniteCost);
+  T.setRelayout(TuningTable::getRelayoutKey(Y, Dims), 1e10);
+  EXPECT_EQ(Model.getRelayoutCost(Y), MaxFiniteCost);
 }
 
 TEST(TuningTest, CalibrationReproducesMeasurements) {
