@@ -121,6 +121,13 @@ namespace strider {
 namespace cpu {
 
 HWY_EXPORT(UnaryImpl);
+
+/// Rows of \p Len elements per work item: short rows (a channels-last
+/// tensor of few channels) are grouped to about 4096 elements, so that
+/// claiming an item costs little next to the item's work.
+static int64_t rowsPerItem(int64_t Len) {
+  return std::max<int64_t>(1, 4096 / std::max<int64_t>(Len, 1));
+}
 HWY_EXPORT(AffineRowImpl);
 HWY_EXPORT(AffinePlaneImpl);
 HWY_EXPORT(BinaryRowImpl);
@@ -140,9 +147,12 @@ void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
                       const float *Shift, const Activation &Act, float *Y,
                       int Threads) {
   if (ChannelsLast) {
-    parallelFor(Batch * Pixels, Threads, [&](int64_t R) {
-      HWY_DYNAMIC_DISPATCH(AffineRowImpl)
-      (X + R * Channels, Scale, Shift, Act, Y + R * Channels, Channels);
+    const int64_t Rows = Batch * Pixels;
+    const int64_t Per = rowsPerItem(Channels);
+    parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t I) {
+      for (int64_t R = I * Per; R < std::min(Rows, (I + 1) * Per); ++R)
+        HWY_DYNAMIC_DISPATCH(AffineRowImpl)
+        (X + R * Channels, Scale, Shift, Act, Y + R * Channels, Channels);
     });
     return;
   }
@@ -185,17 +195,21 @@ void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
   int64_t Rows = 1;
   for (int I = 0; I + 1 < Rank; ++I)
     Rows *= Shape[I];
-  parallelFor(Rows, Threads, [&](int64_t Row) {
-    int64_t OffA = 0, OffB = 0, R = Row;
-    for (int I = Rank - 2; I >= 0; --I) {
-      int64_t Idx = R % Shape[I];
-      R /= Shape[I];
-      OffA += Idx * SA[I];
-      OffB += Idx * SB[I];
+  const int64_t Per = rowsPerItem(Inner);
+  parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t Item) {
+    for (int64_t Row = Item * Per; Row < std::min(Rows, (Item + 1) * Per);
+         ++Row) {
+      int64_t OffA = 0, OffB = 0, R = Row;
+      for (int I = Rank - 2; I >= 0; --I) {
+        int64_t Idx = R % Shape[I];
+        R /= Shape[I];
+        OffA += Idx * SA[I];
+        OffB += Idx * SB[I];
+      }
+      HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
+      (P.Op, P.Act, A + OffA, SA[Rank - 1], B + OffB, SB[Rank - 1],
+       Y + Row * Inner, Inner);
     }
-    HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
-    (P.Op, P.Act, A + OffA, SA[Rank - 1], B + OffB, SB[Rank - 1],
-     Y + Row * Inner, Inner);
   });
 }
 
