@@ -152,7 +152,7 @@ void runChannelAffine(bool ChannelsLast, int64_t Batch, int64_t Channels,
     parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t I) {
       for (int64_t R = I * Per; R < std::min(Rows, (I + 1) * Per); ++R)
         HWY_DYNAMIC_DISPATCH(AffineRowImpl)
-        (X + R * Channels, Scale, Shift, Act, Y + R * Channels, Channels);
+      (X + R * Channels, Scale, Shift, Act, Y + R * Channels, Channels);
     });
     return;
   }
