@@ -1,9 +1,9 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, constant-fold, fold-batchnorm, fold-transposes, cse
-// and dce once, in that order: forwarding identities exposes constants and
-// Conv -> BatchNormalization pairs, folding exposes equal nodes, and DCE
-// removes what the others left unused.
+// Runs remove-identity, constant-fold, fold-batchnorm, fold-matmul-scale,
+// fold-transposes, cse and dce once, in that order: forwarding identities
+// exposes constants and Conv -> BatchNormalization pairs, folding exposes
+// equal nodes, and DCE removes what the others left unused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@ public:
         createIdentityRemovalPass(),
         createConstantFoldingPass(),
         createFoldBatchNormPass(),
+        createFoldMatMulScalePass(),
         createTransposeFoldingPass(),
         createCommonSubexpressionEliminationPass(),
         createDeadCodeEliminationPass(),
