@@ -83,8 +83,7 @@ private:
 
     Node *Scaled = G.createNode(
         OpId::Mul, {Operand, Scale},
-        {G.makeUniqueName(Operand->getName() + "_scaled")}, {TensorType()},
-        MM);
+        {G.makeUniqueName(Operand->getName() + "_scaled")}, {TensorType()}, MM);
     Scaled->setLoc(Mul.getLoc());
     llvm::SmallVector<TensorType, 1> Types;
     if (llvm::Error E = inferResultTypes(*Scaled, Types))
