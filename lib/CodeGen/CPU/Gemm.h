@@ -182,6 +182,24 @@ private:
   int64_t RowStride, ColStride;
 };
 
+/// A packer over a matrix given by an element function: F(r, k) is element
+/// (r, k) of A, or element (k, r) of B (weights kept in whatever order a
+/// lowering has them, packed once at compile time).
+template <typename Fn>
+class WeightPacker final : public APacker, public BPacker {
+public:
+  explicit WeightPacker(Fn F) : F(F) {}
+  void pack(int64_t Row0, int Rows, int64_t K0, int64_t KC, int Width,
+            float *Dst) const override {
+    for (int64_t K = 0; K < KC; ++K)
+      for (int R = 0; R < Width; ++R)
+        Dst[K * Width + R] = R < Rows ? F(Row0 + R, K0 + K) : 0.0f;
+  }
+
+private:
+  Fn F;
+};
+
 } // namespace cpu
 } // namespace strider
 

@@ -149,22 +149,6 @@ Col2ImAxis tabulateAxis(int64_t In, int64_t Out, int64_t Kernel, int64_t Stride,
   return A;
 }
 
-/// Weights of one group as a GEMM operand, through an element function.
-template <typename Fn>
-class WeightPacker final : public APacker, public BPacker {
-public:
-  explicit WeightPacker(Fn F) : F(F) {}
-  void pack(int64_t Row0, int Rows, int64_t K0, int64_t KC, int Width,
-            float *Dst) const override {
-    for (int64_t K = 0; K < KC; ++K)
-      for (int R = 0; R < Width; ++R)
-        Dst[K * Width + R] = R < Rows ? F(Row0 + R, K0 + K) : 0.0f;
-  }
-
-private:
-  Fn F;
-};
-
 struct ConvTransposePlan {
   ConvTransposeShape S;
   bool PixelRows = true; ///< Channels-last columns (which formulation).

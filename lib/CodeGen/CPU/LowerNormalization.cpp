@@ -41,20 +41,10 @@ bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
     Pixels *= Shape[I];
   if (Batch * C * Pixels == 0)
     return false;
-  // Channels-last: channels innermost, pixels nest above them;
-  // channels-first: contiguous planes.
-  auto Str = getStrides(XT);
-  bool ChannelsLast = Str[1] == 1 && Str[0] == Pixels * C;
-  bool ChannelsFirst = Str[1] == Pixels && Str[0] == C * Pixels;
-  for (unsigned I = 2; I < Shape.size(); ++I) {
-    int64_t Inner = 1;
-    for (unsigned J = I + 1; J < Shape.size(); ++J)
-      Inner *= Shape[J];
-    ChannelsLast &= Str[I] == Inner * C;
-    ChannelsFirst &= Str[I] == Inner;
-  }
-  if (!ChannelsLast && !ChannelsFirst)
+  const ChannelOrder Order = getChannelOrder(XT);
+  if (Order == ChannelOrder::Other)
     return false;
+  const bool ChannelsLast = Order == ChannelOrder::Last;
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
   ProgramImpl *P = &L.getProgram();
   const BufferId XB = L.getBuffer(X), SB = L.getBuffer(Scale),

@@ -362,24 +362,14 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
                                     YT.getLayout(), layout::DimBindings()))
     return false;
   auto Shape = XT.getStaticShape();
-  auto Str = getStrides(XT);
   const int64_t Batch = Shape[0], C = Shape[1];
   int64_t Pixels = 1;
   for (unsigned I = 2; I < Shape.size(); ++I)
     Pixels *= Shape[I];
-  // Channels-last: channels innermost, pixels nest above them;
-  // channels-first: contiguous planes.
-  bool ChannelsLast = Str[1] == 1 && Str[0] == Pixels * C;
-  bool ChannelsFirst = Str[1] == Pixels && Str[0] == C * Pixels;
-  for (unsigned I = 2; I < Shape.size(); ++I) {
-    int64_t Inner = 1;
-    for (unsigned J = I + 1; J < Shape.size(); ++J)
-      Inner *= Shape[J];
-    ChannelsLast &= Str[I] == Inner * C;
-    ChannelsFirst &= Str[I] == Inner;
-  }
-  if (!ChannelsLast && !ChannelsFirst)
+  const ChannelOrder Order = getChannelOrder(XT);
+  if (Order == ChannelOrder::Other)
     return false;
+  const bool ChannelsLast = Order == ChannelOrder::Last;
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
   std::vector<float> ScaleV(static_cast<size_t>(C)), ShiftV(ScaleV.size());
   for (int64_t I = 0; I < C; ++I) {

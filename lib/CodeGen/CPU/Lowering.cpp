@@ -70,6 +70,29 @@ cpu::makePaddedFloats(llvm::ArrayRef<float> Values, int64_t Count) {
   return Out;
 }
 
+ChannelOrder cpu::getChannelOrder(const TensorType &T) {
+  auto Shape = T.getStaticShape();
+  if (Shape.size() < 2)
+    return ChannelOrder::Other;
+  auto Str = getStrides(T);
+  const int64_t C = Shape[1];
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Shape.size(); ++I)
+    Pixels *= Shape[I];
+  bool Last = Str[1] == 1 && Str[0] == Pixels * C;
+  bool First = Str[1] == Pixels && Str[0] == C * Pixels;
+  for (unsigned I = 2; I < Shape.size(); ++I) {
+    int64_t Inner = 1;
+    for (unsigned J = I + 1; J < Shape.size(); ++J)
+      Inner *= Shape[J];
+    Last &= Str[I] == Inner * C;
+    First &= Str[I] == Inner;
+  }
+  return Last    ? ChannelOrder::Last
+         : First ? ChannelOrder::First
+                 : ChannelOrder::Other;
+}
+
 llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
   unsigned Rank = T.getRank();
   llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();

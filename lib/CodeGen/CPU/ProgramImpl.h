@@ -81,6 +81,15 @@ public:
 /// Per-dim element strides of a dense tensor of type \p T in its layout.
 llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
 
+/// How a dense tensor of logical shape (N, C, spatial...) is stored, for
+/// kernels that walk it as Batch x Channels x Pixels.
+enum class ChannelOrder {
+  Last,  ///< Channels innermost, pixels nested above them (NHWC).
+  First, ///< Contiguous channel planes (NCHW).
+  Other,
+};
+ChannelOrder getChannelOrder(const TensorType &T);
+
 /// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
 std::vector<float> getConstantFloats(const Value *V);
 
