@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CPUTestGraph.h"
+
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
@@ -27,126 +29,10 @@ using namespace strider::runtime;
 
 namespace {
 
-constexpr ElementType F32 = ElementType::F32;
-
-std::vector<float> randomValues(size_t N, std::mt19937 &Rng) {
-  std::uniform_real_distribution<float> U(-1.0f, 1.0f);
-  std::vector<float> V(N);
-  for (float &X : V)
-    X = U(Rng);
-  return V;
-}
-
-int64_t product(llvm::ArrayRef<int64_t> S) {
-  int64_t P = 1;
-  for (int64_t D : S)
-    P *= D;
-  return P;
-}
-
-/// Builds small graphs: inputs get random data, constants random values.
-class GraphBuilder {
-public:
-  explicit GraphBuilder(unsigned Seed) : Rng(Seed) {}
-
-  Value *input(llvm::ArrayRef<int64_t> Shape, Layout L = Layout()) {
-    std::string Name = "in" + std::to_string(Inputs.size());
-    Value *V = G.addInput(Name, TensorType::get(F32, Shape, L));
-    Tensor T(F32, Shape);
-    std::vector<float> Vals = randomValues(size_t(product(Shape)), Rng);
-    std::memcpy(T.getMutableBytes().data(), Vals.data(),
-                Vals.size() * sizeof(float));
-    Inputs[Name] = std::move(T);
-    return V;
-  }
-
-  Value *constant(llvm::ArrayRef<int64_t> Shape, std::vector<float> Vals = {}) {
-    if (Vals.empty())
-      Vals = randomValues(size_t(product(Shape)), Rng);
-    TensorDataRef D = TensorData::fromFloat(Shape, Vals);
-    Node *N = G.createNode(OpId::Constant, {}, {G.makeUniqueName("c")},
-                           {D->getType()});
-    N->setAttr("value", Attribute::getTensor(D));
-    return N->getResult(0);
-  }
-
-  Value *op(OpId Id, llvm::ArrayRef<Value *> Operands,
-            std::vector<std::pair<std::string, Attribute>> Attrs = {},
-            unsigned Results = 1) {
-    std::vector<std::string> Names;
-    std::vector<TensorType> Types;
-    for (unsigned I = 0; I < Results; ++I) {
-      Names.push_back(G.makeUniqueName("v"));
-      Types.push_back(TensorType());
-    }
-    Node *N = G.createNode(Id, Operands, Names, Types);
-    for (auto &A : Attrs)
-      N->setAttr(A.first, A.second);
-    llvm::SmallVector<TensorType, 2> Inferred;
-    llvm::Error E = inferResultTypes(*N, Inferred);
-    EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
-    for (unsigned I = 0; I < Results && I < Inferred.size(); ++I)
-      N->getResult(I)->setType(Inferred[I]);
-    return N->getResult(0);
-  }
-
-  /// Stores \p V in layout \p L.
-  void setLayout(Value *V, Layout L) { V->setType(V->getType().withLayout(L)); }
-
-  /// Runs the graph with \p V as its output through both executors and
-  /// compares; returns the CPU program's fallback count.
-  void check(Value *Out, unsigned MaxFallbacks = 0, int Threads = 1,
-             const std::string &ExpectKernel = "") {
-    G.addOutput(Out);
-    auto Want = runReference(G, Inputs);
-    ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
-    cpu::CPUOptions Opts;
-    Opts.Threads = Threads;
-    auto Prog = cpu::compileForCPU(G, Opts);
-    ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
-    unsigned Fallbacks = 0;
-    std::string Kernels;
-    for (const cpu::StepInfo &S : (*Prog)->getSteps()) {
-      Fallbacks += S.Fallback;
-      Kernels += " " + S.Kernel;
-    }
-    EXPECT_LE(Fallbacks, MaxFallbacks) << "kernels:" << Kernels;
-    if (!ExpectKernel.empty()) {
-      EXPECT_NE(Kernels.find(ExpectKernel), std::string::npos)
-          << "kernels:" << Kernels;
-    }
-    auto Got = (*Prog)->run(Inputs);
-    ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
-    // Twice: the arena is reused and must not leak state between runs.
-    auto Again = (*Prog)->run(Inputs);
-    ASSERT_TRUE(bool(Again)) << llvm::toString(Again.takeError());
-    const Tensor &W = Want->at(Out->getName());
-    for (const Tensor *GT :
-         {&Got->at(Out->getName()), &Again->at(Out->getName())}) {
-      ASSERT_EQ(GT->getShape(), W.getShape());
-      ASSERT_EQ(GT->getLayout(), W.getLayout());
-      double MaxErr = 0;
-      int64_t Bad = 0;
-      forEachIndex(W.getShape(), [&](llvm::ArrayRef<int64_t> I) {
-        double A = GT->getDouble(GT->getOffset(I));
-        double B = W.getDouble(W.getOffset(I));
-        double Err = std::fabs(A - B);
-        MaxErr = std::max(MaxErr, Err);
-        Bad += !(Err <= 1e-4 + 1e-4 * std::fabs(B));
-      });
-      EXPECT_EQ(Bad, 0) << "max abs error " << MaxErr
-                        << ", kernels:" << Kernels;
-    }
-  }
-
-  Graph G;
-  TensorMap Inputs;
-  std::mt19937 Rng;
-};
-
-Layout layoutFor(bool ChannelsLast, unsigned Rank) {
-  return ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
-}
+using cputest::F32;
+using cputest::layoutFor;
+using cputest::product;
+using GraphBuilder = cputest::TestGraph;
 
 //===----------------------------------------------------------------------===//
 // Convolution sweep

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CPUTestGraph.h"
+
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
@@ -28,125 +30,10 @@ using namespace strider::runtime;
 
 namespace {
 
-constexpr ElementType F32 = ElementType::F32;
-
-int64_t product(llvm::ArrayRef<int64_t> S) {
-  int64_t P = 1;
-  for (int64_t D : S)
-    P *= D;
-  return P;
-}
-
-Layout layoutFor(bool ChannelsLast, unsigned Rank) {
-  return ChannelsLast ? Layout::getChannelsLast(Rank) : Layout();
-}
-
-/// Single-op graphs: inputs get random data, constants random values.
-class OpGraph {
-public:
-  explicit OpGraph(unsigned Seed) : Rng(Seed) {}
-
-  std::vector<float> random(int64_t N, float Offset = 0.0f) {
-    std::uniform_real_distribution<float> U(-1.0f, 1.0f);
-    std::vector<float> V(static_cast<size_t>(N));
-    for (float &X : V)
-      X = Offset + U(Rng);
-    return V;
-  }
-
-  Value *input(llvm::ArrayRef<int64_t> Shape, Layout L = Layout(),
-               float Offset = 0.0f) {
-    std::string Name = "in" + std::to_string(Inputs.size());
-    Value *V = G.addInput(Name, TensorType::get(F32, Shape, L));
-    Tensor T(F32, Shape);
-    std::vector<float> Vals = random(product(Shape), Offset);
-    std::memcpy(T.getMutableBytes().data(), Vals.data(),
-                Vals.size() * sizeof(float));
-    Inputs[Name] = std::move(T);
-    return V;
-  }
-
-  Value *constant(llvm::ArrayRef<int64_t> Shape) {
-    TensorDataRef D = TensorData::fromFloat(Shape, random(product(Shape)));
-    Node *N = G.createNode(OpId::Constant, {}, {G.makeUniqueName("c")},
-                           {D->getType()});
-    N->setAttr("value", Attribute::getTensor(D));
-    return N->getResult(0);
-  }
-
-  Value *op(OpId Id, llvm::ArrayRef<Value *> Operands,
-            std::vector<std::pair<std::string, Attribute>> Attrs, Layout L) {
-    Node *N =
-        G.createNode(Id, Operands, {G.makeUniqueName("v")}, {TensorType()});
-    for (auto &A : Attrs)
-      N->setAttr(A.first, A.second);
-    llvm::SmallVector<TensorType, 1> Inferred;
-    llvm::Error E = inferResultTypes(*N, Inferred);
-    EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
-    if (!Inferred.empty())
-      N->getResult(0)->setType(Inferred[0].withLayout(L));
-    return N->getResult(0);
-  }
-
-  /// Runs \p Out through the reference interpreter and CPU programs on
-  /// each of \p Threads; checks that a kernel named \p Kernel ran without
-  /// fallback, that results match the reference within 1e-4 relative /
-  /// 1e-5 absolute, and that every thread count gives the same bits.
-  void check(Value *Out, const std::string &Kernel,
-             std::vector<int> Threads = {1}) {
-    G.addOutput(Out);
-    auto Want = runReference(G, Inputs);
-    ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
-    const Tensor &W = Want->at(Out->getName());
-    std::vector<uint8_t> FirstBits;
-    for (int T : Threads) {
-      cpu::CPUOptions Opts;
-      Opts.Threads = T;
-      auto Prog = cpu::compileForCPU(G, Opts);
-      ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
-      unsigned Fallbacks = 0;
-      std::string Kernels;
-      for (const cpu::StepInfo &S : (*Prog)->getSteps()) {
-        Fallbacks += S.Fallback;
-        Kernels += " " + S.Kernel;
-      }
-      EXPECT_EQ(Fallbacks, 0u) << "kernels:" << Kernels;
-      EXPECT_NE(Kernels.find(Kernel), std::string::npos)
-          << "kernels:" << Kernels;
-      // Twice: the arena is reused and must not leak state between runs.
-      for (int Run = 0; Run < 2; ++Run) {
-        auto Got = (*Prog)->run(Inputs);
-        ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
-        const Tensor &GT = Got->at(Out->getName());
-        ASSERT_EQ(GT.getShape(), W.getShape());
-        ASSERT_EQ(GT.getLayout(), W.getLayout());
-        double MaxErr = 0;
-        int64_t Bad = 0;
-        forEachIndex(W.getShape(), [&](llvm::ArrayRef<int64_t> I) {
-          double A = GT.getDouble(GT.getOffset(I));
-          double B = W.getDouble(W.getOffset(I));
-          double Err = std::fabs(A - B);
-          MaxErr = std::max(MaxErr, Err);
-          Bad += !(Err <= 1e-5 + 1e-4 * std::fabs(B));
-        });
-        EXPECT_EQ(Bad, 0) << "threads " << T << ", max abs error " << MaxErr
-                          << ", kernels:" << Kernels;
-        llvm::ArrayRef<uint8_t> Bits = GT.getBytes();
-        if (FirstBits.empty())
-          FirstBits.assign(Bits.begin(), Bits.end());
-        else
-          EXPECT_TRUE(Bits.size() == FirstBits.size() &&
-                      std::memcmp(Bits.data(), FirstBits.data(), Bits.size()) ==
-                          0)
-              << "threads " << T << " differ from threads " << Threads[0];
-      }
-    }
-  }
-
-  Graph G;
-  TensorMap Inputs;
-  std::mt19937 Rng;
-};
+using cputest::F32;
+using cputest::layoutFor;
+using cputest::product;
+using OpGraph = cputest::TestGraph;
 
 //===----------------------------------------------------------------------===//
 // ConvTranspose sweep
@@ -375,7 +262,7 @@ TEST_P(ConvTransposeKernelTest, MatchesReference) {
   if (!C.OutputShape.empty())
     Attrs.push_back({"output_shape", Attribute::getInts(C.OutputShape)});
   Value *Y = B.op(OpId::ConvTranspose, Ops, Attrs, layoutFor(P.OutCL, Rank));
-  B.check(Y, "convtranspose.", P.Threads);
+  B.checkThreads(Y, "convtranspose.", P.Threads);
 }
 
 std::vector<ConvTransposeParam> convTransposeParams() {
@@ -469,8 +356,8 @@ TEST_P(InstanceNormKernelTest, MatchesReference) {
   Value *Bias = C.ActivationParams ? B.input({Ch}) : B.constant({Ch});
   Value *Y = B.op(OpId::InstanceNormalization, {X, Scale, Bias},
                   {{"epsilon", Attribute::getFloat(C.Epsilon)}}, L);
-  B.check(Y, P.ChannelsLast ? "instancenorm.nhwc" : "instancenorm.nchw",
-          P.Threads);
+  B.checkThreads(Y, P.ChannelsLast ? "instancenorm.nhwc" : "instancenorm.nchw",
+                 P.Threads);
 }
 
 std::vector<InstanceNormParam> instanceNormParams() {
@@ -495,7 +382,7 @@ TEST(InstanceNormLoweringTest, WritesInPlaceOfItsOperand) {
   Value *R = B.op(OpId::Relu, {X}, {}, L);
   Value *Y = B.op(OpId::InstanceNormalization,
                   {R, B.constant({8}), B.constant({8})}, {}, L);
-  B.check(Y, "instancenorm.nhwc", {1, 2});
+  B.checkThreads(Y, "instancenorm.nhwc", {1, 2});
 }
 
 } // namespace
