@@ -53,7 +53,10 @@ struct ConvShape {
   }
 };
 
-bool readConvShape(const Node &N, ConvShape &S) {
+/// The geometry of \p N; the output's element strides are \p YStrides
+/// (by logical dim) where given, else those of its dense type.
+bool readConvShape(const Node &N, ConvShape &S,
+                   llvm::ArrayRef<int64_t> YStrides = {}) {
   const TensorType &XT = N.getOperand(0)->getType();
   const TensorType &WT = N.getOperand(1)->getType();
   const TensorType &YT = N.getResult(0)->getType();
@@ -64,6 +67,8 @@ bool readConvShape(const Node &N, ConvShape &S) {
   auto X = XT.getStaticShape(), W = WT.getStaticShape(),
        Y = YT.getStaticShape();
   auto XStr = getStrides(XT), YStr = getStrides(YT);
+  if (!YStrides.empty())
+    YStr.assign(YStrides.begin(), YStrides.end());
   S.Batch = X[0];
   S.Cin = X[1];
   S.Cout = Y[1];
@@ -369,7 +374,16 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
   auto Plan = std::make_shared<ConvPlan>();
   ConvShape &S = Plan->S;
-  if (!readConvShape(N, S))
+  // Written straight into the Concat that reads the result, at its
+  // offset and with its strides (not with a residual, which is read with
+  // the output's own strides).
+  llvm::Optional<LoweringContext::ConcatSlot> Slot;
+  if (!Tail.Residual)
+    Slot = L.findConcatSlot(Tail.Result);
+  const int64_t YOffset = Slot ? Slot->Offset : 0;
+  if (!readConvShape(N, S,
+                     Slot ? llvm::ArrayRef<int64_t>(Slot->Strides)
+                          : llvm::ArrayRef<int64_t>()))
     return false;
   const TensorType &YT = Tail.Result->getType();
   if (Tail.Residual &&
@@ -378,23 +392,6 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
            YT.getShape(), Tail.Residual->getType().getLayout(),
            N.getResult(0)->getType().getLayout(), layout::DimBindings())))
     return false;
-  // Written straight into the Concat that reads the result, at its
-  // offset and with its strides (not with a residual, which is read with
-  // the output's own strides).
-  llvm::Optional<LoweringContext::ConcatSlot> Slot;
-  if (!Tail.Residual)
-    Slot = L.findConcatSlot(Tail.Result);
-  int64_t YOffset = 0;
-  if (Slot) {
-    const unsigned Sp = unsigned(Slot->Strides.size()) - 2, Off = 3 - Sp;
-    S.YB = Slot->Strides[0];
-    S.YC = Slot->Strides[1];
-    for (unsigned I = 0; I < Sp; ++I)
-      S.YS[Off + I] = Slot->Strides[2 + I];
-    for (unsigned D = Off; D-- > 0;)
-      S.YS[D] = S.YS[D + 1] * S.Out[D + 1];
-    YOffset = Slot->Offset;
-  }
   const int64_t PixStride = S.outPixelStride();
   if (PixStride == 0)
     return false;
