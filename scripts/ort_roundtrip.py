@@ -442,6 +442,14 @@ def op_cases():
             node("Mul", ["x", "c"], ["y"])], x4, [tout("y")]),
         model("Shape", [node("Shape", ["x"], ["y"], start=1, end=-1)],
               x4, [tout("y", I64)]),
+        # Positions along the last dim, as exported position encodings do.
+        model("Range", [
+            node("Shape", ["x"], ["s"], start=-1),
+            node("Squeeze", ["s", "a0"], ["w"]),
+            node("Range", ["zero", "w", "one"], ["r"]),
+            node("Cast", ["r"], ["rf"], to=F32),
+            node("Add", ["x", "rf"], ["y"])], x4, [tout("y")],
+            [ints("a0", [0]), ints("zero", 0), ints("one", 1)]),
         # Ops outside the table: kept as opaque nodes.
         model("Opaque", [node("Abs", ["x"], ["a"]), node("Neg", ["a"], ["n"]),
                          node("Relu", ["n"], ["y"])], x4,

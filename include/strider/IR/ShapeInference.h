@@ -13,6 +13,7 @@
 
 #include "strider/IR/Types.h"
 
+#include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -36,6 +37,15 @@ bool isCompatibleType(const TensorType &Declared, const TensorType &Inferred);
 /// beats a symbol, a symbol beats unknown. The layout of \p Declared is kept
 /// when \p Inferred has the identity layout.
 TensorType refineType(const TensorType &Declared, const TensorType &Inferred);
+
+/// Element count of Range(\p Start, \p Limit, \p Delta):
+/// max(ceil((Limit - Start) / Delta), 0). None when Delta is 0, a value is
+/// not finite, or the count exceeds 2^62. Integer ranges use exact
+/// integer arithmetic.
+llvm::Optional<int64_t> getRangeLength(double Start, double Limit,
+                                       double Delta);
+llvm::Optional<int64_t> getRangeLength(int64_t Start, int64_t Limit,
+                                       int64_t Delta);
 
 /// Infer and refine the result types of every node, in order. Fails on the
 /// first node whose operands are inconsistent or whose declared result
