@@ -17,6 +17,9 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace strider {
 
 class Graph;
@@ -48,9 +51,13 @@ llvm::Optional<int64_t> getRangeLength(int64_t Start, int64_t Limit,
                                        int64_t Delta);
 
 /// Infer and refine the result types of every node, in order. Fails on the
-/// first node whose operands are inconsistent or whose declared result
-/// types contradict inference.
-llvm::Error inferShapes(Graph &G);
+/// first node whose operands are inconsistent. A declared result type that
+/// contradicts inference is an error too, unless \p Conflicts is given:
+/// then inference wins (the declared layout is kept) and a located note per
+/// overridden value is appended to \p Conflicts (how ONNX Runtime treats a
+/// wrong value_info).
+llvm::Error inferShapes(Graph &G,
+                        std::vector<std::string> *Conflicts = nullptr);
 
 } // namespace strider
 
