@@ -22,6 +22,14 @@ const char *Activation::getName() const {
     return "hard_swish";
   case ActKind::SiLU:
     return "silu";
+  case ActKind::Tanh:
+    return "tanh";
+  case ActKind::Erf:
+    return "erf";
+  case ActKind::Gelu:
+    return "gelu";
+  case ActKind::GeluTanh:
+    return "gelu_tanh";
   }
   return "?";
 }

@@ -25,6 +25,10 @@ enum class ActKind : unsigned char {
   HardSigmoid, ///< clamp(Alpha * x + Beta, 0, 1)
   HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
   SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
+  Tanh,
+  Erf,
+  Gelu,     ///< x / 2 * (1 + erf(x / sqrt(2)))
+  GeluTanh, ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
 };
 
 struct Activation {
@@ -36,6 +40,9 @@ struct Activation {
   /// The activation's name for reports ("relu", "clip[0,6]", ...).
   const char *getName() const;
 };
+
+/// sqrt(2 / pi), the tanh approximation's scale of GELU.
+constexpr float GeluTanhScale = 0.7978845608f;
 
 inline float applyScalar(const Activation &A, float X) {
   switch (A.Kind) {
@@ -55,6 +62,15 @@ inline float applyScalar(const Activation &A, float X) {
     return X * std::min(std::max(X / 6.0f + 0.5f, 0.0f), 1.0f);
   case ActKind::SiLU:
     return X / (1.0f + std::exp(-X));
+  case ActKind::Tanh:
+    return std::tanh(X);
+  case ActKind::Erf:
+    return std::erf(X);
+  case ActKind::Gelu:
+    return 0.5f * X * (1.0f + std::erf(X * float(M_SQRT1_2)));
+  case ActKind::GeluTanh:
+    return 0.5f * X *
+           (1.0f + std::tanh(GeluTanhScale * (X + 0.044715f * X * X * X)));
   }
   return X;
 }

@@ -253,6 +253,17 @@ bool cpu::getFusableActivation(const Node &N, Activation &Out) {
   case OpId::HardSwish:
     A.Kind = ActKind::HardSwish;
     break;
+  case OpId::Tanh:
+    A.Kind = ActKind::Tanh;
+    break;
+  case OpId::Erf:
+    A.Kind = ActKind::Erf;
+    break;
+  case OpId::Gelu:
+    A.Kind = N.getStringAttr("approximate", "none") == "tanh"
+                 ? ActKind::GeluTanh
+                 : ActKind::Gelu;
+    break;
   case OpId::Clip: {
     A.Kind = ActKind::Clip;
     A.Alpha = -INFINITY;
@@ -304,12 +315,14 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
     for (OpId Id : {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
-                    OpId::HardSigmoid, OpId::HardSwish})
+                    OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh, OpId::Erf,
+                    OpId::Gelu})
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;
+    T[size_t(OpId::LayerNormalization)] = lowerLayerNorm;
     T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;
