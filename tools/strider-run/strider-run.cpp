@@ -70,12 +70,15 @@ static cl::list<std::string> DimFlags(
     cl::value_desc("NAME=SIZE"), cl::cat(RunCat));
 static cl::opt<std::string>
     OutputDir("output-dir",
-              cl::desc("Write each output to DIR/<output name>.npy"),
+              cl::desc("Write each output to DIR/<output name>.npy (names "
+                       "that are no valid file name, e.g. with '/', have "
+                       "every character but [A-Za-z0-9._-] replaced by '_')"),
               cl::value_desc("dir"), cl::cat(RunCat));
 static cl::opt<std::string> CompareDir(
     "compare",
-    cl::desc("Compare with expected outputs in DIR (<output name>.npy, or "
-             "ONNX output_K.pb in output order); exit 1 on a mismatch"),
+    cl::desc("Compare with expected outputs in DIR (<output name>.npy, "
+             "literal or sanitized as --output-dir writes it, or ONNX "
+             "output_K.pb in output order); exit 1 on a mismatch"),
     cl::value_desc("dir"), cl::cat(RunCat));
 static cl::opt<double> RTol("rtol", cl::desc("Relative tolerance (1e-4)"),
                             cl::init(1e-4), cl::cat(RunCat));
@@ -313,12 +316,25 @@ static llvm::Error optimizeGraph(Graph &G, std::string &Summary) {
   return llvm::Error::success();
 }
 
-/// A file name for output \p Name.
-static std::string fileNameFor(llvm::StringRef Name) {
+/// \p Name with every character but letters, digits, '.', '-' and '_'
+/// replaced by '_'.
+static std::string sanitizedFileName(llvm::StringRef Name) {
   std::string S;
   for (char C : Name)
     S += (llvm::isAlnum(C) || C == '.' || C == '-' || C == '_') ? C : '_';
   return S;
+}
+
+/// The file name (without .npy) of output \p Name: the name itself when it
+/// is a valid file name (not empty, "." or "..", at most 200 bytes, no '/',
+/// '\\', control characters or leading '-'), the sanitized name otherwise.
+static std::string fileNameFor(llvm::StringRef Name) {
+  bool Valid =
+      !Name.empty() && Name != "." && Name != ".." && Name.size() <= 200 &&
+      !Name.startswith("-") && llvm::none_of(Name, [](char C) {
+        return C == '/' || C == '\\' || (unsigned char)C < 0x20 || C == 0x7f;
+      });
+  return Valid ? Name.str() : sanitizedFileName(Name);
 }
 
 struct Comparison {
@@ -576,11 +592,15 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
     R.Types.push_back(Outputs->at(Name).getType().withLayout(Layout()));
     if (Expected.empty())
       continue;
-    // Expected outputs: <name>.npy, else output_K.pb in output order.
-    llvm::SmallString<256> Npy(Expected), Pb(Expected);
+    // Expected outputs: <name>.npy (the literal name, else the sanitized
+    // one), else output_K.pb in output order.
+    llvm::SmallString<256> Npy(Expected), Sanitized(Expected), Pb(Expected);
     llvm::sys::path::append(Npy, fileNameFor(Name) + ".npy");
+    llvm::sys::path::append(Sanitized, sanitizedFileName(Name) + ".npy");
     llvm::sys::path::append(Pb, "output_" + std::to_string(K) + ".pb");
-    llvm::StringRef File = llvm::sys::fs::exists(Npy) ? Npy.str() : Pb.str();
+    llvm::StringRef File = llvm::sys::fs::exists(Npy)         ? Npy.str()
+                           : llvm::sys::fs::exists(Sanitized) ? Sanitized.str()
+                                                              : Pb.str();
     Comparison C;
     if (!llvm::sys::fs::exists(File)) {
       C.Note = "no expected output (" + Npy.str().str() + " or " +
