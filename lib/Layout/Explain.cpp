@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <map>
+
 using namespace strider;
 using namespace strider::layout;
 using namespace strider::layout::detail;
@@ -128,6 +130,13 @@ void Assigner::explain() {
   }
 }
 
+namespace {
+struct CostedDimInfo {
+  int64_t Size;
+  bool Bound;
+};
+} // namespace
+
 void Assigner::fillReport(LayoutReport &R) {
   R.Target = Opts.Target->Name.str();
   R.Mode = Opts.Mode == LayoutMode::Auto           ? "auto"
@@ -160,8 +169,31 @@ void Assigner::fillReport(LayoutReport &R) {
     if (X.hasRank() && Y.hasRank() &&
         Model.getViewCost(*N, X.getLayout(), Y.getLayout()) > 0)
       R.Copies.push_back({N->getLoc().Name, N->getOpType().str(),
-                          N->getResult(0)->getName(), Model.getNumBytes(Y)});
+                          N->getResult(0)->getName(), Model.getNumBytes(Y),
+                          !Y.hasStaticShape()});
   }
+  // Inputs as specialized (or not), and what every dynamic dim cost as.
+  std::map<std::string, CostedDimInfo> Dynamic;
+  auto NoteDims = [&](const TensorType &T) {
+    if (!T.hasRank())
+      return;
+    for (const Dim &D : T.getShape())
+      if (!D.isStatic()) {
+        int64_t Known = Model.getDims().getKnownSize(D);
+        Dynamic[D.isSymbol() ? D.getSymbol().str() : "?"] = {
+            Model.getDims().getCostSize(D), Known >= 0};
+      }
+  };
+  for (Value *In : G.getInputs()) {
+    R.Inputs.push_back({In->getName(), In->getType().str()});
+    NoteDims(In->getType());
+  }
+  for (Node *N : G.nodes())
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (Value *V = N->getResult(I))
+        NoteDims(V->getType());
+  for (const auto &[Symbol, Info] : Dynamic)
+    R.CostedDims.push_back({Symbol, Info.Size, Info.Bound});
   for (const auto &E : R.Relayouts)
     R.RelayoutBytes += E.Bytes;
   for (const auto &E : R.Copies)

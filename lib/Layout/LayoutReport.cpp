@@ -40,15 +40,27 @@ void LayoutReport::printText(llvm::raw_ostream &OS) const {
   if (Tuned)
     OS << "tuning: " << NumMeasuredConvs << " of " << NumConvs
        << " convs measured\n";
+  for (const auto &[Name, Type] : Inputs)
+    OS << "input '" << Name << "' " << Type << "\n";
+  if (!CostedDims.empty())
+    printCostedDims(OS);
   for (const ValueEntry &V : Values)
     OS << "value '" << V.Name << "' " << V.Shape << " " << V.Layout << ": "
        << V.Reason << "\n";
   for (const RelayoutEntry &R : Relayouts)
     OS << "relayout '" << R.Value << "' " << R.From << " -> " << R.To << ", "
-       << R.Bytes << " bytes: " << R.Reason << "\n";
+       << R.Bytes << " bytes" << (R.Symbolic ? " (symbolic)" : "") << ": "
+       << R.Reason << "\n";
   for (const CopyEntry &C : Copies)
     OS << "copy '" << C.Value << "' by " << C.Op << " '" << C.Node << "', "
-       << C.Bytes << " bytes\n";
+       << C.Bytes << " bytes" << (C.Symbolic ? " (symbolic)" : "") << "\n";
+}
+
+void LayoutReport::printCostedDims(llvm::raw_ostream &OS) const {
+  OS << "dynamic dims costed as:";
+  for (const CostedDim &D : CostedDims)
+    OS << " " << D.Symbol << "=" << D.Size << (D.Bound ? "" : " (default)");
+  OS << "; byte counts marked (symbolic) assume these sizes\n";
 }
 
 void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
@@ -79,6 +91,21 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
         J.attribute("measured_convs", int64_t(NumMeasuredConvs));
       }
     });
+    J.attributeArray("inputs", [&] {
+      for (const auto &[Name, Type] : Inputs)
+        J.object([&] {
+          J.attribute("name", Name);
+          J.attribute("type", Type);
+        });
+    });
+    J.attributeArray("dynamic_dims", [&] {
+      for (const CostedDim &D : CostedDims)
+        J.object([&] {
+          J.attribute("symbol", D.Symbol);
+          J.attribute("costed_as", D.Size);
+          J.attribute("bound", D.Bound);
+        });
+    });
     J.attributeArray("values", [&] {
       for (const ValueEntry &V : Values)
         J.object([&] {
@@ -95,6 +122,8 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
           J.attribute("from", R.From);
           J.attribute("to", R.To);
           J.attribute("bytes", R.Bytes);
+          if (R.Symbolic)
+            J.attribute("symbolic", true);
           J.attribute("reason", R.Reason);
         });
     });
@@ -105,6 +134,8 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
           J.attribute("op", C.Op);
           J.attribute("value", C.Value);
           J.attribute("bytes", C.Bytes);
+          if (C.Symbolic)
+            J.attribute("symbolic", true);
         });
     });
   });
@@ -122,6 +153,8 @@ void LayoutReport::printSummary(llvm::raw_ostream &OS) const {
   OS << "relayouts: " << Relayouts.size() << " (" << RelayoutBytes
      << " bytes); copying views: " << Copies.size() << " (" << CopyBytes
      << " bytes)\n";
+  if (!CostedDims.empty())
+    printCostedDims(OS);
   OS << "estimated time: ";
   printUs(OS, EstimatedCost);
   OS << " us (all-nchw ";

@@ -48,7 +48,7 @@ Value *Assigner::getInLayout(Value *V, const Layout &L, Node *Consumer) {
     Report.Relayouts.push_back(
         {V->getName(), T.getLayout().getName(T.getRank()), LName,
          Consumer ? "read by " + nodeLabel(*Consumer) : "graph output",
-         Model.getNumBytes(T)});
+         Model.getNumBytes(T), !T.hasStaticShape()});
   }
   Relayouts[Key] = R;
   return R;

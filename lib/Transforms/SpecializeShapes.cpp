@@ -263,21 +263,16 @@ static void foldDefaultInput(Graph &G, Value *In) {
   G.renameValue(C->getResult(0), Name);
 }
 
-llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
-                                      SpecializeResult *Result) {
-  SpecializeResult Local;
-  SpecializeResult &R = Result ? *Result : Local;
-
+llvm::Error
+strider::checkDimBindings(const Graph &G,
+                          const std::map<std::string, int64_t> &Dims) {
   std::set<std::string> Symbols;
   for (const Value *In : G.getInputs())
     if (In->getType().hasRank())
       for (const Dim &D : In->getType().getShape())
         if (D.isSymbol())
           Symbols.insert(D.getSymbol().str());
-
-  std::map<std::string, int64_t> Sizes;
-  std::map<std::string, std::string> BoundBy;
-  for (const auto &[Symbol, Size] : B.Dims) {
+  for (const auto &[Symbol, Size] : Dims) {
     if (!Symbols.count(Symbol)) {
       std::string Known;
       for (const std::string &S : Symbols)
@@ -290,6 +285,19 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
     if (Size < 0)
       return makeError("dim '" + Symbol + "' bound to " + llvm::Twine(Size) +
                        ", expected a size >= 0");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
+                                      SpecializeResult *Result) {
+  SpecializeResult Local;
+  SpecializeResult &R = Result ? *Result : Local;
+  if (llvm::Error E = checkDimBindings(G, B.Dims))
+    return E;
+  std::map<std::string, int64_t> Sizes;
+  std::map<std::string, std::string> BoundBy;
+  for (const auto &[Symbol, Size] : B.Dims) {
     Sizes[Symbol] = Size;
     BoundBy[Symbol] = "--dim";
   }

@@ -1,7 +1,7 @@
 //===- LayoutFlags.h - Layout-assignment flags of the tools -----*- C++ -*-===//
 //
 // The command-line flags strider-opt and strider-compile share: --target,
-// --layout, --io-layout, --dim and --tuning-file, in the category
+// --layout, --io-layout, --dim, --shape and --tuning-file, in the category
 // LayoutFlagsCat. Include
 // it in one source file of a tool: it defines the (static) options there.
 //
@@ -11,6 +11,7 @@
 #define STRIDER_TOOLS_COMMON_LAYOUTFLAGS_H
 
 #include "strider/Layout/LayoutAssignment.h"
+#include "strider/Transforms/Specialize.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,11 +40,21 @@ static llvm::cl::opt<std::string> IOLayoutFlag(
                    "(as declared, default), nchw or nhwc"),
     llvm::cl::value_desc("layout"), llvm::cl::init("model"),
     llvm::cl::cat(LayoutFlagsCat));
-static llvm::cl::list<std::string>
-    DimFlags("dim",
-             llvm::cl::desc("Bind a symbolic dim for costing, e.g. N=1 "
-                            "(unbound symbols count as 1)"),
-             llvm::cl::value_desc("NAME=SIZE"), llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::list<std::string> DimFlags(
+    "dim",
+    llvm::cl::desc("Size of a symbolic dim of the inputs, e.g. N=1 (an "
+                   "anonymous dim of input x at axis 2 is 'x:2'): costs "
+                   "layouts with it (unbound dims count as 1), and binds it "
+                   "when the graph is specialized (--shape, "
+                   "--specialize-shapes)"),
+    llvm::cl::value_desc("NAME=SIZE"), llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::list<std::string> ShapeFlags(
+    "shape",
+    llvm::cl::desc("Specialize the graph to a static input shape, e.g. "
+                   "x=1x3x640x640 (repeatable): every dynamic dim is bound, "
+                   "shapes are inferred and folded, and layouts are costed "
+                   "on real sizes"),
+    llvm::cl::value_desc("INPUT=AxBxC"), llvm::cl::cat(LayoutFlagsCat));
 
 static llvm::cl::opt<std::string> TuningFileFlag(
     "tuning-file",
@@ -79,6 +90,43 @@ parseLayoutFlags(bool CreateTuning = false) {
   }
   Opts->Tuning = std::move(Table);
   return Opts;
+}
+
+/// The bindings of --shape and --dim, or an error naming a malformed flag.
+inline llvm::Expected<ShapeBindings> parseShapeFlags() {
+  auto Bad = [](const std::string &Flag, const char *Expected) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "bad " + Flag + " (expected " + Expected +
+                                       ")");
+  };
+  ShapeBindings B;
+  for (const std::string &S : ShapeFlags) {
+    auto [Name, Dims] = llvm::StringRef(S).rsplit('=');
+    if (Name.empty() || Name.size() == S.size())
+      return Bad("--shape '" + S + "'", "INPUT=AxBxC");
+    llvm::SmallVector<int64_t, 6> Shape;
+    llvm::SmallVector<llvm::StringRef, 6> Parts;
+    if (!Dims.empty())
+      Dims.split(Parts, 'x');
+    for (llvm::StringRef P : Parts) {
+      int64_t N;
+      if (P.getAsInteger(10, N) || N < 0)
+        return Bad("--shape '" + S + "'", "INPUT=AxBxC, sizes >= 0");
+      Shape.push_back(N);
+    }
+    if (!B.InputShapes.emplace(Name.str(), Shape).second)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--shape given twice for input '" + Name +
+                                         "'");
+  }
+  for (const std::string &D : DimFlags) {
+    auto [Name, Size] = llvm::StringRef(D).rsplit('=');
+    int64_t N;
+    if (Name.empty() || Size.getAsInteger(10, N) || N < 1)
+      return Bad("--dim '" + D + "'", "NAME=SIZE, SIZE >= 1");
+    B.Dims[Name.str()] = N;
+  }
+  return B;
 }
 
 } // namespace toolflags

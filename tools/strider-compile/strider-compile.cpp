@@ -22,6 +22,7 @@
 #include "strider/Support/FileIO.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Specialize.h"
 
 #include "Common/LayoutFlags.h"
 
@@ -69,6 +70,12 @@ static cl::opt<unsigned>
                 cl::desc("Threads each timed kernel runs on (default 1; "
                          "a tuning file holds one thread count)"),
                 cl::init(1), cl::cat(CompileCat));
+static cl::opt<bool> Strict(
+    "strict",
+    cl::desc("Refuse what ONNX Runtime tolerates: negative dim_value, "
+             "declared shapes that contradict inference (default: a warning, "
+             "inference wins)"),
+    cl::init(false), cl::cat(CompileCat));
 static cl::opt<bool> TuneVerbose("tune-verbose",
                                  cl::desc("Print each conv's times as it "
                                           "is measured"),
@@ -208,6 +215,46 @@ static bool renderSvg(llvm::StringRef Dir) {
   return false;
 }
 
+/// Which nodes the target's backend would not run on its own kernels: for
+/// a cpu-* target and a static graph, the CPU backend's reference-kernel
+/// fallbacks (lowering the graph tells); otherwise the ops no backend has.
+static void printKernelCoverage(const Graph &G,
+                                const layout::LayoutOptions &Layout,
+                                llvm::raw_ostream &OS) {
+  std::vector<std::string> Uncovered;
+  bool Static = true;
+  for (const Node *N : G.nodes()) {
+    if (N->isOpaque())
+      Uncovered.push_back(N->getOpType().str() + " '" + N->getLoc().Name +
+                          "' (no kernel in any backend)");
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (const Value *V = N->getResult(I))
+        Static &= V->getType().hasStaticShape();
+  }
+  bool Cpu = Layout.Target->Name.startswith("cpu-");
+  if (Cpu && Static && Uncovered.empty()) {
+    auto P = cpu::compileForCPU(G, cpu::CPUOptions());
+    if (!P) {
+      Uncovered.push_back(llvm::toString(P.takeError()));
+    } else {
+      for (const cpu::StepInfo &S : (*P)->getSteps())
+        if (S.Fallback)
+          Uncovered.push_back(S.Kernel + " -> " + S.Nodes);
+    }
+  }
+  if (Uncovered.empty()) {
+    if (Cpu && Static)
+      OS << "kernels: every node runs on CPU backend kernels\n";
+    else if (Cpu)
+      OS << "kernels: not checked (dynamic shapes; give --shape)\n";
+    return;
+  }
+  OS << "kernels: " << Uncovered.size()
+     << " node(s) not covered by the target's kernels (slow path):\n";
+  for (const std::string &U : Uncovered)
+    OS << "  " << U << "\n";
+}
+
 static int compile() {
   auto Start = std::chrono::steady_clock::now();
   llvm::Expected<PipelineOptions> Opts = parseOptions();
@@ -216,12 +263,34 @@ static int compile() {
   std::vector<layout::LayoutReport> Reports;
   Opts->LayoutReports = &Reports;
 
-  auto GraphOrErr = importONNXFile(InputFilename);
+  std::vector<std::string> Warnings;
+  ImportOptions ImportOpts;
+  ImportOpts.Strict = Strict;
+  ImportOpts.Warnings = &Warnings;
+  auto GraphOrErr = importONNXFile(InputFilename, ImportOpts);
+  for (const std::string &W : Warnings)
+    llvm::errs() << "strider-compile: warning: " << W << "\n";
   if (!GraphOrErr) {
     llvm::errs() << llvm::toString(GraphOrErr.takeError()) << "\n";
     return 1;
   }
   Graph &G = **GraphOrErr;
+  // --shape specializes ahead of time; --dim alone only costs, but must
+  // name a dim of the model.
+  llvm::Expected<ShapeBindings> Shapes = toolflags::parseShapeFlags();
+  if (!Shapes)
+    return fail(Shapes.takeError());
+  if (!Shapes->InputShapes.empty()) {
+    SpecializeResult Specialized;
+    if (llvm::Error E = specializeShapes(G, *Shapes, &Specialized))
+      return fail(
+          makeToolError(InputFilename + ": " + llvm::toString(std::move(E))));
+    for (const std::string &W : Specialized.Warnings)
+      llvm::errs() << "strider-compile: warning: " << W << "\n";
+  } else if (llvm::Error E = checkDimBindings(G, Shapes->Dims)) {
+    return fail(
+        makeToolError(InputFilename + ": " + llvm::toString(std::move(E))));
+  }
   PassManager PM;
   llvm::cantFail(parsePassPipeline(Pipeline, PM));
   PM.configure(*Opts);
@@ -289,6 +358,7 @@ static int compile() {
                    << Opts->Layout.Tuning->Threads << " thread(s)); "
                    << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
+    printKernelCoverage(G, Opts->Layout, llvm::outs());
     llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
                  << "/report.json; graph: " << OutputDir << "/layout.dot"
                  << (HasSvg ? ", layout.svg" : "") << "\n";

@@ -76,6 +76,10 @@ static bool checkLayoutFlags() {
   if (!Layout)
     return Fail(Layout.takeError());
   Options.Layout = std::move(*Layout);
+  llvm::Expected<ShapeBindings> Shapes = toolflags::parseShapeFlags();
+  if (!Shapes)
+    return Fail(Shapes.takeError());
+  Options.Shapes = std::move(*Shapes);
   if (LayoutReportFormat != "text" && LayoutReportFormat != "json") {
     llvm::errs() << "strider-opt: unknown report format '" << LayoutReportFormat
                  << "' (expected text or json)\n";

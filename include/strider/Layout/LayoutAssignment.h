@@ -75,16 +75,31 @@ struct LayoutReport {
   struct RelayoutEntry {
     std::string Value, From, To, Reason;
     int64_t Bytes;
+    /// The tensor has dims that are not static: Bytes counts them at their
+    /// costed sizes (CostedDims).
+    bool Symbolic = false;
   };
   /// A Reshape/Flatten/Transpose that is not a view in the chosen layouts
   /// and so copies its operand.
   struct CopyEntry {
     std::string Node, Op, Value;
     int64_t Bytes;
+    bool Symbolic = false;
+  };
+  /// A dim that is not static, and the size costs assumed for it.
+  struct CostedDim {
+    std::string Symbol; ///< "?" for unknown dims.
+    int64_t Size;
+    bool Bound; ///< Given (--dim), as opposed to the default of 1.
   };
 
   std::string Target;
   std::string Mode;
+  /// The graph inputs and their types (bound shapes after specialization).
+  std::vector<std::pair<std::string, std::string>> Inputs;
+  /// Every non-static dim of the graph and the size it was costed as;
+  /// empty when every shape is static.
+  std::vector<CostedDim> CostedDims;
   std::vector<ValueEntry> Values;
   std::vector<RelayoutEntry> Relayouts;
   std::vector<CopyEntry> Copies;
@@ -118,6 +133,8 @@ struct LayoutReport {
   void printJSON(llvm::raw_ostream &OS) const;
   /// A few lines for a terminal.
   void printSummary(llvm::raw_ostream &OS) const;
+  /// One line: the sizes dynamic dims were costed as.
+  void printCostedDims(llvm::raw_ostream &OS) const;
 };
 
 /// Choose and materialize layouts for \p G. Errors are located diagnostics

@@ -59,6 +59,11 @@ struct SpecializeResult {
 llvm::Error specializeShapes(Graph &G, const ShapeBindings &B,
                              SpecializeResult *Result = nullptr);
 
+/// Error unless every symbol of \p Dims is a symbolic dim of a graph input
+/// of \p G (the message lists the symbols there are), and sizes are >= 0.
+llvm::Error checkDimBindings(const Graph &G,
+                             const std::map<std::string, int64_t> &Dims);
+
 /// Shape inference and constant folding in turn until neither changes the
 /// graph (at most \p MaxRounds rounds). Declared types that contradict
 /// inference are replaced (notes in \p Conflicts) when it is given, errors
