@@ -27,10 +27,11 @@
 using namespace strider;
 using namespace strider::folding;
 
-/// A fold may not create a constant of more elements than this unless one
-/// of its operands already is that large (Expand and ConstantOfShape would
-/// otherwise blow small shapes up into large initializers).
-static constexpr int64_t MaxGrownElements = int64_t(1) << 20;
+/// By default a fold may not create a constant of more elements than this
+/// unless one of its operands already is that large (Expand and
+/// ConstantOfShape would otherwise blow small shapes up into large
+/// initializers).
+static constexpr int64_t DefaultMaxGrownElements = int64_t(1) << 20;
 
 namespace {
 
@@ -340,7 +341,7 @@ static bool getStaticResultTypes(const Node &N,
 /// Whether results of \p Types may become constants when the largest
 /// constant operand has \p LargestOperand elements.
 static bool isSmallEnough(llvm::ArrayRef<TensorType> Types,
-                          int64_t LargestOperand) {
+                          int64_t LargestOperand, int64_t MaxGrownElements) {
   for (const TensorType &T : Types)
     if (T.hasRank() && *T.getNumElements() > MaxGrownElements &&
         *T.getNumElements() > LargestOperand)
@@ -351,7 +352,8 @@ static bool isSmallEnough(llvm::ArrayRef<TensorType> Types,
 /// Evaluate \p N with \p Rule (single-result ops). Returns the result in
 /// the physical order of \p Types[0], or null when \p N does not fold.
 static TensorDataRef evaluateRule(const Node &N, const FoldRule &Rule,
-                                  llvm::SmallVectorImpl<TensorType> &Types) {
+                                  llvm::SmallVectorImpl<TensorType> &Types,
+                                  int64_t MaxGrown) {
   if (N.getNumResults() != 1 || !N.hasResult(0))
     return nullptr;
   llvm::SmallVector<TensorDataRef, 4> Operands;
@@ -364,7 +366,8 @@ static TensorDataRef evaluateRule(const Node &N, const FoldRule &Rule,
       LargestOperand = std::max(LargestOperand, D->getNumElements());
     Operands.push_back(D);
   }
-  if (!getStaticResultTypes(N, Types) || !isSmallEnough(Types, LargestOperand))
+  if (!getStaticResultTypes(N, Types) ||
+      !isSmallEnough(Types, LargestOperand, MaxGrown))
     return nullptr;
 
   // Evaluate in logical order; store in the result's layout.
@@ -391,7 +394,8 @@ static bool isNondeterministic(const Node &N) {
 /// when \p N does not fold (no kernel, not static, too large, or an error
 /// the runtime would report, such as an index out of range).
 static llvm::SmallVector<TensorDataRef, 2>
-evaluateWithKernel(const Node &N, llvm::SmallVectorImpl<TensorType> &Types) {
+evaluateWithKernel(const Node &N, llvm::SmallVectorImpl<TensorType> &Types,
+                   int64_t MaxGrown) {
   runtime::ReferenceKernel Kernel = runtime::lookupReferenceKernel(N.getOpId());
   if (!Kernel || N.getOpId() == OpId::Constant || isNondeterministic(N) ||
       N.getNumResults() == 0)
@@ -410,7 +414,8 @@ evaluateWithKernel(const Node &N, llvm::SmallVectorImpl<TensorType> &Types) {
     LargestOperand = std::max(LargestOperand, D->getNumElements());
     Operands.push_back(runtime::Tensor::fromData(*D));
   }
-  if (!getStaticResultTypes(N, Types) || !isSmallEnough(Types, LargestOperand))
+  if (!getStaticResultTypes(N, Types) ||
+      !isSmallEnough(Types, LargestOperand, MaxGrown))
     return {};
   std::vector<const runtime::Tensor *> OperandPtrs;
   for (unsigned I = 0; I < N.getNumOperands(); ++I)
@@ -432,6 +437,7 @@ evaluateWithKernel(const Node &N, llvm::SmallVectorImpl<TensorType> &Types) {
 namespace {
 class ConstantFoldingPass : public Pass {
 public:
+  explicit ConstantFoldingPass(int64_t MaxGrown) : MaxGrown(MaxGrown) {}
   llvm::StringRef getArgument() const override { return "constant-fold"; }
 
   llvm::Error run(Graph &G) override {
@@ -447,10 +453,10 @@ public:
       llvm::SmallVector<TensorType, 2> Types;
       llvm::SmallVector<TensorDataRef, 2> Data;
       if (const FoldRule *Rule = lookupFoldRule(N->getOpId())) {
-        if (TensorDataRef D = evaluateRule(*N, *Rule, Types))
+        if (TensorDataRef D = evaluateRule(*N, *Rule, Types, MaxGrown))
           Data.push_back(std::move(D));
       } else {
-        Data = evaluateWithKernel(*N, Types);
+        Data = evaluateWithKernel(*N, Types, MaxGrown);
       }
       if (Data.empty())
         continue;
@@ -479,9 +485,17 @@ public:
         G.eraseNode(N);
     return llvm::Error::success();
   }
+
+private:
+  int64_t MaxGrown;
 };
 } // namespace
 
 std::unique_ptr<Pass> strider::createConstantFoldingPass() {
-  return std::make_unique<ConstantFoldingPass>();
+  return std::make_unique<ConstantFoldingPass>(DefaultMaxGrownElements);
+}
+
+std::unique_ptr<Pass>
+strider::createConstantFoldingPass(int64_t MaxGrownElements) {
+  return std::make_unique<ConstantFoldingPass>(MaxGrownElements);
 }

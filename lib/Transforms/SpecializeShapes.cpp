@@ -202,7 +202,10 @@ getSignature(const Graph &G) {
 llvm::Expected<unsigned>
 strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
                                   unsigned MaxRounds) {
-  std::unique_ptr<Pass> Fold = createConstantFoldingPass();
+  // The graph is being bound for a run: a constant of any size it needs
+  // (light zoo weights are ConstantOfShape of their shapes) is memory the
+  // run takes anyway; 2^28 elements bounds what one fold may allocate.
+  std::unique_ptr<Pass> Fold = createConstantFoldingPass(int64_t(1) << 28);
   auto Before = getSignature(G);
   for (unsigned Round = 1; Round <= MaxRounds; ++Round) {
     if (llvm::Error E = inferShapes(G, Conflicts))

@@ -16,6 +16,11 @@ namespace strider {
 #define STRIDER_PASS(Arg, Factory, Desc) std::unique_ptr<Pass> Factory();
 #include "strider/Transforms/Passes.def"
 
+/// constant-fold with another bound on the constants a fold may grow (the
+/// default, 2^20 elements, keeps ConstantOfShape and Expand of small shapes
+/// from becoming large initializers; specialization for a run lifts it).
+std::unique_ptr<Pass> createConstantFoldingPass(int64_t MaxGrownElements);
+
 struct PassInfo {
   llvm::StringRef Argument;
   llvm::StringRef Description;

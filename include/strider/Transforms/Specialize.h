@@ -65,7 +65,9 @@ llvm::Error checkDimBindings(const Graph &G,
                              const std::map<std::string, int64_t> &Dims);
 
 /// Shape inference and constant folding in turn until neither changes the
-/// graph (at most \p MaxRounds rounds). Declared types that contradict
+/// graph (at most \p MaxRounds rounds). Folds may create constants of up
+/// to 2^28 elements (a specialized graph is bound for a run, whose memory
+/// they are anyway). Declared types that contradict
 /// inference are replaced (notes in \p Conflicts) when it is given, errors
 /// otherwise. Returns the number of rounds run.
 llvm::Expected<unsigned>
