@@ -25,6 +25,18 @@ enum class ActKind : unsigned char {
   HardSigmoid, ///< clamp(Alpha * x + Beta, 0, 1)
   HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
   SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
+  Tanh,
+  Elu, ///< x < 0 ? Alpha * (exp(x) - 1) : x
+  Exp,
+  Log,
+  Sqrt,
+  Reciprocal,
+  Neg,
+  Abs,
+  Floor,
+  Ceil,
+  Sin,
+  Cos,
 };
 
 struct Activation {
@@ -55,6 +67,30 @@ inline float applyScalar(const Activation &A, float X) {
     return X * std::min(std::max(X / 6.0f + 0.5f, 0.0f), 1.0f);
   case ActKind::SiLU:
     return X / (1.0f + std::exp(-X));
+  case ActKind::Tanh:
+    return std::tanh(X);
+  case ActKind::Elu:
+    return X < 0.0f ? A.Alpha * std::expm1(X) : X;
+  case ActKind::Exp:
+    return std::exp(X);
+  case ActKind::Log:
+    return std::log(X);
+  case ActKind::Sqrt:
+    return std::sqrt(X);
+  case ActKind::Reciprocal:
+    return 1.0f / X;
+  case ActKind::Neg:
+    return -X;
+  case ActKind::Abs:
+    return std::fabs(X);
+  case ActKind::Floor:
+    return std::floor(X);
+  case ActKind::Ceil:
+    return std::ceil(X);
+  case ActKind::Sin:
+    return std::sin(X);
+  case ActKind::Cos:
+    return std::cos(X);
   }
   return X;
 }

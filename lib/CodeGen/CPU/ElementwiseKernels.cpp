@@ -1,9 +1,10 @@
 //===- ElementwiseKernels.cpp - Activations and broadcasting binaries -----===//
 //
-// Unary activations run over flat buffers (layout does not matter). Binary
-// ops walk the output in its physical order; the innermost dim is a
-// vector loop when each operand is contiguous or broadcast along it, and
-// the activation that follows is applied before the store.
+// Unary activations and math functions run over flat buffers (layout does
+// not matter). Binary ops (arithmetic, Max/Min, PRelu, Pow) walk the output
+// in its physical order; the innermost dim is a vector loop when each
+// operand is contiguous or broadcast along it, and the activation that
+// follows is applied before the store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,22 @@ void UnaryImpl(const Activation &Act, const float *X, float *Y, int64_t Count) {
     Y[I] = applyScalar(Act, X[I]);
 }
 
-template <class D, class V> HWY_INLINE V binaryVec(D, BinaryOp Op, V A, V B) {
+/// A^B as std::pow: e^(B ln|A|), negated for a negative A and an odd
+/// integer B, NaN for a negative A and a non-integer B; A^0 = 1.
+template <class D, class V> HWY_INLINE V powVec(D d, V A, V B) {
+  V R = expVec(d, hn::Mul(B, logVec(d, hn::Abs(A))));
+  const V FloorB = hn::Floor(B);
+  const auto Integral = hn::Eq(FloorB, B);
+  const auto Odd =
+      hn::And(Integral, hn::Ne(hn::Floor(hn::Mul(B, hn::Set(d, 0.5f))),
+                               hn::Mul(B, hn::Set(d, 0.5f))));
+  const auto Negative = hn::Lt(A, hn::Zero(d));
+  R = hn::IfThenElse(hn::And(Negative, Odd), hn::Neg(R), R);
+  R = hn::IfThenElse(hn::AndNot(Integral, Negative), hn::Set(d, NAN), R);
+  return hn::IfThenElse(hn::Eq(B, hn::Zero(d)), hn::Set(d, 1.0f), R);
+}
+
+template <class D, class V> HWY_INLINE V binaryVec(D d, BinaryOp Op, V A, V B) {
   switch (Op) {
   case BinaryOp::Add:
     return hn::Add(A, B);
@@ -43,6 +59,14 @@ template <class D, class V> HWY_INLINE V binaryVec(D, BinaryOp Op, V A, V B) {
     return hn::Mul(A, B);
   case BinaryOp::Div:
     return hn::Div(A, B);
+  case BinaryOp::Max: // NaN in either operand gives NaN.
+    return hn::IfThenElse(hn::Or(hn::Gt(B, A), hn::IsNaN(B)), B, A);
+  case BinaryOp::Min:
+    return hn::IfThenElse(hn::Or(hn::Lt(B, A), hn::IsNaN(B)), B, A);
+  case BinaryOp::PRelu:
+    return hn::IfThenElse(hn::Lt(A, hn::Zero(d)), hn::Mul(A, B), A);
+  case BinaryOp::Pow:
+    return powVec(d, A, B);
   }
   return A;
 }
@@ -57,6 +81,14 @@ inline float binaryScalar(BinaryOp Op, float A, float B) {
     return A * B;
   case BinaryOp::Div:
     return A / B;
+  case BinaryOp::Max:
+    return std::isnan(B) || B > A ? B : A;
+  case BinaryOp::Min:
+    return std::isnan(B) || B < A ? B : A;
+  case BinaryOp::PRelu:
+    return A < 0.0f ? A * B : A;
+  case BinaryOp::Pow:
+    return std::pow(A, B);
   }
   return A;
 }
