@@ -68,6 +68,37 @@ struct BinaryParams {
 void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
                int Threads);
 
+/// A dense output of up to 6 dims (row-major over Shape: its physical
+/// order) and the strides of up to three operands read at each of its
+/// indices (0 where broadcast).
+struct BroadcastParams {
+  int Rank = 0;
+  int64_t Shape[6];
+  int64_t Strides[3][6];
+};
+
+/// Comparisons and the binary logic ops: a bool (one byte, 0 or 1) result.
+enum class CompareOp : unsigned char {
+  Equal,
+  Less,
+  LessOrEqual,
+  Greater,
+  GreaterOrEqual,
+  And,
+  Or,
+};
+/// The element type both operands of a comparison share.
+enum class CompareType : unsigned char { F32, I32, I64, Bool };
+/// Y[i] = A[i] op B[i] (operands 0 and 1 of \p P).
+void runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
+                const void *A, const void *B, uint8_t *Y, int Threads);
+/// Y = !X over \p Count bools.
+void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
+/// Y[i] = C[i] ? X[i] : Z[i] (operands 0, 1, 2 of \p P) for elements of
+/// \p ElementBytes (1, 2, 4 or 8) bytes.
+void runWhere(unsigned ElementBytes, const BroadcastParams &P, const uint8_t *C,
+              const void *X, const void *Z, void *Y, int Threads);
+
 /// Y = Act(X * Scale[c] + Shift[c]) over \p Batch images of \p Channels
 /// channels and \p Pixels pixels each, both tensors channels-last
 /// (\p ChannelsLast: pixel rows of Channels elements) or channels-first

@@ -263,6 +263,14 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Tanh, ActKind::Tanh},
     {OpId::Exp, ActKind::Exp},
     {OpId::Sqrt, ActKind::Sqrt},
+    {OpId::Log, ActKind::Log},
+    {OpId::Reciprocal, ActKind::Reciprocal},
+    {OpId::Neg, ActKind::Neg},
+    {OpId::Abs, ActKind::Abs},
+    {OpId::Floor, ActKind::Floor},
+    {OpId::Ceil, ActKind::Ceil},
+    {OpId::Sin, ActKind::Sin},
+    {OpId::Cos, ActKind::Cos},
 };
 
 bool cpu::getFusableActivation(const Node &N, Activation &Out) {
@@ -353,10 +361,17 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
-    for (OpId Id : {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
-                    OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh, OpId::Elu,
-                    OpId::Exp, OpId::Sqrt})
+    for (OpId Id :
+         {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
+          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh, OpId::Elu, OpId::Exp,
+          OpId::Sqrt, OpId::Neg, OpId::Abs, OpId::Reciprocal, OpId::Floor,
+          OpId::Ceil, OpId::Log, OpId::Sin, OpId::Cos})
       T[size_t(Id)] = lowerUnary;
+    for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
+                    OpId::GreaterOrEqual, OpId::And, OpId::Or})
+      T[size_t(Id)] = lowerCompare;
+    T[size_t(OpId::Not)] = lowerNot;
+    T[size_t(OpId::Where)] = lowerWhere;
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::PRelu,
                     OpId::Pow, OpId::Max, OpId::Min, OpId::Sum})
       T[size_t(Id)] = lowerBinary;

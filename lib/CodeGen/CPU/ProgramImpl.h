@@ -214,6 +214,9 @@ bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerCompare(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

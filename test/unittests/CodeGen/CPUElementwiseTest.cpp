@@ -9,6 +9,7 @@
 #include "CPUTestGraph.h"
 
 #include "strider/IR/OpInfo.h"
+#include "strider/IR/TensorData.h"
 
 using namespace strider;
 using cputest::layoutFor;
@@ -30,7 +31,25 @@ std::vector<UnaryCase> unaryCases() {
       {OpId::Elu, 0.0f, 4.0f, {{"alpha", Attribute::getFloat(0.7f)}}},
       {OpId::Exp, 0.0f, 20.0f, {}},
       {OpId::Sqrt, 3.0f, 2.5f, {}},
+      {OpId::Neg, 0.0f, 3.0f, {}},
+      {OpId::Abs, 0.0f, 3.0f, {}},
+      {OpId::Reciprocal, 2.0f, 1.5f, {}},
+      {OpId::Floor, 0.0f, 5.0f, {}},
+      {OpId::Ceil, 0.0f, 5.0f, {}},
+      {OpId::Log, 5.0f, 4.9f, {}},
+      {OpId::Sin, 0.0f, 20.0f, {}},
+      {OpId::Cos, 0.0f, 20.0f, {}},
   };
+}
+
+/// An i64 constant.
+Value *int64Constant(GraphBuilder &B, llvm::ArrayRef<int64_t> Shape,
+                     llvm::ArrayRef<int64_t> Vals) {
+  TensorDataRef D = TensorData::fromInt64(ElementType::I64, Shape, Vals);
+  Node *N = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("c")},
+                           {D->getType()});
+  N->setAttr("value", Attribute::getTensor(D));
+  return N->getResult(0);
 }
 
 /// X scaled into the case's range: (X + Offset / Scale) * Scale, the last
@@ -152,4 +171,63 @@ TEST(CPUElementwiseTest, VariadicSumMaxMin) {
       F.setLayout(R, L4);
       F.check(R, 0, 1, "+relu");
     }
+}
+
+TEST(CPUElementwiseTest, Comparisons) {
+  for (OpId Op :
+       {OpId::Less, OpId::LessOrEqual, OpId::Greater, OpId::GreaterOrEqual})
+    for (bool CL : {false, true}) {
+      GraphBuilder B{unsigned(Op) * 2 + CL};
+      Layout L4 = layoutFor(CL, 4);
+      Value *A = B.input({2, 6, 5, 7}, L4);
+      Value *C = B.input({6, 1, 1});
+      Value *Y = B.op(Op, {A, C});
+      B.setLayout(Y, L4);
+      B.check(Y, 0, 1, "compare." + getOpInfo(Op).Name.lower() + ".f32");
+    }
+  // Equal of values that are often equal: floors of [-1, 1) are -1 or 0.
+  GraphBuilder B(400);
+  Value *A = B.op(OpId::Floor, {B.input({3, 33})});
+  Value *C = B.op(OpId::Floor, {B.input({33})});
+  B.check(B.op(OpId::Equal, {A, C}), 0, 1, "compare.equal.f32");
+  // Integers.
+  GraphBuilder I(401);
+  Value *IA = int64Constant(I, {2, 3}, {1, -4, 7, 0, 5, 5});
+  Value *IB = int64Constant(I, {3}, {1, 5, -2});
+  I.check(I.op(OpId::Greater, {IA, IB}), 0, 1, "compare.greater.i64");
+}
+
+TEST(CPUElementwiseTest, LogicOps) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B{500u + CL};
+    Layout L4 = layoutFor(CL, 4);
+    Value *A = B.input({2, 5, 4, 9}, L4);
+    Value *C = B.input({5, 1, 1});
+    Value *D = B.input({9});
+    Value *Lt = B.op(OpId::Less, {A, C}, {}, L4);
+    Value *Gt = B.op(OpId::Greater, {A, D}, {}, L4);
+    Value *And = B.op(OpId::And, {Lt, Gt}, {}, L4);
+    Value *Not = B.op(OpId::Not, {And}, {}, L4);
+    Value *Or = B.op(OpId::Or, {Not, B.op(OpId::Less, {C, D})}, {}, L4);
+    Value *Eq = B.op(OpId::Equal, {Or, Lt}, {}, L4);
+    B.check(Eq, 0, 1, "logic.not");
+  }
+}
+
+TEST(CPUElementwiseTest, WhereBroadcastsThreeOperands) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B{600u + CL};
+    Layout L4 = layoutFor(CL, 4);
+    Value *A = B.input({2, 5, 4, 9}, L4);
+    Value *C = B.input({5, 1, 1});
+    Value *Cond = B.op(OpId::Less, {A, C}, {}, L4);
+    Value *Y = B.op(OpId::Where, {Cond, A, B.input({4, 1})}, {}, L4);
+    B.check(Y, 0, 1, "where.f32");
+  }
+  // Integers (and a condition of lower rank).
+  GraphBuilder B(610);
+  Value *Cond = B.op(OpId::Less, {B.input({1, 3}), B.input({3})});
+  Value *X = int64Constant(B, {2, 1}, {7, -8});
+  Value *Y = int64Constant(B, {3}, {1, 2, 3});
+  B.check(B.op(OpId::Where, {Cond, X, Y}), 0, 1, "where.i64");
 }
