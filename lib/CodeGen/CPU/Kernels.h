@@ -99,6 +99,18 @@ void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
 void runWhere(unsigned ElementBytes, const BroadcastParams &P, const uint8_t *C,
               const void *X, const void *Z, void *Y, int Threads);
 
+/// Y[i] = X[i] (operand 0 of \p P, broadcast) for elements of
+/// \p ElementBytes (1, 2, 4 or 8) bytes.
+void runExpand(unsigned ElementBytes, const BroadcastParams &P, const void *X,
+               void *Y, int Threads);
+
+/// The element types Cast converts between.
+enum class CastType : unsigned char { F32, F64, I8, U8, I32, I64, Bool };
+/// Y = X converted over \p Count elements (the same order in both), as the
+/// reference interpreter converts.
+void runCast(CastType From, CastType To, const void *X, void *Y, int64_t Count,
+             int Threads);
+
 /// Y = Act(X * Scale[c] + Shift[c]) over \p Batch images of \p Channels
 /// channels and \p Pixels pixels each, both tensors channels-last
 /// (\p ChannelsLast: pixel rows of Channels elements) or channels-first

@@ -1,10 +1,11 @@
-//===- LogicKernels.cpp - Comparisons, logic and Where --------------------===//
+//===- LogicKernels.cpp - Comparisons, logic, Where, Cast, Expand ---------===//
 //
-// Kernels with bool operands or results: comparisons (f32, i32, i64 and
-// bool operands), And/Or/Not and Where (any element size). Like the binary
-// arithmetic kernel they walk the output in its physical order with each
-// operand read through strides (0 where broadcast); rows are plain loops
-// that the compiler vectorizes where the strides are unit.
+// Kernels on any element type: comparisons (f32, i32, i64 and bool
+// operands), And/Or/Not, Where and Expand (any element size) and Cast
+// between f32, f64, i8, u8, i32, i64 and bool. Like the binary arithmetic
+// kernel they walk the output in its physical order with each operand
+// read through strides (0 where broadcast); rows are plain loops that the
+// compiler vectorizes where the strides are unit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,8 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -134,6 +137,74 @@ void whereTyped(const BroadcastParams &P, const uint8_t *C, const T *X,
       });
 }
 
+template <typename T>
+void expandTyped(const BroadcastParams &P, const T *X, T *Y, int Threads) {
+  forEachRow<1>(
+      P, Threads,
+      [&](int64_t YOff, const int64_t *Offs, const int64_t *S, int64_t N) {
+        const T *XR = X + Offs[0];
+        T *YR = Y + YOff;
+        if (S[0] == 0)
+          std::fill(YR, YR + N, XR[0]);
+        else
+          for (int64_t I = 0; I < N; ++I)
+            YR[I] = XR[I * S[0]];
+      });
+}
+
+/// One element converted as the reference interpreter's Cast does: floats
+/// to integers truncate (NaN to 0, saturating at the int64 range) and then
+/// wrap to the destination's width; integers to floats go through double;
+/// anything to bool is "not zero".
+template <typename D, typename S> D convertElement(S X) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return X != 0;
+  } else if constexpr (std::is_floating_point_v<D>) {
+    return D(double(X));
+  } else if constexpr (std::is_floating_point_v<S>) {
+    double V = double(X);
+    int64_t I = std::isnan(V)                 ? 0
+                : V >= 9223372036854775807.0  ? INT64_MAX
+                : V <= -9223372036854775808.0 ? INT64_MIN
+                                              : int64_t(V);
+    return D(I);
+  } else {
+    return D(int64_t(X));
+  }
+}
+
+template <typename D, typename S>
+void castTyped(const void *X, void *Y, int64_t Count, int Threads) {
+  const S *XP = static_cast<const S *>(X);
+  D *YP = static_cast<D *>(Y);
+  const int64_t Chunk = 1 << 16;
+  parallelFor((Count + Chunk - 1) / Chunk, Threads, [&](int64_t Item) {
+    const int64_t End = std::min(Count, (Item + 1) * Chunk);
+    for (int64_t I = Item * Chunk; I < End; ++I)
+      YP[I] = convertElement<D>(XP[I]);
+  });
+}
+
+/// Calls \p F with a value of the C++ type of \p Type (bool for Bool).
+template <typename Fn> void withCastType(CastType Type, Fn F) {
+  switch (Type) {
+  case CastType::F32:
+    return F(float());
+  case CastType::F64:
+    return F(double());
+  case CastType::I8:
+    return F(int8_t());
+  case CastType::U8:
+    return F(uint8_t());
+  case CastType::I32:
+    return F(int32_t());
+  case CastType::I64:
+    return F(int64_t());
+  case CastType::Bool:
+    return F(bool());
+  }
+}
+
 } // namespace
 
 void cpu::runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
@@ -180,4 +251,31 @@ void cpu::runWhere(unsigned ElementBytes, const BroadcastParams &P,
                       static_cast<const uint64_t *>(Z),
                       static_cast<uint64_t *>(Y), Threads);
   }
+}
+
+void cpu::runExpand(unsigned ElementBytes, const BroadcastParams &P,
+                    const void *X, void *Y, int Threads) {
+  switch (ElementBytes) {
+  case 1:
+    return expandTyped(P, static_cast<const uint8_t *>(X),
+                       static_cast<uint8_t *>(Y), Threads);
+  case 2:
+    return expandTyped(P, static_cast<const uint16_t *>(X),
+                       static_cast<uint16_t *>(Y), Threads);
+  case 4:
+    return expandTyped(P, static_cast<const uint32_t *>(X),
+                       static_cast<uint32_t *>(Y), Threads);
+  case 8:
+    return expandTyped(P, static_cast<const uint64_t *>(X),
+                       static_cast<uint64_t *>(Y), Threads);
+  }
+}
+
+void cpu::runCast(CastType From, CastType To, const void *X, void *Y,
+                  int64_t Count, int Threads) {
+  withCastType(From, [&](auto S) {
+    withCastType(To, [&](auto D) {
+      castTyped<decltype(D), decltype(S)>(X, Y, Count, Threads);
+    });
+  });
 }

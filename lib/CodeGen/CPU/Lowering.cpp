@@ -372,6 +372,8 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerCompare;
     T[size_t(OpId::Not)] = lowerNot;
     T[size_t(OpId::Where)] = lowerWhere;
+    T[size_t(OpId::Expand)] = lowerExpand;
+    T[size_t(OpId::Cast)] = lowerCast;
     for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::PRelu,
                     OpId::Pow, OpId::Max, OpId::Min, OpId::Sum})
       T[size_t(Id)] = lowerBinary;

@@ -217,6 +217,8 @@ bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerCompare(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerExpand(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerCast(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

@@ -231,3 +231,47 @@ TEST(CPUElementwiseTest, WhereBroadcastsThreeOperands) {
   Value *Y = int64Constant(B, {3}, {1, 2, 3});
   B.check(B.op(OpId::Where, {Cond, X, Y}), 0, 1, "where.i64");
 }
+
+TEST(CPUElementwiseTest, CastBetweenElementTypes) {
+  auto To = [](ElementType Elt) {
+    return std::vector<std::pair<std::string, Attribute>>{
+        {"to", Attribute::getInt(toOnnxDataType(Elt))}};
+  };
+  for (bool CL : {false, true}) {
+    GraphBuilder B{700u + CL};
+    Layout L4 = layoutFor(CL, 4);
+    // Values in [-40, 40): f32 -> i64 truncates toward zero; i32 -> bool
+    // is false only for the zeros.
+    Value *X = B.op(OpId::Mul,
+                    {B.input({2, 3, 5, 7}, L4), B.constant({}, {40})}, {}, L4);
+    Value *I = B.op(OpId::Cast, {X}, To(ElementType::I64), L4);
+    Value *I32 = B.op(OpId::Cast, {I}, To(ElementType::I32), L4);
+    Value *Bool = B.op(OpId::Cast, {I32}, To(ElementType::Bool), L4);
+    Value *F = B.op(OpId::Cast, {Bool}, To(ElementType::F64), L4);
+    Value *FromBool = B.op(OpId::Cast, {F}, To(ElementType::F32), L4);
+    Value *FromInt = B.op(OpId::Cast, {I}, To(ElementType::F32), L4);
+    Value *Sum = B.op(OpId::Add, {FromBool, FromInt}, {}, L4);
+    B.check(Sum, 0, 1, "cast.i32.bool");
+    // Values in [-400, 400): f32 -> i8 wraps.
+    GraphBuilder W{710u + CL};
+    X = W.op(OpId::Mul, {W.input({2, 3, 5, 7}, L4), W.constant({}, {400})}, {},
+             L4);
+    Value *I8 = W.op(OpId::Cast, {X}, To(ElementType::I8), L4);
+    W.check(W.op(OpId::Cast, {I8}, To(ElementType::F32), L4), 0, 1,
+            "cast.f32.i8");
+  }
+}
+
+TEST(CPUElementwiseTest, ExpandBroadcastsInAnyLayout) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B{800u + CL};
+    Value *X = B.input({6, 1, 1});
+    Value *Y = B.op(OpId::Expand, {X, int64Constant(B, {4}, {2, 6, 5, 7})});
+    B.setLayout(Y, layoutFor(CL, 4));
+    B.check(Y, 0, 1, "expand.f32");
+  }
+  GraphBuilder B(810);
+  Value *X = int64Constant(B, {3, 1}, {4, -5, 6});
+  B.check(B.op(OpId::Expand, {X, int64Constant(B, {2}, {1, 4})}), 0, 1,
+          "expand.i64");
+}
