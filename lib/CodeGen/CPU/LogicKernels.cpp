@@ -21,6 +21,19 @@ using namespace strider::cpu;
 
 namespace {
 
+/// Adds to \p Offs the operand offsets of row \p Row (the dims but the
+/// innermost of \p Shape, row-major).
+template <unsigned NumOps>
+void rowOffsets(int64_t Row, int Rank, const int64_t *Shape,
+                const int64_t (*S)[6], int64_t *Offs) {
+  for (int I = Rank - 2; I >= 0; --I) {
+    int64_t Idx = Row % Shape[I];
+    Row /= Shape[I];
+    for (unsigned K = 0; K < NumOps; ++K)
+      Offs[K] += Idx * S[K][I];
+  }
+}
+
 /// Merges dims that nest in the output and every operand, drops unit dims
 /// and calls \p Row(OutOffset, OperandOffsets, InnerStrides, Inner) for
 /// every innermost row (rows grouped into work items of about 4096
@@ -61,17 +74,28 @@ void forEachRow(const BroadcastParams &P, int Threads, RowFn Row) {
   int64_t InnerStrides[NumOps];
   for (unsigned K = 0; K < NumOps; ++K)
     InnerStrides[K] = S[K][Rank - 1];
+  // Short rows are grouped into items of about 4096 elements, long ones
+  // split into pieces of at most 16384 (so that one merged row still
+  // spreads over the threads).
+  const int64_t Piece = 16384;
+  if (Inner > Piece) {
+    const int64_t Pieces = (Inner + Piece - 1) / Piece;
+    parallelFor(Rows * Pieces, Threads, [&](int64_t Item) {
+      const int64_t R0 = Item / Pieces, Begin = Item % Pieces * Piece;
+      int64_t Offs[NumOps] = {};
+      rowOffsets<NumOps>(R0, Rank, Shape, S, Offs);
+      for (unsigned K = 0; K < NumOps; ++K)
+        Offs[K] += Begin * InnerStrides[K];
+      Row(R0 * Inner + Begin, Offs, InnerStrides,
+          std::min(Piece, Inner - Begin));
+    });
+    return;
+  }
   const int64_t Per = std::max<int64_t>(1, 4096 / std::max<int64_t>(Inner, 1));
   parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t Item) {
     for (int64_t R0 = Item * Per; R0 < std::min(Rows, (Item + 1) * Per); ++R0) {
       int64_t Offs[NumOps] = {};
-      int64_t R = R0;
-      for (int I = Rank - 2; I >= 0; --I) {
-        int64_t Idx = R % Shape[I];
-        R /= Shape[I];
-        for (unsigned K = 0; K < NumOps; ++K)
-          Offs[K] += Idx * S[K][I];
-      }
+      rowOffsets<NumOps>(R0, Rank, Shape, S, Offs);
       Row(R0 * Inner, Offs, InnerStrides, Inner);
     }
   });
@@ -132,8 +156,19 @@ void whereTyped(const BroadcastParams &P, const uint8_t *C, const T *X,
         const uint8_t *CR = C + Offs[0];
         const T *XR = X + Offs[1], *ZR = Z + Offs[2];
         T *YR = Y + YOff;
-        for (int64_t I = 0; I < N; ++I)
-          YR[I] = CR[I * S[0]] ? XR[I * S[1]] : ZR[I * S[2]];
+        // Both sides loaded: a select, not a branch on random conditions
+        // (and a vector loop for unit strides).
+        if (S[0] == 1 && S[1] == 1 && S[2] == 1) {
+          for (int64_t I = 0; I < N; ++I) {
+            const T XV = XR[I], ZV = ZR[I];
+            YR[I] = CR[I] ? XV : ZV;
+          }
+          return;
+        }
+        for (int64_t I = 0; I < N; ++I) {
+          const T XV = XR[I * S[1]], ZV = ZR[I * S[2]];
+          YR[I] = CR[I * S[0]] ? XV : ZV;
+        }
       });
 }
 

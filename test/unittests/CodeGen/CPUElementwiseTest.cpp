@@ -224,6 +224,15 @@ TEST(CPUElementwiseTest, WhereBroadcastsThreeOperands) {
     Value *Y = B.op(OpId::Where, {Cond, A, B.input({4, 1})}, {}, L4);
     B.check(Y, 0, 1, "where.f32");
   }
+  // Long rows are split into pieces over the threads: every thread count
+  // gives the same result.
+  {
+    GraphBuilder B(620);
+    Value *A = B.input({3, 20011});
+    Value *Cond = B.op(OpId::Less, {A, B.input({3, 20011})});
+    B.checkThreads(B.op(OpId::Where, {Cond, A, B.input({1})}), "where.f32",
+                   {1, 2, 3});
+  }
   // Integers (and a condition of lower rank).
   GraphBuilder B(610);
   Value *Cond = B.op(OpId::Less, {B.input({1, 3}), B.input({3})});
