@@ -227,20 +227,39 @@ void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
   int64_t Rows = 1;
   for (int I = 0; I + 1 < Rank; ++I)
     Rows *= Shape[I];
+  auto RowOffsets = [&](int64_t Row, int64_t &OffA, int64_t &OffB) {
+    OffA = OffB = 0;
+    for (int I = Rank - 2; I >= 0; --I) {
+      int64_t Idx = Row % Shape[I];
+      Row /= Shape[I];
+      OffA += Idx * SA[I];
+      OffB += Idx * SB[I];
+    }
+  };
+  const int64_t ISA = SA[Rank - 1], ISB = SB[Rank - 1];
+  // A long row (a whole tensor once its dims merge) is split into pieces
+  // so that it spreads over the threads.
+  const int64_t Piece = 16384;
+  if (Inner > Piece) {
+    const int64_t Pieces = (Inner + Piece - 1) / Piece;
+    parallelFor(Rows * Pieces, Threads, [&](int64_t Item) {
+      const int64_t Row = Item / Pieces, Begin = Item % Pieces * Piece;
+      int64_t OffA, OffB;
+      RowOffsets(Row, OffA, OffB);
+      HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
+      (P.Op, P.Act, A + OffA + Begin * ISA, ISA, B + OffB + Begin * ISB, ISB,
+       Y + Row * Inner + Begin, std::min(Piece, Inner - Begin));
+    });
+    return;
+  }
   const int64_t Per = rowsPerItem(Inner);
   parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t Item) {
     for (int64_t Row = Item * Per; Row < std::min(Rows, (Item + 1) * Per);
          ++Row) {
-      int64_t OffA = 0, OffB = 0, R = Row;
-      for (int I = Rank - 2; I >= 0; --I) {
-        int64_t Idx = R % Shape[I];
-        R /= Shape[I];
-        OffA += Idx * SA[I];
-        OffB += Idx * SB[I];
-      }
+      int64_t OffA, OffB;
+      RowOffsets(Row, OffA, OffB);
       HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
-      (P.Op, P.Act, A + OffA, SA[Rank - 1], B + OffB, SB[Rank - 1],
-       Y + Row * Inner, Inner);
+      (P.Op, P.Act, A + OffA, ISA, B + OffB, ISB, Y + Row * Inner, Inner);
     }
   });
 }

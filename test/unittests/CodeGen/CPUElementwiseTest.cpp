@@ -151,6 +151,16 @@ TEST(CPUElementwiseTest, BinaryMaxMinPReluPow) {
   }
 }
 
+TEST(CPUElementwiseTest, LongRowsSplitOverThreads) {
+  // Dense operands merge into one row of 60033 elements, split into
+  // pieces: every thread count gives the same bits.
+  GraphBuilder B(350);
+  Value *Y = B.op(OpId::Pow,
+                  {B.input({3, 20011}, Layout(), 2.0f), B.input({3, 20011})});
+  Value *S = B.op(OpId::Sigmoid, {B.op(OpId::Add, {Y, B.constant({}, {1})})});
+  B.checkThreads(S, "binary.add+sigmoid", {1, 2, 3});
+}
+
 TEST(CPUElementwiseTest, VariadicSumMaxMin) {
   for (OpId Op : {OpId::Sum, OpId::Max, OpId::Min})
     for (bool CL : {false, true}) {
