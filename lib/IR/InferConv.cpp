@@ -1,7 +1,8 @@
 //===- InferConv.cpp - Shape functions of spatial ops ---------------------===//
 //
 // Conv, ConvTranspose, pooling, BatchNormalization, InstanceNormalization,
-// Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial... tensors.
+// Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial... tensors;
+// and LayerNormalization, the normalization over trailing dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -355,6 +356,53 @@ llvm::Error detail::inferInstanceNormalization(const Node &N,
     if (llvm::Error E = checkPerChannel(N, I, Names[I], C))
       return E;
   Results.push_back(getLogicalType(X).withElementType(Elt));
+  return llvm::Error::success();
+}
+
+/// Y has X's type; Mean and InvStdDev keep X's dims before the axis and
+/// are 1 from it on, in stash_type (only 1, float, is known).
+llvm::Error detail::inferLayerNormalization(const Node &N,
+                                            ResultTypes &Results) {
+  static const char *const Names[] = {"X", "Scale", "B"};
+  for (unsigned I = 0; I < 2; ++I)
+    if (llvm::Error E = checkOperandPresent(N, I, Names[I]))
+      return E;
+  const TensorType &X = *getOperandType(N, 0);
+  ElementType Elt = X.getElementType();
+  if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
+    return E;
+  for (unsigned I = 1; I < 3; ++I)
+    if (const TensorType *T = getOperandType(N, I))
+      if (llvm::Error E = unifyElementTypes(N, Elt, T->getElementType()))
+        return E;
+  int64_t Stash = N.getIntAttr("stash_type", 1);
+  if (Stash != 1)
+    return makeNodeError(N, "stash_type " + llvm::Twine(Stash) +
+                                " is not supported (only 1, float)");
+  if (!X.hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    Results.push_back(TensorType::getUnranked(ElementType::F32));
+    Results.push_back(TensorType::getUnranked(ElementType::F32));
+    return llvm::Error::success();
+  }
+  auto Axis = normalizeAxis(N, N.getIntAttr("axis", -1), X.getRank());
+  if (!Axis)
+    return Axis.takeError();
+  // Scale and B broadcast to the normalized dims.
+  for (unsigned I = 1; I < 3; ++I) {
+    const TensorType *T = getOperandType(N, I);
+    if (!T || !T->hasRank())
+      continue;
+    DimList Normalized(X.getShape().begin() + *Axis, X.getShape().end());
+    if (llvm::Error E = broadcastTo(N, T->getShape(), Names[I], Normalized))
+      return E;
+  }
+  DimList StatShape(X.getShape().begin(), X.getShape().end());
+  for (unsigned I = *Axis; I < StatShape.size(); ++I)
+    StatShape[I] = Dim::getStatic(1);
+  Results.push_back(getLogicalType(X).withElementType(Elt));
+  Results.push_back(makeType(ElementType::F32, StatShape));
+  Results.push_back(makeType(ElementType::F32, StatShape));
   return llvm::Error::success();
 }
 

@@ -57,6 +57,14 @@ llvm::Error detail::inferErf(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Numeric);
 }
 
+llvm::Error detail::inferGelu(const Node &N, ResultTypes &Results) {
+  std::string Approx = N.getStringAttr("approximate", "none");
+  if (Approx != "none" && Approx != "tanh")
+    return makeNodeError(N, "approximate is '" + Approx +
+                                "', expected 'none' or 'tanh'");
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
 llvm::Error detail::inferExp(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Float);
 }

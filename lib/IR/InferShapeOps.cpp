@@ -1,7 +1,7 @@
 //===- InferShapeOps.cpp - Shape functions of shape manipulation ----------===//
 //
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Shape, ConstantOfShape,
-// Constant, Gather and the internal relayout op.
+// Range, Constant, Gather and the internal relayout op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cmath>
 
 using namespace strider;
 using namespace strider::detail;
@@ -355,6 +357,71 @@ llvm::Error detail::inferConstantOfShape(const Node &N, ResultTypes &Results) {
   if (auto Count = multiplyDims(N, Out); !Count)
     return Count.takeError();
   Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Optional<int64_t> strider::getRangeLength(double Start, double Limit,
+                                                double Delta) {
+  if (Delta == 0 || !std::isfinite(Start) || !std::isfinite(Limit) ||
+      !std::isfinite(Delta))
+    return llvm::None;
+  double Count = std::ceil((Limit - Start) / Delta);
+  if (!(Count <= double(MaxDimSize)))
+    return llvm::None;
+  return Count > 0 ? int64_t(Count) : 0;
+}
+
+llvm::Optional<int64_t> strider::getRangeLength(int64_t Start, int64_t Limit,
+                                                int64_t Delta) {
+  if (Delta == 0)
+    return llvm::None;
+  __int128 Span = __int128(Limit) - Start, D = Delta;
+  if ((Span > 0) != (D > 0) || Span == 0)
+    return 0;
+  if (Span < 0) {
+    Span = -Span;
+    D = -D;
+  }
+  __int128 Count = (Span + D - 1) / D;
+  if (Count > MaxDimSize)
+    return llvm::None;
+  return int64_t(Count);
+}
+
+llvm::Error detail::inferRange(const Node &N, ResultTypes &Results) {
+  static const char *const Names[] = {"start", "limit", "delta"};
+  ElementType Elt = ElementType::Unknown;
+  const TensorData *Data[3];
+  for (unsigned I = 0; I < 3; ++I) {
+    if (llvm::Error E = checkOperandPresent(N, I, Names[I]))
+      return E;
+    if (llvm::Error E = checkScalarOperand(N, I, Names[I], EltClass::Numeric,
+                                           /*AllowSingleElement=*/true))
+      return E;
+    if (llvm::Error E = unifyElementTypes(
+            N, Elt, N.getOperand(I)->getType().getElementType()))
+      return E;
+    Data[I] = N.getOperand(I)->getConstantData();
+    if (Data[I] && Data[I]->getNumElements() != 1)
+      return makeNodeError(N, "input '" + llvm::Twine(Names[I]) +
+                                  "' must hold one element");
+  }
+  if (Elt == ElementType::Bool)
+    return makeNodeError(N, "Range of bool is not defined");
+  if (!Data[0] || !Data[1] || !Data[2]) {
+    Results.push_back(makeType(Elt, {Dim::getUnknown()}));
+    return llvm::Error::success();
+  }
+  llvm::Optional<int64_t> Length =
+      isFloatingPoint(Elt)
+          ? getRangeLength(Data[0]->getDouble(0), Data[1]->getDouble(0),
+                           Data[2]->getDouble(0))
+          : getRangeLength(Data[0]->getInt(0), Data[1]->getInt(0),
+                           Data[2]->getInt(0));
+  if (!Length)
+    return makeNodeError(N, "delta is 0, a bound is not finite, or the range "
+                            "has more than 2^62 elements");
+  Results.push_back(makeType(Elt, {Dim::getStatic(*Length)}));
   return llvm::Error::success();
 }
 

@@ -81,7 +81,8 @@ TensorType strider::refineType(const TensorType &Declared,
   return TensorType(Elt, Dims, L);
 }
 
-llvm::Error strider::inferShapes(Graph &G) {
+llvm::Error strider::inferShapes(Graph &G,
+                                 std::vector<std::string> *Conflicts) {
   llvm::SmallVector<TensorType, 4> Inferred;
   for (Node *N : G.nodes()) {
     if (N->isOpaque())
@@ -92,12 +93,22 @@ llvm::Error strider::inferShapes(Graph &G) {
       Value *R = N->getResult(I);
       if (!R)
         continue;
-      if (!isCompatibleType(R->getType(), Inferred[I]))
-        return makeNodeError(*N, "result '" + R->getName() + "' declared as " +
-                                     R->getType().str() +
-                                     " but inferred as " +
-                                     Inferred[I].str());
-      R->setType(refineType(R->getType(), Inferred[I]));
+      if (isCompatibleType(R->getType(), Inferred[I])) {
+        R->setType(refineType(R->getType(), Inferred[I]));
+        continue;
+      }
+      std::string Msg = "result '" + R->getName() + "' declared as " +
+                        R->getType().str() + " but inferred as " +
+                        Inferred[I].str();
+      if (!Conflicts)
+        return makeNodeError(*N, Msg);
+      Conflicts->push_back(
+          llvm::toString(makeNodeError(*N, Msg + "; using the inferred type")));
+      const Layout &L = R->getType().getLayout();
+      R->setType(Inferred[I].hasRank() &&
+                         L.isValidForRank(Inferred[I].getRank())
+                     ? Inferred[I].withLayout(L)
+                     : Inferred[I]);
     }
   }
   return llvm::Error::success();

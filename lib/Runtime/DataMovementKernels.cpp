@@ -12,6 +12,7 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/ShapeInference.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -424,6 +425,31 @@ llvm::Error constantOfShapeKernel(const Node &N, Operands, Results Outs) {
   return llvm::Error::success();
 }
 
+/// Range: start + i * delta, the count from getRangeLength (which shape
+/// inference uses too).
+llvm::Error rangeKernel(const Node &N, Operands Ops, Results Outs) {
+  Tensor &Out = Outs[0];
+  for (const Tensor *T : Ops)
+    if (T->getNumElements() != 1)
+      return makeNodeError(N, "start, limit and delta must be scalars");
+  bool Float = isFloatingPoint(Out.getElementType());
+  llvm::Optional<int64_t> Length =
+      Float ? getRangeLength(Ops[0]->getDouble(0), Ops[1]->getDouble(0),
+                             Ops[2]->getDouble(0))
+            : getRangeLength(Ops[0]->getInt(0), Ops[1]->getInt(0),
+                             Ops[2]->getInt(0));
+  if (!Length || *Length != Out.getNumElements())
+    return makeNodeError(N, "the range's length does not match the result");
+  for (int64_t I = 0; I < *Length; ++I) {
+    if (Float)
+      Out.setDouble(I, Ops[0]->getDouble(0) + double(I) * Ops[2]->getDouble(0));
+    else
+      Out.setInt(I, int64_t(uint64_t(Ops[0]->getInt(0)) +
+                            uint64_t(I) * uint64_t(Ops[2]->getInt(0))));
+  }
+  return llvm::Error::success();
+}
+
 /// Checks the rank-4 operand of DepthToSpace/SpaceToDepth and reads the
 /// block size.
 llvm::Error getBlockSize(const Node &N, const Tensor &In, int64_t &B) {
@@ -504,6 +530,7 @@ void runtime::addDataMovementKernels(KernelTable &T) {
   Set(OpId::Shape, shapeKernel);
   Set(OpId::Constant, constantKernel);
   Set(OpId::ConstantOfShape, constantOfShapeKernel);
+  Set(OpId::Range, rangeKernel);
   Set(OpId::DepthToSpace, depthToSpaceKernel);
   Set(OpId::SpaceToDepth, spaceToDepthKernel);
 }

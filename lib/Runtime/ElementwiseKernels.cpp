@@ -142,6 +142,17 @@ llvm::Error erfKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::erf(X); });
 }
 
+llvm::Error geluKernel(const Node &N, Operands Ins, Results Outs) {
+  if (N.getStringAttr("approximate", "none") == "tanh")
+    return unaryFloat(Ins, Outs, [](double X) {
+      const double Scale = std::sqrt(2.0 / M_PI);
+      return 0.5 * X * (1.0 + std::tanh(Scale * (X + 0.044715 * X * X * X)));
+    });
+  return unaryFloat(Ins, Outs, [](double X) {
+    return 0.5 * X * (1.0 + std::erf(X * M_SQRT1_2));
+  });
+}
+
 llvm::Error expKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::exp(X); });
 }
@@ -495,6 +506,7 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Tanh, checked<tanhKernel, 1>);
   Set(OpId::Elu, checked<eluKernel, 1>);
   Set(OpId::Erf, checked<erfKernel, 1>);
+  Set(OpId::Gelu, checked<geluKernel, 1>);
   Set(OpId::Exp, checked<expKernel, 1>);
   Set(OpId::Sqrt, checked<sqrtKernel, 1>);
   Set(OpId::Cast, checked<castKernel, 1>);

@@ -32,7 +32,8 @@ void addConvolutionKernels(KernelTable &T);
 /// GlobalMaxPool.
 void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
-/// Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum.
+/// LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceMax,
+/// ReduceSum.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul.
 void addMatrixKernels(KernelTable &T);

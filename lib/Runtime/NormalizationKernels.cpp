@@ -1,8 +1,9 @@
 //===- NormalizationKernels.cpp - Reference normalizations and reductions -===//
 //
-// BatchNormalization (inference), InstanceNormalization, Softmax and
-// LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum with the
-// axes operand. Statistics are accumulated in double.
+// BatchNormalization (inference), InstanceNormalization, LayerNormalization
+// (opset 17), Softmax and LogSoftmax along one axis (opset 13), and
+// ReduceMean/Max/Sum with the axes operand. Statistics are accumulated in
+// double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +149,98 @@ llvm::Error instanceNormKernel(const Node &N,
   return llvm::Error::success();
 }
 
+/// LayerNormalization over the dims from `axis` on; the optional Mean and
+/// InvStdDev results hold the statistics of each normalized slice.
+llvm::Error layerNormKernel(const Node &N,
+                            llvm::ArrayRef<const Tensor *> Operands,
+                            llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape");
+  int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (Axis < -Rank || Axis >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  llvm::ArrayRef<int64_t> Lead = X.getShape().take_front(size_t(Axis));
+  llvm::ArrayRef<int64_t> Norm = X.getShape().drop_front(size_t(Axis));
+  // Scale and B broadcast to the normalized dims.
+  llvm::SmallVector<int64_t, 6> Stride[2];
+  const Tensor *Affine[2] = {Operands[1],
+                             Operands.size() > 2 ? Operands[2] : nullptr};
+  for (unsigned K = 0; K < 2; ++K) {
+    const Tensor *T = Affine[K];
+    if (!T)
+      continue;
+    llvm::ArrayRef<int64_t> S = T->getShape();
+    bool OK = S.size() <= Norm.size();
+    for (size_t I = 0; OK && I < S.size(); ++I)
+      OK = S[I] == 1 || S[I] == Norm[Norm.size() - S.size() + I];
+    if (!OK)
+      return makeNodeError(N, llvm::Twine(K ? "B" : "Scale") + " of type " +
+                                  T->getType().str() +
+                                  " does not broadcast to the normalized dims");
+    Stride[K] = getBroadcastStrides(*T, Norm);
+  }
+  llvm::SmallVector<int64_t, 6> StatShape(Lead.begin(), Lead.end());
+  StatShape.resize(size_t(Rank), 1);
+  Tensor *Stats[2] = {nullptr, nullptr};
+  for (unsigned K = 1; K < 3 && K < Results.size(); ++K) {
+    if (Results[K].getElementType() == ElementType::Unknown)
+      continue;
+    if (Results[K].getShape() != llvm::ArrayRef<int64_t>(StatShape))
+      return makeNodeError(N, "Mean and InvStdDev must keep the dims before "
+                              "the axis and be 1 from it on");
+    Stats[K - 1] = &Results[K];
+  }
+  double Eps = N.getFloatAttr("epsilon", 1e-5f);
+  int64_t Count = 1;
+  for (int64_t D : Norm)
+    Count *= D;
+  llvm::SmallVector<int64_t, 6> Idx(size_t(Rank), 0);
+  forEachIndex(Lead, [&](llvm::ArrayRef<int64_t> L) {
+    std::copy(L.begin(), L.end(), Idx.begin());
+    auto ForNormalized = [&](auto F) {
+      forEachIndex(Norm, [&](llvm::ArrayRef<int64_t> I) {
+        std::copy(I.begin(), I.end(), Idx.begin() + Axis);
+        F(I);
+      });
+    };
+    double Sum = 0;
+    ForNormalized(
+        [&](llvm::ArrayRef<int64_t>) { Sum += X.getDouble(X.getOffset(Idx)); });
+    double Mean = Sum / double(Count), SqSum = 0;
+    ForNormalized([&](llvm::ArrayRef<int64_t>) {
+      double D = X.getDouble(X.getOffset(Idx)) - Mean;
+      SqSum += D * D;
+    });
+    double InvStd = 1.0 / std::sqrt(SqSum / double(Count) + Eps);
+    ForNormalized([&](llvm::ArrayRef<int64_t> I) {
+      double V = (X.getDouble(X.getOffset(Idx)) - Mean) * InvStd;
+      for (unsigned K = 0; K < 2; ++K) {
+        if (!Affine[K])
+          continue;
+        int64_t Off = 0;
+        for (size_t D = 0; D < I.size(); ++D)
+          Off += I[D] * Stride[K][D];
+        double A = Affine[K]->getDouble(Off);
+        V = K ? V + A : V * A;
+      }
+      Y.setDouble(Y.getOffset(Idx), V);
+    });
+    std::fill(Idx.begin() + Axis, Idx.end(), 0);
+    if (Stats[0])
+      Stats[0]->setDouble(Stats[0]->getOffset(Idx), Mean);
+    if (Stats[1])
+      Stats[1]->setDouble(Stats[1]->getOffset(Idx), InvStd);
+  });
+  return llvm::Error::success();
+}
+
 /// Softmax (or its logarithm) along one axis.
 template <bool IsLog>
 llvm::Error softmaxKernel(const Node &N,
@@ -165,8 +258,7 @@ llvm::Error softmaxKernel(const Node &N,
                                 llvm::Twine(Rank));
   if (Axis < 0)
     Axis += Rank;
-  llvm::SmallVector<int64_t, 6> Outer(X.getShape().begin(),
-                                      X.getShape().end());
+  llvm::SmallVector<int64_t, 6> Outer(X.getShape().begin(), X.getShape().end());
   Outer[Axis] = 1;
   int64_t Len = X.getDim(Axis);
   int64_t XStride = X.getStrides()[Axis], YStride = Y.getStrides()[Axis];
@@ -256,6 +348,7 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
 void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::BatchNormalization)] = batchNormKernel;
   T[static_cast<size_t>(OpId::InstanceNormalization)] = instanceNormKernel;
+  T[static_cast<size_t>(OpId::LayerNormalization)] = layerNormKernel;
   T[static_cast<size_t>(OpId::Softmax)] = softmaxKernel<false>;
   T[static_cast<size_t>(OpId::LogSoftmax)] = softmaxKernel<true>;
   T[static_cast<size_t>(OpId::ReduceMean)] = reduceKernel<ReduceKind::Mean>;

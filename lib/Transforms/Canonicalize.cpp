@@ -1,9 +1,11 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
 // Runs remove-identity, constant-fold, fold-batchnorm, fold-matmul-scale,
-// fold-transposes, cse and dce once, in that order: forwarding identities
-// exposes constants and Conv -> BatchNormalization pairs, folding exposes
-// equal nodes, and DCE removes what the others left unused.
+// fuse-gelu, fuse-layernorm, fold-transposes, cse and dce once, in that
+// order: forwarding identities exposes constants and Conv ->
+// BatchNormalization pairs, folding exposes the constant operands of the
+// fused spellings and equal nodes, and DCE removes what the others left
+// unused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,8 @@ public:
         createConstantFoldingPass(),
         createFoldBatchNormPass(),
         createFoldMatMulScalePass(),
+        createFuseGeluPass(),
+        createFuseLayerNormPass(),
         createTransposeFoldingPass(),
         createCommonSubexpressionEliminationPass(),
         createDeadCodeEliminationPass(),

@@ -2,10 +2,11 @@
 //
 // Replaces nodes whose operands are Constant nodes (graph inputs with
 // default data are not constants: callers may override them) by Constant
-// nodes holding their result, and Shape nodes whose operand's dims are
-// static. One evaluator per op, in a table keyed by OpId; they cover the
-// shape-computation chains exporters write (Shape -> Gather -> Unsqueeze ->
-// Concat -> Reshape) plus Transpose and Cast of any constant.
+// nodes holding their results, and Shape nodes whose operand's dims are
+// static. Every op is evaluated by its reference-interpreter kernel (so an
+// op is written once), except Shape (it reads only a type) and Cast and
+// the four arithmetic ops, whose evaluators here decline what the runtime
+// would define differently (integer division by zero, overflow).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
+#include "strider/Runtime/Reference.h"
 #include "strider/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -140,166 +142,6 @@ static TensorDataRef foldShape(const FoldInput &In) {
   return TensorData::fromInt64(ElementType::I64, {int64_t(Dims.size())}, Dims);
 }
 
-/// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the elements stay in
-/// logical order, only the shape changes.
-static TensorDataRef foldReshapeLike(const FoldInput &In) {
-  std::vector<uint8_t> Bytes(In.operand(0).getBytes().begin(),
-                             In.operand(0).getBytes().end());
-  return makeData(In.Result, std::move(Bytes));
-}
-
-static TensorDataRef foldGather(const FoldInput &In) {
-  const TensorData &Data = In.operand(0), &Indices = In.operand(1);
-  llvm::SmallVector<int64_t, 6> Shape = Data.getType().getStaticShape();
-  int64_t Rank = Shape.size();
-  int64_t Axis = In.N.getIntAttr("axis", 0);
-  if (Axis < 0)
-    Axis += Rank;
-  if (Axis < 0 || Axis >= Rank)
-    return nullptr;
-  int64_t Outer = product(llvm::makeArrayRef(Shape).take_front(Axis));
-  int64_t AxisSize = Shape[Axis];
-  int64_t Inner = product(llvm::makeArrayRef(Shape).drop_front(Axis + 1));
-  unsigned EltSize = In.eltSize();
-  int64_t Chunk = Inner * EltSize;
-  int64_t NumIndices = Indices.getNumElements();
-  std::vector<uint8_t> Bytes(Outer * NumIndices * Chunk);
-  llvm::ArrayRef<uint8_t> Src = Data.getBytes();
-  for (int64_t K = 0; K < NumIndices; ++K) {
-    int64_t Index = Indices.getInt(K);
-    if (Index < 0)
-      Index += AxisSize;
-    if (Index < 0 || Index >= AxisSize)
-      return nullptr;
-    for (int64_t O = 0; O < Outer; ++O)
-      std::memcpy(&Bytes[(O * NumIndices + K) * Chunk],
-                  &Src[(O * AxisSize + Index) * Chunk], Chunk);
-  }
-  return makeData(In.Result, std::move(Bytes));
-}
-
-static TensorDataRef foldConcat(const FoldInput &In) {
-  llvm::SmallVector<int64_t, 6> Shape = In.Result.getStaticShape();
-  int64_t Rank = Shape.size();
-  int64_t Axis = In.N.getIntAttr("axis", 0);
-  if (Axis < 0)
-    Axis += Rank;
-  if (Axis < 0 || Axis >= Rank)
-    return nullptr;
-  int64_t Outer = product(llvm::makeArrayRef(Shape).take_front(Axis));
-  int64_t Inner = product(llvm::makeArrayRef(Shape).drop_front(Axis + 1));
-  unsigned EltSize = In.eltSize();
-  std::vector<uint8_t> Bytes;
-  Bytes.reserve(product(Shape) * EltSize);
-  for (int64_t O = 0; O < Outer; ++O) {
-    for (const TensorDataRef &Op : In.Operands) {
-      int64_t Chunk = Op->getType().getStaticShape()[Axis] * Inner * EltSize;
-      llvm::ArrayRef<uint8_t> Src = Op->getBytes();
-      Bytes.insert(Bytes.end(), Src.begin() + O * Chunk,
-                   Src.begin() + (O + 1) * Chunk);
-    }
-  }
-  return makeData(In.Result, std::move(Bytes));
-}
-
-static TensorDataRef foldSlice(const FoldInput &In) {
-  const TensorData &Data = In.operand(0);
-  llvm::SmallVector<int64_t, 6> Shape = Data.getType().getStaticShape();
-  int64_t Rank = Shape.size();
-  std::vector<int64_t> Starts = In.operand(1).toInt64Vector();
-  std::vector<int64_t> Ends = In.operand(2).toInt64Vector();
-  std::vector<int64_t> Axes, Steps;
-  if (In.Operands.size() > 3 && In.Operands[3])
-    Axes = In.Operands[3]->toInt64Vector();
-  else
-    for (int64_t I = 0; I < int64_t(Starts.size()); ++I)
-      Axes.push_back(I);
-  if (In.Operands.size() > 4 && In.Operands[4])
-    Steps = In.Operands[4]->toInt64Vector();
-  else
-    Steps.assign(Starts.size(), 1);
-  if (Ends.size() != Starts.size() || Axes.size() != Starts.size() ||
-      Steps.size() != Starts.size())
-    return nullptr;
-
-  // Per dim: first element, step and length (ONNX clamping rules).
-  llvm::SmallVector<int64_t, 6> First(Rank, 0), Step(Rank, 1);
-  llvm::SmallVector<int64_t, 6> Length(Shape.begin(), Shape.end());
-  for (unsigned K = 0; K < Starts.size(); ++K) {
-    int64_t A = Axes[K] < 0 ? Axes[K] + Rank : Axes[K];
-    if (A < 0 || A >= Rank || Steps[K] == 0)
-      return nullptr;
-    int64_t Size = Shape[A], S = Starts[K], E = Ends[K], St = Steps[K];
-    if (S < 0)
-      S += Size;
-    if (E < 0)
-      E += Size;
-    int64_t Len;
-    if (St > 0) {
-      S = std::min(std::max(S, int64_t(0)), Size);
-      E = std::min(std::max(E, int64_t(0)), Size);
-      Len = E <= S ? 0 : (E - S - 1) / St + 1;
-    } else {
-      S = std::min(std::max(S, int64_t(0)), Size - 1);
-      E = std::min(std::max(E, int64_t(-1)), Size - 1);
-      uint64_t AbsStep = uint64_t(0) - uint64_t(St);
-      Len = S <= E ? 0 : int64_t(uint64_t(S - E - 1) / AbsStep + 1);
-    }
-    First[A] = S;
-    Step[A] = St;
-    Length[A] = Len;
-  }
-  if (llvm::makeArrayRef(Length) !=
-      llvm::makeArrayRef(In.Result.getStaticShape()))
-    return nullptr;
-
-  // Walk the result in order, tracking the source element.
-  llvm::SmallVector<int64_t, 6> Stride(Rank, 1);
-  for (int64_t I = Rank - 1; I > 0; --I)
-    Stride[I - 1] = Stride[I] * Shape[I];
-  unsigned EltSize = In.eltSize();
-  int64_t NumElts = product(Length);
-  std::vector<uint8_t> Bytes(NumElts * EltSize);
-  llvm::ArrayRef<uint8_t> Src = Data.getBytes();
-  llvm::SmallVector<int64_t, 6> Coord(Rank, 0);
-  int64_t Offset = 0;
-  for (int64_t I = 0; I < Rank; ++I)
-    Offset += First[I] * Stride[I];
-  for (int64_t E = 0; E < NumElts; ++E) {
-    std::memcpy(&Bytes[E * EltSize], &Src[Offset * EltSize], EltSize);
-    for (int64_t D = Rank - 1; D >= 0; --D) {
-      Offset += Step[D] * Stride[D];
-      if (++Coord[D] < Length[D])
-        break;
-      Offset -= Step[D] * Stride[D] * Length[D];
-      Coord[D] = 0;
-    }
-  }
-  return makeData(In.Result, std::move(Bytes));
-}
-
-static TensorDataRef foldTranspose(const FoldInput &In) {
-  const TensorData &Data = In.operand(0);
-  unsigned Rank = Data.getType().getRank();
-  std::vector<int64_t> Perm;
-  if (const Attribute *A = In.N.getAttr("perm"))
-    Perm = A->getInts();
-  else
-    for (unsigned I = Rank; I > 0; --I)
-      Perm.push_back(I - 1);
-  if (Perm.size() != Rank || !Layout::isPermutation(Perm))
-    return nullptr;
-  // Stored in layout Perm, the data's physical order is the transposed
-  // tensor's logical order.
-  llvm::SmallVector<unsigned, 6> P(Perm.begin(), Perm.end());
-  TensorDataRef Moved = Data.withLayout(Layout(P));
-  std::vector<uint8_t> Bytes(Moved->getBytes().begin(),
-                             Moved->getBytes().end());
-  return makeData(In.Result, std::move(Bytes));
-}
-
-/// Store integer \p V (of a signed, or with \p FromUnsigned an unsigned,
-/// type) as an element of floating-point type \p Elt.
 static void storeIntAsFloat(ElementType Elt, int64_t V, bool FromUnsigned,
                             uint8_t *Out) {
   // Convert straight to the narrowest float that holds the target, so that
@@ -333,7 +175,8 @@ static TensorDataRef foldCast(const FoldInput &In) {
   const TensorData &X = In.operand(0);
   ElementType From = X.getElementType(), To = In.Result.getElementType();
   if (From == To)
-    return foldReshapeLike(In);
+    return makeData(In.Result, std::vector<uint8_t>(X.getBytes().begin(),
+                                                    X.getBytes().end()));
   unsigned EltSize = In.eltSize();
   int64_t NumElts = X.getNumElements();
   std::vector<uint8_t> Bytes(NumElts * EltSize);
@@ -446,62 +289,14 @@ template <BinaryOp Op> static TensorDataRef foldBinary(const FoldInput &In) {
   return makeData(In.Result, std::move(Bytes));
 }
 
-/// Repeat the single element \p Value to fill \p Result.
-static TensorDataRef splat(const TensorType &Result,
-                           llvm::ArrayRef<uint8_t> Value) {
-  int64_t NumElts = *Result.getNumElements();
-  std::vector<uint8_t> Bytes;
-  Bytes.reserve(NumElts * Value.size());
-  for (int64_t E = 0; E < NumElts; ++E)
-    Bytes.insert(Bytes.end(), Value.begin(), Value.end());
-  return makeData(Result, std::move(Bytes));
-}
-
-static TensorDataRef foldConstantOfShape(const FoldInput &In) {
-  const Attribute *A = In.N.getAttr("value");
-  if (!A)
-    return splat(In.Result,
-                 std::vector<uint8_t>(getElementByteSize(ElementType::F32), 0));
-  if (A->getKind() != AttrKind::Tensor || !A->getTensor() ||
-      A->getTensor()->getNumElements() != 1 ||
-      A->getTensor()->getElementType() != In.Result.getElementType())
-    return nullptr;
-  return splat(In.Result, A->getTensor()->getBytes());
-}
-
-static TensorDataRef foldExpand(const FoldInput &In) {
-  const TensorData &X = In.operand(0);
-  auto Indices = broadcastIndices(X.getType().getStaticShape(),
-                                  In.Result.getStaticShape());
-  if (!Indices)
-    return nullptr;
-  unsigned EltSize = In.eltSize();
-  std::vector<uint8_t> Bytes(Indices->size() * EltSize);
-  llvm::ArrayRef<uint8_t> Src = X.getBytes();
-  for (size_t E = 0; E < Indices->size(); ++E)
-    std::memcpy(&Bytes[E * EltSize], &Src[(*Indices)[E] * EltSize], EltSize);
-  return makeData(In.Result, std::move(Bytes));
-}
-
 /// The evaluators, one per foldable op.
 static const FoldRule FoldRules[] = {
     {OpId::Shape, false, foldShape},
-    {OpId::Gather, true, foldGather},
-    {OpId::Concat, true, foldConcat},
-    {OpId::Unsqueeze, true, foldReshapeLike},
-    {OpId::Squeeze, true, foldReshapeLike},
-    {OpId::Reshape, true, foldReshapeLike},
-    {OpId::Flatten, true, foldReshapeLike},
-    {OpId::Identity, true, foldReshapeLike},
-    {OpId::Slice, true, foldSlice},
     {OpId::Cast, true, foldCast},
-    {OpId::Transpose, true, foldTranspose},
     {OpId::Add, true, foldBinary<BinaryOp::Add>},
     {OpId::Sub, true, foldBinary<BinaryOp::Sub>},
     {OpId::Mul, true, foldBinary<BinaryOp::Mul>},
     {OpId::Div, true, foldBinary<BinaryOp::Div>},
-    {OpId::ConstantOfShape, true, foldConstantOfShape},
-    {OpId::Expand, true, foldExpand},
 };
 
 static const FoldRule *lookupFoldRule(OpId Op) {
@@ -515,10 +310,50 @@ static const FoldRule *lookupFoldRule(OpId Op) {
 // The pass
 //===----------------------------------------------------------------------===//
 
-/// Evaluate \p N with \p Rule. Returns the result in the physical order of
-/// \p Type, the refined result type, or null when \p N does not fold.
-static TensorDataRef evaluate(const Node &N, const FoldRule &Rule,
-                              TensorType &Type) {
+/// The result types of \p N from inference, refined by the declared ones;
+/// false unless every present result has a static shape and a known
+/// element type.
+static bool getStaticResultTypes(const Node &N,
+                                 llvm::SmallVectorImpl<TensorType> &Types) {
+  llvm::SmallVector<TensorType, 2> Inferred;
+  if (llvm::Error E = inferResultTypes(N, Inferred)) {
+    llvm::consumeError(std::move(E));
+    return false;
+  }
+  Types.clear();
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    if (!N.hasResult(I)) {
+      Types.push_back(TensorType());
+      continue;
+    }
+    const TensorType &Declared = N.getResult(I)->getType();
+    if (!isCompatibleType(Declared, Inferred[I]))
+      return false;
+    Types.push_back(refineType(Declared, Inferred[I]));
+    if (!Types.back().hasStaticShape() ||
+        Types.back().getElementType() == ElementType::Unknown)
+      return false;
+  }
+  return true;
+}
+
+/// Whether results of \p Types may become constants when the largest
+/// constant operand has \p LargestOperand elements.
+static bool isSmallEnough(llvm::ArrayRef<TensorType> Types,
+                          int64_t LargestOperand) {
+  for (const TensorType &T : Types)
+    if (T.hasRank() && *T.getNumElements() > MaxGrownElements &&
+        *T.getNumElements() > LargestOperand)
+      return false;
+  return true;
+}
+
+/// Evaluate \p N with \p Rule (single-result ops). Returns the result in
+/// the physical order of \p Types[0], or null when \p N does not fold.
+static TensorDataRef evaluateRule(const Node &N, const FoldRule &Rule,
+                                  llvm::SmallVectorImpl<TensorType> &Types) {
+  if (N.getNumResults() != 1 || !N.hasResult(0))
+    return nullptr;
   llvm::SmallVector<TensorDataRef, 4> Operands;
   int64_t LargestOperand = 0;
   for (Value *Op : N.getOperands()) {
@@ -529,34 +364,69 @@ static TensorDataRef evaluate(const Node &N, const FoldRule &Rule,
       LargestOperand = std::max(LargestOperand, D->getNumElements());
     Operands.push_back(D);
   }
-
-  // The result type from inference, refined by the declared one: it must
-  // be fully known.
-  llvm::SmallVector<TensorType, 1> Inferred;
-  if (llvm::Error E = inferResultTypes(N, Inferred)) {
-    llvm::consumeError(std::move(E));
-    return nullptr;
-  }
-  const TensorType &Declared = N.getResult(0)->getType();
-  if (!isCompatibleType(Declared, Inferred[0]))
-    return nullptr;
-  Type = refineType(Declared, Inferred[0]);
-  if (!Type.hasStaticShape() || Type.getElementType() == ElementType::Unknown)
-    return nullptr;
-  int64_t NumElts = *Type.getNumElements();
-  if (NumElts > MaxGrownElements && NumElts > LargestOperand)
+  if (!getStaticResultTypes(N, Types) || !isSmallEnough(Types, LargestOperand))
     return nullptr;
 
   // Evaluate in logical order; store in the result's layout.
   for (TensorDataRef &D : Operands)
     if (D)
       D = toLogicalOrder(D);
-  TensorType Logical = Type.withLayout(Layout());
+  TensorType Logical = Types[0].withLayout(Layout());
   TensorDataRef Result = Rule.Fold(FoldInput{N, Operands, Logical});
   if (!Result)
     return nullptr;
   assert(Result->getType() == Logical && "evaluator made the wrong type");
-  return toPhysicalOrder(Result, Type.getLayout());
+  return toPhysicalOrder(Result, Types[0].getLayout());
+}
+
+/// Ops whose results are not a function of their operands alone (training
+/// Dropout draws a random mask), which must never become constants.
+static bool isNondeterministic(const Node &N) {
+  return N.getOpId() == OpId::Dropout;
+}
+
+/// Evaluate \p N, whose present operands are all constants, with the
+/// reference interpreter's kernel of its op. Returns one entry per result
+/// slot (null for missing results) in the layouts of \p Types, or nothing
+/// when \p N does not fold (no kernel, not static, too large, or an error
+/// the runtime would report, such as an index out of range).
+static llvm::SmallVector<TensorDataRef, 2>
+evaluateWithKernel(const Node &N, llvm::SmallVectorImpl<TensorType> &Types) {
+  runtime::ReferenceKernel Kernel = runtime::lookupReferenceKernel(N.getOpId());
+  if (!Kernel || N.getOpId() == OpId::Constant || isNondeterministic(N) ||
+      N.getNumResults() == 0)
+    return {};
+  std::vector<runtime::Tensor> Operands;
+  Operands.reserve(N.getNumOperands());
+  int64_t LargestOperand = 0;
+  for (Value *Op : N.getOperands()) {
+    if (!Op) {
+      Operands.emplace_back();
+      continue;
+    }
+    const TensorData *D = getConstantDataRef(Op).get();
+    if (!D)
+      return {};
+    LargestOperand = std::max(LargestOperand, D->getNumElements());
+    Operands.push_back(runtime::Tensor::fromData(*D));
+  }
+  if (!getStaticResultTypes(N, Types) || !isSmallEnough(Types, LargestOperand))
+    return {};
+  std::vector<const runtime::Tensor *> OperandPtrs;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I)
+    OperandPtrs.push_back(N.getOperand(I) ? &Operands[I] : nullptr);
+  std::vector<runtime::Tensor> Results;
+  for (const TensorType &T : Types)
+    Results.push_back(T.hasRank() ? runtime::Tensor::zeros(T)
+                                  : runtime::Tensor());
+  if (llvm::Error E = Kernel(N, OperandPtrs, Results)) {
+    llvm::consumeError(std::move(E));
+    return {};
+  }
+  llvm::SmallVector<TensorDataRef, 2> Data;
+  for (unsigned I = 0; I < Results.size(); ++I)
+    Data.push_back(N.hasResult(I) ? Results[I].toData() : nullptr);
+  return Data;
 }
 
 namespace {
@@ -565,30 +435,44 @@ public:
   llvm::StringRef getArgument() const override { return "constant-fold"; }
 
   llvm::Error run(Graph &G) override {
-    // Walk a snapshot in order: a folded node's Constant is visible to the
-    // nodes after it, so chains fold in one sweep. Only the node being
+    // Walk a snapshot in order: a folded node's Constants are visible to
+    // the nodes after it, so chains fold in one sweep. Only the node being
     // folded is erased during the walk; constants it leaves unused go at
     // the end.
     llvm::SmallVector<Node *, 16> MaybeDead;
     llvm::SmallPtrSet<Node *, 16> Noted;
     for (Node *N : G.getNodeList()) {
-      const FoldRule *Rule = lookupFoldRule(N->getOpId());
-      if (!Rule || N->getNumResults() != 1 || !N->hasResult(0))
+      if (N->isOpaque() || N->getOpId() == OpId::Constant)
         continue;
-      TensorType Type;
-      TensorDataRef Data = evaluate(*N, *Rule, Type);
-      if (!Data)
+      llvm::SmallVector<TensorType, 2> Types;
+      llvm::SmallVector<TensorDataRef, 2> Data;
+      if (const FoldRule *Rule = lookupFoldRule(N->getOpId())) {
+        if (TensorDataRef D = evaluateRule(*N, *Rule, Types))
+          Data.push_back(std::move(D));
+      } else {
+        Data = evaluateWithKernel(*N, Types);
+      }
+      if (Data.empty())
         continue;
       for (Value *Op : N->getOperands())
         if (Node *Def = Op ? Op->getDefiningNode() : nullptr)
           if (Def->getOpId() == OpId::Constant && Noted.insert(Def).second)
             MaybeDead.push_back(Def);
-      // The Constant takes over the folded value's name (graph outputs keep
-      // theirs) and the node's location.
-      Value *Old = N->getResult(0);
-      Value *C = rewrite::createConstant(G, std::move(Data), Type,
-                                         Old->getName(), N->getLoc(), N);
-      rewrite::replaceAndTakeName(G, Old, C);
+      // Each Constant takes over its folded value's name (graph outputs
+      // keep theirs) and the node's location.
+      llvm::SmallVector<std::pair<Value *, std::string>, 2> Renames;
+      for (unsigned I = 0; I < Data.size(); ++I) {
+        if (!Data[I])
+          continue;
+        Value *Old = N->getResult(I);
+        Value *C = rewrite::createConstant(G, std::move(Data[I]), Types[I],
+                                           Old->getName(), N->getLoc(), N);
+        rewrite::replaceAllUsesAndOutputs(G, Old, C);
+        Renames.push_back({C, Old->getName()});
+      }
+      G.eraseNode(N);
+      for (auto &[C, Name] : Renames)
+        G.renameValue(C, Name);
     }
     for (Node *N : llvm::reverse(MaybeDead))
       if (rewrite::hasNoLiveResults(G, *N))

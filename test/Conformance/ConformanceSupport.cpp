@@ -93,8 +93,8 @@ std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
   return "";
 }
 
-std::string conformance::dataFile(llvm::StringRef DataSet,
-                                  llvm::StringRef Base, unsigned K) {
+std::string conformance::dataFile(llvm::StringRef DataSet, llvm::StringRef Base,
+                                  unsigned K) {
   llvm::SmallString<256> Path(DataSet);
   llvm::sys::path::append(Path, Base + "_" + std::to_string(K) + ".pb");
   return std::string(Path);
@@ -114,10 +114,13 @@ void conformance::replaceInputByConstant(Graph &G, Value *In,
 }
 
 /// Whether an input's values may decide shapes: integer inputs (shapes,
-/// axes, pads, indices) and inputs never read as a node's first operand
-/// (Resize scales and roi, Clip bounds, ...). Data inputs stay inputs.
+/// axes, pads, indices), scalars (Range bounds) and inputs never read as a
+/// node's first operand (Resize scales and roi, Clip bounds, ...). Data
+/// inputs stay inputs.
 bool conformance::isShapeLikeInput(const Value &In, bool IntegerFirstOperands) {
   if (IntegerFirstOperands && isInteger(In.getType().getElementType()))
+    return true;
+  if (In.getType().hasRank() && In.getType().getRank() == 0)
     return true;
   for (const Use &U : In.getUses())
     if (U.OperandIndex == 0)

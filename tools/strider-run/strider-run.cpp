@@ -15,6 +15,8 @@
 #include "strider/Runtime/Reference.h"
 #include "strider/Support/FileIO.h"
 #include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Specialize.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -60,11 +62,12 @@ static cl::opt<bool> RandomInputs(
     cl::init(false), cl::cat(RunCat));
 static cl::opt<uint64_t> Seed("seed", cl::desc("Seed of --random-inputs"),
                               cl::init(0), cl::cat(RunCat));
-static cl::list<std::string>
-    DimFlags("dim",
-             cl::desc("Size of a symbolic dim for random inputs, e.g. N=1 "
-                      "(default 1; given inputs bind their own dims)"),
-             cl::value_desc("NAME=SIZE"), cl::cat(RunCat));
+static cl::list<std::string> DimFlags(
+    "dim",
+    cl::desc("Size of a symbolic dim of the inputs, e.g. N=1 (an anonymous "
+             "dim of input x at axis 2 is 'x:2'); random inputs take 1 for "
+             "dims nothing binds, given inputs bind their own"),
+    cl::value_desc("NAME=SIZE"), cl::cat(RunCat));
 static cl::opt<std::string>
     OutputDir("output-dir",
               cl::desc("Write each output to DIR/<output name>.npy"),
@@ -109,6 +112,26 @@ static cl::opt<bool>
                      "of the timed runs and print the slowest kernel calls "
                      "and the time per kernel kind, on stderr"),
             cl::init(false), cl::cat(RunCat));
+static cl::opt<bool> NoOptimize(
+    "no-optimize",
+    cl::desc("Run an ONNX model as imported (shapes still specialized to "
+             "the inputs); by default it first goes through strider-compile's "
+             "pipeline: canonicalize, then layout assignment for --target"),
+    cl::init(false), cl::cat(RunCat));
+static cl::opt<std::string> TargetName(
+    "target",
+    cl::desc("Layout-assignment target of an ONNX model (default: this "
+             "machine's, cpu-avx512 or cpu-avx2)"),
+    cl::value_desc("name"), cl::cat(RunCat));
+static cl::opt<bool> Strict(
+    "strict",
+    cl::desc("Refuse what ONNX Runtime tolerates in ONNX files: negative "
+             "dim_value, declared shapes that contradict inference"),
+    cl::init(false), cl::cat(RunCat));
+static cl::opt<bool> Quiet("quiet",
+                           cl::desc("No status line on stderr (what was "
+                                    "done to the graph); warnings stay"),
+                           cl::init(false), cl::cat(RunCat));
 static cl::opt<bool> Json("json",
                           cl::desc("Print one JSON object instead of text"),
                           cl::init(false), cl::cat(RunCat));
@@ -123,28 +146,57 @@ static llvm::Error toolPrefixed(llvm::Error E) {
   return toolError("strider-run: " + llvm::toString(std::move(E)));
 }
 
+/// A loaded model and what it is.
+struct LoadedModel {
+  std::unique_ptr<Graph> G;
+  /// The file the graph was read from (a compiled directory's model.lir).
+  std::string File;
+  /// Imported from ONNX (and so not optimized yet).
+  bool FromOnnx = false;
+};
+
 /// Load the graph: .lir is parsed and verified, anything else imported as
-/// ONNX; a strider-compile directory stands for its model.lir (the graph
-/// with its chosen layouts), or else its model.onnx.
-static llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef Path) {
-  std::string File = Path.str();
+/// ONNX (tolerated problems printed as warnings); a strider-compile
+/// directory stands for its model.lir (the graph with its chosen layouts),
+/// or else its model.onnx.
+static llvm::Expected<LoadedModel> loadGraph(llvm::StringRef Path) {
+  LoadedModel M;
+  M.File = Path.str();
   if (llvm::sys::fs::is_directory(Path)) {
     llvm::SmallString<256> Lir(Path), Onnx(Path);
     llvm::sys::path::append(Lir, "model.lir");
     llvm::sys::path::append(Onnx, "model.onnx");
-    File = (llvm::sys::fs::exists(Lir) ? Lir : Onnx).str().str();
+    M.File = (llvm::sys::fs::exists(Lir) ? Lir : Onnx).str().str();
   }
-  if (!llvm::StringRef(File).endswith(".lir"))
-    return importONNXFile(File);
-  auto Buf = readInputFile(File);
+  if (!llvm::StringRef(M.File).endswith(".lir")) {
+    std::vector<std::string> Warnings;
+    ImportOptions Opts;
+    Opts.Strict = Strict;
+    Opts.Warnings = &Warnings;
+    auto G = importONNXFile(M.File, Opts);
+    if (!G)
+      return G.takeError();
+    for (const std::string &W : Warnings)
+      llvm::errs() << "strider-run: warning: " << W << "\n";
+    M.G = std::move(*G);
+    M.FromOnnx = true;
+    return M;
+  }
+  auto Buf = readInputFile(M.File);
   if (!Buf)
     return Buf.takeError();
-  auto G = parseGraph((*Buf)->getBuffer(), File);
+  auto G = parseGraph((*Buf)->getBuffer(), M.File);
   if (!G)
     return G.takeError();
   if (llvm::Error E = verifyGraph(**G))
     return E;
-  return G;
+  // Locations keep the ONNX file the graph was compiled from; errors name
+  // the file this run read.
+  for (Node *N : (*G)->nodes())
+    N->setLoc(Location{M.File, N->getLoc().Name});
+  (*G)->setSourceFile(M.File);
+  M.G = std::move(*G);
+  return M;
 }
 
 /// Read one tensor file (.npy, else an ONNX TensorProto).
@@ -157,49 +209,47 @@ static llvm::Expected<Tensor> readTensorFile(llvm::StringRef Path) {
   return Tensor::fromData(**D);
 }
 
-/// Give the graph's inputs the static shapes of the given tensors (binding
-/// symbolic dims) and make random tensors for the others when asked.
-static llvm::Error bindInputs(Graph &G, TensorMap &Given) {
-  llvm::StringMap<int64_t> Dims;
+/// Make random tensors for the inputs that are neither given nor defaulted
+/// (with --random-inputs; sizes of unbound symbolic dims from --dim or the
+/// given inputs, else 1), then specialize the graph to the shapes of all
+/// inputs.
+static llvm::Error bindInputs(Graph &G, TensorMap &Given,
+                              SpecializeResult &Specialized) {
+  ShapeBindings B;
   for (const std::string &D : DimFlags) {
-    auto [Name, Size] = llvm::StringRef(D).split('=');
+    auto [Name, Size] = llvm::StringRef(D).rsplit('=');
     int64_t N;
-    if (Name.empty() || Size.getAsInteger(10, N) || N < 1)
-      return toolError("bad --dim '" + D + "' (expected NAME=SIZE, SIZE >= 1)");
-    Dims[Name] = N;
+    if (Name.empty() || Size.getAsInteger(10, N) || N < 0)
+      return toolError("bad --dim '" + D + "' (expected NAME=SIZE, SIZE >= 0)");
+    B.Dims[Name.str()] = N;
   }
+  // Sizes of symbols for random inputs: --dim, then the given inputs.
+  std::map<std::string, int64_t> Sizes = B.Dims;
   for (const auto &[Name, T] : Given) {
     Value *In = G.lookupValue(Name);
     if (!In || !In->isGraphInput())
       return toolError("the model has no input '" + Name + "'");
     const TensorType &Want = In->getType();
-    if (!Want.hasRank())
-      continue;
-    if (Want.getRank() != T.getRank())
-      return toolError("input '" + Name + "' has rank " +
-                       llvm::Twine(T.getRank()) + ", the model expects " +
-                       Want.str());
-    for (unsigned I = 0; I < T.getRank(); ++I) {
-      const Dim &D = Want.getDim(I);
-      if (D.isStatic() && D.getSize() != T.getDim(I))
-        return toolError("input '" + Name + "' has dim " + llvm::Twine(I) +
-                         " of size " + llvm::Twine(T.getDim(I)) +
-                         ", the model expects " + Want.str());
-      if (D.isSymbol()) {
-        auto [It, New] = Dims.try_emplace(D.getSymbol(), T.getDim(I));
-        if (!New && It->second != T.getDim(I))
-          return toolError("input '" + Name + "' binds dim '" + D.getSymbol() +
-                           "' to " + llvm::Twine(T.getDim(I)) +
-                           ", another input to " + llvm::Twine(It->second));
-      }
-    }
+    if (Want.getElementType() != ElementType::Unknown &&
+        T.getElementType() != Want.getElementType())
+      return toolError("input '" + Name + "' has element type " +
+                       getElementTypeName(T.getElementType()) +
+                       ", the model expects " + Want.str());
+    B.InputShapes[Name].assign(T.getShape().begin(), T.getShape().end());
+    if (Want.hasRank() && Want.getRank() == T.getRank())
+      for (unsigned I = 0; I < T.getRank(); ++I)
+        if (Want.getDim(I).isSymbol())
+          Sizes.try_emplace(Want.getDim(I).getSymbol().str(), T.getDim(I));
   }
   std::mt19937_64 Rng(Seed);
   for (Value *In : G.getInputs()) {
     const TensorType &T = In->getType();
-    auto It = Given.find(In->getName());
-    if (It == Given.end() && In->getDefaultData())
+    if (Given.count(In->getName()) || In->getDefaultData())
       continue;
+    if (!RandomInputs)
+      return toolError("missing input '" + In->getName() + "' (" + T.str() +
+                       "): give --input " + In->getName() +
+                       "=FILE or --random-inputs");
     if (!T.hasRank() || T.getElementType() == ElementType::Unknown)
       return toolError("input '" + In->getName() + "' has type " + T.str() +
                        ": its shape and element type must be known");
@@ -207,25 +257,12 @@ static llvm::Error bindInputs(Graph &G, TensorMap &Given) {
     for (const Dim &D : T.getShape()) {
       if (D.isStatic())
         Shape.push_back(D.getSize());
-      else if (D.isSymbol() && Dims.count(D.getSymbol()))
-        Shape.push_back(Dims[D.getSymbol()]);
-      else if (It != Given.end())
-        Shape.push_back(It->second.getDim(Shape.size()));
+      else if (D.isSymbol() && Sizes.count(D.getSymbol().str()))
+        Shape.push_back(Sizes[D.getSymbol().str()]);
       else
         Shape.push_back(1);
     }
-    if (It != Given.end() && It->second.getElementType() != T.getElementType())
-      return toolError("input '" + In->getName() + "' has element type " +
-                       getElementTypeName(It->second.getElementType()) +
-                       ", the model expects " + T.str());
-    if (It == Given.end() && !RandomInputs)
-      return toolError("missing input '" + In->getName() + "' (" + T.str() +
-                       "): give --input " + In->getName() +
-                       "=FILE or --random-inputs");
     ElementType Elt = T.getElementType();
-    In->setType(TensorType::get(Elt, Shape, T.getLayout()));
-    if (It != Given.end())
-      continue;
     Tensor R(Elt, Shape);
     std::uniform_real_distribution<double> Real(-1.0, 1.0);
     std::uniform_int_distribution<int64_t> Int(0, 9);
@@ -235,13 +272,45 @@ static llvm::Error bindInputs(Graph &G, TensorMap &Given) {
       else
         R.setInt(I, Int(Rng) % (Elt == ElementType::Bool ? 2 : 10));
     }
+    B.InputShapes[In->getName()] = Shape;
     Given[In->getName()] = std::move(R);
   }
-  // Every value static: infer, fold shape computations, infer again.
+  return specializeShapes(G, B, &Specialized);
+}
+
+/// The layout target of an ONNX model run here: --target, else the one of
+/// this machine's SIMD kernels.
+static std::string getRunTarget() {
+  if (!TargetName.empty())
+    return TargetName;
+  llvm::StringRef Simd = cpu::Program::getSimdTarget();
+  return Simd.contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
+}
+
+/// strider-compile's default pipeline after specialization: canonicalize,
+/// then layout assignment for the run's target (as ONNX Runtime optimizes
+/// at session creation).
+static llvm::Error optimizeGraph(Graph &G, std::string &Summary) {
+  llvm::Expected<layout::LayoutOptions> Layout =
+      layout::parseLayoutOptions(getRunTarget(), "auto", "model", {});
+  if (!Layout)
+    return Layout.takeError();
+  PipelineOptions Opts;
+  Opts.Layout = std::move(*Layout);
+  size_t Before = G.getNumNodes();
   PassManager PM;
-  llvm::cantFail(
-      parsePassPipeline("infer-shapes,constant-fold,infer-shapes", PM));
-  return PM.run(G);
+  llvm::cantFail(parsePassPipeline(
+      "infer-shapes,canonicalize,infer-shapes,layout-assignment", PM));
+  PM.configure(Opts);
+  if (llvm::Error E = PM.run(G))
+    return E;
+  unsigned Relayouts = 0;
+  for (const Node *N : G.nodes())
+    Relayouts += N->getOpId() == OpId::Relayout;
+  Summary = "optimized for " + Opts.Layout.Target->Name.str() + " (" +
+            std::to_string(Before) + " -> " + std::to_string(G.getNumNodes()) +
+            " nodes, " + std::to_string(Relayouts) + " relayouts)";
+  return llvm::Error::success();
 }
 
 /// A file name for output \p Name.
@@ -361,6 +430,24 @@ static void printProfile(const cpu::Program &P, llvm::raw_ostream &OS) {
        << Kind << "\n";
 }
 
+/// One warning line per kernel call that runs a reference kernel (the slow
+/// path): its op, its node(s) and its share of the profiled run.
+static void printFallbacks(const cpu::Program &P, llvm::raw_ostream &OS) {
+  llvm::ArrayRef<double> Sec = P.getStepSeconds();
+  double Total = 0;
+  for (double S : Sec)
+    Total += S;
+  llvm::ArrayRef<cpu::StepInfo> Steps = P.getSteps();
+  for (size_t I = 0; I < Steps.size(); ++I)
+    if (Steps[I].Fallback)
+      OS << "strider-run: warning: slow path: " << Steps[I].Kernel << " -> "
+         << Steps[I].Nodes
+         << llvm::format(" (%.1f%% of the run)", Total > 0 && I < Sec.size()
+                                                     ? 100 * Sec[I] / Total
+                                                     : 0.0)
+         << "\n";
+}
+
 static double percentile(const std::vector<double> &Sorted, double P) {
   size_t I = size_t(P * double(Sorted.size() - 1) + 0.5);
   return Sorted[std::min(I, Sorted.size() - 1)];
@@ -370,12 +457,39 @@ static double percentile(const std::vector<double> &Sorted, double P) {
 /// compare them with \p Expected (a directory, or empty).
 static llvm::Expected<RunResult>
 runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
-  auto GOrErr = loadGraph(Model);
-  if (!GOrErr)
-    return GOrErr.takeError();
-  Graph &G = **GOrErr;
-  if (llvm::Error E = bindInputs(G, Inputs))
-    return toolPrefixed(std::move(E));
+  auto Loaded = loadGraph(Model);
+  if (!Loaded)
+    return Loaded.takeError();
+  Graph &G = *Loaded->G;
+  SpecializeResult Specialized;
+  if (llvm::Error E = bindInputs(G, Inputs, Specialized))
+    return toolError("strider-run: " + Loaded->File + ": " +
+                     llvm::toString(std::move(E)));
+  for (const std::string &W : Specialized.Warnings)
+    llvm::errs() << "strider-run: warning: " << W << "\n";
+  // What was done to the graph, in one line.
+  std::string Did = "shapes specialized";
+  if (!Specialized.BoundDims.empty()) {
+    Did += " (";
+    bool First = true;
+    for (const auto &[Symbol, Size] : Specialized.BoundDims) {
+      Did += (First ? "" : ", ") + Symbol + "=" + std::to_string(Size);
+      First = false;
+    }
+    Did += ")";
+  }
+  if (!Loaded->FromOnnx) {
+    Did += "; layouts as compiled";
+  } else if (NoOptimize) {
+    Did += "; not optimized (--no-optimize)";
+  } else {
+    std::string Summary;
+    if (llvm::Error E = optimizeGraph(G, Summary))
+      return E;
+    Did += "; " + Summary;
+  }
+  if (!Quiet)
+    llvm::errs() << "strider-run: " << Loaded->File << ": " << Did << "\n";
   // The executor of --backend.
   std::function<llvm::Expected<TensorMap>(const TensorMap &)> Exec =
       [&G](const TensorMap &In) { return runReference(G, In); };
@@ -391,9 +505,21 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
       printProgram(*Prog, llvm::errs());
     Exec = [&Prog](const TensorMap &In) { return Prog->run(In); };
   }
+  unsigned Fallbacks = 0;
+  if (Prog)
+    for (const cpu::StepInfo &S : Prog->getSteps())
+      Fallbacks += S.Fallback;
+  // The first run is profiled when reference kernels run, to say what
+  // share of the time they take.
+  if (Fallbacks)
+    Prog->setProfiling(true);
   auto Outputs = Exec(Inputs);
   if (!Outputs)
     return Outputs.takeError();
+  if (Fallbacks) {
+    printFallbacks(*Prog, llvm::errs());
+    Prog->setProfiling(false);
+  }
 
   RunResult R;
   if (Prog) {

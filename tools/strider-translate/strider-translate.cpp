@@ -40,6 +40,12 @@ static cl::opt<bool> InferShapes(
     cl::desc("Run shape inference after import (default on; "
              "--infer-shapes=false keeps the model's declared types)"),
     cl::init(true), cl::cat(TranslateCat));
+static cl::opt<bool> Strict(
+    "strict",
+    cl::desc("Refuse what ONNX Runtime tolerates: negative dim_value, "
+             "declared shapes that contradict inference (default: a warning "
+             "on stderr, inference wins)"),
+    cl::init(false), cl::cat(TranslateCat));
 
 static int fail(llvm::Error E) {
   llvm::errs() << llvm::toString(std::move(E)) << "\n";
@@ -54,7 +60,12 @@ static int importONNX() {
   }
   ImportOptions Opts;
   Opts.InferShapes = InferShapes;
+  Opts.Strict = Strict;
+  std::vector<std::string> Warnings;
+  Opts.Warnings = &Warnings;
   auto GraphOrErr = importONNXFile(InputFilename, Opts);
+  for (const std::string &W : Warnings)
+    llvm::errs() << "strider-translate: warning: " << W << "\n";
   if (!GraphOrErr)
     return fail(GraphOrErr.takeError());
   if (llvm::Error E = writeOutputFile(

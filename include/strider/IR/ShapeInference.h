@@ -13,8 +13,12 @@
 
 #include "strider/IR/Types.h"
 
+#include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
 
 namespace strider {
 
@@ -37,10 +41,23 @@ bool isCompatibleType(const TensorType &Declared, const TensorType &Inferred);
 /// when \p Inferred has the identity layout.
 TensorType refineType(const TensorType &Declared, const TensorType &Inferred);
 
+/// Element count of Range(\p Start, \p Limit, \p Delta):
+/// max(ceil((Limit - Start) / Delta), 0). None when Delta is 0, a value is
+/// not finite, or the count exceeds 2^62. Integer ranges use exact
+/// integer arithmetic.
+llvm::Optional<int64_t> getRangeLength(double Start, double Limit,
+                                       double Delta);
+llvm::Optional<int64_t> getRangeLength(int64_t Start, int64_t Limit,
+                                       int64_t Delta);
+
 /// Infer and refine the result types of every node, in order. Fails on the
-/// first node whose operands are inconsistent or whose declared result
-/// types contradict inference.
-llvm::Error inferShapes(Graph &G);
+/// first node whose operands are inconsistent. A declared result type that
+/// contradicts inference is an error too, unless \p Conflicts is given:
+/// then inference wins (the declared layout is kept) and a located note per
+/// overridden value is appended to \p Conflicts (how ONNX Runtime treats a
+/// wrong value_info).
+llvm::Error inferShapes(Graph &G,
+                        std::vector<std::string> *Conflicts = nullptr);
 
 } // namespace strider
 

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strider {
 
@@ -26,6 +27,13 @@ using TensorDataRef = std::shared_ptr<const TensorData>;
 struct ImportOptions {
   /// Run shape inference after import (errors on inconsistent models).
   bool InferShapes = true;
+  /// Refuse what ONNX Runtime tolerates: a negative dim_value in a declared
+  /// type (otherwise read as a dynamic dim) and a declared value_info or
+  /// output type that contradicts inference (otherwise inference wins).
+  bool Strict = false;
+  /// Where the importer appends one located note per tolerated problem;
+  /// null: they are dropped. (Libraries print nothing.)
+  std::vector<std::string> *Warnings = nullptr;
 };
 
 /// Import the model at \p Path. External data is resolved relative to the

@@ -9,6 +9,7 @@
 #define STRIDER_TRANSFORMS_PIPELINEOPTIONS_H
 
 #include "strider/Layout/LayoutAssignment.h"
+#include "strider/Transforms/Specialize.h"
 
 #include <vector>
 
@@ -20,6 +21,8 @@ struct PipelineOptions {
   /// Where layout-assignment appends the report of each run; null: the
   /// report is dropped.
   std::vector<layout::LayoutReport> *LayoutReports = nullptr;
+  /// Input shapes and dim sizes of specialize-shapes.
+  ShapeBindings Shapes;
 };
 
 } // namespace strider

@@ -46,6 +46,12 @@ const char *Activation::getName() const {
     return "sin";
   case ActKind::Cos:
     return "cos";
+  case ActKind::Erf:
+    return "erf";
+  case ActKind::Gelu:
+    return "gelu";
+  case ActKind::GeluTanh:
+    return "gelu_tanh";
   }
   return "?";
 }

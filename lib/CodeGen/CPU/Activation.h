@@ -37,6 +37,9 @@ enum class ActKind : unsigned char {
   Ceil,
   Sin,
   Cos,
+  Erf,
+  Gelu,     ///< x / 2 * (1 + erf(x / sqrt(2)))
+  GeluTanh, ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
 };
 
 struct Activation {
@@ -48,6 +51,9 @@ struct Activation {
   /// The activation's name for reports ("relu", "clip[0,6]", ...).
   const char *getName() const;
 };
+
+/// sqrt(2 / pi), the tanh approximation's scale of GELU.
+constexpr float GeluTanhScale = 0.7978845608f;
 
 inline float applyScalar(const Activation &A, float X) {
   switch (A.Kind) {
@@ -91,6 +97,13 @@ inline float applyScalar(const Activation &A, float X) {
     return std::sin(X);
   case ActKind::Cos:
     return std::cos(X);
+  case ActKind::Erf:
+    return std::erf(X);
+  case ActKind::Gelu:
+    return 0.5f * X * (1.0f + std::erf(X * float(M_SQRT1_2)));
+  case ActKind::GeluTanh:
+    return 0.5f * X *
+           (1.0f + std::tanh(GeluTanhScale * (X + 0.044715f * X * X * X)));
   }
   return X;
 }

@@ -188,6 +188,13 @@ void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
 void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
                 const float *X, float *Y, int Threads);
 
+/// LayerNormalization of \p Rows contiguous rows of \p Len elements:
+/// Y = (X - mean) / sqrt(var + Eps) * Gamma + Beta per row (Gamma, Beta:
+/// Len entries each). Mean, then the variance around it (two passes, float
+/// lanes summed in double per row); Y may be X.
+void runLayerNorm(int64_t Rows, int64_t Len, const float *X, const float *Gamma,
+                  const float *Beta, float Eps, float *Y, int Threads);
+
 /// Y[o][i] = reduction over l of X[o][l][i] (dense tensors).
 enum class ReduceKind { Sum = 0, Max = 1, Mean = 2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,

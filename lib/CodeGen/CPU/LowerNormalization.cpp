@@ -1,10 +1,17 @@
-//===- LowerNormalization.cpp - InstanceNormalization ---------------------===//
+//===- LowerNormalization.cpp - Instance and layer normalization ----------===//
 //
 // InstanceNormalization of an f32 tensor stored channels-last (pixel rows
 // of channels) or channels-first (contiguous planes), input and output
 // holding the same bytes layout; scale and bias may be constants or
 // activations (read when the step runs). The kernel is in
 // NormalizationKernels.cpp.
+//
+// LayerNormalization of an f32 tensor whose normalized dims (from `axis`
+// on) are its innermost ones in physical order, in any order among
+// themselves: contiguous rows (scale and bias are laid out in the same
+// order). Scale and B are constants,
+// broadcast to a row at compile time; Mean and InvStdDev results are left
+// to the reference kernel. The kernel is in ReductionKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,5 +70,108 @@ bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
               runInstanceNorm(ChannelsLast, Batch, C, Pixels, P->f32(XB),
                               P->f32(SB), P->f32(BB), Eps, P->f32(YB), Threads);
             });
+  return true;
+}
+
+/// Constant \p V (absent: \p Fill) broadcast to the normalized dims
+/// \p Norm (logical shape) and laid out as one physical row: \p Order
+/// lists those dims (indices into Norm) outermost first.
+static bool broadcastRow(const Value *V, llvm::ArrayRef<int64_t> Norm,
+                         llvm::ArrayRef<unsigned> Order, float Fill,
+                         std::vector<float> &Row) {
+  int64_t Len = 1;
+  for (int64_t D : Norm)
+    Len *= D;
+  if (!V) {
+    Row.assign(size_t(Len), Fill);
+    return true;
+  }
+  std::vector<float> Data = getConstantFloats(V);
+  auto Shape = V->getType().getStaticShape();
+  if (Data.empty() || Shape.size() > Norm.size())
+    return false;
+  // Row-major strides of V over Norm's dims (0 where broadcast).
+  std::vector<int64_t> Strides(Norm.size(), 0);
+  int64_t S = 1;
+  for (size_t I = Shape.size(); I-- > 0;) {
+    size_t D = Norm.size() - Shape.size() + I;
+    if (Shape[I] != 1 && Shape[I] != Norm[D])
+      return false;
+    Strides[D] = Shape[I] == 1 ? 0 : S;
+    S *= Shape[I];
+  }
+  Row.resize(size_t(Len));
+  std::vector<int64_t> Idx(Norm.size(), 0);
+  for (int64_t E = 0; E < Len; ++E) {
+    int64_t Off = 0;
+    for (size_t D = 0; D < Norm.size(); ++D)
+      Off += Idx[D] * Strides[D];
+    Row[size_t(E)] = Data[size_t(Off)];
+    for (size_t K = Order.size(); K-- > 0;) {
+      if (++Idx[Order[K]] < Norm[Order[K]])
+        break;
+      Idx[Order[K]] = 0;
+    }
+  }
+  return true;
+}
+
+bool cpu::lowerLayerNorm(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail) {
+  if (Tail.Residual || !Tail.Act.isNone() || Tail.Result != N.getResult(0) ||
+      N.hasResult(1) || N.hasResult(2))
+    return false;
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const Value *Scale = N.getOperand(1);
+  const Value *Bias = N.hasOperand(2) ? N.getOperand(2) : nullptr;
+  for (const Value *V : {X, Y, Scale, Bias})
+    if (V && V->getType().getElementType() != ElementType::F32)
+      return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (R == 0 || Axis < -R || Axis >= R || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  if (Axis < 0)
+    Axis += R;
+  // The normalized dims must be the innermost ones in physical order (in
+  // any order among themselves): rows of Len contiguous elements.
+  auto Shape = XT.getStaticShape();
+  auto Perm = XT.getLayout().getPermutation(unsigned(R));
+  llvm::SmallVector<unsigned, 6> Order;
+  for (unsigned P = 0; P < Perm.size(); ++P) {
+    if (int64_t(Perm[P]) >= Axis)
+      Order.push_back(Perm[P] - unsigned(Axis));
+    else if (!Order.empty() && Shape[Perm[P]] != 1)
+      return false;
+  }
+  llvm::ArrayRef<int64_t> Norm = llvm::makeArrayRef(Shape).drop_front(Axis);
+  int64_t Len = 1;
+  for (int64_t D : Norm)
+    Len *= D;
+  const int64_t Rows = Len ? *XT.getNumElements() / Len : 0;
+  std::vector<float> Gamma, Beta;
+  if (Rows * Len == 0 || !broadcastRow(Scale, Norm, Order, 1.0f, Gamma) ||
+      !broadcastRow(Bias, Norm, Order, 0.0f, Beta))
+    return false;
+  auto GammaP = makePaddedFloats(Gamma, Len);
+  auto BetaP = makePaddedFloats(Beta, Len);
+  const float Eps = N.getFloatAttr("epsilon", 1e-5f);
+  ProgramImpl *P = &L.getProgram();
+  const BufferId XB = L.getBuffer(X);
+  BufferId YB;
+  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(&N))) {
+    L.alias(Y, X);
+    YB = XB;
+  } else {
+    YB = L.defineBuffer(Y);
+  }
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "layernorm.rows", false}, {XB}, {YB}, [=]() {
+    runLayerNorm(Rows, Len, P->f32(XB), GammaP->get(), BetaP->get(), Eps,
+                 P->f32(YB), Threads);
+  });
   return true;
 }

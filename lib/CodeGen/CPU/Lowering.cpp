@@ -261,6 +261,7 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Sigmoid, ActKind::Sigmoid},
     {OpId::HardSwish, ActKind::HardSwish},
     {OpId::Tanh, ActKind::Tanh},
+    {OpId::Erf, ActKind::Erf},
     {OpId::Exp, ActKind::Exp},
     {OpId::Sqrt, ActKind::Sqrt},
     {OpId::Log, ActKind::Log},
@@ -288,6 +289,11 @@ bool cpu::getFusableActivation(const Node &N, Activation &Out) {
     A.Kind = ActKind::HardSigmoid;
     A.Alpha = N.getFloatAttr("alpha", 0.2f);
     A.Beta = N.getFloatAttr("beta", 0.5f);
+    break;
+  case OpId::Gelu:
+    A.Kind = N.getStringAttr("approximate", "none") == "tanh"
+                 ? ActKind::GeluTanh
+                 : ActKind::Gelu;
     break;
   case OpId::Clip: {
     A.Kind = ActKind::Clip;
@@ -362,10 +368,11 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
     for (OpId Id :
-         {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
-          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh, OpId::Elu, OpId::Exp,
-          OpId::Sqrt, OpId::Neg, OpId::Abs, OpId::Reciprocal, OpId::Floor,
-          OpId::Ceil, OpId::Log, OpId::Sin, OpId::Cos})
+         {OpId::Relu,        OpId::LeakyRelu, OpId::Clip,       OpId::Sigmoid,
+          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,
+          OpId::Gelu,        OpId::Elu,       OpId::Exp,        OpId::Sqrt,
+          OpId::Neg,         OpId::Abs,       OpId::Reciprocal, OpId::Floor,
+          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos})
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
                     OpId::GreaterOrEqual, OpId::And, OpId::Or})
@@ -379,6 +386,7 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;
+    T[size_t(OpId::LayerNormalization)] = lowerLayerNorm;
     T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;

@@ -222,6 +222,7 @@ bool lowerCast(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);
+bool lowerLayerNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);

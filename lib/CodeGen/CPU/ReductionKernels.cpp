@@ -104,6 +104,41 @@ void SoftmaxSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   }
 }
 
+/// LayerNormalization of one contiguous row of Len elements.
+void LayerNormRowImpl(const float *X, float *Y, int64_t Len, const float *Gamma,
+                      const float *Beta, float Eps) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  auto SumV = hn::Zero(d);
+  int64_t I = 0;
+  for (; I + L <= Len; I += L)
+    SumV = hn::Add(SumV, hn::LoadU(d, X + I));
+  double Sum = hn::GetLane(hn::SumOfLanes(d, SumV));
+  for (; I < Len; ++I)
+    Sum += X[I];
+  const float Mean = float(Sum / double(Len));
+  const auto MeanV = hn::Set(d, Mean);
+  auto SqV = hn::Zero(d);
+  I = 0;
+  for (; I + L <= Len; I += L) {
+    const auto D = hn::Sub(hn::LoadU(d, X + I), MeanV);
+    SqV = hn::MulAdd(D, D, SqV);
+  }
+  double Sq = hn::GetLane(hn::SumOfLanes(d, SqV));
+  for (; I < Len; ++I)
+    Sq += double(X[I] - Mean) * double(X[I] - Mean);
+  const float InvStd = float(1.0 / std::sqrt(Sq / double(Len) + double(Eps)));
+  const auto InvV = hn::Set(d, InvStd);
+  I = 0;
+  for (; I + L <= Len; I += L) {
+    const auto N = hn::Mul(hn::Sub(hn::LoadU(d, X + I), MeanV), InvV);
+    hn::StoreU(hn::MulAdd(N, hn::LoadU(d, Gamma + I), hn::LoadU(d, Beta + I)),
+               d, Y + I);
+  }
+  for (; I < Len; ++I)
+    Y[I] = (X[I] - Mean) * InvStd * Gamma[I] + Beta[I];
+}
+
 /// Reduction of one outer slice over Len: Inner results.
 void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
                      int Kind) {
@@ -149,12 +184,26 @@ namespace cpu {
 
 HWY_EXPORT(SoftmaxSliceImpl);
 HWY_EXPORT(ReduceSliceImpl);
+HWY_EXPORT(LayerNormRowImpl);
 
 void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
                 const float *X, float *Y, int Threads) {
   parallelFor(Outer, Threads, [&](int64_t O) {
     HWY_DYNAMIC_DISPATCH(SoftmaxSliceImpl)
     (X + O * Len * Inner, Y + O * Len * Inner, Len, Inner, Log);
+  });
+}
+
+void runLayerNorm(int64_t Rows, int64_t Len, const float *X, const float *Gamma,
+                  const float *Beta, float Eps, float *Y, int Threads) {
+  // Items of about 16k elements: short rows go several to an item.
+  const int64_t PerItem =
+      std::max<int64_t>(1, 16384 / std::max<int64_t>(Len, 1));
+  const int64_t Items = (Rows + PerItem - 1) / PerItem;
+  parallelFor(Items, Threads, [&](int64_t It) {
+    for (int64_t R = It * PerItem, E = std::min(Rows, R + PerItem); R < E; ++R)
+      HWY_DYNAMIC_DISPATCH(LayerNormRowImpl)
+    (X + R * Len, Y + R * Len, Len, Gamma, Beta, Eps);
   });
 }
 

@@ -52,6 +52,53 @@ template <class D, class V> HWY_INLINE V logVec(D d, V X) {
   return hn::IfThenElse(hn::Not(hn::Ge(X, Zero)), hn::Set(d, NAN), Y);
 }
 
+/// Horner's scheme: C[0] + Z * (C[1] + Z * (...)).
+template <class D, class V, size_t N>
+HWY_INLINE V evalPolynomial(D d, V Z, const float (&C)[N]) {
+  V P = hn::Set(d, C[N - 1]);
+  for (size_t I = N - 1; I-- > 0;)
+    P = hn::MulAdd(P, Z, hn::Set(d, C[I]));
+  return P;
+}
+
+/// erf(X) within about 1e-7 absolute of std::erf. Two least-squares fits
+/// (made for this kernel on Chebyshev nodes): erf(x) = x * P(x^2) for
+/// |x| < 0.875, else 1 - exp(-x^2) * Q(1 / (1 + |x| / 2)) with the sign of
+/// x; |x| is clamped to 4, where float erf is 1.
+template <class D, class V> HWY_INLINE V erfVec(D d, V X) {
+  static constexpr float Near[] = {
+      1.1283791065216064f,    -0.3761243224143982f,  0.11281611770391464f,
+      -0.026766614988446236f, 0.005000067409127951f, -0.00060520030092448f};
+  static constexpr float Far[] = {
+      -0.0004659087862819433f, 0.28955352306365967f, 0.22961366176605225f,
+      0.4585787355899811f,     -0.3572743237018585f, 0.9330118894577026f,
+      -0.8062149882316589f,    0.29186490178108215f, -0.03865642473101616f};
+  const V One = hn::Set(d, 1.0f);
+  const V Small = hn::Mul(X, evalPolynomial(d, hn::Mul(X, X), Near));
+  const V A = hn::Min(hn::Abs(X), hn::Set(d, 4.0f));
+  const V T = hn::Div(One, hn::MulAdd(A, hn::Set(d, 0.5f), One));
+  const V E = hn::Exp(d, hn::Neg(hn::Mul(A, A)));
+  const V Large =
+      hn::CopySignToAbs(hn::NegMulAdd(E, evalPolynomial(d, T, Far), One), X);
+  const V R =
+      hn::IfThenElse(hn::Lt(hn::Abs(X), hn::Set(d, 0.875f)), Small, Large);
+  return hn::IfThenElse(hn::IsNaN(X), X, R);
+}
+
+/// GELU, exact (erf) or with the tanh approximation.
+template <class D, class V> HWY_INLINE V geluVec(D d, V X, bool TanhForm) {
+  const V HalfX = hn::Mul(X, hn::Set(d, 0.5f));
+  V Inner;
+  if (TanhForm) {
+    const V Cube = hn::Mul(hn::Mul(X, X), X);
+    Inner = hn::Tanh(d, hn::Mul(hn::MulAdd(Cube, hn::Set(d, 0.044715f), X),
+                                hn::Set(d, GeluTanhScale)));
+  } else {
+    Inner = erfVec(d, hn::Mul(X, hn::Set(d, float(M_SQRT1_2))));
+  }
+  return hn::MulAdd(HalfX, Inner, HalfX);
+}
+
 template <class D, class V>
 HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
   switch (A.Kind) {
@@ -103,6 +150,12 @@ HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
     return hn::Sin(d, X);
   case ActKind::Cos:
     return hn::Cos(d, X);
+  case ActKind::Erf:
+    return erfVec(d, X);
+  case ActKind::Gelu:
+    return geluVec(d, X, /*TanhForm=*/false);
+  case ActKind::GeluTanh:
+    return geluVec(d, X, /*TanhForm=*/true);
   }
   return X;
 }

@@ -687,6 +687,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ConvTranspose, 1, nullptr, nullptr},
     {OpId::BatchNormalization, 7, minVersionBatchNorm, nullptr},
     {OpId::InstanceNormalization, 6, nullptr, nullptr},
+    {OpId::LayerNormalization, 17, nullptr, nullptr},
     {OpId::MaxPool, 1, minVersionMaxPool, nullptr},
     {OpId::AveragePool, 1, nullptr, nullptr},
     {OpId::GlobalAveragePool, 1, nullptr, nullptr},
@@ -700,6 +701,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Tanh, 6, nullptr, nullptr},
     {OpId::Elu, 6, nullptr, nullptr},
     {OpId::Erf, 9, nullptr, nullptr},
+    {OpId::Gelu, 20, nullptr, nullptr},
     {OpId::Exp, 6, nullptr, nullptr},
     {OpId::Sqrt, 6, nullptr, nullptr},
     {OpId::Cast, 6, nullptr, nullptr},
@@ -755,6 +757,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Constant, 1, nullptr, nullptr},
     {OpId::ConstantOfShape, 9, nullptr, nullptr},
     {OpId::Shape, 1, nullptr, nullptr},
+    {OpId::Range, 11, nullptr, nullptr},
     {OpId::Relayout, 1, nullptr, nullptr},
 };
 

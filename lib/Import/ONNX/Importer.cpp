@@ -92,6 +92,15 @@ private:
   llvm::Error fileError(const llvm::Twine &Msg) const {
     return makeError(File + ": " + Msg);
   }
+  /// A note for the caller (ImportOptions::Warnings); dropped without one.
+  void warn(const llvm::Twine &Msg) const {
+    if (Opts.Warnings)
+      Opts.Warnings->push_back(Msg.str());
+  }
+  /// \p Type with each unknown dim replaced by a symbol of its own,
+  /// `<Input>:<axis>` (unique in the model), so that every dynamic dim of
+  /// a graph input can be bound by name.
+  TensorType nameAnonymousDims(const TensorType &Type, llvm::StringRef Input);
   std::string describeProtoNode(const onnx::NodeProto &NP) const;
 
   llvm::Error readModelInfo();
@@ -178,10 +187,21 @@ ModelImporter::convertType(const onnx::TypeProto &T, const std::string &Where,
   llvm::SmallVector<Dim, 6> Dims;
   for (const onnx::TensorShapeProto::Dimension &D : TT.shape().dim()) {
     if (D.has_dim_value()) {
-      if (D.dim_value() < 0)
-        return Fail(" has negative dimension " + llvm::Twine(D.dim_value()));
+      if (D.dim_value() < 0) {
+        // Some exporters write -1 for a dynamic dim; ONNX Runtime reads it
+        // as one.
+        if (Opts.Strict)
+          return Fail(" has negative dimension " + llvm::Twine(D.dim_value()));
+        warn(Where + ": " + What + " has dimension " +
+             llvm::Twine(D.dim_value()) + " at axis " +
+             llvm::Twine(Dims.size()) + "; read as a dynamic dim");
+        Dims.push_back(Dim::getUnknown());
+        continue;
+      }
       Dims.push_back(Dim::getStatic(D.dim_value()));
-    } else if (D.has_dim_param()) {
+    } else if (D.has_dim_param() && D.dim_param() != "?") {
+      // Some exporters spell an anonymous dim "?": it names no symbol
+      // shared with other dims.
       Dims.push_back(Dim::getSymbol(D.dim_param()));
     } else {
       Dims.push_back(Dim::getUnknown());
@@ -353,6 +373,8 @@ llvm::Error ModelImporter::readInputsAndInitializers() {
       if (Type.getElementType() == ElementType::Unknown || !Type.hasRank())
         Type = refineType(Type, DataTy);
     }
+    if (!Default)
+      Type = nameAnonymousDims(Type, Name);
     Value *V = G->addInput(Name, Type);
     if (Default)
       V->setDefaultData(Default);
@@ -368,6 +390,30 @@ llvm::Error ModelImporter::readInputsAndInitializers() {
     N->setLoc(Location{File, Name});
   }
   return llvm::Error::success();
+}
+
+TensorType ModelImporter::nameAnonymousDims(const TensorType &Type,
+                                            llvm::StringRef Input) {
+  if (!Type.hasRank())
+    return Type;
+  llvm::StringSet<> Used;
+  for (const onnx::ValueInfoProto &VI : Model.graph().input())
+    if (VI.type().has_tensor_type())
+      for (const auto &D : VI.type().tensor_type().shape().dim())
+        if (D.has_dim_param())
+          Used.insert(D.dim_param());
+  llvm::SmallVector<Dim, 6> Dims(Type.getShape().begin(),
+                                 Type.getShape().end());
+  for (unsigned I = 0; I < Dims.size(); ++I) {
+    if (!Dims[I].isUnknown())
+      continue;
+    std::string Symbol = (Input + ":" + llvm::Twine(I)).str();
+    while (Used.count(Symbol))
+      Symbol += "'";
+    Used.insert(Symbol);
+    Dims[I] = Dim::getSymbol(Symbol);
+  }
+  return TensorType(Type.getElementType(), Dims, Type.getLayout());
 }
 
 llvm::Error ModelImporter::collectDeclaredTypes() {
@@ -513,8 +559,22 @@ llvm::Error ModelImporter::finishNode(Node &N) {
   }
   for (unsigned I = 0; I < N.getNumResults() && I < Inferred.size(); ++I) {
     Value *R = N.getResult(I);
-    if (R && isCompatibleType(R->getType(), Inferred[I]))
+    if (!R)
+      continue;
+    if (isCompatibleType(R->getType(), Inferred[I])) {
       R->setType(refineType(R->getType(), Inferred[I]));
+      continue;
+    }
+    // A declared type (value_info, graph output) that inference contradicts:
+    // inference wins unless the import is strict (then inferShapes reports
+    // it).
+    if (Opts.Strict)
+      continue;
+    warn(llvm::toString(
+        makeNodeError(N, "result '" + R->getName() + "' declared as " +
+                             R->getType().str() + " but inferred as " +
+                             Inferred[I].str() + "; using the inferred type")));
+    R->setType(Inferred[I]);
   }
   return llvm::Error::success();
 }
@@ -664,9 +724,13 @@ llvm::Expected<std::unique_ptr<Graph>> ModelImporter::run() {
   if (llvm::Error E = readOutputs())
     return E;
 
-  if (Opts.InferShapes)
-    if (llvm::Error E = inferShapes(*G))
+  if (Opts.InferShapes) {
+    std::vector<std::string> Conflicts;
+    if (llvm::Error E = inferShapes(*G, Opts.Strict ? nullptr : &Conflicts))
       return E;
+    for (std::string &C : Conflicts)
+      warn(C);
+  }
   if (llvm::Error E = verifyGraph(*G))
     return E;
   return std::move(G);

@@ -1,0 +1,196 @@
+//===- FuseGelu.cpp - One Gelu node for GELU's exported spellings ---------===//
+//
+// Exporters write GELU out as arithmetic. This pass recognizes
+//   x * 0.5 * (1 + Erf(x / sqrt(2)))                       (Gelu)
+//   x * 0.5 * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))  (approximate =
+//                                                            "tanh")
+// with x / sqrt(2) as a Div by 1.4142135 or a Mul by 0.70710678, x^3 as
+// Pow(x, 3) or x * x * x, either operand order of every Add and Mul, and
+// the halving applied to x, to the sum, or to the product. Each match
+// becomes one Gelu node that takes the last node's name and location. Every
+// intermediate value must have exactly one reader and not be a graph output
+// (x itself may have any number); constants match to a relative 1e-4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphRewrite.h"
+#include "PatternMatch.h"
+
+#include "strider/IR/Graph.h"
+#include "strider/Transforms/Passes.h"
+
+#include <cmath>
+
+using namespace strider;
+using namespace strider::pattern;
+
+namespace {
+
+/// A matched spelling: the input, the value it computes and the nodes to
+/// remove, producers before their readers.
+struct GeluMatch {
+  Value *X = nullptr;
+  Value *Y = nullptr;
+  llvm::SmallVector<Node *, 10> Nodes;
+};
+
+/// Given \p X and \p Inner = Erf(...) or Tanh(...) of it: matches
+/// 0.5 * x * (1 + Inner) in its three groupings and completes \p M.
+bool matchHalfXTimesOnePlus(const Graph &G, Value *X, Value *Inner,
+                            GeluMatch &M) {
+  Node *Add = getSoleUserOp(G, Inner, OpId::Add);
+  if (!Add || getOperandBesideConstant(*Add, 1.0) != Inner)
+    return false;
+  Value *Sum = Add->getResult(0);
+  Node *Mul = getSoleUserOp(G, Sum, OpId::Mul);
+  if (!Mul)
+    return false;
+  M.Nodes.push_back(Add);
+  Value *Other = getOtherOperand(*Mul, Sum);
+  Value *Product = Mul->getResult(0);
+  if (Other == X) {
+    // (x * (1 + inner)) * 0.5
+    Node *Half = getSoleUserOp(G, Product, OpId::Mul);
+    if (!Half || getOperandBesideConstant(*Half, 0.5) != Product)
+      return false;
+    M.Nodes.push_back(Mul);
+    M.Y = Half->getResult(0);
+    M.Nodes.push_back(Half);
+  } else if (Node *HalfX = getDefiningOp(Other, OpId::Mul);
+             HalfX && isAbsorbable(G, Other) &&
+             getOperandBesideConstant(*HalfX, 0.5) == X) {
+    // (x * 0.5) * (1 + inner)
+    M.Nodes.insert(M.Nodes.begin(), HalfX);
+    M.Y = Product;
+    M.Nodes.push_back(Mul);
+  } else if (isScalarConstant(Other, 0.5)) {
+    // x * ((1 + inner) * 0.5)
+    Node *Outer = getSoleUserOp(G, Product, OpId::Mul);
+    if (!Outer || getOtherOperand(*Outer, Product) != X)
+      return false;
+    M.Nodes.push_back(Mul);
+    M.Y = Outer->getResult(0);
+    M.Nodes.push_back(Outer);
+  } else {
+    return false;
+  }
+  M.X = X;
+  return true;
+}
+
+/// Erf(x / sqrt(2)) or Erf(x * (1 / sqrt(2))), then the halved product.
+bool matchErfForm(const Graph &G, Node &Erf, GeluMatch &M) {
+  Value *Scaled = Erf.getOperand(0);
+  if (!isAbsorbable(G, Scaled))
+    return false;
+  Value *X = nullptr;
+  Node *ScaleNode = nullptr;
+  if (Node *Div = getDefiningOp(Scaled, OpId::Div);
+      Div && isScalarConstant(Div->getOperand(1), M_SQRT2)) {
+    ScaleNode = Div;
+    X = Div->getOperand(0);
+  } else if (Node *Mul = getDefiningOp(Scaled, OpId::Mul)) {
+    ScaleNode = Mul;
+    X = getOperandBesideConstant(*Mul, M_SQRT1_2);
+  }
+  if (!X)
+    return false;
+  M.Nodes = {ScaleNode, &Erf};
+  return matchHalfXTimesOnePlus(G, X, Erf.getResult(0), M);
+}
+
+/// Whether \p Cube is Pow(x, 3), (x * x) * x or x * (x * x) of \p X with
+/// absorbable intermediates; appends the nodes to \p Nodes.
+bool matchCube(const Graph &G, Value *Cube, Value *X,
+               llvm::SmallVectorImpl<Node *> &Nodes) {
+  if (!isAbsorbable(G, Cube))
+    return false;
+  if (Node *Pow = getDefiningOp(Cube, OpId::Pow)) {
+    if (Pow->getOperand(0) != X || !isScalarConstant(Pow->getOperand(1), 3.0))
+      return false;
+    Nodes.push_back(Pow);
+    return true;
+  }
+  Node *Outer = getDefiningOp(Cube, OpId::Mul);
+  Value *Square = Outer ? getOtherOperand(*Outer, X) : nullptr;
+  Node *Inner = getDefiningOp(Square, OpId::Mul);
+  if (!Inner || !isAbsorbable(G, Square) || Inner->getOperand(0) != X ||
+      Inner->getOperand(1) != X)
+    return false;
+  Nodes.push_back(Inner);
+  Nodes.push_back(Outer);
+  return true;
+}
+
+/// Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), then the halved product.
+bool matchTanhForm(const Graph &G, Node &Tanh, GeluMatch &M) {
+  Value *Arg = Tanh.getOperand(0);
+  Node *ScaleMul = getDefiningOp(Arg, OpId::Mul);
+  if (!ScaleMul || !isAbsorbable(G, Arg))
+    return false;
+  Value *Poly = getOperandBesideConstant(*ScaleMul, std::sqrt(2.0 / M_PI));
+  Node *Add = getDefiningOp(Poly, OpId::Add);
+  if (!Add || !isAbsorbable(G, Poly))
+    return false;
+  for (unsigned I = 0; I < 2; ++I) {
+    Value *X = Add->getOperand(I), *Term = Add->getOperand(1 - I);
+    Node *TermMul = getDefiningOp(Term, OpId::Mul);
+    if (!TermMul || !isAbsorbable(G, Term))
+      continue;
+    Value *Cube = getOperandBesideConstant(*TermMul, 0.044715);
+    M.Nodes.clear();
+    if (!Cube || !matchCube(G, Cube, X, M.Nodes))
+      continue;
+    M.Nodes.append({TermMul, Add, ScaleMul, &Tanh});
+    return matchHalfXTimesOnePlus(G, X, Tanh.getResult(0), M);
+  }
+  return false;
+}
+
+class FuseGeluPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "fuse-gelu"; }
+
+  llvm::Error run(Graph &G) override {
+    std::vector<Node *> Roots;
+    for (Node *N : G.nodes())
+      if (!N->isOpaque() &&
+          (N->getOpId() == OpId::Erf || N->getOpId() == OpId::Tanh))
+        Roots.push_back(N);
+    // A match removes only nodes of its own chain: no other root.
+    for (Node *Root : Roots) {
+      GeluMatch M;
+      bool Tanh = Root->getOpId() == OpId::Tanh;
+      if (Tanh ? matchTanhForm(G, *Root, M) : matchErfForm(G, *Root, M))
+        replaceWithGelu(G, M, Tanh);
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  void replaceWithGelu(Graph &G, const GeluMatch &M, bool Tanh) {
+    const TensorType &XT = M.X->getType(), &YT = M.Y->getType();
+    if (!XT.hasRank() || XT.getShape() != YT.getShape() ||
+        !isFloatingPoint(XT.getElementType()) ||
+        XT.getElementType() != YT.getElementType())
+      return;
+    Node *Last = M.Y->getDefiningNode();
+    Node *Gelu =
+        G.createNode(OpId::Gelu, {M.X},
+                     {G.makeUniqueName(M.Y->getName() + "_gelu")}, {YT}, Last);
+    Gelu->setLoc(Last->getLoc());
+    if (Tanh)
+      Gelu->setAttr("approximate", Attribute::getString("tanh"));
+    rewrite::replaceAndTakeName(G, M.Y, Gelu->getResult(0));
+    // Readers first; the last node went with the replacement.
+    for (auto It = M.Nodes.rbegin(); It != M.Nodes.rend(); ++It)
+      if (*It != Last)
+        G.eraseNode(*It);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> strider::createFuseGeluPass() {
+  return std::make_unique<FuseGeluPass>();
+}
