@@ -281,12 +281,38 @@ static const std::pair<OpId, BinaryOp> BinaryOps[] = {
     {OpId::Pow, BinaryOp::Pow},
 };
 
+/// A variadic op of one operand: a copy (with the fused activation) over
+/// the flat buffers, when both layouts hold the same bytes.
+static bool lowerSingleOperand(LoweringContext &L, const Node &N,
+                               const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
+  if (!isF32(X) || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
+  const int64_t Count = *XT.getNumElements();
+  const Activation Act = Tail.Act;
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(),
+             withTail(std::string("copy.") + N.getOpType().lower(), Tail),
+             false},
+            {XB}, {YB},
+            [=]() { runUnary(Act, P->f32(XB), P->f32(YB), Count, Threads); });
+  return true;
+}
+
 bool cpu::lowerBinary(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *Y = N.getResult(0);
   const unsigned NumOps = N.getNumOperands();
-  if (NumOps < 2 || !isF32(Y) || Tail.Residual)
+  if (NumOps == 0 || !isF32(Y) || Tail.Residual)
     return false;
+  if (NumOps == 1)
+    return N.getOpId() != OpId::PRelu && N.getOpId() != OpId::Pow &&
+           lowerSingleOperand(L, N, Tail);
   for (unsigned I = 0; I < NumOps; ++I)
     if (!isF32(N.getOperand(I)))
       return false;

@@ -173,6 +173,13 @@ TEST(CPUElementwiseTest, VariadicSumMaxMin) {
       Value *Y = B.op(Op, {A, C, D, E});
       B.setLayout(Y, L4);
       B.check(Y, 0, 1, "binary." + getOpInfo(Op).Name.lower());
+      // One operand: a copy, here with a fused Relu.
+      GraphBuilder O{unsigned(Op) * 2 + CL + 90};
+      Y = O.op(Op, {O.input({2, 5, 4, 9}, L4)});
+      O.setLayout(Y, L4);
+      Value *OR = O.op(OpId::Relu, {Y});
+      O.setLayout(OR, L4);
+      O.check(OR, 0, 1, "copy." + getOpInfo(Op).Name.lower() + "+relu");
       // Two operands, the second broadcast, then Relu fused.
       GraphBuilder F{unsigned(Op) * 2 + CL + 50};
       Y = F.op(Op, {F.input({2, 5, 4, 9}, L4), F.input({5, 1, 1})});
