@@ -332,9 +332,10 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
   getPhysicalShape(YT, First.Shape);
   getBroadcastStrides(N.getOperand(0)->getType(), YT, First.SA);
   int64_t DenseY[6];
-  for (int I = First.Rank, Stride = 1; I-- > 0;) {
+  int64_t Stride = 1;
+  for (int I = First.Rank; I-- > 0;) {
     DenseY[I] = Stride;
-    Stride *= int(First.Shape[I]);
+    Stride *= First.Shape[I];
   }
   std::vector<BinaryParams> Passes;
   for (unsigned K = 1; K < NumOps; ++K) {
@@ -352,6 +353,17 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
   for (unsigned I = 0; I < NumOps; ++I)
     Reads.push_back(L.getBuffer(N.getOperand(I)));
   const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  // Pow(x, 2) (variance in decomposed normalizations) is x * x: exact, and
+  // no exp/log.
+  std::string Kernel = std::string("binary.") + N.getOpType().lower();
+  const TensorData *Exponent = B->getConstantData();
+  if (N.getOpId() == OpId::Pow && Exponent && Exponent->getNumElements() == 1 &&
+      Exponent->getDouble(0) == 2.0) {
+    Kernel += ".square";
+    Passes[0].Op = BinaryOp::Mul;
+    std::copy(Passes[0].SA, Passes[0].SA + Passes[0].Rank, Passes[0].SB);
+    Reads[1] = Reads[0];
+  }
   BufferId YB;
   size_t Index = L.getNodeIndex(Tail.Last);
   if (NumOps == 2 && A->getType() == YT && L.canOverwrite(A, Index)) {
@@ -365,10 +377,8 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
     YB = L.defineBuffer(Tail.Result);
   }
   const int Threads = L.getThreads();
-  L.addStep({Tail.Result->getName(),
-             withTail(std::string("binary.") + N.getOpType().lower(), Tail),
-             false},
-            Reads, {YB}, [=]() {
+  L.addStep({Tail.Result->getName(), withTail(Kernel, Tail), false}, Reads,
+            {YB}, [=]() {
               float *Yp = P->f32(YB);
               for (size_t K = 0; K < Passes.size(); ++K)
                 runBinary(Passes[K], K ? Yp : P->f32(Reads[0]),

@@ -128,7 +128,8 @@ TEST(CPUElementwiseTest, BinaryMaxMinPReluPow) {
       {OpId::Pow, {2, 6, 5, 7}, {2, 6, 5, 7}, true, 2.0f, {}},
       // Negative bases, integer exponents (odd ones keep the sign).
       {OpId::Pow, {1, 4, 3, 9}, {4, 1, 1}, true, 0.0f, {2, 3, -1, 0}},
-      {OpId::Pow, {3, 17}, {}, false, 0.0f, {2}},
+      {OpId::Pow, {3, 17}, {}, false, 0.0f, {2}},        // x * x
+      {OpId::Pow, {3, 17}, {1, 1, 1}, false, 0.0f, {2}}, // broadcast up
       {OpId::Pow, {3, 17}, {}, false, 1.5f, {0.5f}},
   };
   unsigned Seed = 300;
@@ -300,4 +301,14 @@ TEST(CPUElementwiseTest, ExpandBroadcastsInAnyLayout) {
   Value *X = int64Constant(B, {3, 1}, {4, -5, 6});
   B.check(B.op(OpId::Expand, {X, int64Constant(B, {2}, {1, 4})}), 0, 1,
           "expand.i64");
+}
+
+TEST(CPUElementwiseTest, PowOfTwoIsASquare) {
+  for (bool CL : {false, true}) {
+    GraphBuilder B{900u + CL};
+    Value *X = B.input({2, 6, 5, 7}, layoutFor(CL, 4));
+    Value *Y = B.op(OpId::Pow, {X, B.constant({}, {2})});
+    B.setLayout(Y, layoutFor(CL, 4));
+    B.checkThreads(Y, "binary.pow.square", {1, 2});
+  }
 }
