@@ -1,7 +1,7 @@
 //===- InferElementwise.cpp - Shape functions of pointwise ops ------------===//
 //
 // Unary ops, Cast, Identity, Dropout, Clip, PRelu, the broadcasting binary
-// and variadic ops, and Expand.
+// and variadic ops, comparisons, logic, Where and Expand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +71,51 @@ llvm::Error detail::inferExp(const Node &N, ResultTypes &Results) {
 
 llvm::Error detail::inferSqrt(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+// Neg and Abs take signed integers too (Abs any number); the other math
+// functions only floating-point types.
+llvm::Error detail::inferNeg(const Node &N, ResultTypes &Results) {
+  if (const TensorType *X = getOperandType(N, 0)) {
+    ElementType Elt = X->getElementType();
+    if (isUnsignedInteger(Elt))
+      return makeNodeError(N, "input 'X' has element type " +
+                                  getElementTypeName(Elt) +
+                                  ", expected a signed or floating-point type");
+  }
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferAbs(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferReciprocal(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferFloor(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferCeil(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferLog(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferSin(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferCos(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferNot(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Bool);
 }
 
 llvm::Error detail::inferIdentity(const Node &N, ResultTypes &Results) {
@@ -144,9 +189,13 @@ llvm::Error detail::inferClip(const Node &N, ResultTypes &Results) {
 //===----------------------------------------------------------------------===//
 
 /// Multidirectional broadcast of every operand. \p SameElementType: all
-/// operands share one element type (Pow's exponent may differ).
-static llvm::Error inferBroadcasting(const Node &N, ResultTypes &Results,
-                                     bool SameElementType) {
+/// operands share one element type (Pow's exponent may differ); each must
+/// be in \p Class. The result has the operands' element type, or
+/// \p ResultElt when that is known (comparisons: bool).
+static llvm::Error
+inferBroadcasting(const Node &N, ResultTypes &Results, bool SameElementType,
+                  EltClass Class = EltClass::Numeric,
+                  ElementType ResultElt = ElementType::Unknown) {
   if (N.getNumOperands() == 0)
     return checkOperandPresent(N, 0, "A");
   ElementType Elt = ElementType::Unknown;
@@ -156,9 +205,8 @@ static llvm::Error inferBroadcasting(const Node &N, ResultTypes &Results,
     const TensorType *T = getOperandType(N, I);
     if (!T)
       return makeNodeError(N, "missing required operand " + llvm::Twine(I));
-    if (llvm::Error E =
-            checkElementType(N, T->getElementType(),
-                             "operand " + std::to_string(I), EltClass::Numeric))
+    if (llvm::Error E = checkElementType(N, T->getElementType(),
+                                         "operand " + std::to_string(I), Class))
       return E;
     if (I == 0 || SameElementType) {
       if (llvm::Error E = unifyElementTypes(N, Elt, T->getElementType()))
@@ -171,6 +219,8 @@ static llvm::Error inferBroadcasting(const Node &N, ResultTypes &Results,
     if (llvm::Error E = broadcastShapes(N, Shape, T->getShape(), Shape))
       return E;
   }
+  if (ResultElt != ElementType::Unknown)
+    Elt = ResultElt;
   Results.push_back(Ranked ? makeType(Elt, Shape)
                            : TensorType::getUnranked(Elt));
   return llvm::Error::success();
@@ -206,6 +256,73 @@ llvm::Error detail::inferMin(const Node &N, ResultTypes &Results) {
 
 llvm::Error detail::inferSum(const Node &N, ResultTypes &Results) {
   return inferBroadcasting(N, Results, /*SameElementType=*/true);
+}
+
+// Comparisons: operands of one element type (Equal also bool), a bool
+// result. And/Or: bool operands.
+llvm::Error detail::inferEqual(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true, EltClass::Any,
+                           ElementType::Bool);
+}
+
+llvm::Error detail::inferLess(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric, ElementType::Bool);
+}
+
+llvm::Error detail::inferLessOrEqual(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric, ElementType::Bool);
+}
+
+llvm::Error detail::inferGreater(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric, ElementType::Bool);
+}
+
+llvm::Error detail::inferGreaterOrEqual(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric, ElementType::Bool);
+}
+
+llvm::Error detail::inferAnd(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Bool);
+}
+
+llvm::Error detail::inferOr(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Bool);
+}
+
+/// Where(condition, X, Y): a bool condition, X and Y of one element type,
+/// the three broadcast together.
+llvm::Error detail::inferWhere(const Node &N, ResultTypes &Results) {
+  static const char *const Names[] = {"condition", "X", "Y"};
+  ElementType Elt = ElementType::Unknown;
+  bool Ranked = true;
+  DimList Shape;
+  for (unsigned I = 0; I < 3; ++I) {
+    const TensorType *T = getOperandType(N, I);
+    if (!T)
+      return checkOperandPresent(N, I, Names[I]);
+    if (I == 0) {
+      if (llvm::Error E = checkElementType(N, T->getElementType(), Names[I],
+                                           EltClass::Bool))
+        return E;
+    } else if (llvm::Error E = unifyElementTypes(N, Elt, T->getElementType())) {
+      return E;
+    }
+    if (!T->hasRank()) {
+      Ranked = false;
+      continue;
+    }
+    if (llvm::Error E = broadcastShapes(N, Shape, T->getShape(), Shape))
+      return E;
+  }
+  Results.push_back(Ranked ? makeType(Elt, Shape)
+                           : TensorType::getUnranked(Elt));
+  return llvm::Error::success();
 }
 
 llvm::Error detail::inferPRelu(const Node &N, ResultTypes &Results) {

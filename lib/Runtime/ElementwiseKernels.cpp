@@ -1,7 +1,8 @@
 //===- ElementwiseKernels.cpp - Pointwise reference kernels ---------------===//
 //
-// Unary activations, broadcasting binary and variadic arithmetic, Clip,
-// Cast, PRelu, Identity, Dropout (inference) and relayout. Every kernel
+// Unary activations and math functions, broadcasting binary and variadic
+// arithmetic, comparisons, logic, Where, Clip, Cast, PRelu, Identity,
+// Dropout (inference) and relayout. Every kernel
 // walks the logical index space of its result and reads each operand
 // through its own layout's strides (broadcast dims read index 0). Floats
 // compute in double, integers in int64 (wrapping on overflow).
@@ -158,6 +159,65 @@ llvm::Error expKernel(const Node &, Operands Ins, Results Outs) {
 
 llvm::Error sqrtKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::sqrt(X); });
+}
+
+/// Neg and Abs keep integers exact (wrapping: -INT64_MIN is INT64_MIN);
+/// unsigned Abs is the identity.
+llvm::Error negKernel(const Node &, Operands Ins, Results Outs) {
+  if (!isFloatingPoint(Outs[0].getElementType())) {
+    forEachBroadcast(Outs[0], {Ins[0]},
+                     [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+                       Outs[0].setInt(O, wrapSub(0, Ins[0]->getInt(I[0])));
+                     });
+    return llvm::Error::success();
+  }
+  return unaryFloat(Ins, Outs, [](double X) { return -X; });
+}
+
+llvm::Error absKernel(const Node &, Operands Ins, Results Outs) {
+  ElementType Elt = Outs[0].getElementType();
+  if (!isFloatingPoint(Elt)) {
+    bool Unsigned = isUnsignedInteger(Elt);
+    forEachBroadcast(
+        Outs[0], {Ins[0]}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+          int64_t X = Ins[0]->getInt(I[0]);
+          Outs[0].setInt(O, Unsigned || X >= 0 ? X : wrapSub(0, X));
+        });
+    return llvm::Error::success();
+  }
+  return unaryFloat(Ins, Outs, [](double X) { return std::fabs(X); });
+}
+
+llvm::Error reciprocalKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return 1.0 / X; });
+}
+
+llvm::Error floorKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::floor(X); });
+}
+
+llvm::Error ceilKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::ceil(X); });
+}
+
+llvm::Error logKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::log(X); });
+}
+
+llvm::Error sinKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::sin(X); });
+}
+
+llvm::Error cosKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs, [](double X) { return std::cos(X); });
+}
+
+llvm::Error notKernel(const Node &, Operands Ins, Results Outs) {
+  forEachBroadcast(Outs[0], {Ins[0]},
+                   [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+                     Outs[0].setInt(O, Ins[0]->getInt(I[0]) == 0);
+                   });
+  return llvm::Error::success();
 }
 
 /// Bit-exact copy of operand 0 into result 0 (any layouts).
@@ -334,6 +394,69 @@ llvm::Error powKernel(const Node &, Operands Ins, Results Outs) {
   return llvm::Error::success();
 }
 
+/// Result (bool) = Pred(A, B) per element: floats compared as doubles
+/// (NaN compares false but for !=), integers and bools as int64.
+template <typename FloatPred, typename IntPred>
+llvm::Error compareOperands(Operands Ins, Results Outs, FloatPred FP,
+                            IntPred IP) {
+  const Tensor &A = *Ins[0], &B = *Ins[1];
+  bool Float = isFloatingPoint(A.getElementType());
+  forEachBroadcast(Outs[0], Ins, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    Outs[0].setInt(O, Float ? FP(A.getDouble(I[0]), B.getDouble(I[1]))
+                            : IP(A.getInt(I[0]), B.getInt(I[1])));
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error equalKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A == B; },
+      [](int64_t A, int64_t B) { return A == B; });
+}
+llvm::Error lessKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A < B; },
+      [](int64_t A, int64_t B) { return A < B; });
+}
+llvm::Error lessOrEqualKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A <= B; },
+      [](int64_t A, int64_t B) { return A <= B; });
+}
+llvm::Error greaterKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A > B; },
+      [](int64_t A, int64_t B) { return A > B; });
+}
+llvm::Error greaterOrEqualKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A >= B; },
+      [](int64_t A, int64_t B) { return A >= B; });
+}
+llvm::Error andKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A != 0 && B != 0; },
+      [](int64_t A, int64_t B) { return A != 0 && B != 0; });
+}
+llvm::Error orKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return A != 0 || B != 0; },
+      [](int64_t A, int64_t B) { return A != 0 || B != 0; });
+}
+
+/// Where(condition, X, Y): X's element where the condition holds, else
+/// Y's, copied bit for bit.
+llvm::Error whereKernel(const Node &, Operands Ins, Results Outs) {
+  const Tensor &C = *Ins[0], &X = *Ins[1], &Y = *Ins[2];
+  forEachBroadcast(Outs[0], Ins, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+    if (C.getInt(I[0]) != 0)
+      Outs[0].copyElement(O, X, I[1]);
+    else
+      Outs[0].copyElement(O, Y, I[2]);
+  });
+  return llvm::Error::success();
+}
+
 /// Error unless operands 0..NumChecked-1 (all if -1) broadcast to the
 /// result's shape (the result types come from static shape inference, but
 /// a shape computed from non-constant operands may still be wrong).
@@ -398,5 +521,22 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Max, checked<maxKernel, -1>);
   Set(OpId::Min, checked<minKernel, -1>);
   Set(OpId::Sum, checked<sumKernel, -1>);
+  Set(OpId::Neg, checked<negKernel, 1>);
+  Set(OpId::Abs, checked<absKernel, 1>);
+  Set(OpId::Reciprocal, checked<reciprocalKernel, 1>);
+  Set(OpId::Floor, checked<floorKernel, 1>);
+  Set(OpId::Ceil, checked<ceilKernel, 1>);
+  Set(OpId::Log, checked<logKernel, 1>);
+  Set(OpId::Sin, checked<sinKernel, 1>);
+  Set(OpId::Cos, checked<cosKernel, 1>);
+  Set(OpId::Equal, checked<equalKernel, -1>);
+  Set(OpId::Less, checked<lessKernel, -1>);
+  Set(OpId::LessOrEqual, checked<lessOrEqualKernel, -1>);
+  Set(OpId::Greater, checked<greaterKernel, -1>);
+  Set(OpId::GreaterOrEqual, checked<greaterOrEqualKernel, -1>);
+  Set(OpId::Not, checked<notKernel, 1>);
+  Set(OpId::And, checked<andKernel, -1>);
+  Set(OpId::Or, checked<orKernel, -1>);
+  Set(OpId::Where, checked<whereKernel, -1>);
   Set(OpId::Relayout, checked<relayoutKernel, 1>);
 }

@@ -24,6 +24,28 @@ const char *Activation::getName() const {
     return "silu";
   case ActKind::Tanh:
     return "tanh";
+  case ActKind::Elu:
+    return "elu";
+  case ActKind::Exp:
+    return "exp";
+  case ActKind::Log:
+    return "log";
+  case ActKind::Sqrt:
+    return "sqrt";
+  case ActKind::Reciprocal:
+    return "reciprocal";
+  case ActKind::Neg:
+    return "neg";
+  case ActKind::Abs:
+    return "abs";
+  case ActKind::Floor:
+    return "floor";
+  case ActKind::Ceil:
+    return "ceil";
+  case ActKind::Sin:
+    return "sin";
+  case ActKind::Cos:
+    return "cos";
   case ActKind::Erf:
     return "erf";
   case ActKind::Gelu:

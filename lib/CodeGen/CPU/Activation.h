@@ -26,6 +26,17 @@ enum class ActKind : unsigned char {
   HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
   SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
   Tanh,
+  Elu, ///< x < 0 ? Alpha * (exp(x) - 1) : x
+  Exp,
+  Log,
+  Sqrt,
+  Reciprocal,
+  Neg,
+  Abs,
+  Floor,
+  Ceil,
+  Sin,
+  Cos,
   Erf,
   Gelu,     ///< x / 2 * (1 + erf(x / sqrt(2)))
   GeluTanh, ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
@@ -64,6 +75,28 @@ inline float applyScalar(const Activation &A, float X) {
     return X / (1.0f + std::exp(-X));
   case ActKind::Tanh:
     return std::tanh(X);
+  case ActKind::Elu:
+    return X < 0.0f ? A.Alpha * std::expm1(X) : X;
+  case ActKind::Exp:
+    return std::exp(X);
+  case ActKind::Log:
+    return std::log(X);
+  case ActKind::Sqrt:
+    return std::sqrt(X);
+  case ActKind::Reciprocal:
+    return 1.0f / X;
+  case ActKind::Neg:
+    return -X;
+  case ActKind::Abs:
+    return std::fabs(X);
+  case ActKind::Floor:
+    return std::floor(X);
+  case ActKind::Ceil:
+    return std::ceil(X);
+  case ActKind::Sin:
+    return std::sin(X);
+  case ActKind::Cos:
+    return std::cos(X);
   case ActKind::Erf:
     return std::erf(X);
   case ActKind::Gelu:

@@ -1,9 +1,10 @@
 //===- ElementwiseKernels.cpp - Activations and broadcasting binaries -----===//
 //
-// Unary activations run over flat buffers (layout does not matter). Binary
-// ops walk the output in its physical order; the innermost dim is a
-// vector loop when each operand is contiguous or broadcast along it, and
-// the activation that follows is applied before the store.
+// Unary activations and math functions run over flat buffers (layout does
+// not matter). Binary ops (arithmetic, Max/Min, PRelu, Pow) walk the output
+// in its physical order; the innermost dim is a vector loop when each
+// operand is contiguous or broadcast along it, and the activation that
+// follows is applied before the store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,22 @@ void UnaryImpl(const Activation &Act, const float *X, float *Y, int64_t Count) {
     Y[I] = applyScalar(Act, X[I]);
 }
 
-template <class D, class V> HWY_INLINE V binaryVec(D, BinaryOp Op, V A, V B) {
+/// A^B as std::pow: e^(B ln|A|), negated for a negative A and an odd
+/// integer B, NaN for a negative A and a non-integer B; A^0 = 1.
+template <class D, class V> HWY_INLINE V powVec(D d, V A, V B) {
+  V R = expVec(d, hn::Mul(B, logVec(d, hn::Abs(A))));
+  const V FloorB = hn::Floor(B);
+  const auto Integral = hn::Eq(FloorB, B);
+  const auto Odd =
+      hn::And(Integral, hn::Ne(hn::Floor(hn::Mul(B, hn::Set(d, 0.5f))),
+                               hn::Mul(B, hn::Set(d, 0.5f))));
+  const auto Negative = hn::Lt(A, hn::Zero(d));
+  R = hn::IfThenElse(hn::And(Negative, Odd), hn::Neg(R), R);
+  R = hn::IfThenElse(hn::AndNot(Integral, Negative), hn::Set(d, NAN), R);
+  return hn::IfThenElse(hn::Eq(B, hn::Zero(d)), hn::Set(d, 1.0f), R);
+}
+
+template <class D, class V> HWY_INLINE V binaryVec(D d, BinaryOp Op, V A, V B) {
   switch (Op) {
   case BinaryOp::Add:
     return hn::Add(A, B);
@@ -43,6 +59,14 @@ template <class D, class V> HWY_INLINE V binaryVec(D, BinaryOp Op, V A, V B) {
     return hn::Mul(A, B);
   case BinaryOp::Div:
     return hn::Div(A, B);
+  case BinaryOp::Max: // NaN in either operand gives NaN.
+    return hn::IfThenElse(hn::Or(hn::Gt(B, A), hn::IsNaN(B)), B, A);
+  case BinaryOp::Min:
+    return hn::IfThenElse(hn::Or(hn::Lt(B, A), hn::IsNaN(B)), B, A);
+  case BinaryOp::PRelu:
+    return hn::IfThenElse(hn::Lt(A, hn::Zero(d)), hn::Mul(A, B), A);
+  case BinaryOp::Pow:
+    return powVec(d, A, B);
   }
   return A;
 }
@@ -57,6 +81,14 @@ inline float binaryScalar(BinaryOp Op, float A, float B) {
     return A * B;
   case BinaryOp::Div:
     return A / B;
+  case BinaryOp::Max:
+    return std::isnan(B) || B > A ? B : A;
+  case BinaryOp::Min:
+    return std::isnan(B) || B < A ? B : A;
+  case BinaryOp::PRelu:
+    return A < 0.0f ? A * B : A;
+  case BinaryOp::Pow:
+    return std::pow(A, B);
   }
   return A;
 }
@@ -195,20 +227,39 @@ void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
   int64_t Rows = 1;
   for (int I = 0; I + 1 < Rank; ++I)
     Rows *= Shape[I];
+  auto RowOffsets = [&](int64_t Row, int64_t &OffA, int64_t &OffB) {
+    OffA = OffB = 0;
+    for (int I = Rank - 2; I >= 0; --I) {
+      int64_t Idx = Row % Shape[I];
+      Row /= Shape[I];
+      OffA += Idx * SA[I];
+      OffB += Idx * SB[I];
+    }
+  };
+  const int64_t ISA = SA[Rank - 1], ISB = SB[Rank - 1];
+  // A long row (a whole tensor once its dims merge) is split into pieces
+  // so that it spreads over the threads.
+  const int64_t Piece = 16384;
+  if (Inner > Piece) {
+    const int64_t Pieces = (Inner + Piece - 1) / Piece;
+    parallelFor(Rows * Pieces, Threads, [&](int64_t Item) {
+      const int64_t Row = Item / Pieces, Begin = Item % Pieces * Piece;
+      int64_t OffA, OffB;
+      RowOffsets(Row, OffA, OffB);
+      HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
+      (P.Op, P.Act, A + OffA + Begin * ISA, ISA, B + OffB + Begin * ISB, ISB,
+       Y + Row * Inner + Begin, std::min(Piece, Inner - Begin));
+    });
+    return;
+  }
   const int64_t Per = rowsPerItem(Inner);
   parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t Item) {
     for (int64_t Row = Item * Per; Row < std::min(Rows, (Item + 1) * Per);
          ++Row) {
-      int64_t OffA = 0, OffB = 0, R = Row;
-      for (int I = Rank - 2; I >= 0; --I) {
-        int64_t Idx = R % Shape[I];
-        R /= Shape[I];
-        OffA += Idx * SA[I];
-        OffB += Idx * SB[I];
-      }
+      int64_t OffA, OffB;
+      RowOffsets(Row, OffA, OffB);
       HWY_DYNAMIC_DISPATCH(BinaryRowImpl)
-      (P.Op, P.Act, A + OffA, SA[Rank - 1], B + OffB, SB[Rank - 1],
-       Y + Row * Inner, Inner);
+      (P.Op, P.Act, A + OffA, ISA, B + OffB, ISB, Y + Row * Inner, Inner);
     }
   });
 }

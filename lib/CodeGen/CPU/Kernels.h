@@ -43,7 +43,16 @@ void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
               int Threads);
 
-enum class BinaryOp : unsigned char { Add, Sub, Mul, Div };
+enum class BinaryOp : unsigned char {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,   ///< NaN in either operand gives NaN (numpy.maximum)
+  Min,   ///< NaN in either operand gives NaN (numpy.minimum)
+  PRelu, ///< A < 0 ? A * B : A
+  Pow,   ///< std::pow(A, B)
+};
 
 /// Y[i] = Act(A[i] op B[i]) over a dense output of up to 6 dims (row-major
 /// over Shape: Y's physical order); A and B are read through strides (0
@@ -58,6 +67,49 @@ struct BinaryParams {
 };
 void runBinary(const BinaryParams &P, const float *A, const float *B, float *Y,
                int Threads);
+
+/// A dense output of up to 6 dims (row-major over Shape: its physical
+/// order) and the strides of up to three operands read at each of its
+/// indices (0 where broadcast).
+struct BroadcastParams {
+  int Rank = 0;
+  int64_t Shape[6];
+  int64_t Strides[3][6];
+};
+
+/// Comparisons and the binary logic ops: a bool (one byte, 0 or 1) result.
+enum class CompareOp : unsigned char {
+  Equal,
+  Less,
+  LessOrEqual,
+  Greater,
+  GreaterOrEqual,
+  And,
+  Or,
+};
+/// The element type both operands of a comparison share.
+enum class CompareType : unsigned char { F32, I32, I64, Bool };
+/// Y[i] = A[i] op B[i] (operands 0 and 1 of \p P).
+void runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
+                const void *A, const void *B, uint8_t *Y, int Threads);
+/// Y = !X over \p Count bools.
+void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
+/// Y[i] = C[i] ? X[i] : Z[i] (operands 0, 1, 2 of \p P) for elements of
+/// \p ElementBytes (1, 2, 4 or 8) bytes.
+void runWhere(unsigned ElementBytes, const BroadcastParams &P, const uint8_t *C,
+              const void *X, const void *Z, void *Y, int Threads);
+
+/// Y[i] = X[i] (operand 0 of \p P, broadcast) for elements of
+/// \p ElementBytes (1, 2, 4 or 8) bytes.
+void runExpand(unsigned ElementBytes, const BroadcastParams &P, const void *X,
+               void *Y, int Threads);
+
+/// The element types Cast converts between.
+enum class CastType : unsigned char { F32, F64, I8, U8, I32, I64, Bool };
+/// Y = X converted over \p Count elements (the same order in both), as the
+/// reference interpreter converts.
+void runCast(CastType From, CastType To, const void *X, void *Y, int64_t Count,
+             int Threads);
 
 /// Y = Act(X * Scale[c] + Shift[c]) over \p Batch images of \p Channels
 /// channels and \p Pixels pixels each, both tensors channels-last

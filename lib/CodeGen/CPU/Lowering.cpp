@@ -19,6 +19,7 @@
 #include "hwy/targets.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <array>
 #include <chrono>
@@ -104,6 +105,28 @@ llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
     Stride *= Shape[Perm[P]];
   }
   return Strides;
+}
+
+void cpu::getPhysicalShape(const TensorType &T, int64_t *Out) {
+  unsigned R = T.getRank();
+  auto Shape = T.getStaticShape();
+  auto Perm = T.getLayout().getPermutation(R);
+  for (unsigned P = 0; P < R; ++P)
+    Out[P] = Shape[Perm[P]];
+}
+
+void cpu::getBroadcastStrides(const TensorType &Operand,
+                              const TensorType &Result, int64_t *Out) {
+  unsigned R = Result.getRank();
+  auto S = Operand.getStaticShape();
+  auto Str = getStrides(Operand);
+  unsigned OR = S.size();
+  llvm::SmallVector<int64_t, 6> Logical(R, 0);
+  for (unsigned I = 0; I < OR; ++I)
+    Logical[R - OR + I] = S[I] == 1 ? 0 : Str[I];
+  auto Perm = Result.getLayout().getPermutation(R);
+  for (unsigned P = 0; P < R; ++P)
+    Out[P] = Logical[Perm[P]];
 }
 
 //===----------------------------------------------------------------------===//
@@ -232,32 +255,40 @@ void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
 // Fusion and the op table
 //===----------------------------------------------------------------------===//
 
+/// Activations without attributes: one per op.
+static const std::pair<OpId, ActKind> PlainActivations[] = {
+    {OpId::Relu, ActKind::Relu},
+    {OpId::Sigmoid, ActKind::Sigmoid},
+    {OpId::HardSwish, ActKind::HardSwish},
+    {OpId::Tanh, ActKind::Tanh},
+    {OpId::Erf, ActKind::Erf},
+    {OpId::Exp, ActKind::Exp},
+    {OpId::Sqrt, ActKind::Sqrt},
+    {OpId::Log, ActKind::Log},
+    {OpId::Reciprocal, ActKind::Reciprocal},
+    {OpId::Neg, ActKind::Neg},
+    {OpId::Abs, ActKind::Abs},
+    {OpId::Floor, ActKind::Floor},
+    {OpId::Ceil, ActKind::Ceil},
+    {OpId::Sin, ActKind::Sin},
+    {OpId::Cos, ActKind::Cos},
+};
+
 bool cpu::getFusableActivation(const Node &N, Activation &Out) {
   Activation A;
   switch (N.getOpId()) {
-  case OpId::Relu:
-    A.Kind = ActKind::Relu;
-    break;
   case OpId::LeakyRelu:
     A.Kind = ActKind::LeakyRelu;
     A.Alpha = N.getFloatAttr("alpha", 0.01f);
     break;
-  case OpId::Sigmoid:
-    A.Kind = ActKind::Sigmoid;
+  case OpId::Elu:
+    A.Kind = ActKind::Elu;
+    A.Alpha = N.getFloatAttr("alpha", 1.0f);
     break;
   case OpId::HardSigmoid:
     A.Kind = ActKind::HardSigmoid;
     A.Alpha = N.getFloatAttr("alpha", 0.2f);
     A.Beta = N.getFloatAttr("beta", 0.5f);
-    break;
-  case OpId::HardSwish:
-    A.Kind = ActKind::HardSwish;
-    break;
-  case OpId::Tanh:
-    A.Kind = ActKind::Tanh;
-    break;
-  case OpId::Erf:
-    A.Kind = ActKind::Erf;
     break;
   case OpId::Gelu:
     A.Kind = N.getStringAttr("approximate", "none") == "tanh"
@@ -278,8 +309,15 @@ bool cpu::getFusableActivation(const Node &N, Activation &Out) {
     }
     break;
   }
-  default:
-    return false;
+  default: {
+    const auto *It = llvm::find_if(PlainActivations, [&](const auto &P) {
+      return P.first == N.getOpId();
+    });
+    if (It == std::end(PlainActivations))
+      return false;
+    A.Kind = It->second;
+    break;
+  }
   }
   if (N.getResult(0)->getType().getElementType() != ElementType::F32)
     return false;
@@ -298,9 +336,24 @@ bool cpu::lowerConstant(LoweringContext &L, const Node &N, const FusedTail &) {
 bool cpu::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
 
 bool cpu::acceptsActivation(OpId Id) {
-  return Id == OpId::Conv || Id == OpId::Gemm || Id == OpId::MatMul ||
-         Id == OpId::BatchNormalization || Id == OpId::Add || Id == OpId::Sub ||
-         Id == OpId::Mul || Id == OpId::Div;
+  switch (Id) {
+  case OpId::Conv:
+  case OpId::Gemm:
+  case OpId::MatMul:
+  case OpId::BatchNormalization:
+  case OpId::Add:
+  case OpId::Sub:
+  case OpId::Mul:
+  case OpId::Div:
+  case OpId::PRelu:
+  case OpId::Pow:
+  case OpId::Max:
+  case OpId::Min:
+  case OpId::Sum:
+    return true;
+  default:
+    return false;
+  }
 }
 
 namespace {
@@ -314,11 +367,22 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
-    for (OpId Id : {OpId::Relu, OpId::LeakyRelu, OpId::Clip, OpId::Sigmoid,
-                    OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh, OpId::Erf,
-                    OpId::Gelu})
+    for (OpId Id :
+         {OpId::Relu,        OpId::LeakyRelu, OpId::Clip,       OpId::Sigmoid,
+          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,
+          OpId::Gelu,        OpId::Elu,       OpId::Exp,        OpId::Sqrt,
+          OpId::Neg,         OpId::Abs,       OpId::Reciprocal, OpId::Floor,
+          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos})
       T[size_t(Id)] = lowerUnary;
-    for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
+    for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
+                    OpId::GreaterOrEqual, OpId::And, OpId::Or})
+      T[size_t(Id)] = lowerCompare;
+    T[size_t(OpId::Not)] = lowerNot;
+    T[size_t(OpId::Where)] = lowerWhere;
+    T[size_t(OpId::Expand)] = lowerExpand;
+    T[size_t(OpId::Cast)] = lowerCast;
+    for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::PRelu,
+                    OpId::Pow, OpId::Max, OpId::Min, OpId::Sum})
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;

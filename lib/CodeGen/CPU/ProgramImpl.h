@@ -81,6 +81,15 @@ public:
 /// Per-dim element strides of a dense tensor of type \p T in its layout.
 llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
 
+/// The dims of a dense tensor of type \p T in its physical order
+/// (outermost first) into \p Out (rank entries).
+void getPhysicalShape(const TensorType &T, int64_t *Out);
+/// Element strides of an operand of type \p Operand read at every index of
+/// a result of type \p Result it broadcasts to (numpy rules: 0 along
+/// broadcast dims), in the result's physical dim order, into \p Out.
+void getBroadcastStrides(const TensorType &Operand, const TensorType &Result,
+                         int64_t *Out);
+
 /// How a dense tensor of logical shape (N, C, spatial...) is stored, for
 /// kernels that walk it as Batch x Channels x Pixels.
 enum class ChannelOrder {
@@ -205,6 +214,11 @@ bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerCompare(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerExpand(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerCast(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBatchNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

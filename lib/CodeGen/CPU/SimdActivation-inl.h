@@ -18,6 +18,8 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
+#include <cmath>
+
 HWY_BEFORE_NAMESPACE();
 namespace strider {
 namespace cpu {
@@ -31,6 +33,23 @@ template <class D, class V> HWY_INLINE V sigmoidVec(D d, V X) {
   // sigmoid is 0 anyway) the result is set to 0 instead of trusting it.
   const V S = hn::Div(One, hn::Add(One, hn::Exp(d, hn::Neg(X))));
   return hn::IfThenZeroElse(hn::Lt(X, hn::Set(d, -88.0f)), S);
+}
+
+/// e^X, infinite past float's range (Highway's Exp is defined up to 104).
+template <class D, class V> HWY_INLINE V expVec(D d, V X) {
+  return hn::IfThenElse(hn::Gt(X, hn::Set(d, 88.72283935546875f)),
+                        hn::Set(d, INFINITY), hn::Exp(d, X));
+}
+
+/// ln(X) with std::log's special values: Highway's Log is defined on
+/// (0, FLT_MAX] only.
+template <class D, class V> HWY_INLINE V logVec(D d, V X) {
+  const V Zero = hn::Zero(d);
+  V Y = hn::Log(d, hn::Max(X, hn::Set(d, 1e-45f)));
+  Y = hn::IfThenElse(hn::Eq(X, Zero), hn::Set(d, -INFINITY), Y);
+  Y = hn::IfThenElse(hn::Eq(X, hn::Set(d, INFINITY)), X, Y);
+  // Negative inputs and NaN give NaN.
+  return hn::IfThenElse(hn::Not(hn::Ge(X, Zero)), hn::Set(d, NAN), Y);
 }
 
 /// Horner's scheme: C[0] + Z * (C[1] + Z * (...)).
@@ -108,6 +127,29 @@ HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
     return hn::Mul(X, sigmoidVec(d, X));
   case ActKind::Tanh:
     return hn::Tanh(d, X);
+  case ActKind::Elu:
+    return hn::IfThenElse(hn::Lt(X, hn::Zero(d)),
+                          hn::Mul(hn::Expm1(d, X), hn::Set(d, A.Alpha)), X);
+  case ActKind::Exp:
+    return expVec(d, X);
+  case ActKind::Log:
+    return logVec(d, X);
+  case ActKind::Sqrt:
+    return hn::Sqrt(X);
+  case ActKind::Reciprocal:
+    return hn::Div(hn::Set(d, 1.0f), X);
+  case ActKind::Neg:
+    return hn::Neg(X);
+  case ActKind::Abs:
+    return hn::Abs(X);
+  case ActKind::Floor:
+    return hn::Floor(X);
+  case ActKind::Ceil:
+    return hn::Ceil(X);
+  case ActKind::Sin:
+    return hn::Sin(d, X);
+  case ActKind::Cos:
+    return hn::Cos(d, X);
   case ActKind::Erf:
     return erfVec(d, X);
   case ActKind::Gelu:

@@ -130,6 +130,8 @@ void expectOp(const OpCase &C, std::vector<double> Expected,
     for (size_t I = 0; I != Got.size(); ++I) {
       if (std::isnan(Expected[I]))
         EXPECT_TRUE(std::isnan(Got[I])) << "element " << I;
+      else if (std::isinf(Expected[I]))
+        EXPECT_EQ(Got[I], Expected[I]) << "element " << I;
       else
         EXPECT_NEAR(Got[I], Expected[I], Tol) << "element " << I;
     }
@@ -390,6 +392,62 @@ TEST(ElementwiseKernelTest, PReluAndVariadic) {
   Tensor IA = i64({2}, {-4, 9}), IB = i64({2}, {3, -8});
   expectOp({OpId::Max, {&IA, &IB}, {}, {ty(I64, {2})}}, {3, 9});
   expectOp({OpId::Min, {&IA, &IB}, {}, {ty(I64, {2})}}, {-4, -8});
+}
+
+TEST(ElementwiseKernelTest, UnaryMath) {
+  Tensor X = f32({2, 3}, {-2.5, -0.5, 0, 0.5, 1, 3});
+  TensorType T = ty(F32, {2, 3});
+  expectOp({OpId::Neg, {&X}, {}, {T}}, {2.5, 0.5, 0, -0.5, -1, -3});
+  expectOp({OpId::Abs, {&X}, {}, {T}}, {2.5, 0.5, 0, 0.5, 1, 3});
+  expectOp({OpId::Reciprocal, {&X}, {}, {T}},
+           {-0.4, -2, INFINITY, 2, 1, 1.0 / 3});
+  expectOp({OpId::Floor, {&X}, {}, {T}}, {-3, -1, 0, 0, 1, 3});
+  expectOp({OpId::Ceil, {&X}, {}, {T}}, {-2, -0.0, 0, 1, 1, 3});
+  expectOp({OpId::Log, {&X}, {}, {T}},
+           {NAN, NAN, -INFINITY, std::log(0.5), 0, std::log(3.0)});
+  expectOp({OpId::Sin, {&X}, {}, {T}},
+           {std::sin(-2.5), std::sin(-0.5), 0, std::sin(0.5), std::sin(1.0),
+            std::sin(3.0)});
+  expectOp({OpId::Cos, {&X}, {}, {T}},
+           {std::cos(-2.5), std::cos(-0.5), 1, std::cos(0.5), std::cos(1.0),
+            std::cos(3.0)});
+  // Integers stay exact; -INT64_MIN wraps.
+  Tensor I = i64({4}, {-3, 0, 7, -9});
+  expectOp({OpId::Neg, {&I}, {}, {ty(I64, {4})}}, {3, 0, -7, 9});
+  expectOp({OpId::Abs, {&I}, {}, {ty(I64, {4})}}, {3, 0, 7, 9});
+}
+
+TEST(ElementwiseKernelTest, ComparisonsLogicAndWhere) {
+  const ElementType Bool = ElementType::Bool;
+  Tensor A = f32({2, 3}, {1, 2, 3, 4, NAN, 6});
+  Tensor B = f32({3}, {2, 2, 2});
+  TensorType T = ty(Bool, {2, 3});
+  expectOp({OpId::Equal, {&A, &B}, {}, {T}}, {0, 1, 0, 0, 0, 0});
+  expectOp({OpId::Less, {&A, &B}, {}, {T}}, {1, 0, 0, 0, 0, 0});
+  expectOp({OpId::LessOrEqual, {&A, &B}, {}, {T}}, {1, 1, 0, 0, 0, 0});
+  expectOp({OpId::Greater, {&A, &B}, {}, {T}}, {0, 0, 1, 1, 0, 1});
+  expectOp({OpId::GreaterOrEqual, {&A, &B}, {}, {T}}, {0, 1, 1, 1, 0, 1});
+  // Integers compare exactly past float precision.
+  Tensor IA(I64, {2}), IB(I64, {2});
+  IA.setInt(0, int64_t(1) << 60);
+  IB.setInt(0, (int64_t(1) << 60) + 1);
+  IA.setInt(1, -5);
+  IB.setInt(1, -5);
+  expectOp({OpId::Less, {&IA, &IB}, {}, {ty(Bool, {2})}}, {1, 0});
+  expectOp({OpId::Equal, {&IA, &IB}, {}, {ty(Bool, {2})}}, {0, 1});
+  Tensor P = makeTensor(Bool, {2, 2}, {0, 1, 0, 1});
+  Tensor Q = makeTensor(Bool, {2, 1}, {0, 1});
+  TensorType BT = ty(Bool, {2, 2});
+  expectOp({OpId::Not, {&P}, {}, {BT}}, {1, 0, 1, 0});
+  expectOp({OpId::And, {&P, &Q}, {}, {BT}}, {0, 0, 0, 1});
+  expectOp({OpId::Or, {&P, &Q}, {}, {BT}}, {0, 1, 1, 1});
+  expectOp({OpId::Equal, {&P, &Q}, {}, {BT}}, {1, 0, 0, 1});
+  // Where broadcasts all three operands, any element type.
+  Tensor X = f32({2, 2}, {1, 2, 3, 4}), Y = f32({}, {-1});
+  expectOp({OpId::Where, {&Q, &X, &Y}, {}, {ty(F32, {2, 2})}}, {-1, -1, 3, 4});
+  Tensor IX = i64({2}, {10, 20}), IY = i64({2, 1}, {-1, -2});
+  expectOp({OpId::Where, {&P, &IX, &IY}, {}, {ty(I64, {2, 2})}},
+           {-1, 20, -2, 20});
 }
 
 TEST(ElementwiseKernelTest, RelayoutKeepsLogicalValues) {

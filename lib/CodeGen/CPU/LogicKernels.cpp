@@ -1,0 +1,316 @@
+//===- LogicKernels.cpp - Comparisons, logic, Where, Cast, Expand ---------===//
+//
+// Kernels on any element type: comparisons (f32, i32, i64 and bool
+// operands), And/Or/Not, Where and Expand (any element size) and Cast
+// between f32, f64, i8, u8, i32, i64 and bool. Like the binary arithmetic
+// kernel they walk the output in its physical order with each operand
+// read through strides (0 where broadcast); rows are plain loops that the
+// compiler vectorizes where the strides are unit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+/// Adds to \p Offs the operand offsets of row \p Row (the dims but the
+/// innermost of \p Shape, row-major).
+template <unsigned NumOps>
+void rowOffsets(int64_t Row, int Rank, const int64_t *Shape,
+                const int64_t (*S)[6], int64_t *Offs) {
+  for (int I = Rank - 2; I >= 0; --I) {
+    int64_t Idx = Row % Shape[I];
+    Row /= Shape[I];
+    for (unsigned K = 0; K < NumOps; ++K)
+      Offs[K] += Idx * S[K][I];
+  }
+}
+
+/// Merges dims that nest in the output and every operand, drops unit dims
+/// and calls \p Row(OutOffset, OperandOffsets, InnerStrides, Inner) for
+/// every innermost row (rows grouped into work items of about 4096
+/// elements).
+template <unsigned NumOps, typename RowFn>
+void forEachRow(const BroadcastParams &P, int Threads, RowFn Row) {
+  int Rank = 0;
+  int64_t Shape[6], S[NumOps][6];
+  for (int I = 0; I < P.Rank; ++I) {
+    if (P.Shape[I] == 0)
+      return; // Nothing to compute (and nothing to read).
+    if (P.Shape[I] == 1)
+      continue;
+    bool Nests = Rank > 0;
+    for (unsigned K = 0; K < NumOps && Nests; ++K)
+      Nests = S[K][Rank - 1] == P.Strides[K][I] * P.Shape[I];
+    if (Nests) {
+      Shape[Rank - 1] *= P.Shape[I];
+      for (unsigned K = 0; K < NumOps; ++K)
+        S[K][Rank - 1] = P.Strides[K][I];
+      continue;
+    }
+    Shape[Rank] = P.Shape[I];
+    for (unsigned K = 0; K < NumOps; ++K)
+      S[K][Rank] = P.Strides[K][I];
+    ++Rank;
+  }
+  if (Rank == 0) {
+    Shape[0] = 1;
+    for (unsigned K = 0; K < NumOps; ++K)
+      S[K][0] = 0;
+    Rank = 1;
+  }
+  const int64_t Inner = Shape[Rank - 1];
+  int64_t Rows = 1;
+  for (int I = 0; I + 1 < Rank; ++I)
+    Rows *= Shape[I];
+  int64_t InnerStrides[NumOps];
+  for (unsigned K = 0; K < NumOps; ++K)
+    InnerStrides[K] = S[K][Rank - 1];
+  // Short rows are grouped into items of about 4096 elements, long ones
+  // split into pieces of at most 16384 (so that one merged row still
+  // spreads over the threads).
+  const int64_t Piece = 16384;
+  if (Inner > Piece) {
+    const int64_t Pieces = (Inner + Piece - 1) / Piece;
+    parallelFor(Rows * Pieces, Threads, [&](int64_t Item) {
+      const int64_t R0 = Item / Pieces, Begin = Item % Pieces * Piece;
+      int64_t Offs[NumOps] = {};
+      rowOffsets<NumOps>(R0, Rank, Shape, S, Offs);
+      for (unsigned K = 0; K < NumOps; ++K)
+        Offs[K] += Begin * InnerStrides[K];
+      Row(R0 * Inner + Begin, Offs, InnerStrides,
+          std::min(Piece, Inner - Begin));
+    });
+    return;
+  }
+  const int64_t Per = std::max<int64_t>(1, 4096 / std::max<int64_t>(Inner, 1));
+  parallelFor((Rows + Per - 1) / Per, Threads, [&](int64_t Item) {
+    for (int64_t R0 = Item * Per; R0 < std::min(Rows, (Item + 1) * Per); ++R0) {
+      int64_t Offs[NumOps] = {};
+      rowOffsets<NumOps>(R0, Rank, Shape, S, Offs);
+      Row(R0 * Inner, Offs, InnerStrides, Inner);
+    }
+  });
+}
+
+template <typename T, typename Pred>
+void compareRow(const T *A, int64_t SA, const T *B, int64_t SB, uint8_t *Y,
+                int64_t N, Pred P) {
+  if (SA == 1 && SB == 1) {
+    for (int64_t I = 0; I < N; ++I)
+      Y[I] = P(A[I], B[I]);
+    return;
+  }
+  for (int64_t I = 0; I < N; ++I)
+    Y[I] = P(A[I * SA], B[I * SB]);
+}
+
+template <typename T>
+void compareTyped(CompareOp Op, const BroadcastParams &P, const T *A,
+                  const T *B, uint8_t *Y, int Threads) {
+  forEachRow<2>(
+      P, Threads,
+      [&](int64_t YOff, const int64_t *Offs, const int64_t *S, int64_t N) {
+        const T *AR = A + Offs[0], *BR = B + Offs[1];
+        uint8_t *YR = Y + YOff;
+        switch (Op) {
+        case CompareOp::Equal:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X == Z; });
+        case CompareOp::Less:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X < Z; });
+        case CompareOp::LessOrEqual:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X <= Z; });
+        case CompareOp::Greater:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X > Z; });
+        case CompareOp::GreaterOrEqual:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X >= Z; });
+        case CompareOp::And:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X != 0 && Z != 0; });
+        case CompareOp::Or:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return X != 0 || Z != 0; });
+        }
+      });
+}
+
+template <typename T>
+void whereTyped(const BroadcastParams &P, const uint8_t *C, const T *X,
+                const T *Z, T *Y, int Threads) {
+  forEachRow<3>(
+      P, Threads,
+      [&](int64_t YOff, const int64_t *Offs, const int64_t *S, int64_t N) {
+        const uint8_t *CR = C + Offs[0];
+        const T *XR = X + Offs[1], *ZR = Z + Offs[2];
+        T *YR = Y + YOff;
+        // Both sides loaded: a select, not a branch on random conditions
+        // (and a vector loop for unit strides).
+        if (S[0] == 1 && S[1] == 1 && S[2] == 1) {
+          for (int64_t I = 0; I < N; ++I) {
+            const T XV = XR[I], ZV = ZR[I];
+            YR[I] = CR[I] ? XV : ZV;
+          }
+          return;
+        }
+        for (int64_t I = 0; I < N; ++I) {
+          const T XV = XR[I * S[1]], ZV = ZR[I * S[2]];
+          YR[I] = CR[I * S[0]] ? XV : ZV;
+        }
+      });
+}
+
+template <typename T>
+void expandTyped(const BroadcastParams &P, const T *X, T *Y, int Threads) {
+  forEachRow<1>(
+      P, Threads,
+      [&](int64_t YOff, const int64_t *Offs, const int64_t *S, int64_t N) {
+        const T *XR = X + Offs[0];
+        T *YR = Y + YOff;
+        if (S[0] == 0)
+          std::fill(YR, YR + N, XR[0]);
+        else
+          for (int64_t I = 0; I < N; ++I)
+            YR[I] = XR[I * S[0]];
+      });
+}
+
+/// One element converted as the reference interpreter's Cast does: floats
+/// to integers truncate (NaN to 0, saturating at the int64 range) and then
+/// wrap to the destination's width; integers to floats go through double;
+/// anything to bool is "not zero".
+template <typename D, typename S> D convertElement(S X) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return X != 0;
+  } else if constexpr (std::is_floating_point_v<D>) {
+    return D(double(X));
+  } else if constexpr (std::is_floating_point_v<S>) {
+    double V = double(X);
+    int64_t I = std::isnan(V)                 ? 0
+                : V >= 9223372036854775807.0  ? INT64_MAX
+                : V <= -9223372036854775808.0 ? INT64_MIN
+                                              : int64_t(V);
+    return D(I);
+  } else {
+    return D(int64_t(X));
+  }
+}
+
+template <typename D, typename S>
+void castTyped(const void *X, void *Y, int64_t Count, int Threads) {
+  const S *XP = static_cast<const S *>(X);
+  D *YP = static_cast<D *>(Y);
+  const int64_t Chunk = 1 << 16;
+  parallelFor((Count + Chunk - 1) / Chunk, Threads, [&](int64_t Item) {
+    const int64_t End = std::min(Count, (Item + 1) * Chunk);
+    for (int64_t I = Item * Chunk; I < End; ++I)
+      YP[I] = convertElement<D>(XP[I]);
+  });
+}
+
+/// Calls \p F with a value of the C++ type of \p Type (bool for Bool).
+template <typename Fn> void withCastType(CastType Type, Fn F) {
+  switch (Type) {
+  case CastType::F32:
+    return F(float());
+  case CastType::F64:
+    return F(double());
+  case CastType::I8:
+    return F(int8_t());
+  case CastType::U8:
+    return F(uint8_t());
+  case CastType::I32:
+    return F(int32_t());
+  case CastType::I64:
+    return F(int64_t());
+  case CastType::Bool:
+    return F(bool());
+  }
+}
+
+} // namespace
+
+void cpu::runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
+                     const void *A, const void *B, uint8_t *Y, int Threads) {
+  switch (Type) {
+  case CompareType::F32:
+    return compareTyped(Op, P, static_cast<const float *>(A),
+                        static_cast<const float *>(B), Y, Threads);
+  case CompareType::I32:
+    return compareTyped(Op, P, static_cast<const int32_t *>(A),
+                        static_cast<const int32_t *>(B), Y, Threads);
+  case CompareType::I64:
+    return compareTyped(Op, P, static_cast<const int64_t *>(A),
+                        static_cast<const int64_t *>(B), Y, Threads);
+  case CompareType::Bool:
+    return compareTyped(Op, P, static_cast<const uint8_t *>(A),
+                        static_cast<const uint8_t *>(B), Y, Threads);
+  }
+}
+
+void cpu::runNot(const uint8_t *X, uint8_t *Y, int64_t Count) {
+  for (int64_t I = 0; I < Count; ++I)
+    Y[I] = !X[I];
+}
+
+void cpu::runWhere(unsigned ElementBytes, const BroadcastParams &P,
+                   const uint8_t *C, const void *X, const void *Z, void *Y,
+                   int Threads) {
+  switch (ElementBytes) {
+  case 1:
+    return whereTyped(P, C, static_cast<const uint8_t *>(X),
+                      static_cast<const uint8_t *>(Z),
+                      static_cast<uint8_t *>(Y), Threads);
+  case 2:
+    return whereTyped(P, C, static_cast<const uint16_t *>(X),
+                      static_cast<const uint16_t *>(Z),
+                      static_cast<uint16_t *>(Y), Threads);
+  case 4:
+    return whereTyped(P, C, static_cast<const uint32_t *>(X),
+                      static_cast<const uint32_t *>(Z),
+                      static_cast<uint32_t *>(Y), Threads);
+  case 8:
+    return whereTyped(P, C, static_cast<const uint64_t *>(X),
+                      static_cast<const uint64_t *>(Z),
+                      static_cast<uint64_t *>(Y), Threads);
+  }
+}
+
+void cpu::runExpand(unsigned ElementBytes, const BroadcastParams &P,
+                    const void *X, void *Y, int Threads) {
+  switch (ElementBytes) {
+  case 1:
+    return expandTyped(P, static_cast<const uint8_t *>(X),
+                       static_cast<uint8_t *>(Y), Threads);
+  case 2:
+    return expandTyped(P, static_cast<const uint16_t *>(X),
+                       static_cast<uint16_t *>(Y), Threads);
+  case 4:
+    return expandTyped(P, static_cast<const uint32_t *>(X),
+                       static_cast<uint32_t *>(Y), Threads);
+  case 8:
+    return expandTyped(P, static_cast<const uint64_t *>(X),
+                       static_cast<uint64_t *>(Y), Threads);
+  }
+}
+
+void cpu::runCast(CastType From, CastType To, const void *X, void *Y,
+                  int64_t Count, int Threads) {
+  withCastType(From, [&](auto S) {
+    withCastType(To, [&](auto D) {
+      castTyped<decltype(D), decltype(S)>(X, Y, Count, Threads);
+    });
+  });
+}

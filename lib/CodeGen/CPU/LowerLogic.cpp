@@ -1,0 +1,212 @@
+//===- LowerLogic.cpp - Lowering of comparisons, logic, Where, Cast -------===//
+//
+// Equal/Less/LessOrEqual/Greater/GreaterOrEqual (f32, i32, i64 or bool
+// operands), And/Or/Not, Where and Expand (any element size) with numpy
+// broadcasting in any layouts, and Cast between the common element types.
+// Each function declines (returns false) outside the cases its kernel
+// covers, and the node then runs its reference kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ProgramImpl.h"
+
+#include "strider/IR/TensorData.h"
+#include "strider/Layout/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace strider;
+using namespace strider::cpu;
+
+namespace {
+
+const std::pair<OpId, CompareOp> CompareOps[] = {
+    {OpId::Equal, CompareOp::Equal},
+    {OpId::Less, CompareOp::Less},
+    {OpId::LessOrEqual, CompareOp::LessOrEqual},
+    {OpId::Greater, CompareOp::Greater},
+    {OpId::GreaterOrEqual, CompareOp::GreaterOrEqual},
+    {OpId::And, CompareOp::And},
+    {OpId::Or, CompareOp::Or},
+};
+
+const std::pair<ElementType, CompareType> CompareTypes[] = {
+    {ElementType::F32, CompareType::F32},
+    {ElementType::I32, CompareType::I32},
+    {ElementType::I64, CompareType::I64},
+    {ElementType::Bool, CompareType::Bool},
+};
+
+const std::pair<ElementType, CastType> CastTypes[] = {
+    {ElementType::F32, CastType::F32},   {ElementType::F64, CastType::F64},
+    {ElementType::I8, CastType::I8},     {ElementType::U8, CastType::U8},
+    {ElementType::I32, CastType::I32},   {ElementType::I64, CastType::I64},
+    {ElementType::Bool, CastType::Bool},
+};
+
+llvm::Optional<CastType> getCastType(ElementType Elt) {
+  const auto *It =
+      llvm::find_if(CastTypes, [&](const auto &E) { return E.first == Elt; });
+  if (It == std::end(CastTypes))
+    return llvm::None;
+  return It->second;
+}
+
+/// Whether 1, 2, 4 or 8-byte elements.
+bool isCopyableSize(unsigned Bytes) {
+  return Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8;
+}
+
+/// The result's physical shape and each operand's strides into it; false
+/// past rank 6.
+bool getBroadcastParams(const Node &N, BroadcastParams &P) {
+  const TensorType &YT = N.getResult(0)->getType();
+  if (YT.getRank() > 6 || N.getNumOperands() > 3)
+    return false;
+  P.Rank = int(YT.getRank());
+  getPhysicalShape(YT, P.Shape);
+  for (unsigned K = 0; K < N.getNumOperands(); ++K) {
+    if (!N.hasOperand(K))
+      return false;
+    getBroadcastStrides(N.getOperand(K)->getType(), YT, P.Strides[K]);
+  }
+  return true;
+}
+
+std::vector<BufferId> getOperandBuffers(LoweringContext &L, const Node &N) {
+  std::vector<BufferId> Reads;
+  for (const Value *Op : N.getOperands())
+    Reads.push_back(L.getBuffer(Op));
+  return Reads;
+}
+
+} // namespace
+
+bool cpu::lowerCompare(LoweringContext &L, const Node &N, const FusedTail &) {
+  const auto *OpIt = llvm::find_if(
+      CompareOps, [&](const auto &E) { return E.first == N.getOpId(); });
+  if (OpIt == std::end(CompareOps) || N.getNumOperands() != 2 ||
+      !N.hasOperand(0) || !N.hasOperand(1))
+    return false;
+  ElementType Elt = N.getOperand(0)->getType().getElementType();
+  const auto *TypeIt = llvm::find_if(
+      CompareTypes, [&](const auto &E) { return E.first == Elt; });
+  if (TypeIt == std::end(CompareTypes) ||
+      N.getOperand(1)->getType().getElementType() != Elt ||
+      N.getResult(0)->getType().getElementType() != ElementType::Bool)
+    return false;
+  BroadcastParams BP;
+  if (!getBroadcastParams(N, BP))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  std::vector<BufferId> Reads = getOperandBuffers(L, N);
+  BufferId YB = L.defineBuffer(N.getResult(0));
+  const CompareOp Op = OpIt->second;
+  const CompareType Type = TypeIt->second;
+  const int Threads = L.getThreads();
+  L.addStep(
+      {N.getResult(0)->getName(),
+       "compare." + N.getOpType().lower() + "." + getElementTypeName(Elt).str(),
+       false},
+      Reads, {YB}, [=]() {
+        runCompare(Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
+                   P->bytes(YB), Threads);
+      });
+  return true;
+}
+
+bool cpu::lowerNot(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  // Over the flat buffer: both layouts must hold the same bytes.
+  if (XT.getElementType() != ElementType::Bool ||
+      YT.getElementType() != ElementType::Bool ||
+      XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Count = *XT.getNumElements();
+  L.addStep({Y->getName(), "logic.not", false}, {XB}, {YB},
+            [=]() { runNot(P->bytes(XB), P->bytes(YB), Count); });
+  return true;
+}
+
+bool cpu::lowerWhere(LoweringContext &L, const Node &N, const FusedTail &) {
+  if (N.getNumOperands() != 3 || !N.hasOperand(0) || !N.hasOperand(1) ||
+      !N.hasOperand(2))
+    return false;
+  const ElementType Elt = N.getResult(0)->getType().getElementType();
+  const unsigned Bytes = getElementByteSize(Elt);
+  if (N.getOperand(0)->getType().getElementType() != ElementType::Bool ||
+      N.getOperand(1)->getType().getElementType() != Elt ||
+      N.getOperand(2)->getType().getElementType() != Elt ||
+      !isCopyableSize(Bytes))
+    return false;
+  BroadcastParams BP;
+  if (!getBroadcastParams(N, BP))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  std::vector<BufferId> Reads = getOperandBuffers(L, N);
+  BufferId YB = L.defineBuffer(N.getResult(0));
+  const int Threads = L.getThreads();
+  L.addStep({N.getResult(0)->getName(),
+             "where." + getElementTypeName(Elt).str(), false},
+            Reads, {YB}, [=]() {
+              runWhere(Bytes, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
+                       P->bytes(Reads[2]), P->bytes(YB), Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerExpand(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const ElementType Elt = Y->getType().getElementType();
+  const unsigned Bytes = getElementByteSize(Elt);
+  if (X->getType().getElementType() != Elt || !isCopyableSize(Bytes) ||
+      Y->getType().getRank() > 6)
+    return false;
+  // Only the data operand is read; the shape is in the result's type.
+  BroadcastParams BP;
+  BP.Rank = int(Y->getType().getRank());
+  getPhysicalShape(Y->getType(), BP.Shape);
+  getBroadcastStrides(X->getType(), Y->getType(), BP.Strides[0]);
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "expand." + getElementTypeName(Elt).str(), false},
+            {XB}, {YB}, [=]() {
+              runExpand(Bytes, BP, P->bytes(XB), P->bytes(YB), Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  llvm::Optional<ElementType> To =
+      fromOnnxDataType(int32_t(N.getIntAttr("to", 0)));
+  llvm::Optional<CastType> From = getCastType(XT.getElementType());
+  llvm::Optional<CastType> Dst = getCastType(YT.getElementType());
+  // Over the flat buffers: both layouts must order the elements alike.
+  if (!To || *To != YT.getElementType() || !From || !Dst ||
+      XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Count = *XT.getNumElements();
+  const int Threads = L.getThreads();
+  const CastType S = *From, D = *Dst;
+  L.addStep({Y->getName(),
+             "cast." + getElementTypeName(XT.getElementType()).str() + "." +
+                 getElementTypeName(YT.getElementType()).str(),
+             false},
+            {XB}, {YB}, [=]() {
+              runCast(S, D, P->bytes(XB), P->bytes(YB), Count, Threads);
+            });
+  return true;
+}
