@@ -478,6 +478,8 @@ def op_cases():
             node("Mul", ["x", "c"], ["y"])], x4, [tout("y")]),
         model("Shape", [node("Shape", ["x"], ["y"], start=1, end=-1)],
               x4, [tout("y", I64)]),
+        model("Tile", [node("Tile", ["x", "r"], ["y"])], x4, [tout("y")],
+              [ints("r", [1, 2, 1, 3])]),
         # Positions along the last dim, as exported position encodings do.
         model("Range", [
             node("Shape", ["x"], ["s"], start=-1),

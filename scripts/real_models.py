@@ -4,7 +4,8 @@
 
 Usage:
     real_models.py [--suite light converted operator thirdparty]
-                   [--only SUBSTRING ...] [--threads 1 2] [--runs N]
+                   [--only SUBSTRING ...] [--skip NAME ...]
+                   [--threads 1 2] [--runs N]
                    [--warmup W] [--no-bench] [--rtol R] [--atol A]
                    [--cache DIR] [--work DIR] [--bin DIR] [--json OUT]
                    [--write-docs [FILE]]
@@ -187,6 +188,12 @@ def collect_models(args):
             models.append(("thirdparty", name, (req, member), shapes, kind))
     if args.only:
         models = [m for m in models if any(o in m[1] for o in args.only)]
+    if args.skip:
+        unknown = set(args.skip) - {m[1] for m in models}
+        if unknown:
+            raise SystemExit(f"real-models: --skip names no model of the "
+                             f"suites: {' '.join(sorted(unknown))}")
+        models = [m for m in models if m[1] not in args.skip]
     return models
 
 
@@ -338,6 +345,8 @@ def main():
                     default=["light", "converted", "operator", "thirdparty"],
                     choices=["light", "converted", "operator", "thirdparty"])
     ap.add_argument("--only", nargs="+", default=None)
+    ap.add_argument("--skip", nargs="+", default=None,
+                    help="models known not to run yet (exact names)")
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)

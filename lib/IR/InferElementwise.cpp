@@ -351,6 +351,52 @@ llvm::Error detail::inferPRelu(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+llvm::Error detail::inferTile(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  if (!N.hasOperand(1))
+    return checkOperandPresent(N, 1, "repeats");
+  ListOperand Repeats;
+  if (llvm::Error E = readIntList(N, 1, "repeats", EltClass::I64, Repeats))
+    return E;
+  ElementType Elt = X->getElementType();
+  if (!X->hasRank()) {
+    Results.push_back(Repeats.Length ? makeType(Elt, DimList(*Repeats.Length,
+                                                             Dim::getUnknown()))
+                                     : TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  if (Repeats.Length && *Repeats.Length != int64_t(X->getRank()))
+    return makeNodeError(
+        N, "input 'repeats' has " + llvm::Twine(*Repeats.Length) +
+               " entries, the input has rank " + llvm::Twine(X->getRank()));
+  DimList Shape;
+  for (unsigned I = 0; I < X->getRank(); ++I) {
+    const Dim &D = X->getDim(I);
+    if (!Repeats.Ints) {
+      Shape.push_back(D.isStatic() && D.getSize() == 0 ? D : Dim::getUnknown());
+      continue;
+    }
+    int64_t R = (*Repeats.Ints)[I];
+    if (R < 0)
+      return makeNodeError(N, "repeats entry " + llvm::Twine(I) + " is " +
+                                  llvm::Twine(R) + ", expected >= 0");
+    if (R == 1 || (D.isStatic() && D.getSize() == 0)) {
+      Shape.push_back(D);
+    } else if (D.isStatic()) {
+      auto DOrErr = multiplyDims(N, {D, Dim::getStatic(R)});
+      if (!DOrErr)
+        return DOrErr.takeError();
+      Shape.push_back(*DOrErr);
+    } else {
+      Shape.push_back(R == 0 ? Dim::getStatic(0) : Dim::getUnknown());
+    }
+  }
+  Results.push_back(makeType(Elt, Shape));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferExpand(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)

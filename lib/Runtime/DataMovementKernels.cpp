@@ -132,6 +132,27 @@ llvm::Error expandKernel(const Node &N, Operands Ins, Results Outs) {
   return llvm::Error::success();
 }
 
+/// Tile: result index i reads input index i mod the input's dims.
+llvm::Error tileKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &In = *Ins[0];
+  Tensor &Out = Outs[0];
+  bool OK = In.getRank() == Out.getRank() &&
+            Ins[1]->getNumElements() == int64_t(In.getRank());
+  for (unsigned I = 0; OK && I < In.getRank(); ++I)
+    OK = Out.getDim(I) == In.getDim(I) * Ins[1]->getInt(I);
+  if (!OK)
+    return makeNodeError(N, "result type " + Out.getType().str() +
+                                " is not the input " + In.getType().str() +
+                                " tiled by the repeats");
+  Index InIdx(In.getRank());
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    for (unsigned D = 0; D < O.size(); ++D)
+      InIdx[D] = O[D] % In.getDim(D);
+    Out.copyElement(Out.getOffset(O), In, In.getOffset(InIdx));
+  });
+  return llvm::Error::success();
+}
+
 llvm::Error concatKernel(const Node &N, Operands Ins, Results Outs) {
   Tensor &Out = Outs[0];
   int64_t Axis = N.getIntAttr("axis", 0);
@@ -526,6 +547,7 @@ void runtime::addDataMovementKernels(KernelTable &T) {
   Set(OpId::Squeeze, reshapeKernel);
   Set(OpId::Unsqueeze, reshapeKernel);
   Set(OpId::Expand, expandKernel);
+  Set(OpId::Tile, tileKernel);
   Set(OpId::Gather, gatherKernel);
   Set(OpId::Shape, shapeKernel);
   Set(OpId::Constant, constantKernel);

@@ -185,6 +185,107 @@ bool cpu::lowerSlice(LoweringContext &L, const Node &N, const FusedTail &) {
   return true;
 }
 
+/// Run \p Copies of one step from \p XB to \p YB.
+static void addCopiesStep(LoweringContext &L, const Node &N, const char *Kernel,
+                          std::vector<CopyPlan> Copies) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const int64_t Elt =
+      int64_t(getElementByteSize(X->getType().getElementType()));
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
+    for (const CopyPlan &C : Copies)
+      runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads);
+  });
+}
+
+/// Tile with constant repeats: one strided copy of the whole operand per
+/// tile (the product of the repeats), each at its offset in the result.
+bool cpu::lowerTile(LoweringContext &L, const Node &N, const FusedTail &) {
+  const TensorType &XT = N.getOperand(0)->getType();
+  const TensorType &YT = N.getResult(0)->getType();
+  std::vector<int64_t> Repeats = constantInts(N, 1);
+  const size_t R = XT.getRank();
+  if (Repeats.size() != R || XT.getNumElements().getValueOr(0) == 0)
+    return false;
+  auto XShape = XT.getStaticShape();
+  auto YS = getStrides(YT);
+  int64_t Tiles = 1;
+  for (int64_t Rep : Repeats)
+    Tiles *= Rep;
+  if (Tiles == 0 || Tiles > (int64_t(1) << 16))
+    return false;
+  std::vector<CopyPlan> Copies;
+  std::vector<int64_t> Tile(R, 0);
+  for (int64_t T = 0; T < Tiles; ++T) {
+    CopyPlan C;
+    C.Rank = int(R);
+    C.Shape = toVector(XShape);
+    C.Src = toVector(getStrides(XT));
+    C.Dst = toVector(YS);
+    for (size_t D = 0; D < R; ++D)
+      C.DstOff += Tile[D] * XShape[D] * YS[D];
+    Copies.push_back(std::move(C));
+    for (size_t D = R; D-- > 0;) {
+      if (++Tile[D] < Repeats[D])
+        break;
+      Tile[D] = 0;
+    }
+  }
+  addCopiesStep(L, N, "tile", std::move(Copies));
+  return true;
+}
+
+/// Gather with constant indices: one strided copy of the operand's slice
+/// at each index to the result's slice at the index's position.
+bool cpu::lowerGather(LoweringContext &L, const Node &N, const FusedTail &) {
+  const TensorType &XT = N.getOperand(0)->getType();
+  const TensorType &YT = N.getResult(0)->getType();
+  const Value *Indices = N.getOperand(1);
+  const TensorData *ID = Indices->getConstantData();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (!ID || Axis < 0 || Axis >= R || ID->getNumElements() > (1 << 16))
+    return false;
+  const int64_t Q = ID->getType().getRank();
+  auto XShape = XT.getStaticShape();
+  auto IShape = ID->getType().getStaticShape();
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  // The result is X[:Axis] + Indices.shape + X[Axis+1:].
+  std::vector<CopyPlan> Copies;
+  std::vector<int64_t> At(size_t(Q), 0);
+  for (int64_t K = 0, E = ID->getNumElements(); K < E; ++K) {
+    int64_t Index = ID->getInt(K);
+    if (Index < 0)
+      Index += XShape[size_t(Axis)];
+    if (Index < 0 || Index >= XShape[size_t(Axis)])
+      return false; // The reference kernel reports it.
+    CopyPlan C;
+    C.Rank = int(R);
+    C.Shape = toVector(XShape);
+    C.Shape[size_t(Axis)] = 1;
+    C.Src = toVector(XS);
+    C.SrcOff = Index * XS[size_t(Axis)];
+    for (int64_t D = 0; D < R; ++D)
+      C.Dst.push_back(D < Axis    ? YS[size_t(D)]
+                      : D == Axis ? 0
+                                  : YS[size_t(D + Q - 1)]);
+    for (int64_t D = 0; D < Q; ++D)
+      C.DstOff += At[size_t(D)] * YS[size_t(Axis + D)];
+    Copies.push_back(std::move(C));
+    for (int64_t D = Q; D-- > 0;) {
+      if (++At[size_t(D)] < IShape[size_t(D)])
+        break;
+      At[size_t(D)] = 0;
+    }
+  }
+  addCopiesStep(L, N, "gather", std::move(Copies));
+  return true;
+}
+
 bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
                             const FusedTail &) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);

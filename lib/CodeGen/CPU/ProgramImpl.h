@@ -230,6 +230,8 @@ bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSlice(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerTile(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerGather(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPad(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerDepthToSpace(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

@@ -747,6 +747,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ReduceSum, 1, minVersionReduce<13>, lowerReduce<13>},
     {OpId::Gather, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Expand, 8, nullptr, nullptr},
+    {OpId::Tile, 6, nullptr, nullptr},
     {OpId::Reshape, 5, nullptr, nullptr},
     {OpId::Flatten, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Squeeze, 1, minVersionSqueeze, lowerSqueeze},

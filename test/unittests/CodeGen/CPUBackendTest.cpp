@@ -768,6 +768,41 @@ TEST(CPUKernelTest, SplitSlicePadAndSpaceDepth) {
   }
 }
 
+TEST(CPUKernelTest, TileAndGatherWithConstantOperands) {
+  auto Ints = [](GraphBuilder &B, std::vector<int64_t> Shape,
+                 std::vector<int64_t> V) {
+    TensorDataRef D = TensorData::fromInt64(ElementType::I64, Shape, V);
+    Node *C = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("i")},
+                             {D->getType()});
+    C->setAttr("value", Attribute::getTensor(D));
+    return C->getResult(0);
+  };
+  for (bool CL : {false, true}) {
+    Layout L4 = layoutFor(CL, 4);
+    {
+      GraphBuilder B(70 + CL);
+      Value *X = B.input({2, 3, 4, 5}, L4);
+      Value *Y = B.op(OpId::Tile, {X, Ints(B, {4}, {1, 2, 3, 1})});
+      B.setLayout(Y, layoutFor(!CL, 4));
+      B.check(Y, 0, 1, "tile");
+    }
+    // Gather along the channels and along a spatial axis, with a scalar, a
+    // list and a 2-D index tensor (negative indices count from the end).
+    for (auto [Axis, IShape, Idx] :
+         {std::make_tuple(1, std::vector<int64_t>{}, std::vector<int64_t>{2}),
+          std::make_tuple(1, std::vector<int64_t>{3},
+                          std::vector<int64_t>{5, 0, -1}),
+          std::make_tuple(3, std::vector<int64_t>{2, 2},
+                          std::vector<int64_t>{1, 4, -2, 0})}) {
+      GraphBuilder B(80 + CL + Axis);
+      Value *X = B.input({2, 6, 4, 5}, L4);
+      Value *Y = B.op(OpId::Gather, {X, Ints(B, IShape, Idx)},
+                      {{"axis", Attribute::getInt(Axis)}});
+      B.check(Y, 0, 2, "gather");
+    }
+  }
+}
+
 TEST(CPUKernelTest, ResizeChannelsLast) {
   struct Case {
     const char *Mode, *Coord, *Nearest;
