@@ -572,6 +572,13 @@ llvm::Error checkTypes(const Graph &G) {
                       "element types (bind symbolic dims with --dim)";
     return N ? makeNodeError(*N, Msg) : makeGraphError(G, Msg);
   };
+  // An op Strider does not know is the cause to name, not the unknown
+  // types that follow from it.
+  for (const Node *N : G.nodes())
+    if (N->isOpaque())
+      return makeNodeError(*N, "op '" + N->getOpType() +
+                                   "' is not supported (no kernel in any "
+                                   "backend)");
   for (const Value *In : G.getInputs())
     if (llvm::Error E = Check(In, nullptr))
       return E;
