@@ -61,10 +61,10 @@ llvm::Error conformance::readModel(llvm::StringRef Dir, onnx::ModelProto &M) {
 }
 
 std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
-  // Strider imports opsets 7 and newer.
+  // Strider imports opsets 6 and newer.
   for (const onnx::OperatorSetIdProto &O : M.opset_import())
-    if ((O.domain().empty() || O.domain() == "ai.onnx") && O.version() < 7)
-      return "opset " + std::to_string(O.version()) + " < 7";
+    if ((O.domain().empty() || O.domain() == "ai.onnx") && O.version() < 6)
+      return "opset " + std::to_string(O.version()) + " < 6";
   for (const onnx::NodeProto &N : M.graph().node()) {
     if (!(N.domain().empty() || N.domain() == "ai.onnx") ||
         !lookupOp(N.op_type()) || N.op_type() == "relayout")

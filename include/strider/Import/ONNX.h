@@ -1,6 +1,6 @@
 //===- ONNX.h - ONNX import and export --------------------------*- C++ -*-===//
 //
-// ModelProto <-> Graph. The importer accepts every opset from 7 to the
+// ModelProto <-> Graph. The importer accepts every opset from 6 to the
 // newest and rewrites older op forms into the IR's (newest-opset) forms;
 // the exporter writes a model ONNX Runtime runs with the same results,
 // turning relayouts and physical layouts into explicit Transpose nodes.

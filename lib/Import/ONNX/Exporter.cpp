@@ -3,8 +3,8 @@
 // Writes a Graph as an ONNX model that ONNX Runtime runs with the same
 // results: Constant nodes become initializers, physical layouts and
 // relayouts become explicit Transposes and the IR's op forms are written
-// in the model's opset (both in ExportLowering.cpp), and the model's names,
-// doc strings, metadata and opset imports are kept.
+// in the model's opset (opset 6 raised to 7; both in ExportLowering.cpp),
+// and the model's names, doc strings, metadata and opset imports are kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,9 @@ using namespace strider::onnxexport;
 /// Opset written when the graph has no default-domain opset import: the
 /// newest one Debian's libonnx (1.12) knows.
 static constexpr int64_t DefaultOpset = 17;
+/// Oldest opset written: ONNX Runtime runs opset 7 and newer (it lacks
+/// kernels such as AveragePool-1), so opset 6 imports are written at 7.
+static constexpr int64_t MinExportOpset = 7;
 
 static void writeTensorType(const TensorType &T, onnx::TypeProto &TP) {
   assert(T.getLayout().isIdentity() && "ONNX types have no layout");
@@ -226,7 +229,7 @@ int64_t ModelWriter::chooseOpset() const {
   if (It == Imports.end())
     It = Imports.find("ai.onnx");
   if (It != Imports.end())
-    V = It->second;
+    V = std::max(It->second, MinExportOpset);
   for (const Node *N : G.nodes())
     if (!N->isOpaque() && N->getOpId() != OpId::Constant &&
         N->getOpId() != OpId::Relayout)

@@ -1,27 +1,37 @@
 //===- OpsetUpgrade.cpp - Older ONNX op forms to the IR's -----------------===//
 //
-// One table entry per op whose form changed between opset 7 and the newest
+// One table entry per op whose form changed between opset 6 and the newest
 // opset. Each entry applies to models importing an opset older than its
 // bound and rewrites the node into the newest form. Entries with no bound
 // normalize forms the newest opset still allows (Constant's value_* forms)
 // or drop newer attributes whose only accepted value is the IR's behaviour.
 //
 //   Op                  Opsets      Rewrite
-//   BatchNormalization  7-8         `spatial` dropped (0 is an error);
+//   Add, Sub, Mul, Div, 6           `broadcast`/`axis` -> numpy broadcasting:
+//   Pow, And, Or, Xor,              B unsqueezed to align at `axis`; without
+//   Equal, Greater, Less            broadcast = 1 the shapes must match
+//   PRelu               6           one slope per channel (axis 1) ->
+//                                   slope unsqueezed to [C, 1, ...]
+//   Gemm                6           `broadcast` dropped
+//   BatchNormalization  6           `is_test` = 0 is an error (training)
+//   Dropout             6           `is_test` = 0 is an error (training)
+//   Upsample            6           `height_scale`/`width_scale`, mode
+//                                   bilinear -> `scales`, linear
+//   BatchNormalization  6-8         `spatial` dropped (0 is an error);
 //                                   `is_test`, `consumed_inputs` dropped
-//                       7-13        extra outputs -> training_mode = 1
-//   Clip                7-10        `min`/`max` attributes -> inputs
-//   Dropout             7-11        `ratio` -> input; `is_test` dropped
-//   Pad                 7-10        `pads`/`value` -> inputs
-//   Slice               7-9         `starts`/`ends`/`axes` -> inputs
-//   Split               7-12        `split` -> input
-//                       7-17        no split sizes -> num_outputs
-//   Squeeze, Unsqueeze  7-12        `axes` -> input
-//   ReduceSum           7-12        `axes` -> input
-//   ReduceMean/Max      7-17        `axes` -> input
-//   Softmax/LogSoftmax  7-12        2-D coercion -> Softmax on the last
+//                       6-13        extra outputs -> training_mode = 1
+//   Clip                6-10        `min`/`max` attributes -> inputs
+//   Dropout             6-11        `ratio` -> input; `is_test` dropped
+//   Pad                 6-10        `pads`/`value` -> inputs
+//   Slice               6-9         `starts`/`ends`/`axes` -> inputs
+//   Split               6-12        `split` -> input
+//                       6-17        no split sizes -> num_outputs
+//   Squeeze, Unsqueeze  6-12        `axes` -> input
+//   ReduceSum           6-12        `axes` -> input
+//   ReduceMean/Max      6-17        `axes` -> input
+//   Softmax/LogSoftmax  6-12        2-D coercion -> Softmax on the last
 //                                   axis, or Flatten -> Softmax -> Reshape
-//   Upsample            7-10        -> Resize, asymmetric coordinates,
+//   Upsample            6-10        -> Resize, asymmetric coordinates,
 //                                   nearest_mode floor
 //   Resize              10          (X, scales) -> (X, none, scales) with
 //                                   Upsample's coordinates
@@ -33,7 +43,9 @@
 //   SpaceToDepth        all         `mode` DCR dropped, CRD is an error
 //
 // Ops not listed kept their form (attributes added by newer opsets default
-// to the older behaviour).
+// to the older behaviour: AveragePool-1's count_include_pad, MaxPool-1's
+// storage_order; Sum/Max/Min/Mean-6 required equal shapes, a case of
+// numpy broadcasting).
 //
 //===----------------------------------------------------------------------===//
 
@@ -238,6 +250,134 @@ llvm::Error dropIntAttrIf(PendingNode &N, llvm::StringRef Name,
 // The rewrites
 //===----------------------------------------------------------------------===//
 
+/// Unsqueeze \p V with \p Count trailing unit dims (axes Rank..Rank+Count-1)
+/// so that numpy broadcasting aligns it \p Count dims further left.
+llvm::Expected<Value *> appendUnitDims(UpgradeBuilder &B, PendingNode &N,
+                                       Value *V, int64_t Rank, int64_t Count,
+                                       llvm::StringRef NameHint) {
+  std::vector<int64_t> Axes;
+  for (int64_t I = 0; I < Count; ++I)
+    Axes.push_back(Rank + I);
+  auto AxesC = B.createConstant(
+      N, TensorData::fromInt64(ElementType::I64, {Count}, Axes),
+      helperName(N, (NameHint + "_axes").str()));
+  if (!AxesC)
+    return AxesC.takeError();
+  return B.createHelperNode(N, OpId::Unsqueeze, {V, *AxesC}, {},
+                            helperName(N, NameHint));
+}
+
+llvm::Error upgradeLegacyBroadcast(UpgradeBuilder &B, PendingNode &N) {
+  // Before opset 7, B broadcast onto A only with broadcast = 1: its dims
+  // line up with A's from `axis`, or with A's trailing dims without one.
+  auto Broadcast = takeIntAttr(N, "broadcast");
+  if (!Broadcast)
+    return Broadcast.takeError();
+  auto Axis = takeIntAttr(N, "axis");
+  if (!Axis)
+    return Axis.takeError();
+  if (N.Operands.size() != 2 || !N.Operands[0] || !N.Operands[1])
+    return N.error("expects two inputs");
+  const TensorType &ATy = N.Operands[0]->getType();
+  const TensorType &BTy = N.Operands[1]->getType();
+  bool Ranked = ATy.hasRank() && BTy.hasRank();
+  if (Broadcast->getValueOr(0) == 0) {
+    if (!Ranked)
+      return llvm::Error::success();
+    bool Match = ATy.getRank() == BTy.getRank();
+    for (unsigned I = 0; Match && I < ATy.getRank(); ++I) {
+      const Dim &DA = ATy.getDim(I), &DB = BTy.getDim(I);
+      Match = !(DA.isStatic() && DB.isStatic() && DA != DB);
+    }
+    if (!Match)
+      return N.error("operands of types " + ATy.str() + " and " + BTy.str() +
+                     " differ in shape and 'broadcast' is not set");
+    return llvm::Error::success();
+  }
+  if (!Ranked) {
+    if (!*Axis)
+      return llvm::Error::success(); // Trailing alignment is numpy's.
+    return N.error("broadcasting at axis " + llvm::Twine(**Axis) +
+                   " needs operands of known rank");
+  }
+  int64_t RankA = ATy.getRank(), RankB = BTy.getRank();
+  if (RankB > RankA)
+    return N.error("cannot broadcast " + BTy.str() + " onto " + ATy.str());
+  int64_t Start = RankA - RankB;
+  if (*Axis) {
+    Start = **Axis < 0 ? **Axis + RankA : **Axis;
+    if (Start < 0 || Start + RankB > RankA)
+      return N.error("broadcast axis " + llvm::Twine(**Axis) +
+                     " does not fit " + BTy.str() + " into " + ATy.str());
+  }
+  for (int64_t I = 0; I < RankB; ++I) {
+    const Dim &DA = ATy.getDim(unsigned(Start + I));
+    const Dim &DB = BTy.getDim(unsigned(I));
+    if (DA.isStatic() && DB.isStatic() && DB.getSize() != 1 && DA != DB)
+      return N.error("cannot broadcast " + BTy.str() + " onto " + ATy.str() +
+                     " at axis " + llvm::Twine(Start));
+  }
+  int64_t Trailing = RankA - Start - RankB;
+  if (Trailing == 0)
+    return llvm::Error::success();
+  auto Aligned =
+      appendUnitDims(B, N, N.Operands[1], RankB, Trailing, "aligned");
+  if (!Aligned)
+    return Aligned.takeError();
+  N.Operands[1] = *Aligned;
+  return llvm::Error::success();
+}
+
+llvm::Error upgradePReluSlope(UpgradeBuilder &B, PendingNode &N) {
+  // Before opset 7 the slope was one value or one value per channel (axis
+  // 1); numpy broadcasting needs a per-channel slope shaped [C, 1, ...].
+  if (N.Operands.size() != 2 || !N.Operands[0] || !N.Operands[1])
+    return N.error("expects inputs (X, slope)");
+  const TensorType &XTy = N.Operands[0]->getType();
+  const TensorType &STy = N.Operands[1]->getType();
+  llvm::Optional<int64_t> Count = STy.getNumElements();
+  if (Count && *Count == 1 && STy.hasRank() &&
+      (!XTy.hasRank() || STy.getRank() <= XTy.getRank()))
+    return llvm::Error::success();
+  if (!XTy.hasRank() || !STy.hasRank() || STy.getRank() != 1 ||
+      XTy.getRank() < 2)
+    return N.error("slope of type " + STy.str() +
+                   " is neither one value nor one per channel of " + XTy.str());
+  const Dim &C = XTy.getDim(1), &S = STy.getDim(0);
+  if (C.isStatic() && S.isStatic() && C != S)
+    return N.error("slope of type " + STy.str() +
+                   " does not match the channels of " + XTy.str());
+  int64_t Trailing = int64_t(XTy.getRank()) - 2;
+  if (Trailing == 0)
+    return llvm::Error::success();
+  auto Slope = appendUnitDims(B, N, N.Operands[1], 1, Trailing, "slope");
+  if (!Slope)
+    return Slope.takeError();
+  N.Operands[1] = *Slope;
+  return llvm::Error::success();
+}
+
+llvm::Error upgradeGemmBroadcast(UpgradeBuilder &, PendingNode &N) {
+  // Gemm-7 broadcasts C unidirectionally, which covers both older forms.
+  auto Broadcast = takeIntAttr(N, "broadcast");
+  if (!Broadcast)
+    return Broadcast.takeError();
+  return llvm::Error::success();
+}
+
+llvm::Error upgradeIsTest(UpgradeBuilder &, PendingNode &N) {
+  // Before opset 7, is_test = 0 selected training behaviour. Normalization
+  // with training outputs is handled by upgradeBatchNormOutputs.
+  unsigned Results = 0;
+  for (const std::string &R : N.ResultNames)
+    Results += !R.empty();
+  if (N.OpType == "BatchNormalization" && Results > 1) {
+    N.eraseAttr("is_test");
+    return llvm::Error::success();
+  }
+  return dropIntAttrIf(N, "is_test", 1, "training mode");
+}
+
 llvm::Error upgradeBatchNormSpatial(UpgradeBuilder &, PendingNode &N) {
   if (llvm::Error E =
           dropIntAttrIf(N, "spatial", 1, "per-activation normalization"))
@@ -433,6 +573,26 @@ llvm::Error setUpsampleModes(PendingNode &N) {
   return llvm::Error::success();
 }
 
+llvm::Error upgradeUpsample1(UpgradeBuilder &, PendingNode &N) {
+  // Upsample-1 scales the last two dims of a 4-D input by height_scale and
+  // width_scale; its "bilinear" is Upsample-7's "linear".
+  auto Height = takeFloatAttr(N, "height_scale");
+  if (!Height)
+    return Height.takeError();
+  auto Width = takeFloatAttr(N, "width_scale");
+  if (!Width)
+    return Width.takeError();
+  if (!*Height || !*Width)
+    return N.error("needs attributes 'height_scale' and 'width_scale'");
+  if (N.findAttr("scales"))
+    return N.error("has both 'scales' and 'height_scale'/'width_scale'");
+  N.setAttr("scales", Attribute::getFloats({1.0f, 1.0f, **Height, **Width}));
+  if (const Attribute *Mode = N.findAttr("mode"))
+    if (Mode->getKind() == AttrKind::String && Mode->getString() == "bilinear")
+      N.setAttr("mode", Attribute::getString("linear"));
+  return llvm::Error::success();
+}
+
 llvm::Error upgradeUpsample(UpgradeBuilder &B, PendingNode &N) {
   Value *Scales = nullptr;
   if (B.getOpsetVersion() < 9) {
@@ -577,6 +737,21 @@ constexpr int64_t AllVersions = INT64_MAX;
 
 /// Applied in order; several entries may match one node.
 const OpsetUpgrade UpgradeTable[] = {
+    {"Add", 0, 7, upgradeLegacyBroadcast},
+    {"Sub", 0, 7, upgradeLegacyBroadcast},
+    {"Mul", 0, 7, upgradeLegacyBroadcast},
+    {"Div", 0, 7, upgradeLegacyBroadcast},
+    {"Pow", 0, 7, upgradeLegacyBroadcast},
+    {"And", 0, 7, upgradeLegacyBroadcast},
+    {"Or", 0, 7, upgradeLegacyBroadcast},
+    {"Xor", 0, 7, upgradeLegacyBroadcast},
+    {"Equal", 0, 7, upgradeLegacyBroadcast},
+    {"Greater", 0, 7, upgradeLegacyBroadcast},
+    {"Less", 0, 7, upgradeLegacyBroadcast},
+    {"PRelu", 0, 7, upgradePReluSlope},
+    {"Gemm", 0, 7, upgradeGemmBroadcast},
+    {"BatchNormalization", 0, 7, upgradeIsTest},
+    {"Dropout", 0, 7, upgradeIsTest},
     {"BatchNormalization", 0, 9, upgradeBatchNormSpatial},
     {"BatchNormalization", 0, 14, upgradeBatchNormOutputs},
     {"Clip", 0, 11, upgradeClip},
@@ -592,6 +767,7 @@ const OpsetUpgrade UpgradeTable[] = {
     {"ReduceMax", 0, 18, upgradeReduceAxes},
     {"Softmax", 0, 13, upgradeSoftmax},
     {"LogSoftmax", 0, 13, upgradeSoftmax},
+    {"Upsample", 0, 7, upgradeUpsample1},
     {"Upsample", 0, 11, upgradeUpsample},
     {"Resize", 10, 11, upgradeResize10},
     {"Resize", 11, 13, upgradeResize11},

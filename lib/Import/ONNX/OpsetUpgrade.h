@@ -23,7 +23,7 @@ namespace strider {
 namespace onnximport {
 
 /// Oldest and newest default-domain opset versions the importer accepts.
-constexpr int64_t MinSupportedOpset = 7;
+constexpr int64_t MinSupportedOpset = 6;
 constexpr int64_t MaxSupportedOpset = 28;
 
 /// An ONNX node as read from the model, before it becomes an IR node.

@@ -100,9 +100,9 @@ TEST(ONNXImportTest, ParseFailures) {
 }
 
 TEST(ONNXImportTest, OpsetChecks) {
-  ModelBuilder Old(6);
+  ModelBuilder Old(5);
   EXPECT_EQ(importError(Old.bytes()),
-            "m.onnx: default-domain opset 6 is not supported (supported: 7 "
+            "m.onnx: default-domain opset 5 is not supported (supported: 6 "
             "to 28)");
   ModelBuilder Twice;
   onnx::OperatorSetIdProto *Op = Twice.M.add_opset_import();

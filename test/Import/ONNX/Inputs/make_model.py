@@ -463,6 +463,121 @@ def cast():
                  opset=13)
 
 
+# --- Opset 6 forms ------------------------------------------------------------
+# Opset 6 models carry legacy broadcasting, Gemm's broadcast, is_test and
+# Upsample-1; opset-6 checks compute their expected outputs with numpy.
+
+
+@case("broadcast-v6")
+def broadcast_v6():
+    inits = [f32("b34", [3, 4]), f32("b5", [5], [1, 2, 3, 4, 5]),
+             f32("b2", [2], [2, 4]), f32("e", [4], [1, 2, 3, 2])]
+    nodes = [helper.make_node("Add", ["x", "b34"], ["y1"], name="add",
+                              broadcast=1, axis=1),
+             helper.make_node("Mul", ["y1", "b5"], ["y2"], name="mul",
+                              broadcast=1),
+             helper.make_node("Sub", ["y2", "x"], ["y3"], name="sub"),
+             helper.make_node("Div", ["y3", "b2"], ["y4"], name="div",
+                              broadcast=1, axis=0),
+             helper.make_node("Pow", ["y4", "e"], ["y"], name="pow",
+                              broadcast=1, axis=-2)]
+    return model(nodes, [vi("x", F32, [2, 3, 4, 5])],
+                 [vi("y", F32, [2, 3, 4, 5])], inits, opset=6)
+
+
+@case("prelu-v6")
+def prelu_v6():
+    inits = [f32("c", [3], [0.1, 0.2, 0.3]), f32("one", [1], [0.25])]
+    nodes = [helper.make_node("PRelu", ["x", "c"], ["y"], name="per_channel"),
+             helper.make_node("PRelu", ["y", "one"], ["z"], name="shared")]
+    return model(nodes, [vi("x", F32, [2, 3, 4, 5])],
+                 [vi("z", F32, [2, 3, 4, 5])], inits, opset=6)
+
+
+@case("gemm-v6")
+def gemm_v6():
+    inits = [f32("w", [4, 3]), f32("c", [4], [1, 2, 3, 4])]
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="gemm",
+                              broadcast=1, transB=1, alpha=0.5, beta=2.0)]
+    return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 4])],
+                 inits, opset=6)
+
+
+@case("is-test-v6")
+def is_test_v6():
+    inits = [f32("s", [3], [1, 2, 3]), f32("b", [3], [0.5, 0, -0.5]),
+             f32("m", [3], [1, 0, -1]), f32("v", [3], [1, 4, 9])]
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                              ["n"], name="bn", is_test=1, epsilon=1e-3,
+                              momentum=0.9),
+             helper.make_node("Dropout", ["n"], ["y"], name="drop", is_test=1,
+                              ratio=0.5)]
+    return model(nodes, [vi("x", F32, [1, 3, 2, 2])],
+                 [vi("y", F32, [1, 3, 2, 2])], inits, opset=6)
+
+
+@case("upsample-v6")
+def upsample_v6():
+    nodes = [helper.make_node("Upsample", ["x"], ["y"], name="up",
+                              height_scale=2.0, width_scale=3.0)]
+    return model(nodes, [vi("x", F32, [1, 2, 2, 2])],
+                 [vi("y", F32, [1, 2, 4, 6])], opset=6)
+
+
+@case("broadcast-v6-unset")
+def broadcast_v6_unset():
+    nodes = [helper.make_node("Add", ["x", "b"], ["y"], name="add")]
+    return model(nodes, [vi("x", F32, [2, 3]), vi("b", F32, [3])],
+                 [vi("y", F32, [2, 3])], opset=6)
+
+
+@case("broadcast-v6-axis")
+def broadcast_v6_axis():
+    nodes = [helper.make_node("Mul", ["x", "b"], ["y"], name="mul",
+                              broadcast=1, axis=2)]
+    return model(nodes, [vi("x", F32, [2, 3]), vi("b", F32, [3])],
+                 [vi("y", F32, [2, 3])], opset=6)
+
+
+@case("broadcast-v6-dims")
+def broadcast_v6_dims():
+    nodes = [helper.make_node("Sub", ["x", "b"], ["y"], name="sub",
+                              broadcast=1)]
+    return model(nodes, [vi("x", F32, [2, 3]), vi("b", F32, [2])],
+                 [vi("y", F32, [2, 3])], opset=6)
+
+
+@case("prelu-v6-slope")
+def prelu_v6_slope():
+    nodes = [helper.make_node("PRelu", ["x", "s"], ["y"], name="prelu")]
+    return model(nodes, [vi("x", F32, [2, 3, 5]), vi("s", F32, [5])],
+                 [vi("y", F32, [2, 3, 5])], opset=6)
+
+
+@case("batchnorm-v6-training")
+def batchnorm_v6_training():
+    m = is_test_v6()
+    del m.graph.node[1:]
+    m.graph.node[0].output[0] = "y"
+    m.graph.node[0].attribute[1].i = 0
+    assert m.graph.node[0].attribute[1].name == "is_test"
+    return m
+
+
+@case("dropout-v6-training")
+def dropout_v6_training():
+    nodes = [helper.make_node("Dropout", ["x"], ["y"], name="drop")]
+    nodes[0].attribute.append(helper.make_attribute("is_test", 0))
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=6)
+
+
+@case("batchnorm-v6-spatial0")
+def batchnorm_v6_spatial0():
+    m = is_test_v6()
+    m.graph.node[0].attribute.append(helper.make_attribute("spatial", 0))
+    return m
+
+
 # --- Broken models ------------------------------------------------------------
 
 
@@ -602,7 +717,7 @@ def unknown_domain():
 @case("opset-too-old")
 def opset_too_old():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
-    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=6)
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])], opset=5)
 
 
 @case("opset-too-new")
