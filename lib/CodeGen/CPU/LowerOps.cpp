@@ -10,6 +10,7 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/WindowGeometry.h"
 #include "strider/Layout/CostModel.h"
 #include "strider/Runtime/ResizeSampling.h"
 
@@ -616,64 +617,55 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
 
 bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
-  if (!isF32(X) || N.getNumResults() != 1 || Tail.Residual ||
-      !Tail.Act.isNone())
+  // MaxPool's Indices result has no kernel.
+  if (!isF32(X) || N.hasResult(1) || Tail.Residual || !Tail.Act.isNone())
     return false;
   const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
-  unsigned Rank = XT.getRank();
-  if (Rank < 3 || Rank > 5)
+  const unsigned Rank = XT.getRank();
+  if (Rank < 3 || Rank > 5 || YT.getRank() != Rank)
     return false;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto Axes =
+      resolveWindow(N, llvm::makeArrayRef(XShape).drop_front(2), llvm::None);
+  if (!Axes) {
+    llvm::consumeError(Axes.takeError());
+    return false;
+  }
   auto XS = getStrides(XT), YS = getStrides(YT);
-  if (XS[1] != 1 || YS[1] != 1)
-    return false;
-  if (N.getIntAttr("ceil_mode", 0) != 0 ||
-      N.getIntAttr("count_include_pad", 0) != 0 ||
-      N.getIntAttr("storage_order", 0) != 0)
-    return false;
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  if (AutoPad != "NOTSET" && AutoPad != "VALID")
-    return false;
-  unsigned Sp = Rank - 2, Off = 3 - Sp;
-  std::vector<int64_t> Ones(Sp, 1);
-  std::vector<int64_t> Kern = N.getIntsAttr("kernel_shape");
-  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
-  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
-  std::vector<int64_t> Pads =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
-  if (Kern.size() != Sp || St.size() != Sp || Di.size() != Sp ||
-      Pads.size() != 2 * Sp)
-    return false;
   PoolParams PP;
   PP.Max = N.getOpId() == OpId::MaxPool;
-  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  PP.CountPad = !PP.Max && N.getIntAttr("count_include_pad", 0) != 0;
   PP.Channels = XShape[1];
-  for (unsigned D = 0; D < 3; ++D) {
-    PP.In[D] = PP.Out[D] = PP.Kernel[D] = PP.Stride[D] = PP.Dilation[D] = 1;
-    PP.Pad[D] = 0;
-    PP.XS[D] = PP.YS[D] = 0;
-  }
+  PP.XC = XS[1];
+  PP.YC = YS[1];
+  const unsigned Sp = Rank - 2, Off = 3 - Sp;
   for (unsigned I = 0; I < Sp; ++I) {
-    unsigned D = Off + I;
-    PP.In[D] = XShape[2 + I];
-    PP.Out[D] = YShape[2 + I];
-    PP.Kernel[D] = Kern[I];
-    PP.Stride[D] = St[I];
-    PP.Dilation[D] = Di[I];
-    PP.Pad[D] = AutoPad == "VALID" ? 0 : Pads[I];
+    const WindowAxis &A = (*Axes)[I];
+    const unsigned D = Off + I;
+    if (A.Out != YShape[2 + I])
+      return false;
+    PP.In[D] = A.In;
+    PP.Out[D] = A.Out;
+    PP.Kernel[D] = A.Kernel;
+    PP.Stride[D] = A.Stride;
+    PP.Dilation[D] = A.Dilation;
+    PP.PadBegin[D] = A.PadBegin;
+    PP.PadEnd[D] = A.PadEnd;
     PP.XS[D] = XS[2 + I];
     PP.YS[D] = YS[2 + I];
   }
-  // Every output window must hold at least one input tap.
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(),
-             PP.Max ? "pool.max.nhwc" : "pool.average.nhwc", false},
+             std::string(PP.Max ? "pool.max" : "pool.average") +
+                 (PP.channelsLast() ? ".nhwc" : ".nchw"),
+             false},
             {XB}, {YB}, [=]() {
               for (int64_t B = 0; B < Batch; ++B)
-                runPoolChannelsLast(PP, P->f32(XB) + B * XBS,
-                                    P->f32(YB) + B * YBS, Threads);
+                runPool(PP, P->f32(XB) + B * XBS, P->f32(YB) + B * YBS,
+                        Threads);
             });
   return true;
 }
