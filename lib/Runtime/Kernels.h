@@ -32,7 +32,7 @@ void addConvolutionKernels(KernelTable &T);
 /// GlobalMaxPool.
 void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
-/// Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum.
+/// LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul.
 void addMatrixKernels(KernelTable &T);

@@ -1,6 +1,6 @@
 //===- NormalizationKernels.cpp - Reference normalizations and reductions -===//
 //
-// BatchNormalization (inference), InstanceNormalization, Softmax and
+// BatchNormalization (inference), InstanceNormalization, LRN, Softmax and
 // LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum with the
 // axes operand. Statistics are accumulated in double.
 //
@@ -11,6 +11,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -148,6 +149,42 @@ llvm::Error instanceNormKernel(const Node &N,
   return llvm::Error::success();
 }
 
+/// LRN (opset 13): Y = X / (bias + alpha / size * sum of X^2 over the
+/// channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that
+/// exist)^beta.
+llvm::Error lrnKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                      llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (X.getRank() < 3 || Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape (rank >= 3)");
+  const int64_t Size = N.getIntAttr("size", 0);
+  if (Size < 1)
+    return makeNodeError(N, "attribute 'size' must be positive, got " +
+                                llvm::Twine(Size));
+  const double Alpha = N.getFloatAttr("alpha", 1e-4f);
+  const double Beta = N.getFloatAttr("beta", 0.75f);
+  const double Bias = N.getFloatAttr("bias", 1.0f);
+  const int64_t C = X.getDim(1), Before = (Size - 1) / 2,
+                After = Size - 1 - Before;
+  llvm::SmallVector<int64_t, 5> Src;
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+    Src.assign(Idx.begin(), Idx.end());
+    double SqSum = 0;
+    for (int64_t I = std::max<int64_t>(0, Idx[1] - Before),
+                 E = std::min(C - 1, Idx[1] + After);
+         I <= E; ++I) {
+      Src[1] = I;
+      double V = X.getDouble(X.getOffset(Src));
+      SqSum += V * V;
+    }
+    Y.setDouble(Y.getOffset(Idx),
+                X.getDouble(X.getOffset(Idx)) /
+                    std::pow(Bias + Alpha / double(Size) * SqSum, Beta));
+  });
+  return llvm::Error::success();
+}
+
 /// Softmax (or its logarithm) along one axis.
 template <bool IsLog>
 llvm::Error softmaxKernel(const Node &N,
@@ -165,8 +202,7 @@ llvm::Error softmaxKernel(const Node &N,
                                 llvm::Twine(Rank));
   if (Axis < 0)
     Axis += Rank;
-  llvm::SmallVector<int64_t, 6> Outer(X.getShape().begin(),
-                                      X.getShape().end());
+  llvm::SmallVector<int64_t, 6> Outer(X.getShape().begin(), X.getShape().end());
   Outer[Axis] = 1;
   int64_t Len = X.getDim(Axis);
   int64_t XStride = X.getStrides()[Axis], YStride = Y.getStrides()[Axis];
@@ -256,6 +292,7 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
 void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::BatchNormalization)] = batchNormKernel;
   T[static_cast<size_t>(OpId::InstanceNormalization)] = instanceNormKernel;
+  T[static_cast<size_t>(OpId::LRN)] = lrnKernel;
   T[static_cast<size_t>(OpId::Softmax)] = softmaxKernel<false>;
   T[static_cast<size_t>(OpId::LogSoftmax)] = softmaxKernel<true>;
   T[static_cast<size_t>(OpId::ReduceMean)] = reduceKernel<ReduceKind::Mean>;

@@ -150,6 +150,15 @@ void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
 void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
                 const float *X, float *Y, int Threads);
 
+/// LRN across the middle (channel) dim of a dense [Outer][Len][Inner]
+/// tensor: Y = X * (Bias + Alpha / Size * sum of X^2 over the channels
+/// [c - Before, c + After] that exist)^-Beta, Before = (Size - 1) / 2.
+struct LRNParams {
+  int64_t Outer = 1, Len = 1, Inner = 1, Size = 1;
+  float Alpha = 1e-4f, Beta = 0.75f, Bias = 1.0f;
+};
+void runLRN(const LRNParams &P, const float *X, float *Y, int Threads);
+
 /// Y[o][i] = reduction over l of X[o][l][i] (dense tensors).
 enum class ReduceKind { Sum = 0, Max = 1, Mean = 2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,

@@ -555,6 +555,35 @@ bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
   return true;
 }
 
+bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  if (R < 3 || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  std::vector<bool> Middle(size_t(R), false);
+  Middle[1] = true;
+  LRNParams LP;
+  if (!splitAround(XT, Middle, LP.Outer, LP.Len, LP.Inner))
+    return false;
+  LP.Size = N.getIntAttr("size", 0);
+  LP.Alpha = N.getFloatAttr("alpha", 1e-4f);
+  LP.Beta = N.getFloatAttr("beta", 0.75f);
+  LP.Bias = N.getFloatAttr("bias", 1.0f);
+  if (LP.Size < 1)
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), LP.Inner == 1 ? "lrn.rows" : "lrn.strided", false},
+            {XB}, {YB}, [=]() { runLRN(LP, P->f32(XB), P->f32(YB), Threads); });
+  return true;
+}
+
 bool cpu::lowerReduce(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;

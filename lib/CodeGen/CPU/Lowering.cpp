@@ -310,6 +310,7 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerBinary;
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;
+    T[size_t(OpId::LRN)] = lowerLRN;
     T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;

@@ -210,6 +210,7 @@ bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);

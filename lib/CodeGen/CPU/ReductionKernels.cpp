@@ -1,11 +1,11 @@
-//===- ReductionKernels.cpp - Softmax and reductions along dims -----------===//
+//===- ReductionKernels.cpp - Softmax, LRN and reductions along dims ------===//
 //
-// Both see a tensor as [Outer][Len][Inner] in physical order, the reduced
-// dims (one for Softmax, any run of physically adjacent ones for Reduce*)
-// in the middle. With Inner > 1 (e.g. Softmax over the channels of NCHW,
-// ReduceMean over H, W of NHWC) vectors run along Inner and the loop over
-// Len is strided; with Inner == 1 a row of Len contiguous elements is
-// reduced across lanes.
+// All see a tensor as [Outer][Len][Inner] in physical order, the reduced
+// dims (one for Softmax, the channels for LRN, any run of physically
+// adjacent ones for Reduce*) in the middle. With Inner > 1 (e.g. Softmax over
+// the channels of NCHW, ReduceMean over H, W of NHWC) vectors run along Inner
+// and the loop over Len is strided; with Inner == 1 a row of Len contiguous
+// elements is reduced across lanes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +20,10 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 HWY_BEFORE_NAMESPACE();
 namespace strider {
@@ -138,6 +140,69 @@ void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   }
 }
 
+/// Y = X * (Bias + Alpha / Size * SqSum)^-Beta, lane by lane.
+template <class D>
+HWY_INLINE hn::Vec<D> lrnScale(D d, const LRNParams &P, hn::Vec<D> X,
+                               hn::Vec<D> SqSum) {
+  const auto Den = hn::MulAdd(hn::Set(d, P.Alpha / float(P.Size)), SqSum,
+                              hn::Set(d, P.Bias));
+  return hn::Mul(X, hn::Exp(d, hn::Mul(hn::Set(d, -P.Beta), hn::Log(d, Den))));
+}
+
+/// Rows [R0, R1) of contiguous channels (Inner == 1): the squares go into
+/// a zero-padded row, so that each vector of channels sums Size shifted
+/// loads of it.
+void LRNRowsImpl(const LRNParams &P, const float *X, float *Y, int64_t R0,
+                 int64_t R1) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const int64_t Before = (P.Size - 1) / 2;
+  std::vector<float> Sq(size_t(P.Len + P.Size - 1 + L), 0.0f);
+  float *SqRow = Sq.data() + Before;
+  for (int64_t R = R0; R < R1; ++R) {
+    const float *XR = X + R * P.Len;
+    float *YR = Y + R * P.Len;
+    for (int64_t C0 = 0; C0 < P.Len; C0 += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, P.Len - C0));
+      const auto V = loadTail(d, XR + C0, Valid);
+      storeTail(d, hn::Mul(V, V), SqRow + C0, Valid);
+    }
+    for (int64_t C0 = 0; C0 < P.Len; C0 += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, P.Len - C0));
+      auto Sum = hn::Zero(d);
+      for (int64_t O = 0; O < P.Size; ++O)
+        Sum = hn::Add(Sum, hn::LoadU(d, Sq.data() + C0 + O));
+      storeTail(d, lrnScale(d, P, loadTail(d, XR + C0, Valid), Sum), YR + C0,
+                Valid);
+    }
+  }
+}
+
+/// Inner positions [J0, J1) of outer slice \p O (Inner > 1): vectors along
+/// Inner, the channel window summed with strided loads.
+void LRNStridedImpl(const LRNParams &P, const float *X, float *Y, int64_t O,
+                    int64_t J0, int64_t J1) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const int64_t Before = (P.Size - 1) / 2, After = P.Size - 1 - Before;
+  X += O * P.Len * P.Inner;
+  Y += O * P.Len * P.Inner;
+  for (int64_t C = 0; C < P.Len; ++C) {
+    const int64_t First = std::max<int64_t>(0, C - Before),
+                  Last = std::min(P.Len - 1, C + After);
+    for (int64_t J = J0; J < J1; J += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, J1 - J));
+      auto Sum = hn::Zero(d);
+      for (int64_t I = First; I <= Last; ++I) {
+        const auto V = loadTail(d, X + I * P.Inner + J, Valid);
+        Sum = hn::MulAdd(V, V, Sum);
+      }
+      storeTail(d, lrnScale(d, P, loadTail(d, X + C * P.Inner + J, Valid), Sum),
+                Y + C * P.Inner + J, Valid);
+    }
+  }
+}
+
 } // namespace HWY_NAMESPACE
 } // namespace cpu
 } // namespace strider
@@ -149,6 +214,25 @@ namespace cpu {
 
 HWY_EXPORT(SoftmaxSliceImpl);
 HWY_EXPORT(ReduceSliceImpl);
+HWY_EXPORT(LRNRowsImpl);
+HWY_EXPORT(LRNStridedImpl);
+
+void runLRN(const LRNParams &P, const float *X, float *Y, int Threads) {
+  if (P.Inner == 1) {
+    const int64_t Block = 16;
+    parallelFor((P.Outer + Block - 1) / Block, Threads, [&](int64_t B) {
+      HWY_DYNAMIC_DISPATCH(LRNRowsImpl)
+      (P, X, Y, B * Block, std::min(P.Outer, (B + 1) * Block));
+    });
+    return;
+  }
+  const int64_t Block = 64, Blocks = (P.Inner + Block - 1) / Block;
+  parallelFor(P.Outer * Blocks, Threads, [&](int64_t I) {
+    const int64_t J = (I % Blocks) * Block;
+    HWY_DYNAMIC_DISPATCH(LRNStridedImpl)
+    (P, X, Y, I / Blocks, J, std::min(P.Inner, J + Block));
+  });
+}
 
 void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
                 const float *X, float *Y, int Threads) {

@@ -687,6 +687,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ConvTranspose, 1, nullptr, nullptr},
     {OpId::BatchNormalization, 7, minVersionBatchNorm, nullptr},
     {OpId::InstanceNormalization, 6, nullptr, nullptr},
+    {OpId::LRN, 1, nullptr, nullptr},
     {OpId::MaxPool, 1, minVersionMaxPool, nullptr},
     {OpId::AveragePool, 1, nullptr, nullptr},
     {OpId::GlobalAveragePool, 1, nullptr, nullptr},

@@ -1,12 +1,14 @@
-//===- CPUPoolTest.cpp - MaxPool/AveragePool vs reference -----------------===//
+//===- CPUPoolTest.cpp - MaxPool/AveragePool/LRN vs reference -------------===//
 //
-// The CPU backend's windowed pooling kernels against the reference
+// The CPU backend's windowed pooling and LRN kernels against the reference
 // interpreter on single-op graphs. The pooling sweep crosses 1D/2D/3D
 // geometries (strides, dilations, outputs narrower and wider than a
 // vector) with every padding form (none, explicit asymmetric pads,
 // ceil_mode, SAME_UPPER, SAME_LOWER, VALID, count_include_pad), both ops,
-// both layouts and batch 1 and 2. Every case asserts that the SIMD kernel ran
-// (no fallback to the reference) and that 1 and 3 threads give the same bits.
+// both layouts and batch 1 and 2; LRN crosses shapes (rank 3-5, fewer
+// channels than the window), window sizes and constants with both layouts.
+// Every case asserts that the SIMD kernel ran (no fallback to the
+// reference) and that 1 and 3 threads give the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,5 +146,64 @@ TEST(PoolLoweringTest, MaxPoolIndicesFallBack) {
   B.G.addOutput(Y->getDefiningNode()->getResult(1));
   B.check(Y, /*MaxFallbacks=*/1);
 }
+
+//===----------------------------------------------------------------------===//
+// LRN sweep
+//===----------------------------------------------------------------------===//
+
+struct LRNParam {
+  std::vector<int64_t> Shape;
+  int64_t Size;
+  float Alpha, Beta, Bias;
+  int ConstIndex;
+  bool ChannelsLast;
+};
+
+std::string lrnParamName(const testing::TestParamInfo<LRNParam> &I) {
+  const LRNParam &P = I.param;
+  std::string Name;
+  for (int64_t D : P.Shape)
+    Name += (Name.empty() ? "" : "x") + std::to_string(D);
+  return Name + "_size" + std::to_string(P.Size) + "_consts" +
+         std::to_string(P.ConstIndex) + (P.ChannelsLast ? "_nhwc" : "_nchw");
+}
+
+class LRNKernelTest : public testing::TestWithParam<LRNParam> {};
+
+TEST_P(LRNKernelTest, MatchesReference) {
+  const LRNParam &P = GetParam();
+  OpGraph B{unsigned(P.Shape[1] * 13 + P.Size)};
+  const unsigned Rank = unsigned(P.Shape.size());
+  Value *X = B.input(P.Shape, layoutFor(P.ChannelsLast, Rank));
+  Value *Y = B.op(OpId::LRN, {X},
+                  {{"size", Attribute::getInt(P.Size)},
+                   {"alpha", Attribute::getFloat(P.Alpha)},
+                   {"beta", Attribute::getFloat(P.Beta)},
+                   {"bias", Attribute::getFloat(P.Bias)}},
+                  layoutFor(P.ChannelsLast, Rank));
+  // Channels-last rows are contiguous channels; channels-first strided.
+  B.checkThreads(Y, "lrn.", {1, 3});
+}
+
+std::vector<LRNParam> lrnParams() {
+  const std::vector<std::vector<int64_t>> Shapes = {
+      {1, 5, 4, 6}, {2, 16, 3, 3},   {1, 37, 7, 5}, {2, 3, 1, 9},
+      {1, 10, 20},  {1, 6, 2, 3, 4}, {1, 96, 6, 7}};
+  struct Consts {
+    float Alpha, Beta, Bias;
+  } Constants[] = {
+      {1e-4f, 0.75f, 1.0f}, {0.5f, 0.75f, 1.0f}, {2.0f, 0.5f, 2.0f}};
+  std::vector<LRNParam> Ps;
+  for (const auto &S : Shapes)
+    for (int64_t Size : {1, 2, 3, 5})
+      for (int I = 0; I < 3; ++I)
+        for (bool CL : {false, true})
+          Ps.push_back({S, Size, Constants[I].Alpha, Constants[I].Beta,
+                        Constants[I].Bias, I, CL});
+  return Ps;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, LRNKernelTest, testing::ValuesIn(lrnParams()),
+                         lrnParamName);
 
 } // namespace
