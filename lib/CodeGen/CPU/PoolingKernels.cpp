@@ -115,9 +115,21 @@ HWY_INLINE float poolOne(const PoolParams &P, const float *X,
   return P.Max ? Acc : Acc * averageScale(RD.Counted * RH.Counted * RW.Counted);
 }
 
+/// Elements 0, 2, 4, ... from \p P: the even lanes of two loads (the odd
+/// element after the last one may lie past the input: it is not read).
+template <class D> HWY_INLINE hn::Vec<D> loadEven(D d, const float *P) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::LoadU(d, P);
+#else
+  const size_t L = hn::Lanes(d);
+  return hn::ConcatEven(d, loadTail(d, P + L, L - 1), hn::LoadU(d, P));
+#endif
+}
+
 /// Any layout: output row (OD, OH) of channel \p C. Output positions whose
 /// taps along the last axis all lie inside the input go in vectors (input
-/// lanes Stride * XS apart: loaded, or gathered), the others one by one.
+/// lanes Stride * XS apart: loaded, deinterleaved from two loads, or
+/// gathered), the others one by one.
 void PoolRowPlaneImpl(const PoolParams &P, const float *X, float *Y, int64_t C,
                       int64_t OD, int64_t OH) {
   const hn::ScalableTag<float> d;
@@ -153,8 +165,9 @@ void PoolRowPlaneImpl(const PoolParams &P, const float *X, float *Y, int64_t C,
                            (OW * S - PB) * P.XS[2];
         for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
           const float *Src = Row + KW * P.Dilation[2] * P.XS[2];
-          const auto V =
-              LaneIn == 1 ? hn::LoadU(d, Src) : hn::GatherIndex(d, Src, InIdx);
+          const auto V = LaneIn == 1   ? hn::LoadU(d, Src)
+                         : LaneIn == 2 ? loadEven(d, Src)
+                                       : hn::GatherIndex(d, Src, InIdx);
           Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
         }
       }
