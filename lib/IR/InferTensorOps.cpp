@@ -469,6 +469,22 @@ llvm::Error detail::inferReduceSum(const Node &N, ResultTypes &Results) {
   return inferReduce(N, Results, EltClass::Numeric);
 }
 
+llvm::Error detail::inferReduceMin(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Any);
+}
+
+llvm::Error detail::inferReduceProd(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferReduceL2(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferReduceSumSquare(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
 //===----------------------------------------------------------------------===//
 // Gemm, MatMul
 //===----------------------------------------------------------------------===//

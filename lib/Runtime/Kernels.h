@@ -32,7 +32,8 @@ void addConvolutionKernels(KernelTable &T);
 /// GlobalMaxPool.
 void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
-/// LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum.
+/// LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum, ReduceMin,
+/// ReduceProd, ReduceL2, ReduceSumSquare.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul.
 void addMatrixKernels(KernelTable &T);

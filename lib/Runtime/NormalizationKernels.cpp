@@ -1,8 +1,8 @@
 //===- NormalizationKernels.cpp - Reference normalizations and reductions -===//
 //
 // BatchNormalization (inference), InstanceNormalization, LRN, Softmax and
-// LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum with the
-// axes operand. Statistics are accumulated in double.
+// LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum/Min/Prod/
+// L2/SumSquare with the axes operand. Statistics are accumulated in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,7 +223,34 @@ llvm::Error softmaxKernel(const Node &N,
   return llvm::Error::success();
 }
 
-enum class ReduceKind { Mean, Max, Sum };
+enum class ReduceKind { Mean, Max, Sum, Min, Prod, L2, SumSquare };
+
+/// The reduction of nothing (ReduceMax of an empty set is -inf, ...).
+constexpr double reduceInit(ReduceKind K) {
+  return K == ReduceKind::Max    ? -std::numeric_limits<double>::infinity()
+         : K == ReduceKind::Min  ? std::numeric_limits<double>::infinity()
+         : K == ReduceKind::Prod ? 1.0
+                                 : 0.0;
+}
+
+/// \p Acc with one more element \p V.
+template <ReduceKind K> double reduceStep(double Acc, double V) {
+  switch (K) {
+  case ReduceKind::Max:
+    return std::max(Acc, V);
+  case ReduceKind::Min:
+    return std::min(Acc, V);
+  case ReduceKind::Prod:
+    return Acc * V;
+  case ReduceKind::L2:
+  case ReduceKind::SumSquare:
+    return Acc + V * V;
+  case ReduceKind::Mean:
+  case ReduceKind::Sum:
+    return Acc + V;
+  }
+  return Acc;
+}
 
 template <ReduceKind Kind>
 llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
@@ -266,18 +293,18 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   }
   llvm::SmallVector<int64_t, 6> XIdx(Rank), YIdx;
   forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
-    double Acc = Kind == ReduceKind::Max
-                     ? -std::numeric_limits<double>::infinity()
-                     : 0.0;
+    double Acc = reduceInit(Kind);
     forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
       for (int64_t I = 0; I < Rank; ++I)
         XIdx[I] = KIdx[I] + WIdx[I];
       double V = X.getDouble(X.getOffset(XIdx));
-      Acc = Kind == ReduceKind::Max ? std::max(Acc, V) : Acc + V;
+      Acc = reduceStep<Kind>(Acc, V);
     });
     if (Kind == ReduceKind::Mean)
       Acc = Count ? Acc / double(Count)
                   : std::numeric_limits<double>::quiet_NaN();
+    if (Kind == ReduceKind::L2)
+      Acc = std::sqrt(Acc);
     YIdx.clear();
     for (int64_t I = 0; I < Rank; ++I)
       if (!Reduced[I] || KeepDims)
@@ -298,4 +325,9 @@ void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::ReduceMean)] = reduceKernel<ReduceKind::Mean>;
   T[static_cast<size_t>(OpId::ReduceMax)] = reduceKernel<ReduceKind::Max>;
   T[static_cast<size_t>(OpId::ReduceSum)] = reduceKernel<ReduceKind::Sum>;
+  T[static_cast<size_t>(OpId::ReduceMin)] = reduceKernel<ReduceKind::Min>;
+  T[static_cast<size_t>(OpId::ReduceProd)] = reduceKernel<ReduceKind::Prod>;
+  T[static_cast<size_t>(OpId::ReduceL2)] = reduceKernel<ReduceKind::L2>;
+  T[static_cast<size_t>(OpId::ReduceSumSquare)] =
+      reduceKernel<ReduceKind::SumSquare>;
 }

@@ -160,7 +160,9 @@ struct LRNParams {
 void runLRN(const LRNParams &P, const float *X, float *Y, int Threads);
 
 /// Y[o][i] = reduction over l of X[o][l][i] (dense tensors).
-enum class ReduceKind { Sum = 0, Max = 1, Mean = 2 };
+/// Min, Prod, SumSquare and L2 (the square root of SumSquare) as ONNX's
+/// ReduceMin, ReduceProd, ReduceSumSquare and ReduceL2.
+enum class ReduceKind { Sum, Max, Mean, Min, Prod, SumSquare, L2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads);
 

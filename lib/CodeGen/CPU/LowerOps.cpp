@@ -14,7 +14,10 @@
 #include "strider/Layout/CostModel.h"
 #include "strider/Runtime/ResizeSampling.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <iterator>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -628,9 +631,19 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
       SeqY.push_back(YToX[D]);
   if (SeqX != SeqY)
     return false;
-  ReduceKind Kind = N.getOpId() == OpId::ReduceMax    ? ReduceKind::Max
-                    : N.getOpId() == OpId::ReduceMean ? ReduceKind::Mean
-                                                      : ReduceKind::Sum;
+  static const std::pair<OpId, ReduceKind> Kinds[] = {
+      {OpId::ReduceSum, ReduceKind::Sum},
+      {OpId::ReduceMax, ReduceKind::Max},
+      {OpId::ReduceMean, ReduceKind::Mean},
+      {OpId::ReduceMin, ReduceKind::Min},
+      {OpId::ReduceProd, ReduceKind::Prod},
+      {OpId::ReduceSumSquare, ReduceKind::SumSquare},
+      {OpId::ReduceL2, ReduceKind::L2}};
+  const auto *It =
+      std::find_if(std::begin(Kinds), std::end(Kinds),
+                   [&](const auto &K) { return K.first == N.getOpId(); });
+  assert(It != std::end(Kinds) && "lowerReduce on another op");
+  const ReduceKind Kind = It->second;
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();

@@ -2,7 +2,8 @@
 //
 // All see a tensor as [Outer][Len][Inner] in physical order, the reduced
 // dims (one for Softmax, the channels for LRN, any run of physically
-// adjacent ones for Reduce*) in the middle. With Inner > 1 (e.g. Softmax over
+// adjacent ones for ReduceSum/Mean/Max/Min/Prod/SumSquare/L2) in the
+// middle. With Inner > 1 (e.g. Softmax over
 // the channels of NCHW, ReduceMean over H, W of NHWC) vectors run along Inner
 // and the loop over Len is strided; with Inner == 1 a row of Len contiguous
 // elements is reduced across lanes.
@@ -106,36 +107,90 @@ void SoftmaxSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   }
 }
 
+/// \p Acc with one more element \p V, in vector lanes or in a float.
+template <class V> HWY_INLINE V reduceStep(ReduceKind K, V Acc, V X) {
+  switch (K) {
+  case ReduceKind::Max:
+    return hn::Max(Acc, X);
+  case ReduceKind::Min:
+    return hn::Min(Acc, X);
+  case ReduceKind::Prod:
+    return hn::Mul(Acc, X);
+  case ReduceKind::SumSquare:
+  case ReduceKind::L2:
+    return hn::MulAdd(X, X, Acc);
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
+  return hn::Add(Acc, X);
+}
+HWY_INLINE float reduceStep(ReduceKind K, float Acc, float X) {
+  switch (K) {
+  case ReduceKind::Max:
+    return std::max(Acc, X);
+  case ReduceKind::Min:
+    return std::min(Acc, X);
+  case ReduceKind::Prod:
+    return Acc * X;
+  case ReduceKind::SumSquare:
+  case ReduceKind::L2:
+    return Acc + X * X;
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
+  return Acc + X;
+}
+
+/// The reduction of nothing.
+HWY_INLINE float reduceInit(ReduceKind K) {
+  return K == ReduceKind::Max    ? -std::numeric_limits<float>::infinity()
+         : K == ReduceKind::Min  ? std::numeric_limits<float>::infinity()
+         : K == ReduceKind::Prod ? 1.0f
+                                 : 0.0f;
+}
+
+/// The result from the reduction \p R of \p Len elements.
+HWY_INLINE float reduceFinish(ReduceKind K, float R, int64_t Len) {
+  return K == ReduceKind::Mean ? R * (1.0f / float(Len))
+         : K == ReduceKind::L2 ? std::sqrt(R)
+                               : R;
+}
+
 /// Reduction of one outer slice over Len: Inner results.
 void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
-                     int Kind) {
+                     ReduceKind K) {
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
-  const bool Max = Kind == 1;
-  const float Scale = Kind == 2 ? 1.0f / float(Len) : 1.0f;
-  const float Init = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const float Init = reduceInit(K);
   if (Inner == 1) {
     auto Acc = hn::Set(d, Init);
     int64_t I = 0;
     for (; I + L <= Len; I += L)
-      Acc = Max ? hn::Max(Acc, hn::LoadU(d, X + I))
-                : hn::Add(Acc, hn::LoadU(d, X + I));
-    float R =
-        hn::GetLane(Max ? hn::MaxOfLanes(d, Acc) : hn::SumOfLanes(d, Acc));
+      Acc = reduceStep(K, Acc, hn::LoadU(d, X + I));
+    // Across lanes (in lane order), then the tail.
+    HWY_ALIGN float Lanes[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(Acc, d, Lanes);
+    const ReduceKind Across =
+        K == ReduceKind::SumSquare || K == ReduceKind::L2 ? ReduceKind::Sum : K;
+    float R = Lanes[0];
+    for (int64_t J = 1; J < L; ++J)
+      R = reduceStep(Across, R, Lanes[J]);
     for (; I < Len; ++I)
-      R = Max ? std::max(R, X[I]) : R + X[I];
-    Y[0] = R * Scale;
+      R = reduceStep(K, R, X[I]);
+    Y[0] = reduceFinish(K, R, Len);
     return;
   }
   for (int64_t J = 0; J < Inner; J += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
     auto Acc = hn::Set(d, Init);
-    for (int64_t I = 0; I < Len; ++I) {
-      const float *P = X + I * Inner + J;
-      const auto V = loadTail(d, P, Valid);
-      Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
-    }
-    Acc = hn::Mul(Acc, hn::Set(d, Scale));
+    for (int64_t I = 0; I < Len; ++I)
+      Acc = reduceStep(K, Acc, loadTail(d, X + I * Inner + J, Valid));
+    if (K == ReduceKind::Mean)
+      Acc = hn::Mul(Acc, hn::Set(d, 1.0f / float(Len)));
+    else if (K == ReduceKind::L2)
+      Acc = hn::Sqrt(Acc);
     storeTail(d, Acc, Y + J, Valid);
   }
 }
@@ -246,7 +301,7 @@ void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads) {
   parallelFor(Outer, Threads, [&](int64_t O) {
     HWY_DYNAMIC_DISPATCH(ReduceSliceImpl)
-    (X + O * Len * Inner, Y + O * Inner, Len, Inner, int(Kind));
+    (X + O * Len * Inner, Y + O * Inner, Len, Inner, Kind);
   });
 }
 

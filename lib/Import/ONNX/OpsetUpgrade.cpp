@@ -18,7 +18,9 @@
 //                       7-17        no split sizes -> num_outputs
 //   Squeeze, Unsqueeze  7-12        `axes` -> input
 //   ReduceSum           7-12        `axes` -> input
-//   ReduceMean/Max      7-17        `axes` -> input
+//   ReduceMean/Max/Min, 7-17        `axes` -> input
+//   ReduceProd/L2/
+//   ReduceSumSquare
 //   Softmax/LogSoftmax  7-12        2-D coercion -> Softmax on the last
 //                                   axis, or Flatten -> Softmax -> Reshape
 //   Upsample            7-10        -> Resize, asymmetric coordinates,
@@ -590,6 +592,10 @@ const OpsetUpgrade UpgradeTable[] = {
     {"ReduceSum", 0, 13, upgradeReduceAxes},
     {"ReduceMean", 0, 18, upgradeReduceAxes},
     {"ReduceMax", 0, 18, upgradeReduceAxes},
+    {"ReduceMin", 0, 18, upgradeReduceAxes},
+    {"ReduceProd", 0, 18, upgradeReduceAxes},
+    {"ReduceL2", 0, 18, upgradeReduceAxes},
+    {"ReduceSumSquare", 0, 18, upgradeReduceAxes},
     {"Softmax", 0, 13, upgradeSoftmax},
     {"LogSoftmax", 0, 13, upgradeSoftmax},
     {"Upsample", 0, 11, upgradeUpsample},

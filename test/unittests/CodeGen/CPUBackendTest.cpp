@@ -810,15 +810,19 @@ TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
     OpId Op;
     std::vector<int64_t> Axes;
     int Keep;
-  } Cases[] = {{OpId::ReduceMean, {2, 3}, 1},
-               {OpId::ReduceMax, {1}, 1},
-               {OpId::ReduceSum, {-1}, 0},
-               {OpId::ReduceMean, {1}, 0},
-               {OpId::ReduceSum, {}, 1}};
+  } Cases[] = {{OpId::ReduceMean, {2, 3}, 1},  {OpId::ReduceMax, {1}, 1},
+               {OpId::ReduceSum, {-1}, 0},     {OpId::ReduceMean, {1}, 0},
+               {OpId::ReduceSum, {}, 1},       {OpId::ReduceMin, {2, 3}, 1},
+               {OpId::ReduceMin, {1}, 0},      {OpId::ReduceProd, {1}, 1},
+               {OpId::ReduceProd, {2, 3}, 0},  {OpId::ReduceSumSquare, {1}, 1},
+               {OpId::ReduceSumSquare, {}, 0}, {OpId::ReduceL2, {2, 3}, 1},
+               {OpId::ReduceL2, {1}, 0}};
   for (bool CL : {false, true})
     for (const Case &C : Cases) {
       GraphBuilder B(100 + CL);
-      Value *X = B.input({2, 17, 6, 5}, layoutFor(CL, 4));
+      // Products of values around 1 stay far from 0 and infinity.
+      Value *X = B.input({2, 17, 6, 5}, layoutFor(CL, 4),
+                         C.Op == OpId::ReduceProd ? 1.2f : 0.0f);
       std::vector<Value *> Ops{X};
       if (!C.Axes.empty()) {
         TensorDataRef D = TensorData::fromInt64(
