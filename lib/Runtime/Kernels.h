@@ -33,7 +33,7 @@ void addConvolutionKernels(KernelTable &T);
 void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
 /// LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax, ReduceSum, ReduceMin,
-/// ReduceProd, ReduceL2, ReduceSumSquare.
+/// ReduceProd, ReduceL2, ReduceSumSquare, ArgMax, ArgMin.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul.
 void addMatrixKernels(KernelTable &T);

@@ -2,7 +2,8 @@
 //
 // BatchNormalization (inference), InstanceNormalization, LRN, Softmax and
 // LogSoftmax along one axis (opset 13), and ReduceMean/Max/Sum/Min/Prod/
-// L2/SumSquare with the axes operand. Statistics are accumulated in double.
+// L2/SumSquare with the axes operand, ArgMax and ArgMin. Statistics are
+// accumulated in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -314,6 +315,58 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   return llvm::Error::success();
 }
 
+/// ArgMax (\p IsMax) or ArgMin along one axis: the first extreme, or the
+/// last with select_last_index.
+template <bool IsMax>
+llvm::Error argReduceKernel(const Node &N,
+                            llvm::ArrayRef<const Tensor *> Operands,
+                            llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  const int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < -Rank || Axis >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  const bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
+  const bool Last = N.getIntAttr("select_last_index", 0) != 0;
+  llvm::SmallVector<int64_t, 6> Kept(X.getShape().begin(), X.getShape().end());
+  Kept[Axis] = 1;
+  llvm::SmallVector<int64_t, 6> Expected;
+  for (int64_t I = 0; I < Rank; ++I)
+    if (I != Axis || KeepDims)
+      Expected.push_back(Kept[I]);
+  if (Y.getShape() != llvm::ArrayRef<int64_t>(Expected) ||
+      Y.getElementType() != ElementType::I64 || X.getDim(Axis) == 0)
+    return makeNodeError(N, "result must be the i64 indices along a "
+                            "non-empty axis");
+  const int64_t Len = X.getDim(Axis), Stride = X.getStrides()[Axis];
+  llvm::SmallVector<int64_t, 6> YIdx;
+  forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> Idx) {
+    const int64_t Base = X.getOffset(Idx);
+    double Best = X.getDouble(Base);
+    int64_t BestI = 0;
+    for (int64_t I = 1; I < Len; ++I) {
+      double V = X.getDouble(Base + I * Stride);
+      bool Better =
+          IsMax ? (Last ? V >= Best : V > Best) : (Last ? V <= Best : V < Best);
+      if (Better) {
+        Best = V;
+        BestI = I;
+      }
+    }
+    YIdx.clear();
+    for (int64_t I = 0; I < Rank; ++I)
+      if (I != Axis || KeepDims)
+        YIdx.push_back(Idx[I]);
+    Y.setInt(Y.getOffset(YIdx), BestI);
+  });
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void runtime::addNormalizationKernels(KernelTable &T) {
@@ -330,4 +383,6 @@ void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::ReduceL2)] = reduceKernel<ReduceKind::L2>;
   T[static_cast<size_t>(OpId::ReduceSumSquare)] =
       reduceKernel<ReduceKind::SumSquare>;
+  T[static_cast<size_t>(OpId::ArgMax)] = argReduceKernel<true>;
+  T[static_cast<size_t>(OpId::ArgMin)] = argReduceKernel<false>;
 }

@@ -166,6 +166,11 @@ enum class ReduceKind { Sum, Max, Mean, Min, Prod, SumSquare, L2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads);
 
+/// Y[o][i] = the index l of the largest (\p Max) or smallest X[o][l][i],
+/// the first one or with \p Last the last one (dense; Len < 2^31).
+void runArgReduce(bool Max, bool Last, int64_t Outer, int64_t Len,
+                  int64_t Inner, const float *X, int64_t *Y, int Threads);
+
 /// Global max/average pooling of one image: X holds Pixels x Channels with
 /// strides (PixelStride, ChannelStride); Y holds Channels with stride
 /// YStride.

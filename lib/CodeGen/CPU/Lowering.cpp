@@ -318,6 +318,8 @@ const LowerTable &getLowerTable() {
          {OpId::ReduceMean, OpId::ReduceMax, OpId::ReduceSum, OpId::ReduceMin,
           OpId::ReduceProd, OpId::ReduceL2, OpId::ReduceSumSquare})
       T[size_t(Id)] = lowerReduce;
+    T[size_t(OpId::ArgMax)] = lowerArgReduce;
+    T[size_t(OpId::ArgMin)] = lowerArgReduce;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

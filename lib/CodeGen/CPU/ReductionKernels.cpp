@@ -1,12 +1,12 @@
 //===- ReductionKernels.cpp - Softmax, LRN and reductions along dims ------===//
 //
 // All see a tensor as [Outer][Len][Inner] in physical order, the reduced
-// dims (one for Softmax, the channels for LRN, any run of physically
-// adjacent ones for ReduceSum/Mean/Max/Min/Prod/SumSquare/L2) in the
-// middle. With Inner > 1 (e.g. Softmax over
-// the channels of NCHW, ReduceMean over H, W of NHWC) vectors run along Inner
-// and the loop over Len is strided; with Inner == 1 a row of Len contiguous
-// elements is reduced across lanes.
+// dims in the middle: one for Softmax and ArgMax/ArgMin, the channels for
+// LRN, any run of physically adjacent ones for ReduceSum/Mean/Max/Min/Prod/
+// SumSquare/L2. With Inner > 1 (e.g. Softmax over the channels of NCHW,
+// ReduceMean over H, W of NHWC) vectors run along Inner and the loop over
+// Len is strided; with Inner == 1 a row of Len contiguous elements is
+// reduced across lanes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,6 +195,78 @@ void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
   }
 }
 
+/// Whether \p X replaces \p Best as the ArgMax (\p Max) or ArgMin: strictly
+/// better keeps the first of equal values, better or equal the last.
+template <class V> HWY_INLINE auto argBetter(bool Max, bool Last, V X, V Best) {
+  return Max ? (Last ? hn::Ge(X, Best) : hn::Gt(X, Best))
+             : (Last ? hn::Le(X, Best) : hn::Lt(X, Best));
+}
+HWY_INLINE bool argBetter(bool Max, bool Last, float X, float Best) {
+  return Max ? (Last ? X >= Best : X > Best) : (Last ? X <= Best : X < Best);
+}
+
+/// ArgMax/ArgMin of one outer slice over Len: Inner indices.
+void ArgReduceSliceImpl(const float *X, int64_t *Y, int64_t Len, int64_t Inner,
+                        bool Max, bool Last) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t L = int64_t(hn::Lanes(d));
+  HWY_ALIGN float Vals[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN int32_t Idx[HWY_MAX_BYTES / sizeof(float)];
+  if (Inner == 1) {
+    // Lane j keeps the best of elements j, j + L, ...; then the lanes
+    // (equal values: the lower index, or the higher with Last), then the
+    // tail.
+    float Best = X[0];
+    int64_t BestI = 0, I = 1;
+    if (Len >= L) {
+      auto BestV = hn::LoadU(d, X);
+      auto BestIV = hn::Iota(di, 0);
+      for (I = L; I + L <= Len; I += L) {
+        const auto V = hn::LoadU(d, X + I);
+        const auto M = argBetter(Max, Last, V, BestV);
+        BestV = hn::IfThenElse(M, V, BestV);
+        BestIV = hn::IfThenElse(hn::RebindMask(di, M), hn::Iota(di, int32_t(I)),
+                                BestIV);
+      }
+      hn::Store(BestV, d, Vals);
+      hn::Store(BestIV, di, Idx);
+      Best = Vals[0];
+      BestI = Idx[0];
+      for (int64_t J = 1; J < L; ++J) {
+        const bool Equal = Vals[J] == Best;
+        if ((!Equal && argBetter(Max, false, Vals[J], Best)) ||
+            (Equal && (Last ? Idx[J] > BestI : Idx[J] < BestI))) {
+          Best = Vals[J];
+          BestI = Idx[J];
+        }
+      }
+    }
+    for (; I < Len; ++I)
+      if (argBetter(Max, Last, X[I], Best)) {
+        Best = X[I];
+        BestI = I;
+      }
+    Y[0] = BestI;
+    return;
+  }
+  for (int64_t J = 0; J < Inner; J += L) {
+    const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
+    auto BestV = loadTail(d, X + J, Valid);
+    auto BestIV = hn::Zero(di);
+    for (int64_t I = 1; I < Len; ++I) {
+      const auto V = loadTail(d, X + I * Inner + J, Valid);
+      const auto M = argBetter(Max, Last, V, BestV);
+      BestV = hn::IfThenElse(M, V, BestV);
+      BestIV = hn::IfThenElse(hn::RebindMask(di, M), hn::Set(di, int32_t(I)),
+                              BestIV);
+    }
+    hn::Store(BestIV, di, Idx);
+    for (size_t K = 0; K < Valid; ++K)
+      Y[J + int64_t(K)] = Idx[K];
+  }
+}
+
 /// Y = X * (Bias + Alpha / Size * SqSum)^-Beta, lane by lane.
 template <class D>
 HWY_INLINE hn::Vec<D> lrnScale(D d, const LRNParams &P, hn::Vec<D> X,
@@ -269,8 +341,17 @@ namespace cpu {
 
 HWY_EXPORT(SoftmaxSliceImpl);
 HWY_EXPORT(ReduceSliceImpl);
+HWY_EXPORT(ArgReduceSliceImpl);
 HWY_EXPORT(LRNRowsImpl);
 HWY_EXPORT(LRNStridedImpl);
+
+void runArgReduce(bool Max, bool Last, int64_t Outer, int64_t Len,
+                  int64_t Inner, const float *X, int64_t *Y, int Threads) {
+  parallelFor(Outer, Threads, [&](int64_t O) {
+    HWY_DYNAMIC_DISPATCH(ArgReduceSliceImpl)
+    (X + O * Len * Inner, Y + O * Inner, Len, Inner, Max, Last);
+  });
+}
 
 void runLRN(const LRNParams &P, const float *X, float *Y, int Threads) {
   if (P.Inner == 1) {

@@ -731,6 +731,8 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ReduceProd, 1, minVersionReduce<18>, lowerReduce<18>},
     {OpId::ReduceL2, 1, minVersionReduce<18>, lowerReduce<18>},
     {OpId::ReduceSumSquare, 1, minVersionReduce<18>, lowerReduce<18>},
+    {OpId::ArgMax, 1, minVersionAxisAttr, lowerAxisAttr},
+    {OpId::ArgMin, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Gather, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Expand, 8, nullptr, nullptr},
     {OpId::Reshape, 5, nullptr, nullptr},
@@ -779,6 +781,8 @@ constexpr AttrIntroduction AttrIntroductions[] = {
     // Only float8 targets saturate, and the IR has no float8.
     {OpId::Cast, "saturate", 19, isAnyValue},
     {OpId::DepthToSpace, "mode", 11, isDCR},
+    {OpId::ArgMax, "select_last_index", 12, isZero},
+    {OpId::ArgMin, "select_last_index", 12, isZero},
     {OpId::Reshape, "allowzero", 14, isZero},
     {OpId::Shape, "start", 15, isZero},
     {OpId::Shape, "end", 15, nullptr},

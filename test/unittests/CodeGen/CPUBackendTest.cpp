@@ -841,6 +841,35 @@ TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
     }
 }
 
+TEST(CPUKernelTest, ArgMaxArgMinAlongAnyAxis) {
+  for (bool CL : {false, true})
+    for (int64_t Axis : {1, -1, 2, 0})
+      for (int Keep : {1, 0})
+        for (int Last : {0, 1})
+          for (OpId Op : {OpId::ArgMax, OpId::ArgMin}) {
+            GraphBuilder B(unsigned(200 + Axis * 4 + Keep * 2 + Last));
+            // Rows of 37 (longer than a vector, with a tail) and values
+            // on a coarse grid, so that ties decide between first and last.
+            Value *X = B.input({2, 37, 6, 5}, layoutFor(CL, 4));
+            runtime::Tensor &T = B.Inputs[X->getName()];
+            float *Data = reinterpret_cast<float *>(T.getMutableBytes().data());
+            for (int64_t I = 0; I < T.getNumElements(); ++I)
+              Data[I] = std::round(Data[I] * 2.0f);
+            Value *Y = B.op(Op, {X},
+                            {{"axis", Attribute::getInt(Axis)},
+                             {"keepdims", Attribute::getInt(Keep)},
+                             {"select_last_index", Attribute::getInt(Last)}});
+            if (Keep)
+              B.setLayout(Y, layoutFor(CL, 4));
+            // A rank-3 result may hold the kept dims in another physical
+            // order than a channels-last input: that one falls back.
+            if (CL && !Keep)
+              B.check(Y, 1);
+            else
+              B.check(Y, 0, 1, Op == OpId::ArgMax ? "argmax." : "argmin.");
+          }
+}
+
 TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
   GraphBuilder B(8);
   Value *X = B.input({2, 6, 4});
