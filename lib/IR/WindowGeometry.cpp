@@ -117,7 +117,7 @@ static llvm::Expected<WindowAxis> startAxis(const Node &N, int64_t In,
   A.PadBegin = W.Pads[I];
   A.PadEnd = W.Pads[I + W.Strides.size()];
   if (llvm::Error E = getDilatedKernel(N, A.Kernel, A.Dilation, I).takeError())
-    return std::move(E);
+    return E;
   return A;
 }
 
@@ -157,7 +157,7 @@ llvm::Expected<WindowAxis> strider::resolveWindowAxis(const Node &N, int64_t In,
       --Out;
   }
   if (llvm::Error E = makeStaticDim(N, Out, outputSizeText(I)).takeError())
-    return std::move(E);
+    return E;
   A.Out = Out;
   return A;
 }
@@ -197,7 +197,7 @@ strider::resolveTransposedWindowAxis(const Node &N, int64_t In, unsigned I,
       llvm::SubOverflow(Out, A.PadEnd, Out))
     return makeNodeError(N, outputSizeText(I) + " exceeds 2^62");
   if (llvm::Error E = makeStaticDim(N, Out, outputSizeText(I)).takeError())
-    return std::move(E);
+    return E;
   A.Out = Out;
   return A;
 }
@@ -217,12 +217,12 @@ strider::resolveWindow(const Node &N, llvm::ArrayRef<int64_t> InSpatial,
           WeightSpatial ? llvm::Optional<llvm::ArrayRef<Dim>>(WeightDims)
                         : llvm::None,
           W))
-    return std::move(E);
+    return E;
   llvm::SmallVector<int64_t, 3> OutputShape;
   if (Transposed && N.getAttr("output_shape"))
     if (llvm::Error E =
             readIntsAttr(N, "output_shape", NumSpatial, 0, 0, OutputShape))
-      return std::move(E);
+      return E;
   WindowAxes Axes;
   for (unsigned I = 0; I < NumSpatial; ++I) {
     auto A = !Transposed ? resolveWindowAxis(N, InSpatial[I], I, W)
