@@ -1,8 +1,8 @@
 //===- InferConv.cpp - Shape functions of spatial ops ---------------------===//
 //
 // Conv, ConvTranspose, pooling, BatchNormalization, InstanceNormalization,
-// Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial... tensors;
-// and LayerNormalization, the normalization over trailing dims.
+// LRN, Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial...
+// tensors; and LayerNormalization, the normalization over trailing dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -403,6 +403,23 @@ llvm::Error detail::inferLayerNormalization(const Node &N,
   Results.push_back(getLogicalType(X).withElementType(Elt));
   Results.push_back(makeType(ElementType::F32, StatShape));
   Results.push_back(makeType(ElementType::F32, StatShape));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferLRN(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "X", EltClass::Float))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *X, "X", 3))
+    return E;
+  int64_t Size = N.getIntAttr("size", 0);
+  if (Size < 1)
+    return makeNodeError(N, "attribute 'size' must be positive, got " +
+                                llvm::Twine(Size));
+  Results.push_back(getLogicalType(*X));
   return llvm::Error::success();
 }
 

@@ -16,6 +16,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
+#include "strider/IR/WindowGeometry.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
@@ -170,47 +171,23 @@ llvm::Error readIntsAttr(const Node &N, llvm::StringRef Name, unsigned Count,
                          llvm::SmallVectorImpl<int64_t> &Result);
 
 //===----------------------------------------------------------------------===//
-// Sliding windows (convolution and pooling)
+// Sliding windows (convolution and pooling; WindowGeometry.cpp)
 //===----------------------------------------------------------------------===//
 
-enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
-
-/// Attributes of a sliding window over \p NumSpatial dims. Kernel sizes are
-/// None where unknown (taken from a weight dim that is not static).
-struct WindowAttrs {
-  AutoPad Pad = AutoPad::NotSet;
-  llvm::SmallVector<llvm::Optional<int64_t>, 3> Kernel;
-  llvm::SmallVector<int64_t, 3> Strides, Dilations;
-  /// Begin pads then end pads (2 * NumSpatial entries).
-  llvm::SmallVector<int64_t, 6> Pads;
-  /// ConvTranspose only.
-  llvm::SmallVector<int64_t, 3> OutputPadding;
-  bool CeilMode = false;
-};
-
-/// Parse the auto_pad attribute (default NOTSET).
-llvm::Expected<AutoPad> readAutoPad(const Node &N);
-
-/// Read auto_pad, strides, dilations and pads for \p NumSpatial spatial
-/// dims, plus kernel_shape: from the attribute when present (it must then
-/// agree with \p WeightSpatial when given), from \p WeightSpatial otherwise.
-/// Pads are zero under auto_pad.
-llvm::Error readWindowAttrs(const Node &N, unsigned NumSpatial,
-                            llvm::Optional<llvm::ArrayRef<Dim>> WeightSpatial,
-                            WindowAttrs &W);
+// The window attributes and their static resolution are public
+// (strider/IR/WindowGeometry.h); these add symbolic dims.
 
 /// Output size of spatial dim \p I of a convolution or pooling window over
-/// an input dim \p In: floor((In + pads - dilated kernel) / stride) + 1, or
-/// the ceiling under ceil_mode (a last window starting in the end padding
-/// is dropped), ceil(In / stride) under SAME_*, and pads 0 under VALID.
-/// A non-static input gives itself when the op preserves sizes (stride 1
-/// and "same" padding), unknown otherwise.
+/// an input dim \p In: resolveWindowAxis's when both are known, ceil(In /
+/// stride) under SAME_* whatever the kernel; a non-static input gives
+/// itself when the op preserves sizes (stride 1 and "same" padding),
+/// unknown otherwise.
 llvm::Expected<Dim> computeWindowOutputDim(const Node &N, const Dim &In,
                                            unsigned I, const WindowAttrs &W);
 
-/// Output size of spatial dim \p I of a transposed convolution (no
-/// output_shape): stride * (In - 1) + output_padding + dilated kernel -
-/// pads, or In * stride under SAME_*.
+/// Output size of spatial dim \p I of a transposed convolution without
+/// output_shape, as computeWindowOutputDim for
+/// resolveTransposedWindowAxis.
 llvm::Expected<Dim> computeTransposedOutputDim(const Node &N, const Dim &In,
                                                unsigned I,
                                                const WindowAttrs &W);

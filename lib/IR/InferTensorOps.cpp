@@ -469,6 +469,57 @@ llvm::Error detail::inferReduceSum(const Node &N, ResultTypes &Results) {
   return inferReduce(N, Results, EltClass::Numeric);
 }
 
+llvm::Error detail::inferReduceMin(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Any);
+}
+
+llvm::Error detail::inferReduceProd(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferReduceL2(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferReduceSumSquare(const Node &N, ResultTypes &Results) {
+  return inferReduce(N, Results, EltClass::Numeric);
+}
+
+/// ArgMax and ArgMin: i64 indices along one axis, kept as 1 under keepdims.
+static llvm::Error inferArgReduce(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "data");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "data", EltClass::Numeric))
+    return E;
+  if (!X->hasRank()) {
+    Results.push_back(TensorType::getUnranked(ElementType::I64));
+    return llvm::Error::success();
+  }
+  auto Axis = normalizeAxis(N, N.getIntAttr("axis", 0), X->getRank());
+  if (!Axis)
+    return Axis.takeError();
+  bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
+  DimList Out;
+  for (unsigned I = 0; I < X->getRank(); ++I) {
+    if (I != *Axis)
+      Out.push_back(X->getDim(I));
+    else if (KeepDims)
+      Out.push_back(Dim::getStatic(1));
+  }
+  Results.push_back(makeType(ElementType::I64, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferArgMax(const Node &N, ResultTypes &Results) {
+  return inferArgReduce(N, Results);
+}
+
+llvm::Error detail::inferArgMin(const Node &N, ResultTypes &Results) {
+  return inferArgReduce(N, Results);
+}
+
 //===----------------------------------------------------------------------===//
 // Gemm, MatMul
 //===----------------------------------------------------------------------===//

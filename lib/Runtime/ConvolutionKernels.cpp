@@ -21,6 +21,7 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/WindowGeometry.h"
 
 #include <algorithm>
 #include <cassert>
@@ -32,74 +33,21 @@ using namespace strider::runtime;
 
 namespace {
 
-/// Per-spatial-dim geometry of a convolution window.
-struct ConvGeometry {
-  llvm::SmallVector<int64_t, 3> Kernel, Strides, Dilations, PadBegin, PadEnd;
-};
-
-/// Reads strides, dilations and kernel_shape for \p NumSpatial dims;
-/// \p WeightSpatial gives the kernel extent found on the weight.
-llvm::Error readWindow(const Node &N, unsigned NumSpatial,
-                       llvm::ArrayRef<int64_t> WeightSpatial,
-                       ConvGeometry &G) {
-  std::vector<int64_t> Kernel = N.getIntsAttr("kernel_shape");
-  if (!Kernel.empty() &&
-      llvm::ArrayRef<int64_t>(Kernel) != WeightSpatial)
-    return makeNodeError(N, "kernel_shape does not match the weight shape");
-  G.Kernel.assign(WeightSpatial.begin(), WeightSpatial.end());
-  std::vector<int64_t> Ones(NumSpatial, 1);
-  std::vector<int64_t> S = N.getIntsAttr("strides", Ones);
-  std::vector<int64_t> D = N.getIntsAttr("dilations", Ones);
-  if (S.size() != NumSpatial || D.size() != NumSpatial)
-    return makeNodeError(N, "strides and dilations must have " +
-                                llvm::Twine(NumSpatial) + " entries");
-  for (unsigned I = 0; I < NumSpatial; ++I)
-    if (S[I] < 1 || D[I] < 1)
-      return makeNodeError(N, "strides and dilations must be positive");
-  G.Strides.assign(S.begin(), S.end());
-  G.Dilations.assign(D.begin(), D.end());
-  return llvm::Error::success();
-}
-
-/// Explicit pads attribute (begins then ends), zero by default.
-llvm::Error readPads(const Node &N, unsigned NumSpatial, ConvGeometry &G) {
-  std::vector<int64_t> P =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * NumSpatial, 0));
-  if (P.size() != 2 * NumSpatial)
-    return makeNodeError(N, "pads must have " + llvm::Twine(2 * NumSpatial) +
-                                " entries");
-  for (int64_t V : P)
-    if (V < 0)
-      return makeNodeError(N, "pads must be non-negative");
-  G.PadBegin.assign(P.begin(), P.begin() + NumSpatial);
-  G.PadEnd.assign(P.begin() + NumSpatial, P.end());
-  return llvm::Error::success();
-}
-
-/// Input positions are multiplied out from the output positions: pads of a
-/// forward convolution, resolving auto_pad.
-llvm::Error computeForwardPads(const Node &N, llvm::ArrayRef<int64_t> InSpatial,
-                               ConvGeometry &G) {
-  unsigned K = InSpatial.size();
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  if (AutoPad == "NOTSET")
-    return readPads(N, K, G);
-  G.PadBegin.assign(K, 0);
-  G.PadEnd.assign(K, 0);
-  if (AutoPad == "VALID")
-    return llvm::Error::success();
-  if (AutoPad != "SAME_UPPER" && AutoPad != "SAME_LOWER")
-    return makeNodeError(N, "unsupported auto_pad '" + AutoPad + "'");
-  for (unsigned I = 0; I < K; ++I) {
-    int64_t Out = (InSpatial[I] + G.Strides[I] - 1) / G.Strides[I];
-    int64_t Extent = (G.Kernel[I] - 1) * G.Dilations[I] + 1;
-    int64_t Total =
-        std::max<int64_t>(0, (Out - 1) * G.Strides[I] + Extent - InSpatial[I]);
-    int64_t Small = Total / 2;
-    G.PadBegin[I] = AutoPad == "SAME_UPPER" ? Small : Total - Small;
-    G.PadEnd[I] = Total - G.PadBegin[I];
-  }
-  return llvm::Error::success();
+/// The window of \p N over X's spatial dims (a transposed one for
+/// ConvTranspose), checked against Y's spatial dims.
+llvm::Expected<WindowAxes> resolveGeometry(const Node &N, const Tensor &X,
+                                           const Tensor &W, const Tensor &Y,
+                                           bool Transposed) {
+  auto Axes = resolveWindow(N, X.getShape().drop_front(2),
+                            W.getShape().drop_front(2), Transposed);
+  if (!Axes)
+    return Axes.takeError();
+  for (unsigned I = 0; I < Axes->size(); ++I)
+    if ((*Axes)[I].Out != Y.getDim(I + 2))
+      return makeNodeError(N, "result spatial dim " + llvm::Twine(I) + " is " +
+                                  llvm::Twine(Y.getDim(I + 2)) + ", expected " +
+                                  llvm::Twine((*Axes)[I].Out));
+  return Axes;
 }
 
 llvm::Error checkRanks(const Node &N, const Tensor &X, const Tensor &W,
@@ -199,8 +147,8 @@ struct ChannelMap {
 };
 
 /// The channel map without its weight strides.
-ChannelMap mapChannels(const Tensor &X, const Tensor &Y, int64_t M,
-                       int64_t Cg, int64_t Mg) {
+ChannelMap mapChannels(const Tensor &X, const Tensor &Y, int64_t M, int64_t Cg,
+                       int64_t Mg) {
   ChannelMap Ch;
   Ch.Batch = X.getDim(0);
   Ch.M = M;
@@ -301,13 +249,13 @@ void gatherConv(const Tensor &X, const Tensor &W, const Tensor *B, Tensor &Y,
 /// ones first, then spatial dim I of X, W and Y as axis 3 - K + I, with
 /// sizes and strides filled in (InputOf is left to the caller).
 void mapSpatialAxes(const Tensor &X, const Tensor &W, const Tensor &Y,
-                    const ConvGeometry &G, SpatialAxis (&Ax)[3]) {
+                    const WindowAxes &G, SpatialAxis (&Ax)[3]) {
   unsigned K = X.getRank() - 2;
   for (unsigned I = 0; I < K; ++I) {
     SpatialAxis &A = Ax[3 - K + I];
     A.In = X.getDim(I + 2);
     A.Out = Y.getDim(I + 2);
-    A.Kernel = G.Kernel[I];
+    A.Kernel = G[I].Kernel;
     A.XStride = X.getStrides()[I + 2];
     A.WStride = W.getStrides()[I + 2];
     A.YStride = Y.getStrides()[I + 2];
@@ -325,28 +273,17 @@ llvm::Error convKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   unsigned K = X.getRank() - 2;
   int64_t Group = N.getIntAttr("group", 1);
   int64_t C = X.getDim(1), M = W.getDim(0);
-  if (Group < 1 || C % Group != 0 || M % Group != 0 ||
-      W.getDim(1) != C / Group)
+  if (Group < 1 || C % Group != 0 || M % Group != 0 || W.getDim(1) != C / Group)
     return makeNodeError(N, "weight shape does not match the input channels "
-                            "and group " + llvm::Twine(Group));
+                            "and group " +
+                                llvm::Twine(Group));
   if (Y.getDim(1) != M)
     return makeNodeError(N, "result channels do not match the weight");
   if (llvm::Error E = checkBias(N, B, M))
     return E;
-  ConvGeometry G;
-  if (llvm::Error E = readWindow(N, K, W.getShape().drop_front(2), G))
-    return E;
-  if (llvm::Error E = computeForwardPads(N, X.getShape().drop_front(2), G))
-    return E;
-  for (unsigned I = 0; I < K; ++I) {
-    int64_t Extent = (G.Kernel[I] - 1) * G.Dilations[I] + 1;
-    int64_t Padded = X.getDim(I + 2) + G.PadBegin[I] + G.PadEnd[I];
-    int64_t Out = Padded < Extent ? 0 : (Padded - Extent) / G.Strides[I] + 1;
-    if (Out != Y.getDim(I + 2))
-      return makeNodeError(N, "result spatial dim " + llvm::Twine(I) + " is " +
-                                  llvm::Twine(Y.getDim(I + 2)) + ", expected " +
-                                  llvm::Twine(Out));
-  }
+  auto G = resolveGeometry(N, X, W, Y, /*Transposed=*/false);
+  if (!G)
+    return G.takeError();
 
   int64_t Cg = C / Group, Mg = M / Group;
   llvm::ArrayRef<int64_t> WS = W.getStrides();
@@ -356,10 +293,10 @@ llvm::Error convKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   Ch.WStrideM = WS[0];
   Ch.WStrideC = WS[1];
   SpatialAxis Ax[3];
-  mapSpatialAxes(X, W, Y, G, Ax);
+  mapSpatialAxes(X, W, Y, *G, Ax);
   for (unsigned I = 0; I < K; ++I)
-    tabulateForward(Ax[3 - K + I], G.Strides[I], G.Dilations[I],
-                    G.PadBegin[I]);
+    tabulateForward(Ax[3 - K + I], (*G)[I].Stride, (*G)[I].Dilation,
+                    (*G)[I].PadBegin);
   gatherConv(X, W, B, Y, Ch, Ax);
   return llvm::Error::success();
 }
@@ -378,62 +315,15 @@ llvm::Error convTransposeKernel(const Node &N,
   int64_t C = X.getDim(1), Mg = W.getDim(1), M = Mg * Group;
   if (Group < 1 || W.getDim(0) != C || C % Group != 0)
     return makeNodeError(N, "weight shape does not match the input channels "
-                            "and group " + llvm::Twine(Group));
+                            "and group " +
+                                llvm::Twine(Group));
   if (Y.getDim(1) != M)
     return makeNodeError(N, "result channels do not match the weight");
   if (llvm::Error E = checkBias(N, B, M))
     return E;
-  ConvGeometry G;
-  if (llvm::Error E = readWindow(N, K, W.getShape().drop_front(2), G))
-    return E;
-  std::vector<int64_t> OutPad =
-      N.getIntsAttr("output_padding", std::vector<int64_t>(K, 0));
-  std::vector<int64_t> OutShape = N.getIntsAttr("output_shape");
-  if (OutPad.size() != K)
-    return makeNodeError(N, "output_padding must have " + llvm::Twine(K) +
-                                " entries");
-  if (!OutShape.empty() && OutShape.size() != K && OutShape.size() != K + 2)
-    return makeNodeError(N, "output_shape must have " + llvm::Twine(K) +
-                                " entries");
-  if (OutShape.size() == K + 2)
-    OutShape.erase(OutShape.begin(), OutShape.begin() + 2);
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  bool Same = AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER";
-  if (!Same && AutoPad != "NOTSET" && AutoPad != "VALID")
-    return makeNodeError(N, "unsupported auto_pad '" + AutoPad + "'");
-  if (AutoPad == "NOTSET" && OutShape.empty()) {
-    if (llvm::Error E = readPads(N, K, G))
-      return E;
-  } else if (AutoPad == "VALID" && OutShape.empty()) {
-    G.PadBegin.assign(K, 0);
-    G.PadEnd.assign(K, 0);
-  } else {
-    // Pads follow from the requested output shape (input * stride when
-    // auto_pad SAME gives none).
-    G.PadBegin.resize(K);
-    G.PadEnd.resize(K);
-    for (unsigned I = 0; I < K; ++I) {
-      int64_t Out =
-          OutShape.empty() ? X.getDim(I + 2) * G.Strides[I] : OutShape[I];
-      int64_t Total = G.Strides[I] * (X.getDim(I + 2) - 1) + OutPad[I] +
-                      (G.Kernel[I] - 1) * G.Dilations[I] + 1 - Out;
-      // Floor division, as ONNX's reference does: a requested output
-      // larger than the full result gives a negative Total, and the
-      // extra (zero) elements go to the end (pads 0 and -1 for -1).
-      int64_t Small = Total >= 0 ? Total / 2 : -((1 - Total) / 2);
-      G.PadBegin[I] = AutoPad == "SAME_UPPER" ? Small : Total - Small;
-      G.PadEnd[I] = Total - G.PadBegin[I];
-    }
-  }
-  for (unsigned I = 0; I < K; ++I) {
-    int64_t Out = G.Strides[I] * (X.getDim(I + 2) - 1) + OutPad[I] +
-                  (G.Kernel[I] - 1) * G.Dilations[I] + 1 - G.PadBegin[I] -
-                  G.PadEnd[I];
-    if (Out != Y.getDim(I + 2))
-      return makeNodeError(N, "result spatial dim " + llvm::Twine(I) + " is " +
-                                  llvm::Twine(Y.getDim(I + 2)) + ", expected " +
-                                  llvm::Twine(Out));
-  }
+  auto G = resolveGeometry(N, X, W, Y, /*Transposed=*/true);
+  if (!G)
+    return G.takeError();
 
   // Gathered as a forward loop nest: output position O of an axis reads
   // input I through tap T where I * stride + T * dilation - pad = O.
@@ -445,10 +335,10 @@ llvm::Error convTransposeKernel(const Node &N,
   Ch.WStrideM = WS[1];
   Ch.WStrideC = WS[0];
   SpatialAxis Ax[3];
-  mapSpatialAxes(X, W, Y, G, Ax);
+  mapSpatialAxes(X, W, Y, *G, Ax);
   for (unsigned I = 0; I < K; ++I)
-    tabulateTransposed(Ax[3 - K + I], G.Strides[I], G.Dilations[I],
-                       G.PadBegin[I]);
+    tabulateTransposed(Ax[3 - K + I], (*G)[I].Stride, (*G)[I].Dilation,
+                       (*G)[I].PadBegin);
   gatherConv(X, W, B, Y, Ch, Ax);
   return llvm::Error::success();
 }

@@ -32,8 +32,9 @@ void addConvolutionKernels(KernelTable &T);
 /// GlobalMaxPool.
 void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
-/// LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceMax,
-/// ReduceSum.
+/// LayerNormalization, LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax,
+/// ReduceSum, ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare, ArgMax,
+/// ArgMin.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul.
 void addMatrixKernels(KernelTable &T);

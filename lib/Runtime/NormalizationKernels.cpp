@@ -1,9 +1,9 @@
 //===- NormalizationKernels.cpp - Reference normalizations and reductions -===//
 //
 // BatchNormalization (inference), InstanceNormalization, LayerNormalization
-// (opset 17), Softmax and LogSoftmax along one axis (opset 13), and
-// ReduceMean/Max/Sum with the axes operand. Statistics are accumulated in
-// double.
+// (opset 17), LRN, Softmax and LogSoftmax along one axis (opset 13), and
+// ReduceMean/Max/Sum/Min/Prod/L2/SumSquare with the axes operand, ArgMax
+// and ArgMin. Statistics are accumulated in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -241,6 +242,42 @@ llvm::Error layerNormKernel(const Node &N,
   return llvm::Error::success();
 }
 
+/// LRN (opset 13): Y = X / (bias + alpha / size * sum of X^2 over the
+/// channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that
+/// exist)^beta.
+llvm::Error lrnKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                      llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (X.getRank() < 3 || Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape (rank >= 3)");
+  const int64_t Size = N.getIntAttr("size", 0);
+  if (Size < 1)
+    return makeNodeError(N, "attribute 'size' must be positive, got " +
+                                llvm::Twine(Size));
+  const double Alpha = N.getFloatAttr("alpha", 1e-4f);
+  const double Beta = N.getFloatAttr("beta", 0.75f);
+  const double Bias = N.getFloatAttr("bias", 1.0f);
+  const int64_t C = X.getDim(1), Before = (Size - 1) / 2,
+                After = Size - 1 - Before;
+  llvm::SmallVector<int64_t, 5> Src;
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+    Src.assign(Idx.begin(), Idx.end());
+    double SqSum = 0;
+    for (int64_t I = std::max<int64_t>(0, Idx[1] - Before),
+                 E = std::min(C - 1, Idx[1] + After);
+         I <= E; ++I) {
+      Src[1] = I;
+      double V = X.getDouble(X.getOffset(Src));
+      SqSum += V * V;
+    }
+    Y.setDouble(Y.getOffset(Idx),
+                X.getDouble(X.getOffset(Idx)) /
+                    std::pow(Bias + Alpha / double(Size) * SqSum, Beta));
+  });
+  return llvm::Error::success();
+}
+
 /// Softmax (or its logarithm) along one axis.
 template <bool IsLog>
 llvm::Error softmaxKernel(const Node &N,
@@ -279,7 +316,34 @@ llvm::Error softmaxKernel(const Node &N,
   return llvm::Error::success();
 }
 
-enum class ReduceKind { Mean, Max, Sum };
+enum class ReduceKind { Mean, Max, Sum, Min, Prod, L2, SumSquare };
+
+/// The reduction of nothing (ReduceMax of an empty set is -inf, ...).
+constexpr double reduceInit(ReduceKind K) {
+  return K == ReduceKind::Max    ? -std::numeric_limits<double>::infinity()
+         : K == ReduceKind::Min  ? std::numeric_limits<double>::infinity()
+         : K == ReduceKind::Prod ? 1.0
+                                 : 0.0;
+}
+
+/// \p Acc with one more element \p V.
+template <ReduceKind K> double reduceStep(double Acc, double V) {
+  switch (K) {
+  case ReduceKind::Max:
+    return std::max(Acc, V);
+  case ReduceKind::Min:
+    return std::min(Acc, V);
+  case ReduceKind::Prod:
+    return Acc * V;
+  case ReduceKind::L2:
+  case ReduceKind::SumSquare:
+    return Acc + V * V;
+  case ReduceKind::Mean:
+  case ReduceKind::Sum:
+    return Acc + V;
+  }
+  return Acc;
+}
 
 template <ReduceKind Kind>
 llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
@@ -322,23 +386,75 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   }
   llvm::SmallVector<int64_t, 6> XIdx(Rank), YIdx;
   forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
-    double Acc = Kind == ReduceKind::Max
-                     ? -std::numeric_limits<double>::infinity()
-                     : 0.0;
+    double Acc = reduceInit(Kind);
     forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
       for (int64_t I = 0; I < Rank; ++I)
         XIdx[I] = KIdx[I] + WIdx[I];
       double V = X.getDouble(X.getOffset(XIdx));
-      Acc = Kind == ReduceKind::Max ? std::max(Acc, V) : Acc + V;
+      Acc = reduceStep<Kind>(Acc, V);
     });
     if (Kind == ReduceKind::Mean)
       Acc = Count ? Acc / double(Count)
                   : std::numeric_limits<double>::quiet_NaN();
+    if (Kind == ReduceKind::L2)
+      Acc = std::sqrt(Acc);
     YIdx.clear();
     for (int64_t I = 0; I < Rank; ++I)
       if (!Reduced[I] || KeepDims)
         YIdx.push_back(KIdx[I]);
     Y.setDouble(Y.getOffset(YIdx), Acc);
+  });
+  return llvm::Error::success();
+}
+
+/// ArgMax (\p IsMax) or ArgMin along one axis: the first extreme, or the
+/// last with select_last_index.
+template <bool IsMax>
+llvm::Error argReduceKernel(const Node &N,
+                            llvm::ArrayRef<const Tensor *> Operands,
+                            llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  const int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < -Rank || Axis >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  const bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
+  const bool Last = N.getIntAttr("select_last_index", 0) != 0;
+  llvm::SmallVector<int64_t, 6> Kept(X.getShape().begin(), X.getShape().end());
+  Kept[Axis] = 1;
+  llvm::SmallVector<int64_t, 6> Expected;
+  for (int64_t I = 0; I < Rank; ++I)
+    if (I != Axis || KeepDims)
+      Expected.push_back(Kept[I]);
+  if (Y.getShape() != llvm::ArrayRef<int64_t>(Expected) ||
+      Y.getElementType() != ElementType::I64 || X.getDim(Axis) == 0)
+    return makeNodeError(N, "result must be the i64 indices along a "
+                            "non-empty axis");
+  const int64_t Len = X.getDim(Axis), Stride = X.getStrides()[Axis];
+  llvm::SmallVector<int64_t, 6> YIdx;
+  forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> Idx) {
+    const int64_t Base = X.getOffset(Idx);
+    double Best = X.getDouble(Base);
+    int64_t BestI = 0;
+    for (int64_t I = 1; I < Len; ++I) {
+      double V = X.getDouble(Base + I * Stride);
+      bool Better =
+          IsMax ? (Last ? V >= Best : V > Best) : (Last ? V <= Best : V < Best);
+      if (Better) {
+        Best = V;
+        BestI = I;
+      }
+    }
+    YIdx.clear();
+    for (int64_t I = 0; I < Rank; ++I)
+      if (I != Axis || KeepDims)
+        YIdx.push_back(Idx[I]);
+    Y.setInt(Y.getOffset(YIdx), BestI);
   });
   return llvm::Error::success();
 }
@@ -349,9 +465,17 @@ void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::BatchNormalization)] = batchNormKernel;
   T[static_cast<size_t>(OpId::InstanceNormalization)] = instanceNormKernel;
   T[static_cast<size_t>(OpId::LayerNormalization)] = layerNormKernel;
+  T[static_cast<size_t>(OpId::LRN)] = lrnKernel;
   T[static_cast<size_t>(OpId::Softmax)] = softmaxKernel<false>;
   T[static_cast<size_t>(OpId::LogSoftmax)] = softmaxKernel<true>;
   T[static_cast<size_t>(OpId::ReduceMean)] = reduceKernel<ReduceKind::Mean>;
   T[static_cast<size_t>(OpId::ReduceMax)] = reduceKernel<ReduceKind::Max>;
   T[static_cast<size_t>(OpId::ReduceSum)] = reduceKernel<ReduceKind::Sum>;
+  T[static_cast<size_t>(OpId::ReduceMin)] = reduceKernel<ReduceKind::Min>;
+  T[static_cast<size_t>(OpId::ReduceProd)] = reduceKernel<ReduceKind::Prod>;
+  T[static_cast<size_t>(OpId::ReduceL2)] = reduceKernel<ReduceKind::L2>;
+  T[static_cast<size_t>(OpId::ReduceSumSquare)] =
+      reduceKernel<ReduceKind::SumSquare>;
+  T[static_cast<size_t>(OpId::ArgMax)] = argReduceKernel<true>;
+  T[static_cast<size_t>(OpId::ArgMin)] = argReduceKernel<false>;
 }

@@ -10,6 +10,7 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/WindowGeometry.h"
 
 #include <limits>
 #include <vector>
@@ -32,56 +33,20 @@ llvm::Error readPoolWindow(const Node &N, const Tensor &X, const Tensor &Y,
   if (Y.getRank() != X.getRank() || Y.getDim(0) != X.getDim(0) ||
       Y.getDim(1) != X.getDim(1))
     return makeNodeError(N, "result batch and channels must match the input");
-  unsigned K = X.getRank() - 2;
-  std::vector<int64_t> Ones(K, 1);
-  P.Kernel = N.getIntsAttr("kernel_shape");
-  P.Strides = N.getIntsAttr("strides", Ones);
-  P.Dilations = N.getIntsAttr("dilations", Ones);
-  std::vector<int64_t> Pads =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * K, 0));
-  if (P.Kernel.size() != K || P.Strides.size() != K ||
-      P.Dilations.size() != K || Pads.size() != 2 * K)
-    return makeNodeError(N, "window attributes do not match the " +
-                                llvm::Twine(K) + " spatial dims");
-  for (unsigned I = 0; I < K; ++I)
-    if (P.Kernel[I] < 1 || P.Strides[I] < 1 || P.Dilations[I] < 1 ||
-        Pads[I] < 0 || Pads[I + K] < 0)
-      return makeNodeError(N, "invalid window attributes");
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  P.PadBegin.assign(K, 0);
-  P.PadEnd.assign(K, 0);
-  bool CeilMode = N.getIntAttr("ceil_mode", 0) != 0;
-  for (unsigned I = 0; I < K; ++I) {
-    int64_t In = X.getDim(I + 2);
-    int64_t Extent = (P.Kernel[I] - 1) * P.Dilations[I] + 1;
-    int64_t S = P.Strides[I];
-    int64_t Out;
-    if (AutoPad == "NOTSET" || AutoPad == "VALID") {
-      if (AutoPad == "NOTSET") {
-        P.PadBegin[I] = Pads[I];
-        P.PadEnd[I] = Pads[I + K];
-      }
-      int64_t Span = In + P.PadBegin[I] + P.PadEnd[I] - Extent;
-      if (Span < 0)
-        return makeNodeError(N, "padded input is smaller than the window at "
-                                "spatial dim " + llvm::Twine(I));
-      Out = Span / S + 1;
-      if (CeilMode && Span % S != 0)
-        ++Out;
-      if (CeilMode && (Out - 1) * S >= In + P.PadBegin[I])
-        --Out;
-    } else if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      Out = (In + S - 1) / S;
-      int64_t Total = std::max<int64_t>(0, (Out - 1) * S + Extent - In);
-      P.PadBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      P.PadEnd[I] = Total - P.PadBegin[I];
-    } else {
-      return makeNodeError(N, "unsupported auto_pad '" + AutoPad + "'");
-    }
-    if (Out != Y.getDim(I + 2))
+  auto Axes = resolveWindow(N, X.getShape().drop_front(2), llvm::None);
+  if (!Axes)
+    return Axes.takeError();
+  for (unsigned I = 0; I < Axes->size(); ++I) {
+    const WindowAxis &A = (*Axes)[I];
+    if (A.Out != Y.getDim(I + 2))
       return makeNodeError(N, "result spatial dim " + llvm::Twine(I) + " is " +
                                   llvm::Twine(Y.getDim(I + 2)) + ", expected " +
-                                  llvm::Twine(Out));
+                                  llvm::Twine(A.Out));
+    P.Kernel.push_back(A.Kernel);
+    P.Strides.push_back(A.Stride);
+    P.Dilations.push_back(A.Dilation);
+    P.PadBegin.push_back(A.PadBegin);
+    P.PadEnd.push_back(A.PadEnd);
   }
   return llvm::Error::success();
 }
@@ -108,17 +73,18 @@ void forEachWindowPos(const PoolWindow &P, const Tensor &X,
   });
 }
 
-llvm::Error maxPoolKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+llvm::Error maxPoolKernel(const Node &N,
+                          llvm::ArrayRef<const Tensor *> Operands,
                           llvm::MutableArrayRef<Tensor> Results) {
   const Tensor &X = *Operands[0];
   Tensor &Y = Results[0];
   PoolWindow P;
   if (llvm::Error E = readPoolWindow(N, X, Y, P))
     return E;
-  Tensor *Indices = Results.size() > 1 &&
-                            Results[1].getElementType() != ElementType::Unknown
-                        ? &Results[1]
-                        : nullptr;
+  Tensor *Indices =
+      Results.size() > 1 && Results[1].getElementType() != ElementType::Unknown
+          ? &Results[1]
+          : nullptr;
   if (Indices && Indices->getShape() != Y.getShape())
     return makeNodeError(N, "indices result shape does not match the result");
   int64_t StorageOrder = N.getIntAttr("storage_order", 0);

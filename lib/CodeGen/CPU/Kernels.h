@@ -155,17 +155,31 @@ void runCol2ImChannelsLast(const Col2ImParams &P, const float *Col,
 void runCol2ImChannelsFirst(const Col2ImParams &P, const float *Col,
                             const float *Bias, float *Y, int Threads);
 
-/// Max or average pooling of one image with channels contiguous in input
-/// and output (2D or 1D/3D normalized to 3 spatial dims); padding is
-/// excluded from averages.
+/// Max or average pooling of one image over 3 spatial dims (1D/2D
+/// normalized with leading unit dims), input and output at any element
+/// strides. Output o of axis d reads input o * Stride - PadBegin +
+/// k * Dilation for taps k inside the input; averages divide by the taps
+/// inside the input, or with \p CountPad by those inside the padded input
+/// [-PadBegin, In + PadEnd). A window without taps gives -inf (max) or NaN
+/// (average), as the reference does.
 struct PoolParams {
   bool Max = true;
+  bool CountPad = false;
   int64_t Channels = 0;
-  int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
-  int64_t XS[3], YS[3];
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1}, Kernel[3] = {1, 1, 1};
+  int64_t Stride[3] = {1, 1, 1}, Dilation[3] = {1, 1, 1};
+  int64_t PadBegin[3] = {0, 0, 0}, PadEnd[3] = {0, 0, 0};
+  int64_t XS[3] = {0, 0, 0}, YS[3] = {0, 0, 0}; ///< Spatial element strides.
+  int64_t XC = 1, YC = 1;                       ///< Channel element strides.
+
+  /// Channels contiguous in input and output: vectors of channels.
+  bool channelsLast() const { return XC == 1 && YC == 1; }
 };
-void runPoolChannelsLast(const PoolParams &P, const float *X, float *Y,
-                         int Threads);
+/// Channels-last: one output pixel at a time, a vector of channels per
+/// tap. Otherwise: one output row of one channel at a time, vectors of
+/// output positions along the last spatial dim (gathered when strided) for
+/// the windows inside the input, the edges one by one.
+void runPool(const PoolParams &P, const float *X, float *Y, int Threads);
 
 /// Resize of one channels-last image over its (up to 3, normalized)
 /// spatial dims: output position o of axis d reads input taps
@@ -194,11 +208,26 @@ void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
 /// lanes summed in double per row); Y may be X.
 void runLayerNorm(int64_t Rows, int64_t Len, const float *X, const float *Gamma,
                   const float *Beta, float Eps, float *Y, int Threads);
+/// LRN across the middle (channel) dim of a dense [Outer][Len][Inner]
+/// tensor: Y = X * (Bias + Alpha / Size * sum of X^2 over the channels
+/// [c - Before, c + After] that exist)^-Beta, Before = (Size - 1) / 2.
+struct LRNParams {
+  int64_t Outer = 1, Len = 1, Inner = 1, Size = 1;
+  float Alpha = 1e-4f, Beta = 0.75f, Bias = 1.0f;
+};
+void runLRN(const LRNParams &P, const float *X, float *Y, int Threads);
 
 /// Y[o][i] = reduction over l of X[o][l][i] (dense tensors).
-enum class ReduceKind { Sum = 0, Max = 1, Mean = 2 };
+/// Min, Prod, SumSquare and L2 (the square root of SumSquare) as ONNX's
+/// ReduceMin, ReduceProd, ReduceSumSquare and ReduceL2.
+enum class ReduceKind { Sum, Max, Mean, Min, Prod, SumSquare, L2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads);
+
+/// Y[o][i] = the index l of the largest (\p Max) or smallest X[o][l][i],
+/// the first one or with \p Last the last one (dense; Len < 2^31).
+void runArgReduce(bool Max, bool Last, int64_t Outer, int64_t Len,
+                  int64_t Inner, const float *X, int64_t *Y, int Threads);
 
 /// Global max/average pooling of one image: X holds Pixels x Channels with
 /// strides (PixelStride, ChannelStride); Y holds Channels with stride

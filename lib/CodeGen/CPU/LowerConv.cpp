@@ -21,6 +21,7 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/WindowGeometry.h"
 #include "strider/Layout/CostModel.h"
 
 #include <algorithm>
@@ -77,33 +78,25 @@ bool readConvShape(const Node &N, ConvShape &S,
   S.XC = XStr[1];
   S.YB = YStr[0];
   S.YC = YStr[1];
-  std::vector<int64_t> Ones(Sp, 1);
-  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
-  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
-  std::vector<int64_t> Pads =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  if (St.size() != Sp || Di.size() != Sp || Pads.size() != 2 * Sp)
+  auto Axes = resolveWindow(N, llvm::makeArrayRef(X).drop_front(2),
+                            llvm::makeArrayRef(W).drop_front(2));
+  if (!Axes) {
+    llvm::consumeError(Axes.takeError());
     return false;
+  }
   for (unsigned I = 0; I < Sp; ++I) {
+    const WindowAxis &A = (*Axes)[I];
     unsigned D = Off + I;
     S.In[D] = X[2 + I];
     S.Out[D] = Y[2 + I];
     S.Kernel[D] = W[2 + I];
-    S.Stride[D] = St[I];
-    S.Dilation[D] = Di[I];
+    S.Stride[D] = A.Stride;
+    S.Dilation[D] = A.Dilation;
+    S.Pad[D] = A.PadBegin;
     S.XS[D] = XStr[2 + I];
     S.YS[D] = YStr[2 + I];
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      int64_t Total = std::max<int64_t>(
-          0, (S.Out[D] - 1) * S.Stride[D] + (S.Kernel[D] - 1) * S.Dilation[D] +
-                 1 - S.In[D]);
-      S.Pad[D] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-    } else if (AutoPad == "VALID") {
-      S.Pad[D] = 0;
-    } else {
-      S.Pad[D] = Pads[I];
-    }
+    if (A.Out != S.Out[D])
+      return false;
   }
   // Leading unit dims nest around the real ones.
   for (unsigned D = Off; D-- > 0;) {

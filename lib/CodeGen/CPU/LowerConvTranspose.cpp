@@ -21,6 +21,8 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/WindowGeometry.h"
+
 #include <algorithm>
 
 using namespace strider;
@@ -46,9 +48,9 @@ struct ConvTransposeShape {
   int64_t outPixels() const { return Out[0] * Out[1] * Out[2]; }
 };
 
-/// Reads the geometry of \p N, resolving pads from auto_pad, output_shape
-/// and output_padding as the reference kernel does; false if anything is
-/// outside what the kernels cover or the result shape disagrees.
+/// Reads the geometry of \p N (resolveWindow: pads from auto_pad,
+/// output_shape and output_padding); false if anything is outside what the
+/// kernels cover or the result shape disagrees.
 bool readShape(const Node &N, ConvTransposeShape &S) {
   const TensorType &XT = N.getOperand(0)->getType();
   const TensorType &WT = N.getOperand(1)->getType();
@@ -71,57 +73,26 @@ bool readShape(const Node &N, ConvTransposeShape &S) {
   S.XC = XStr[1];
   S.YB = YStr[0];
   S.YC = YStr[1];
-  const std::vector<int64_t> Ones(Sp, 1), Zeros(Sp, 0);
-  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
-  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
-  std::vector<int64_t> OutPad = N.getIntsAttr("output_padding", Zeros);
-  std::vector<int64_t> OutShape = N.getIntsAttr("output_shape");
-  std::vector<int64_t> KShape = N.getIntsAttr("kernel_shape");
-  std::vector<int64_t> Pads =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
-  const std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  if (OutShape.size() == Sp + 2)
-    OutShape.erase(OutShape.begin(), OutShape.begin() + 2);
-  if (St.size() != Sp || Di.size() != Sp || OutPad.size() != Sp ||
-      Pads.size() != 2 * Sp || (!OutShape.empty() && OutShape.size() != Sp) ||
-      (!KShape.empty() &&
-       llvm::ArrayRef<int64_t>(KShape) != llvm::makeArrayRef(W).drop_front(2)))
+  auto Axes = resolveWindow(N, llvm::makeArrayRef(X).drop_front(2),
+                            llvm::makeArrayRef(W).drop_front(2),
+                            /*Transposed=*/true);
+  if (!Axes) {
+    llvm::consumeError(Axes.takeError());
     return false;
-  const bool Same = AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER";
-  if (!Same && AutoPad != "NOTSET" && AutoPad != "VALID")
-    return false;
+  }
   for (unsigned I = 0; I < Sp; ++I) {
+    const WindowAxis &A = (*Axes)[I];
     const unsigned D = Off + I;
     S.In[D] = X[2 + I];
     S.Out[D] = Y[2 + I];
     S.Kernel[D] = W[2 + I];
-    S.Stride[D] = St[I];
-    S.Dilation[D] = Di[I];
+    S.Stride[D] = A.Stride;
+    S.Dilation[D] = A.Dilation;
     S.XS[D] = XStr[2 + I];
     S.YS[D] = YStr[2 + I];
-    if (St[I] < 1 || Di[I] < 1 || S.In[D] < 1 || S.Out[D] < 1 ||
-        S.Kernel[D] < 1)
+    S.PadBegin[D] = A.PadBegin;
+    if (A.Out != S.Out[D] || S.In[D] < 1 || S.Out[D] < 1)
       return false;
-    const int64_t Full =
-        St[I] * (S.In[D] - 1) + OutPad[I] + (S.Kernel[D] - 1) * Di[I] + 1;
-    int64_t Begin = 0, End = 0;
-    if (AutoPad == "NOTSET" && OutShape.empty()) {
-      Begin = Pads[I];
-      End = Pads[Sp + I];
-    } else if (AutoPad == "VALID" && OutShape.empty()) {
-      Begin = End = 0;
-    } else {
-      // Pads from the requested output (input * stride for SAME); a
-      // negative total puts the extra zeros at the end (floor division).
-      const int64_t Want = OutShape.empty() ? S.In[D] * St[I] : OutShape[I];
-      const int64_t Total = Full - Want;
-      const int64_t Small = Total >= 0 ? Total / 2 : -((1 - Total) / 2);
-      Begin = AutoPad == "SAME_UPPER" ? Small : Total - Small;
-      End = Total - Begin;
-    }
-    if (Full - Begin - End != S.Out[D])
-      return false;
-    S.PadBegin[D] = Begin;
   }
   for (unsigned D = Off; D-- > 0;) {
     S.XS[D] = S.XS[D + 1] * S.In[D + 1];

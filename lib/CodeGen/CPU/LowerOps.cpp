@@ -10,12 +10,17 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/WindowGeometry.h"
 #include "strider/Layout/CostModel.h"
 #include "strider/Runtime/ResizeSampling.h"
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <iterator>
+#include <limits>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -598,6 +603,61 @@ bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
   return true;
 }
 
+bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  if (R < 3 || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  std::vector<bool> Middle(size_t(R), false);
+  Middle[1] = true;
+  LRNParams LP;
+  if (!splitAround(XT, Middle, LP.Outer, LP.Len, LP.Inner))
+    return false;
+  LP.Size = N.getIntAttr("size", 0);
+  LP.Alpha = N.getFloatAttr("alpha", 1e-4f);
+  LP.Beta = N.getFloatAttr("beta", 0.75f);
+  LP.Bias = N.getFloatAttr("bias", 1.0f);
+  if (LP.Size < 1)
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), LP.Inner == 1 ? "lrn.rows" : "lrn.strided", false},
+            {XB}, {YB}, [=]() { runLRN(LP, P->f32(XB), P->f32(YB), Threads); });
+  return true;
+}
+
+/// Splits \p XT into [Outer][Len][Inner] around the \p Reduced dims (see
+/// splitAround); false unless \p YT holds the kept dims (all dims under
+/// \p Keep, the reduced ones as 1) in the same physical order.
+static bool planReduction(const TensorType &XT, const TensorType &YT,
+                          const std::vector<bool> &Reduced, bool Keep,
+                          int64_t &Outer, int64_t &Len, int64_t &Inner) {
+  if (!splitAround(XT, Reduced, Outer, Len, Inner))
+    return false;
+  const int64_t R = XT.getRank();
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  std::vector<int64_t> YToX;
+  for (int64_t D = 0; D < R; ++D)
+    if (!Reduced[size_t(D)] || Keep)
+      YToX.push_back(D);
+  if (YToX.size() != YShape.size())
+    return false;
+  std::vector<int64_t> SeqX, SeqY;
+  for (unsigned D : XT.getLayout().getPermutation(unsigned(R)))
+    if (!Reduced[D] && XShape[D] != 1)
+      SeqX.push_back(D);
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+    if (YShape[D] != 1)
+      SeqY.push_back(YToX[D]);
+  return SeqX == SeqY;
+}
+
 bool cpu::lowerReduce(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;
@@ -622,29 +682,22 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
     Reduced.assign(size_t(R), true);
   }
   int64_t Outer, Len, Inner;
-  if (!splitAround(XT, Reduced, Outer, Len, Inner))
+  if (!planReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
+                     Len, Inner))
     return false;
-  // The result must hold the kept dims in the same physical order.
-  const bool Keep = N.getIntAttr("keepdims", 1) != 0;
-  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
-  std::vector<int64_t> YToX;
-  for (int64_t D = 0; D < R; ++D)
-    if (!Reduced[size_t(D)] || Keep)
-      YToX.push_back(D);
-  if (YToX.size() != YShape.size())
-    return false;
-  std::vector<int64_t> SeqX, SeqY;
-  for (unsigned D : XT.getLayout().getPermutation(unsigned(R)))
-    if (!Reduced[D] && XShape[D] != 1)
-      SeqX.push_back(D);
-  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
-    if (YShape[D] != 1)
-      SeqY.push_back(YToX[D]);
-  if (SeqX != SeqY)
-    return false;
-  ReduceKind Kind = N.getOpId() == OpId::ReduceMax    ? ReduceKind::Max
-                    : N.getOpId() == OpId::ReduceMean ? ReduceKind::Mean
-                                                      : ReduceKind::Sum;
+  static const std::pair<OpId, ReduceKind> Kinds[] = {
+      {OpId::ReduceSum, ReduceKind::Sum},
+      {OpId::ReduceMax, ReduceKind::Max},
+      {OpId::ReduceMean, ReduceKind::Mean},
+      {OpId::ReduceMin, ReduceKind::Min},
+      {OpId::ReduceProd, ReduceKind::Prod},
+      {OpId::ReduceSumSquare, ReduceKind::SumSquare},
+      {OpId::ReduceL2, ReduceKind::L2}};
+  const auto *It =
+      std::find_if(std::begin(Kinds), std::end(Kinds),
+                   [&](const auto &K) { return K.first == N.getOpId(); });
+  assert(It != std::end(Kinds) && "lowerReduce on another op");
+  const ReduceKind Kind = It->second;
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
@@ -658,66 +711,91 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
   return true;
 }
 
+bool cpu::lowerArgReduce(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone() ||
+      Y->getType().getElementType() != ElementType::I64)
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < -R || Axis >= R)
+    return false;
+  std::vector<bool> Reduced(size_t(R), false);
+  Reduced[size_t(Axis < 0 ? Axis + R : Axis)] = true;
+  int64_t Outer, Len, Inner;
+  if (!planReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
+                     Len, Inner) ||
+      Len < 1 || Len > std::numeric_limits<int32_t>::max())
+    return false;
+  const bool Max = N.getOpId() == OpId::ArgMax;
+  const bool Last = N.getIntAttr("select_last_index", 0) != 0;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(),
+             std::string(Max ? "argmax" : "argmin") +
+                 (Inner == 1 ? ".rows" : ".strided"),
+             false},
+            {XB}, {YB}, [=]() {
+              runArgReduce(Max, Last, Outer, Len, Inner, P->f32(XB),
+                           reinterpret_cast<int64_t *>(P->bytes(YB)), Threads);
+            });
+  return true;
+}
+
 bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
-  if (!isF32(X) || N.getNumResults() != 1 || Tail.Residual ||
-      !Tail.Act.isNone())
+  // MaxPool's Indices result has no kernel.
+  if (!isF32(X) || N.hasResult(1) || Tail.Residual || !Tail.Act.isNone())
     return false;
   const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
-  unsigned Rank = XT.getRank();
-  if (Rank < 3 || Rank > 5)
+  const unsigned Rank = XT.getRank();
+  if (Rank < 3 || Rank > 5 || YT.getRank() != Rank)
     return false;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto Axes =
+      resolveWindow(N, llvm::makeArrayRef(XShape).drop_front(2), llvm::None);
+  if (!Axes) {
+    llvm::consumeError(Axes.takeError());
+    return false;
+  }
   auto XS = getStrides(XT), YS = getStrides(YT);
-  if (XS[1] != 1 || YS[1] != 1)
-    return false;
-  if (N.getIntAttr("ceil_mode", 0) != 0 ||
-      N.getIntAttr("count_include_pad", 0) != 0 ||
-      N.getIntAttr("storage_order", 0) != 0)
-    return false;
-  std::string AutoPad = N.getStringAttr("auto_pad", "NOTSET");
-  if (AutoPad != "NOTSET" && AutoPad != "VALID")
-    return false;
-  unsigned Sp = Rank - 2, Off = 3 - Sp;
-  std::vector<int64_t> Ones(Sp, 1);
-  std::vector<int64_t> Kern = N.getIntsAttr("kernel_shape");
-  std::vector<int64_t> St = N.getIntsAttr("strides", Ones);
-  std::vector<int64_t> Di = N.getIntsAttr("dilations", Ones);
-  std::vector<int64_t> Pads =
-      N.getIntsAttr("pads", std::vector<int64_t>(2 * Sp, 0));
-  if (Kern.size() != Sp || St.size() != Sp || Di.size() != Sp ||
-      Pads.size() != 2 * Sp)
-    return false;
   PoolParams PP;
   PP.Max = N.getOpId() == OpId::MaxPool;
-  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  PP.CountPad = !PP.Max && N.getIntAttr("count_include_pad", 0) != 0;
   PP.Channels = XShape[1];
-  for (unsigned D = 0; D < 3; ++D) {
-    PP.In[D] = PP.Out[D] = PP.Kernel[D] = PP.Stride[D] = PP.Dilation[D] = 1;
-    PP.Pad[D] = 0;
-    PP.XS[D] = PP.YS[D] = 0;
-  }
+  PP.XC = XS[1];
+  PP.YC = YS[1];
+  const unsigned Sp = Rank - 2, Off = 3 - Sp;
   for (unsigned I = 0; I < Sp; ++I) {
-    unsigned D = Off + I;
-    PP.In[D] = XShape[2 + I];
-    PP.Out[D] = YShape[2 + I];
-    PP.Kernel[D] = Kern[I];
-    PP.Stride[D] = St[I];
-    PP.Dilation[D] = Di[I];
-    PP.Pad[D] = AutoPad == "VALID" ? 0 : Pads[I];
+    const WindowAxis &A = (*Axes)[I];
+    const unsigned D = Off + I;
+    if (A.Out != YShape[2 + I])
+      return false;
+    PP.In[D] = A.In;
+    PP.Out[D] = A.Out;
+    PP.Kernel[D] = A.Kernel;
+    PP.Stride[D] = A.Stride;
+    PP.Dilation[D] = A.Dilation;
+    PP.PadBegin[D] = A.PadBegin;
+    PP.PadEnd[D] = A.PadEnd;
     PP.XS[D] = XS[2 + I];
     PP.YS[D] = YS[2 + I];
   }
-  // Every output window must hold at least one input tap.
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(),
-             PP.Max ? "pool.max.nhwc" : "pool.average.nhwc", false},
+             std::string(PP.Max ? "pool.max" : "pool.average") +
+                 (PP.channelsLast() ? ".nhwc" : ".nchw"),
+             false},
             {XB}, {YB}, [=]() {
               for (int64_t B = 0; B < Batch; ++B)
-                runPoolChannelsLast(PP, P->f32(XB) + B * XBS,
-                                    P->f32(YB) + B * YBS, Threads);
+                runPool(PP, P->f32(XB) + B * XBS, P->f32(YB) + B * YBS,
+                        Threads);
             });
   return true;
 }

@@ -387,11 +387,16 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::BatchNormalization)] = lowerBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = lowerInstanceNorm;
     T[size_t(OpId::LayerNormalization)] = lowerLayerNorm;
+    T[size_t(OpId::LRN)] = lowerLRN;
     T[size_t(OpId::Resize)] = lowerResize;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;
-    for (OpId Id : {OpId::ReduceMean, OpId::ReduceMax, OpId::ReduceSum})
+    for (OpId Id :
+         {OpId::ReduceMean, OpId::ReduceMax, OpId::ReduceSum, OpId::ReduceMin,
+          OpId::ReduceProd, OpId::ReduceL2, OpId::ReduceSumSquare})
       T[size_t(Id)] = lowerReduce;
+    T[size_t(OpId::ArgMax)] = lowerArgReduce;
+    T[size_t(OpId::ArgMin)] = lowerArgReduce;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

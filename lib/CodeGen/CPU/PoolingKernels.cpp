@@ -1,8 +1,10 @@
-//===- PoolingKernels.cpp - Channels-last and global pooling --------------===//
+//===- PoolingKernels.cpp - Windowed and global pooling -------------------===//
 //
-// Windowed pooling vectorizes over contiguous channels, one output pixel
-// at a time, visiting only the taps inside the input (averages divide by
-// their count: count_include_pad = 0). Global pooling reduces over pixels
+// Windowed pooling (every MaxPool/AveragePool geometry: pads, auto_pad,
+// ceil_mode, dilations, count_include_pad) visits only the taps inside the
+// input. With contiguous channels it vectorizes over channels, one output
+// pixel at a time; otherwise over output positions along the last spatial
+// axis, one channel row at a time. Global pooling reduces over pixels
 // with a vector of channels when channels are contiguous, and along each
 // contiguous channel plane otherwise.
 //
@@ -18,6 +20,7 @@
 
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <limits>
 
 HWY_BEFORE_NAMESPACE();
@@ -26,49 +29,157 @@ namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void PoolRowImpl(const PoolParams &P, const float *X, float *Y, int64_t OD,
-                 int64_t OH) {
+/// Taps [Lo, Hi) of one axis inside the input for output position \p O,
+/// and how many of the window's taps an average counts.
+struct TapRange {
+  int64_t Lo = 0, Hi = 0, Counted = 0;
+};
+
+HWY_INLINE TapRange tapRange(const PoolParams &P, int Dm, int64_t O) {
+  const int64_t Base = O * P.Stride[Dm] - P.PadBegin[Dm];
+  const int64_t K = P.Kernel[Dm], Dil = P.Dilation[Dm];
+  TapRange R;
+  R.Hi = K;
+  while (R.Lo < K && Base + R.Lo * Dil < 0)
+    ++R.Lo;
+  while (R.Hi > R.Lo && Base + (R.Hi - 1) * Dil >= P.In[Dm])
+    --R.Hi;
+  if (!P.CountPad) {
+    R.Counted = R.Hi - R.Lo;
+    return R;
+  }
+  // Every tap starts inside the begin padding (Base >= -PadBegin); a
+  // ceil_mode window may end past the end padding.
+  int64_t End = K;
+  while (End > 0 && Base + (End - 1) * Dil >= P.In[Dm] + P.PadEnd[Dm])
+    --End;
+  R.Counted = End;
+  return R;
+}
+
+/// The average's scale for \p Count counted taps (NaN for none).
+HWY_INLINE float averageScale(int64_t Count) {
+  return Count ? 1.0f / float(Count) : std::numeric_limits<float>::quiet_NaN();
+}
+
+/// Channels-last: output row (OD, OH), a vector of channels per tap.
+void PoolRowChannelsLastImpl(const PoolParams &P, const float *X, float *Y,
+                             int64_t OD, int64_t OH) {
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
+  const TapRange RD = tapRange(P, 0, OD), RH = tapRange(P, 1, OH);
+  const int64_t ID = OD * P.Stride[0] - P.PadBegin[0];
+  const int64_t IH = OH * P.Stride[1] - P.PadBegin[1];
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-    const int64_t Pos[3] = {OD, OH, OW};
-    int64_t Lo[3], Hi[3], Count = 1;
-    for (int Dm = 0; Dm < 3; ++Dm) {
-      const int64_t Base = Pos[Dm] * P.Stride[Dm] - P.Pad[Dm];
-      Lo[Dm] = 0;
-      while (Lo[Dm] < P.Kernel[Dm] && Base + Lo[Dm] * P.Dilation[Dm] < 0)
-        ++Lo[Dm];
-      Hi[Dm] = P.Kernel[Dm];
-      while (Hi[Dm] > Lo[Dm] &&
-             Base + (Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
-        --Hi[Dm];
-      Count *= Hi[Dm] - Lo[Dm];
-    }
+    const TapRange RW = tapRange(P, 2, OW);
+    const int64_t IW = OW * P.Stride[2] - P.PadBegin[2];
+    const auto Scale =
+        hn::Set(d, averageScale(RD.Counted * RH.Counted * RW.Counted));
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
       auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
                        : hn::Zero(d);
-      for (int64_t KD = Lo[0]; KD < Hi[0]; ++KD)
-        for (int64_t KH = Lo[1]; KH < Hi[1]; ++KH)
-          for (int64_t KW = Lo[2]; KW < Hi[2]; ++KW) {
-            const float *Src =
-                X +
-                (Pos[0] * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0]) *
-                    P.XS[0] +
-                (Pos[1] * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1]) *
-                    P.XS[1] +
-                (Pos[2] * P.Stride[2] - P.Pad[2] + KW * P.Dilation[2]) *
-                    P.XS[2] +
-                C0;
-            const auto V = loadTail(d, Src, Valid);
+      for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
+        for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
+          const float *Row = X + (ID + KD * P.Dilation[0]) * P.XS[0] +
+                             (IH + KH * P.Dilation[1]) * P.XS[1] + C0;
+          for (int64_t KW = RW.Lo; KW < RW.Hi; ++KW) {
+            const auto V =
+                loadTail(d, Row + (IW + KW * P.Dilation[2]) * P.XS[2], Valid);
             Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
           }
+        }
       if (!P.Max)
-        Acc = hn::Mul(Acc, hn::Set(d, Count ? 1.0f / float(Count) : 0.0f));
+        Acc = hn::Mul(Acc, Scale);
       storeTail(d, Acc, Out + C0, Valid);
     }
   }
+}
+
+/// One output element of channel plane \p X (the edges of a plane row).
+HWY_INLINE float poolOne(const PoolParams &P, const float *X,
+                         const TapRange &RD, const TapRange &RH, int64_t ID,
+                         int64_t IH, int64_t OW) {
+  const TapRange RW = tapRange(P, 2, OW);
+  const int64_t IW = OW * P.Stride[2] - P.PadBegin[2];
+  float Acc = P.Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
+    for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH)
+      for (int64_t KW = RW.Lo; KW < RW.Hi; ++KW) {
+        const float V = X[(ID + KD * P.Dilation[0]) * P.XS[0] +
+                          (IH + KH * P.Dilation[1]) * P.XS[1] +
+                          (IW + KW * P.Dilation[2]) * P.XS[2]];
+        Acc = P.Max ? std::max(Acc, V) : Acc + V;
+      }
+  return P.Max ? Acc : Acc * averageScale(RD.Counted * RH.Counted * RW.Counted);
+}
+
+/// Elements 0, 2, 4, ... from \p P: the even lanes of two loads (the odd
+/// element after the last one may lie past the input: it is not read).
+template <class D> HWY_INLINE hn::Vec<D> loadEven(D d, const float *P) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::LoadU(d, P);
+#else
+  const size_t L = hn::Lanes(d);
+  return hn::ConcatEven(d, loadTail(d, P + L, L - 1), hn::LoadU(d, P));
+#endif
+}
+
+/// Any layout: output row (OD, OH) of channel \p C. Output positions whose
+/// taps along the last axis all lie inside the input go in vectors (input
+/// lanes Stride * XS apart: loaded, deinterleaved from two loads, or
+/// gathered), the others one by one.
+void PoolRowPlaneImpl(const PoolParams &P, const float *X, float *Y, int64_t C,
+                      int64_t OD, int64_t OH) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t L = int64_t(hn::Lanes(d));
+  X += C * P.XC;
+  float *Out = Y + C * P.YC + OD * P.YS[0] + OH * P.YS[1];
+  const TapRange RD = tapRange(P, 0, OD), RH = tapRange(P, 1, OH);
+  const int64_t ID = OD * P.Stride[0] - P.PadBegin[0];
+  const int64_t IH = OH * P.Stride[1] - P.PadBegin[1];
+  // Interior outputs [WLo, WHi): first tap >= 0, last tap < In.
+  const int64_t S = P.Stride[2], PB = P.PadBegin[2];
+  const int64_t Reach = (P.Kernel[2] - 1) * P.Dilation[2];
+  const int64_t WLo = std::min(P.Out[2], (PB + S - 1) / S);
+  const int64_t LastIn = P.In[2] - 1 - Reach + PB;
+  const int64_t WHi =
+      LastIn < 0 ? WLo : std::max(WLo, std::min(P.Out[2], LastIn / S + 1));
+  for (int64_t OW = 0; OW < WLo; ++OW)
+    Out[OW * P.YS[2]] = poolOne(P, X, RD, RH, ID, IH, OW);
+  const int64_t LaneIn = S * P.XS[2];
+  const auto InIdx = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(LaneIn)));
+  const auto OutIdx = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(P.YS[2])));
+  const auto Scale =
+      hn::Set(d, averageScale(RD.Counted * RH.Counted * P.Kernel[2]));
+  int64_t OW = WLo;
+  for (; OW + L <= WHi; OW += L) {
+    auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
+                     : hn::Zero(d);
+    for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
+      for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
+        const float *Row = X + (ID + KD * P.Dilation[0]) * P.XS[0] +
+                           (IH + KH * P.Dilation[1]) * P.XS[1] +
+                           (OW * S - PB) * P.XS[2];
+        for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
+          const float *Src = Row + KW * P.Dilation[2] * P.XS[2];
+          const auto V = LaneIn == 1   ? hn::LoadU(d, Src)
+                         : LaneIn == 2 ? loadEven(d, Src)
+                                       : hn::GatherIndex(d, Src, InIdx);
+          Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
+        }
+      }
+    if (!P.Max)
+      Acc = hn::Mul(Acc, Scale);
+    if (P.YS[2] == 1)
+      hn::StoreU(Acc, d, Out + OW);
+    else
+      hn::ScatterIndex(Acc, d, Out + OW * P.YS[2], OutIdx);
+  }
+  for (; OW < P.Out[2]; ++OW)
+    Out[OW * P.YS[2]] = poolOne(P, X, RD, RH, ID, IH, OW);
 }
 
 /// Channels [C0, C1) of a global pool with contiguous channels.
@@ -100,13 +211,23 @@ HWY_AFTER_NAMESPACE();
 namespace strider {
 namespace cpu {
 
-HWY_EXPORT(PoolRowImpl);
+HWY_EXPORT(PoolRowChannelsLastImpl);
+HWY_EXPORT(PoolRowPlaneImpl);
 HWY_EXPORT(GlobalPoolVecImpl);
 
-void runPoolChannelsLast(const PoolParams &P, const float *X, float *Y,
-                         int Threads) {
-  parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
-    HWY_DYNAMIC_DISPATCH(PoolRowImpl)(P, X, Y, R / P.Out[1], R % P.Out[1]);
+void runPool(const PoolParams &P, const float *X, float *Y, int Threads) {
+  const int64_t Rows = P.Out[0] * P.Out[1];
+  if (P.channelsLast()) {
+    parallelFor(Rows, Threads, [&](int64_t R) {
+      HWY_DYNAMIC_DISPATCH(PoolRowChannelsLastImpl)
+      (P, X, Y, R / P.Out[1], R % P.Out[1]);
+    });
+    return;
+  }
+  parallelFor(P.Channels * Rows, Threads, [&](int64_t I) {
+    const int64_t R = I % Rows;
+    HWY_DYNAMIC_DISPATCH(PoolRowPlaneImpl)
+    (P, X, Y, I / Rows, R / P.Out[1], R % P.Out[1]);
   });
 }
 

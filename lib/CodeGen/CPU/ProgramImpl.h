@@ -225,7 +225,9 @@ bool lowerInstanceNorm(LoweringContext &L, const Node &N,
 bool lowerLayerNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerArgReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);

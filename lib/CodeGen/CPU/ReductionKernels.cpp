@@ -1,8 +1,9 @@
-//===- ReductionKernels.cpp - Softmax and reductions along dims -----------===//
+//===- ReductionKernels.cpp - Softmax, LRN and reductions along dims ------===//
 //
-// Both see a tensor as [Outer][Len][Inner] in physical order, the reduced
-// dims (one for Softmax, any run of physically adjacent ones for Reduce*)
-// in the middle. With Inner > 1 (e.g. Softmax over the channels of NCHW,
+// All see a tensor as [Outer][Len][Inner] in physical order, the reduced
+// dims in the middle: one for Softmax and ArgMax/ArgMin, the channels for
+// LRN, any run of physically adjacent ones for ReduceSum/Mean/Max/Min/Prod/
+// SumSquare/L2. With Inner > 1 (e.g. Softmax over the channels of NCHW,
 // ReduceMean over H, W of NHWC) vectors run along Inner and the loop over
 // Len is strided; with Inner == 1 a row of Len contiguous elements is
 // reduced across lanes.
@@ -20,8 +21,10 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 HWY_BEFORE_NAMESPACE();
 namespace strider {
@@ -139,37 +142,226 @@ void LayerNormRowImpl(const float *X, float *Y, int64_t Len, const float *Gamma,
     Y[I] = (X[I] - Mean) * InvStd * Gamma[I] + Beta[I];
 }
 
+/// \p Acc with one more element \p V, in vector lanes or in a float.
+template <class V> HWY_INLINE V reduceStep(ReduceKind K, V Acc, V X) {
+  switch (K) {
+  case ReduceKind::Max:
+    return hn::Max(Acc, X);
+  case ReduceKind::Min:
+    return hn::Min(Acc, X);
+  case ReduceKind::Prod:
+    return hn::Mul(Acc, X);
+  case ReduceKind::SumSquare:
+  case ReduceKind::L2:
+    return hn::MulAdd(X, X, Acc);
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
+  return hn::Add(Acc, X);
+}
+HWY_INLINE float reduceStep(ReduceKind K, float Acc, float X) {
+  switch (K) {
+  case ReduceKind::Max:
+    return std::max(Acc, X);
+  case ReduceKind::Min:
+    return std::min(Acc, X);
+  case ReduceKind::Prod:
+    return Acc * X;
+  case ReduceKind::SumSquare:
+  case ReduceKind::L2:
+    return Acc + X * X;
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
+  return Acc + X;
+}
+
+/// The reduction of nothing.
+HWY_INLINE float reduceInit(ReduceKind K) {
+  return K == ReduceKind::Max    ? -std::numeric_limits<float>::infinity()
+         : K == ReduceKind::Min  ? std::numeric_limits<float>::infinity()
+         : K == ReduceKind::Prod ? 1.0f
+                                 : 0.0f;
+}
+
+/// The result from the reduction \p R of \p Len elements.
+HWY_INLINE float reduceFinish(ReduceKind K, float R, int64_t Len) {
+  return K == ReduceKind::Mean ? R * (1.0f / float(Len))
+         : K == ReduceKind::L2 ? std::sqrt(R)
+                               : R;
+}
+
 /// Reduction of one outer slice over Len: Inner results.
 void ReduceSliceImpl(const float *X, float *Y, int64_t Len, int64_t Inner,
-                     int Kind) {
+                     ReduceKind K) {
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
-  const bool Max = Kind == 1;
-  const float Scale = Kind == 2 ? 1.0f / float(Len) : 1.0f;
-  const float Init = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const float Init = reduceInit(K);
   if (Inner == 1) {
     auto Acc = hn::Set(d, Init);
     int64_t I = 0;
     for (; I + L <= Len; I += L)
-      Acc = Max ? hn::Max(Acc, hn::LoadU(d, X + I))
-                : hn::Add(Acc, hn::LoadU(d, X + I));
-    float R =
-        hn::GetLane(Max ? hn::MaxOfLanes(d, Acc) : hn::SumOfLanes(d, Acc));
+      Acc = reduceStep(K, Acc, hn::LoadU(d, X + I));
+    // Across lanes (in lane order), then the tail.
+    HWY_ALIGN float Lanes[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(Acc, d, Lanes);
+    const ReduceKind Across =
+        K == ReduceKind::SumSquare || K == ReduceKind::L2 ? ReduceKind::Sum : K;
+    float R = Lanes[0];
+    for (int64_t J = 1; J < L; ++J)
+      R = reduceStep(Across, R, Lanes[J]);
     for (; I < Len; ++I)
-      R = Max ? std::max(R, X[I]) : R + X[I];
-    Y[0] = R * Scale;
+      R = reduceStep(K, R, X[I]);
+    Y[0] = reduceFinish(K, R, Len);
     return;
   }
   for (int64_t J = 0; J < Inner; J += L) {
     const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
     auto Acc = hn::Set(d, Init);
-    for (int64_t I = 0; I < Len; ++I) {
-      const float *P = X + I * Inner + J;
-      const auto V = loadTail(d, P, Valid);
-      Acc = Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
-    }
-    Acc = hn::Mul(Acc, hn::Set(d, Scale));
+    for (int64_t I = 0; I < Len; ++I)
+      Acc = reduceStep(K, Acc, loadTail(d, X + I * Inner + J, Valid));
+    if (K == ReduceKind::Mean)
+      Acc = hn::Mul(Acc, hn::Set(d, 1.0f / float(Len)));
+    else if (K == ReduceKind::L2)
+      Acc = hn::Sqrt(Acc);
     storeTail(d, Acc, Y + J, Valid);
+  }
+}
+
+/// Whether \p X replaces \p Best as the ArgMax (\p Max) or ArgMin: strictly
+/// better keeps the first of equal values, better or equal the last.
+template <class V> HWY_INLINE auto argBetter(bool Max, bool Last, V X, V Best) {
+  return Max ? (Last ? hn::Ge(X, Best) : hn::Gt(X, Best))
+             : (Last ? hn::Le(X, Best) : hn::Lt(X, Best));
+}
+HWY_INLINE bool argBetter(bool Max, bool Last, float X, float Best) {
+  return Max ? (Last ? X >= Best : X > Best) : (Last ? X <= Best : X < Best);
+}
+
+/// ArgMax/ArgMin of one outer slice over Len: Inner indices.
+void ArgReduceSliceImpl(const float *X, int64_t *Y, int64_t Len, int64_t Inner,
+                        bool Max, bool Last) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t L = int64_t(hn::Lanes(d));
+  HWY_ALIGN float Vals[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN int32_t Idx[HWY_MAX_BYTES / sizeof(float)];
+  if (Inner == 1) {
+    // Lane j keeps the best of elements j, j + L, ...; then the lanes
+    // (equal values: the lower index, or the higher with Last), then the
+    // tail.
+    float Best = X[0];
+    int64_t BestI = 0, I = 1;
+    if (Len >= L) {
+      auto BestV = hn::LoadU(d, X);
+      auto BestIV = hn::Iota(di, 0);
+      for (I = L; I + L <= Len; I += L) {
+        const auto V = hn::LoadU(d, X + I);
+        const auto M = argBetter(Max, Last, V, BestV);
+        BestV = hn::IfThenElse(M, V, BestV);
+        BestIV = hn::IfThenElse(hn::RebindMask(di, M), hn::Iota(di, int32_t(I)),
+                                BestIV);
+      }
+      hn::Store(BestV, d, Vals);
+      hn::Store(BestIV, di, Idx);
+      Best = Vals[0];
+      BestI = Idx[0];
+      for (int64_t J = 1; J < L; ++J) {
+        const bool Equal = Vals[J] == Best;
+        if ((!Equal && argBetter(Max, false, Vals[J], Best)) ||
+            (Equal && (Last ? Idx[J] > BestI : Idx[J] < BestI))) {
+          Best = Vals[J];
+          BestI = Idx[J];
+        }
+      }
+    }
+    for (; I < Len; ++I)
+      if (argBetter(Max, Last, X[I], Best)) {
+        Best = X[I];
+        BestI = I;
+      }
+    Y[0] = BestI;
+    return;
+  }
+  for (int64_t J = 0; J < Inner; J += L) {
+    const size_t Valid = size_t(std::min<int64_t>(L, Inner - J));
+    auto BestV = loadTail(d, X + J, Valid);
+    auto BestIV = hn::Zero(di);
+    for (int64_t I = 1; I < Len; ++I) {
+      const auto V = loadTail(d, X + I * Inner + J, Valid);
+      const auto M = argBetter(Max, Last, V, BestV);
+      BestV = hn::IfThenElse(M, V, BestV);
+      BestIV = hn::IfThenElse(hn::RebindMask(di, M), hn::Set(di, int32_t(I)),
+                              BestIV);
+    }
+    hn::Store(BestIV, di, Idx);
+    for (size_t K = 0; K < Valid; ++K)
+      Y[J + int64_t(K)] = Idx[K];
+  }
+}
+
+/// Y = X * (Bias + Alpha / Size * SqSum)^-Beta, lane by lane.
+template <class D>
+HWY_INLINE hn::Vec<D> lrnScale(D d, const LRNParams &P, hn::Vec<D> X,
+                               hn::Vec<D> SqSum) {
+  const auto Den = hn::MulAdd(hn::Set(d, P.Alpha / float(P.Size)), SqSum,
+                              hn::Set(d, P.Bias));
+  return hn::Mul(X, hn::Exp(d, hn::Mul(hn::Set(d, -P.Beta), hn::Log(d, Den))));
+}
+
+/// Rows [R0, R1) of contiguous channels (Inner == 1): the squares go into
+/// a zero-padded row, so that each vector of channels sums Size shifted
+/// loads of it.
+void LRNRowsImpl(const LRNParams &P, const float *X, float *Y, int64_t R0,
+                 int64_t R1) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const int64_t Before = (P.Size - 1) / 2;
+  std::vector<float> Sq(size_t(P.Len + P.Size - 1 + L), 0.0f);
+  float *SqRow = Sq.data() + Before;
+  for (int64_t R = R0; R < R1; ++R) {
+    const float *XR = X + R * P.Len;
+    float *YR = Y + R * P.Len;
+    for (int64_t C0 = 0; C0 < P.Len; C0 += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, P.Len - C0));
+      const auto V = loadTail(d, XR + C0, Valid);
+      storeTail(d, hn::Mul(V, V), SqRow + C0, Valid);
+    }
+    for (int64_t C0 = 0; C0 < P.Len; C0 += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, P.Len - C0));
+      auto Sum = hn::Zero(d);
+      for (int64_t O = 0; O < P.Size; ++O)
+        Sum = hn::Add(Sum, hn::LoadU(d, Sq.data() + C0 + O));
+      storeTail(d, lrnScale(d, P, loadTail(d, XR + C0, Valid), Sum), YR + C0,
+                Valid);
+    }
+  }
+}
+
+/// Inner positions [J0, J1) of outer slice \p O (Inner > 1): vectors along
+/// Inner, the channel window summed with strided loads.
+void LRNStridedImpl(const LRNParams &P, const float *X, float *Y, int64_t O,
+                    int64_t J0, int64_t J1) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const int64_t Before = (P.Size - 1) / 2, After = P.Size - 1 - Before;
+  X += O * P.Len * P.Inner;
+  Y += O * P.Len * P.Inner;
+  for (int64_t C = 0; C < P.Len; ++C) {
+    const int64_t First = std::max<int64_t>(0, C - Before),
+                  Last = std::min(P.Len - 1, C + After);
+    for (int64_t J = J0; J < J1; J += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, J1 - J));
+      auto Sum = hn::Zero(d);
+      for (int64_t I = First; I <= Last; ++I) {
+        const auto V = loadTail(d, X + I * P.Inner + J, Valid);
+        Sum = hn::MulAdd(V, V, Sum);
+      }
+      storeTail(d, lrnScale(d, P, loadTail(d, X + C * P.Inner + J, Valid), Sum),
+                Y + C * P.Inner + J, Valid);
+    }
   }
 }
 
@@ -185,6 +377,34 @@ namespace cpu {
 HWY_EXPORT(SoftmaxSliceImpl);
 HWY_EXPORT(ReduceSliceImpl);
 HWY_EXPORT(LayerNormRowImpl);
+HWY_EXPORT(ArgReduceSliceImpl);
+HWY_EXPORT(LRNRowsImpl);
+HWY_EXPORT(LRNStridedImpl);
+
+void runArgReduce(bool Max, bool Last, int64_t Outer, int64_t Len,
+                  int64_t Inner, const float *X, int64_t *Y, int Threads) {
+  parallelFor(Outer, Threads, [&](int64_t O) {
+    HWY_DYNAMIC_DISPATCH(ArgReduceSliceImpl)
+    (X + O * Len * Inner, Y + O * Inner, Len, Inner, Max, Last);
+  });
+}
+
+void runLRN(const LRNParams &P, const float *X, float *Y, int Threads) {
+  if (P.Inner == 1) {
+    const int64_t Block = 16;
+    parallelFor((P.Outer + Block - 1) / Block, Threads, [&](int64_t B) {
+      HWY_DYNAMIC_DISPATCH(LRNRowsImpl)
+      (P, X, Y, B * Block, std::min(P.Outer, (B + 1) * Block));
+    });
+    return;
+  }
+  const int64_t Block = 64, Blocks = (P.Inner + Block - 1) / Block;
+  parallelFor(P.Outer * Blocks, Threads, [&](int64_t I) {
+    const int64_t J = (I % Blocks) * Block;
+    HWY_DYNAMIC_DISPATCH(LRNStridedImpl)
+    (P, X, Y, I / Blocks, J, std::min(P.Inner, J + Block));
+  });
+}
 
 void runSoftmax(int64_t Outer, int64_t Len, int64_t Inner, bool Log,
                 const float *X, float *Y, int Threads) {
@@ -211,7 +431,7 @@ void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads) {
   parallelFor(Outer, Threads, [&](int64_t O) {
     HWY_DYNAMIC_DISPATCH(ReduceSliceImpl)
-    (X + O * Len * Inner, Y + O * Inner, Len, Inner, int(Kind));
+    (X + O * Len * Inner, Y + O * Inner, Len, Inner, Kind);
   });
 }
 

@@ -28,7 +28,9 @@
 //                       6-17        no split sizes -> num_outputs
 //   Squeeze, Unsqueeze  6-12        `axes` -> input
 //   ReduceSum           6-12        `axes` -> input
-//   ReduceMean/Max      6-17        `axes` -> input
+//   ReduceMean/Max/Min, 6-17        `axes` -> input
+//   ReduceProd/L2/
+//   ReduceSumSquare
 //   Softmax/LogSoftmax  6-12        2-D coercion -> Softmax on the last
 //                                   axis, or Flatten -> Softmax -> Reshape
 //   Upsample            6-10        -> Resize, asymmetric coordinates,
@@ -765,6 +767,10 @@ const OpsetUpgrade UpgradeTable[] = {
     {"ReduceSum", 0, 13, upgradeReduceAxes},
     {"ReduceMean", 0, 18, upgradeReduceAxes},
     {"ReduceMax", 0, 18, upgradeReduceAxes},
+    {"ReduceMin", 0, 18, upgradeReduceAxes},
+    {"ReduceProd", 0, 18, upgradeReduceAxes},
+    {"ReduceL2", 0, 18, upgradeReduceAxes},
+    {"ReduceSumSquare", 0, 18, upgradeReduceAxes},
     {"Softmax", 0, 13, upgradeSoftmax},
     {"LogSoftmax", 0, 13, upgradeSoftmax},
     {"Upsample", 0, 7, upgradeUpsample1},

@@ -845,15 +845,19 @@ TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
     OpId Op;
     std::vector<int64_t> Axes;
     int Keep;
-  } Cases[] = {{OpId::ReduceMean, {2, 3}, 1},
-               {OpId::ReduceMax, {1}, 1},
-               {OpId::ReduceSum, {-1}, 0},
-               {OpId::ReduceMean, {1}, 0},
-               {OpId::ReduceSum, {}, 1}};
+  } Cases[] = {{OpId::ReduceMean, {2, 3}, 1},  {OpId::ReduceMax, {1}, 1},
+               {OpId::ReduceSum, {-1}, 0},     {OpId::ReduceMean, {1}, 0},
+               {OpId::ReduceSum, {}, 1},       {OpId::ReduceMin, {2, 3}, 1},
+               {OpId::ReduceMin, {1}, 0},      {OpId::ReduceProd, {1}, 1},
+               {OpId::ReduceProd, {2, 3}, 0},  {OpId::ReduceSumSquare, {1}, 1},
+               {OpId::ReduceSumSquare, {}, 0}, {OpId::ReduceL2, {2, 3}, 1},
+               {OpId::ReduceL2, {1}, 0}};
   for (bool CL : {false, true})
     for (const Case &C : Cases) {
       GraphBuilder B(100 + CL);
-      Value *X = B.input({2, 17, 6, 5}, layoutFor(CL, 4));
+      // Products of values around 1 stay far from 0 and infinity.
+      Value *X = B.input({2, 17, 6, 5}, layoutFor(CL, 4),
+                         C.Op == OpId::ReduceProd ? 1.2f : 0.0f);
       std::vector<Value *> Ops{X};
       if (!C.Axes.empty()) {
         TensorDataRef D = TensorData::fromInt64(
@@ -870,6 +874,35 @@ TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
       bool Reordered = CL && !C.Keep && C.Axes == std::vector<int64_t>{-1};
       B.check(Y, Reordered ? 1 : 0, 1, Reordered ? "" : "reduce.");
     }
+}
+
+TEST(CPUKernelTest, ArgMaxArgMinAlongAnyAxis) {
+  for (bool CL : {false, true})
+    for (int64_t Axis : {1, -1, 2, 0})
+      for (int Keep : {1, 0})
+        for (int Last : {0, 1})
+          for (OpId Op : {OpId::ArgMax, OpId::ArgMin}) {
+            GraphBuilder B(unsigned(200 + Axis * 4 + Keep * 2 + Last));
+            // Rows of 37 (longer than a vector, with a tail) and values
+            // on a coarse grid, so that ties decide between first and last.
+            Value *X = B.input({2, 37, 6, 5}, layoutFor(CL, 4));
+            runtime::Tensor &T = B.Inputs[X->getName()];
+            float *Data = reinterpret_cast<float *>(T.getMutableBytes().data());
+            for (int64_t I = 0; I < T.getNumElements(); ++I)
+              Data[I] = std::round(Data[I] * 2.0f);
+            Value *Y = B.op(Op, {X},
+                            {{"axis", Attribute::getInt(Axis)},
+                             {"keepdims", Attribute::getInt(Keep)},
+                             {"select_last_index", Attribute::getInt(Last)}});
+            if (Keep)
+              B.setLayout(Y, layoutFor(CL, 4));
+            // A rank-3 result may hold the kept dims in another physical
+            // order than a channels-last input: that one falls back.
+            if (CL && !Keep)
+              B.check(Y, 1);
+            else
+              B.check(Y, 0, 1, Op == OpId::ArgMax ? "argmax." : "argmin.");
+          }
 }
 
 TEST(CPUKernelTest, ReshapeViewsShareBuffers) {
