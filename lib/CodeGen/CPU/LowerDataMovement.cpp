@@ -13,6 +13,7 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/Diagnostics.h"
 #include "strider/Layout/CostModel.h"
 
 #include <cstring>
@@ -237,6 +238,82 @@ bool cpu::lowerTile(LoweringContext &L, const Node &N, const FusedTail &) {
   return true;
 }
 
+/// Gather by indices computed at run time (an embedding lookup): the
+/// copies of lowerGather, their offsets from the index buffer (i64 or i32,
+/// row-major) when the step runs; an index out of range stops the run with
+/// a located error.
+static bool lowerGatherDynamic(LoweringContext &L, const Node &N,
+                               int64_t Axis) {
+  const Value *X = N.getOperand(0), *Indices = N.getOperand(1),
+              *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &IT = Indices->getType(),
+                   &YT = Y->getType();
+  const ElementType IElt = IT.getElementType();
+  if ((IElt != ElementType::I64 && IElt != ElementType::I32) ||
+      !IT.getLayout().isIdentity())
+    return false;
+  const int64_t R = XT.getRank(), Q = IT.getRank();
+  auto XShape = XT.getStaticShape();
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  CopyPlan Slice;
+  Slice.Rank = int(R);
+  Slice.Shape = toVector(XShape);
+  Slice.Shape[size_t(Axis)] = 1;
+  Slice.Src = toVector(XS);
+  for (int64_t D = 0; D < R; ++D)
+    Slice.Dst.push_back(D < Axis    ? YS[size_t(D)]
+                        : D == Axis ? 0
+                                    : YS[size_t(D + Q - 1)]);
+  // Result offset of each index position, in the indices' row-major order.
+  std::vector<int64_t> DstOffsets;
+  auto IShape = IT.getStaticShape();
+  std::vector<int64_t> At(size_t(Q), 0);
+  for (int64_t K = 0, E = *IT.getNumElements(); K < E; ++K) {
+    int64_t Off = 0;
+    for (int64_t D = 0; D < Q; ++D)
+      Off += At[size_t(D)] * YS[size_t(Axis + D)];
+    DstOffsets.push_back(Off);
+    for (int64_t D = Q; D-- > 0;) {
+      if (++At[size_t(D)] < IShape[size_t(D)])
+        break;
+      At[size_t(D)] = 0;
+    }
+  }
+  BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
+           YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  const int64_t AxisSize = XShape[size_t(Axis)], AxisStride = XS[size_t(Axis)];
+  const int Threads = L.getThreads();
+  const std::string Where = describeNode(N);
+  L.addStep({Y->getName(), "gather.dynamic", false}, {XB, IB}, {YB}, [=]() {
+    const uint8_t *IBytes = P->bytes(IB);
+    CopyPlan C = Slice;
+    for (size_t K = 0; K < DstOffsets.size(); ++K) {
+      int64_t Index;
+      if (IElt == ElementType::I64) {
+        std::memcpy(&Index, IBytes + K * 8, 8);
+      } else {
+        int32_t I32;
+        std::memcpy(&I32, IBytes + K * 4, 4);
+        Index = I32;
+      }
+      if (Index < -AxisSize || Index >= AxisSize) {
+        P->StepError = Where + ": index " + std::to_string(Index) +
+                       " is out of range for an axis of size " +
+                       std::to_string(AxisSize);
+        return;
+      }
+      if (Index < 0)
+        Index += AxisSize;
+      C.SrcOff = Index * AxisStride;
+      C.DstOff = DstOffsets[K];
+      runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads);
+    }
+  });
+  return true;
+}
+
 /// Gather with constant indices: one strided copy of the operand's slice
 /// at each index to the result's slice at the index's position.
 bool cpu::lowerGather(LoweringContext &L, const Node &N, const FusedTail &) {
@@ -248,8 +325,11 @@ bool cpu::lowerGather(LoweringContext &L, const Node &N, const FusedTail &) {
   int64_t Axis = N.getIntAttr("axis", 0);
   if (Axis < 0)
     Axis += R;
-  if (!ID || Axis < 0 || Axis >= R || ID->getNumElements() > (1 << 16))
+  if (Axis < 0 || Axis >= R ||
+      Indices->getType().getNumElements().getValueOr(0) > (1 << 16))
     return false;
+  if (!ID)
+    return lowerGatherDynamic(L, N, Axis);
   const int64_t Q = ID->getType().getRank();
   auto XShape = XT.getStaticShape();
   auto IShape = ID->getType().getStaticShape();

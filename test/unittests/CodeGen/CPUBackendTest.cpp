@@ -803,6 +803,26 @@ TEST(CPUKernelTest, TileAndGatherWithConstantOperands) {
   }
 }
 
+TEST(CPUKernelTest, GatherByIndicesComputedAtRunTime) {
+  // An embedding lookup: the indices are a graph input (i64 and i32, a 2-D
+  // index tensor, negative indices), gathered along the rows and along a
+  // channels-last tensor's channels.
+  for (ElementType IElt : {ElementType::I64, ElementType::I32}) {
+    for (bool CL : {false, true}) {
+      GraphBuilder B(90 + CL);
+      Value *X = B.input({2, 6, 3, 4}, layoutFor(CL, 4));
+      Value *I = B.G.addInput("idx", TensorType::get(IElt, {2, 3}));
+      runtime::Tensor IT(IElt, {2, 3});
+      const int64_t Values[] = {5, 0, -1, 2, 2, -6};
+      for (int64_t K = 0; K < 6; ++K)
+        IT.setInt(K, Values[K]);
+      B.Inputs["idx"] = std::move(IT);
+      Value *Y = B.op(OpId::Gather, {X, I}, {{"axis", Attribute::getInt(1)}});
+      B.check(Y, 0, 2, "gather.dynamic");
+    }
+  }
+}
+
 TEST(CPUKernelTest, ResizeChannelsLast) {
   struct Case {
     const char *Mode, *Coord, *Nearest;
