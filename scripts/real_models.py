@@ -6,7 +6,8 @@ Usage:
     real_models.py [--suite light converted operator thirdparty]
                    [--only SUBSTRING ...] [--skip NAME ...]
                    [--threads 1 2] [--runs N]
-                   [--warmup W] [--no-bench] [--rtol R] [--atol A]
+                   [--warmup W] [--no-bench] [--bench-suites SUITE ...]
+                   [--rtol R] [--atol A]
                    [--cache DIR] [--work DIR] [--bin DIR] [--json OUT]
                    [--write-docs [FILE]]
 
@@ -264,7 +265,8 @@ def check_model(args, suite, name, model_path, feeds, work):
     row["fallbacks"] = out.get("program", {}).get("fallbacks", 0)
     row["slow_path"] = [line.split("slow path: ", 1)[1]
                         for line in err.splitlines() if "slow path: " in line]
-    if args.no_bench or row["oracle"] != "ort":
+    if (args.no_bench or row["oracle"] != "ort"
+            or (args.bench_suites and suite not in args.bench_suites)):
         return row
     for t in args.threads:
         rc, b, err = run_strider(args, model_path, inputs,
@@ -351,6 +353,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--bench-suites", nargs="+", default=None,
+                    help="time only the models of these suites")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--cache", default=os.path.join(
@@ -404,8 +408,12 @@ def main():
     if args.write_docs:
         stamp = (f"Measured {datetime.date.today().isoformat()} on "
                  f"{cpu_bench.machine_line()} by `scripts/real_models.py "
-                 f"--suite {' '.join(args.suite)}`"
-                 + ("" if bench else " --no-bench") + ".")
+                 f"--suite {' '.join(args.suite)}"
+                 + ("" if bench else " --no-bench")
+                 + (f" --bench-suites {' '.join(args.bench_suites)}"
+                    if bench and args.bench_suites else "")
+                 + f" --runs {args.runs}`; latencies are medians of "
+                 f"{args.runs} runs after {args.warmup} warm-up runs.")
         write_docs(args.write_docs,
                    stamp + "\n\n" + text + "\n\n" + "\n".join(
                        f"- {line}" for line in lines))
