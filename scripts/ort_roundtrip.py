@@ -233,6 +233,23 @@ def m_opset11():
     ], opset=11)
 
 
+def m_tf_half_pixel_for_nn():
+    """Resize-11's tf_half_pixel_for_nn with the two nearest modes the
+    importer rewrites (up by 9/6 and down by 4/7: ties and clamping)."""
+    return model("tf_half_pixel_for_nn", [
+        node("Resize", ["x", "roi", "none", "up_sizes"], ["up"],
+             mode="nearest",
+             coordinate_transformation_mode="tf_half_pixel_for_nn",
+             nearest_mode="floor"),
+        node("Resize", ["x", "roi", "none", "down_sizes"], ["down"],
+             mode="nearest",
+             coordinate_transformation_mode="tf_half_pixel_for_nn"),
+    ], [tin("x", [1, 2, 6, 7])], [tout("up"), tout("down")], [
+        floats("roi", []), floats("none", []), ints("up_sizes", [1, 2, 9, 11]),
+        ints("down_sizes", [1, 2, 4, 4]),
+    ], opset=11)
+
+
 def m_fp16():
     return model("fp16", [
         node("Cast", ["x"], ["xh"], to=F16),
@@ -279,7 +296,8 @@ def m_initializer_inputs():
 
 MODELS = [m_conv_bn_relu_pool, m_residual, m_concat_split_slice_pad_resize,
           m_flatten_gemm, m_reduce_softmax_transpose_reshape, m_opset7,
-          m_opset7_keep, m_opset11, m_fp16, m_symbolic_batch, m_metadata,
+          m_opset7_keep, m_opset11, m_tf_half_pixel_for_nn, m_fp16,
+          m_symbolic_batch, m_metadata,
           m_initializer_inputs]
 
 # Opset the export must use, where it matters.

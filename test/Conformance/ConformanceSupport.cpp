@@ -72,9 +72,6 @@ std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
     for (const onnx::AttributeProto &A : N.attribute()) {
       if (A.has_g() || A.graphs_size() > 0 || A.has_sparse_tensor())
         return "subgraph or sparse attribute";
-      // A Resize-11 mode that later opsets removed; the IR has newest forms.
-      if (A.s() == "tf_half_pixel_for_nn")
-        return "Resize mode tf_half_pixel_for_nn";
     }
   }
   auto TypeOk = [](const onnx::ValueInfoProto &V) {

@@ -38,7 +38,9 @@
 //   Resize              10          (X, scales) -> (X, none, scales) with
 //                                   Upsample's coordinates
 //                       11-12       empty roi/scales inputs -> missing;
-//                                   tf_half_pixel_for_nn is an error
+//                                   tf_half_pixel_for_nn (nearest, floor
+//                                   or round_prefer_floor) -> half_pixel
+//                                   with round_prefer_ceil or ceil
 //   Constant            all         value_float(s)/value_int(s) -> value
 //   Cast                all         `to` must be a supported type;
 //                                   `round_mode` (float8e8m0 only) dropped
@@ -643,13 +645,43 @@ bool isEmptyConstant(const Value *V) {
   return D && D->getNumElements() == 0;
 }
 
+/// The string attribute \p Name of \p N, or \p Default.
+std::string getStringAttr(const PendingNode &N, llvm::StringRef Name,
+                          llvm::StringRef Default) {
+  const Attribute *A = N.findAttr(Name);
+  return A && A->getKind() == AttrKind::String ? A->getString() : Default.str();
+}
+
+/// Resize-11's tf_half_pixel_for_nn samples input (x + 0.5) / scale, which
+/// is half_pixel's coordinate y plus 0.5: nearest_mode floor of it is
+/// round_prefer_ceil of y, round_prefer_floor of it is ceil of y. Those two
+/// (the ones exporters write) become the newest-opset form; the others
+/// have no equivalent.
+llvm::Error upgradeTFHalfPixelForNN(PendingNode &N) {
+  if (getStringAttr(N, "coordinate_transformation_mode", "half_pixel") !=
+      "tf_half_pixel_for_nn")
+    return llvm::Error::success();
+  std::string Mode = getStringAttr(N, "mode", "nearest");
+  std::string Nearest = getStringAttr(N, "nearest_mode", "round_prefer_floor");
+  const char *Equivalent = Nearest == "floor" ? "round_prefer_ceil"
+                           : Nearest == "round_prefer_floor" ? "ceil"
+                                                             : nullptr;
+  if (Mode != "nearest" || !Equivalent)
+    return N.error("coordinate_transformation_mode 'tf_half_pixel_for_nn' "
+                   "with mode '" +
+                   Mode + "' and nearest_mode '" + Nearest +
+                   "' is not supported (only nearest with floor or "
+                   "round_prefer_floor)");
+  N.setAttr("coordinate_transformation_mode",
+            Attribute::getString("half_pixel"));
+  N.setAttr("nearest_mode", Attribute::getString(Equivalent));
+  return llvm::Error::success();
+}
+
 llvm::Error upgradeResize11(UpgradeBuilder &, PendingNode &N) {
   // roi and scales were required inputs: empty constants stood for none.
-  if (const Attribute *A = N.findAttr("coordinate_transformation_mode"))
-    if (A->getKind() == AttrKind::String &&
-        A->getString() == "tf_half_pixel_for_nn")
-      return N.error("coordinate_transformation_mode 'tf_half_pixel_for_nn' "
-                     "is not supported");
+  if (llvm::Error E = upgradeTFHalfPixelForNN(N))
+    return E;
   if (N.Operands.size() > 1 && isEmptyConstant(N.Operands[1]))
     N.Operands[1] = nullptr;
   if (N.Operands.size() > 3 && N.Operands[3] && isEmptyConstant(N.Operands[2]))
