@@ -503,10 +503,12 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     YS.assign(Slot->Strides.begin(), Slot->Strides.end());
     YOffset = Slot->Offset;
   }
-  if (XS[1] != 1 || YS[1] != 1)
-    return false;
+  // Channels-last: each output pixel is a weighted sum of channel vectors.
+  // Any other layout: each channel is an image of one channel, sampled
+  // through the same pixel offsets.
+  const bool ChannelsLast = XS[1] == 1 && YS[1] == 1;
   auto Params = std::make_shared<ResampleParams>();
-  Params->Channels = XShape[1];
+  Params->Channels = ChannelsLast ? XShape[1] : 1;
   const unsigned Off = 3 - (Rank - 2);
   for (unsigned I = 0; I < 3; ++I) {
     ResampleAxis &A = Params->Axes[I];
@@ -533,12 +535,18 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   BufferId XB = L.getBuffer(X);
   BufferId YB = Slot ? L.useConcatSlot(Y, *Slot) : L.defineBuffer(Y);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
+  const int64_t Planes = ChannelsLast ? 1 : XShape[1];
+  const int64_t XCS = XS[1], YCS = YS[1];
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "resize.nhwc", false}, {XB}, {YB}, [=]() {
-    for (int64_t B = 0; B < Batch; ++B)
-      runResampleChannelsLast(*Params, P->f32(XB) + B * XBS,
-                              P->f32(YB) + YOffset + B * YBS, Threads);
-  });
+  L.addStep(
+      {Y->getName(), ChannelsLast ? "resize.nhwc" : "resize.planes", false},
+      {XB}, {YB}, [=]() {
+        for (int64_t B = 0; B < Batch; ++B)
+          for (int64_t C = 0; C < Planes; ++C)
+            runResampleChannelsLast(*Params, P->f32(XB) + B * XBS + C * XCS,
+                                    P->f32(YB) + YOffset + B * YBS + C * YCS,
+                                    Threads);
+      });
   return true;
 }
 

@@ -823,7 +823,7 @@ TEST(CPUKernelTest, GatherByIndicesComputedAtRunTime) {
   }
 }
 
-TEST(CPUKernelTest, ResizeChannelsLast) {
+TEST(CPUKernelTest, ResizeEveryLayout) {
   struct Case {
     const char *Mode, *Coord, *Nearest;
     std::vector<float> Scales;
@@ -834,21 +834,25 @@ TEST(CPUKernelTest, ResizeChannelsLast) {
       {"linear", "align_corners", "floor", {1, 1, 1.75f, 2.5f}},
       {"cubic", "pytorch_half_pixel", "floor", {1, 1, 2, 3}},
   };
-  for (const Case &C : Cases) {
-    GraphBuilder B(90);
-    Value *X = B.input({2, 19, 5, 6}, Layout::getChannelsLast(4));
-    Node *Empty = B.G.createNode(OpId::Constant, {}, {"roi"},
-                                 {TensorType::get(ElementType::F32, {0})});
-    Empty->setAttr("value",
-                   Attribute::getTensor(TensorData::fromFloat({0}, {})));
-    Value *Y =
-        B.op(OpId::Resize, {X, Empty->getResult(0), B.constant({4}, C.Scales)},
-             {{"mode", Attribute::getString(C.Mode)},
-              {"coordinate_transformation_mode", Attribute::getString(C.Coord)},
-              {"nearest_mode", Attribute::getString(C.Nearest)}});
-    B.setLayout(Y, Layout::getChannelsLast(4));
-    B.check(Y, 0, 1, "resize.nhwc");
-  }
+  // Channels-last runs the channel-vector kernel; channels-first (and the
+  // mixed case) samples each channel as an image of its own.
+  for (const Case &C : Cases)
+    for (auto [InCL, OutCL] : {std::pair(true, true), std::pair(false, false),
+                               std::pair(true, false)}) {
+      GraphBuilder B(90);
+      Value *X = B.input({2, 19, 5, 6}, layoutFor(InCL, 4));
+      Node *Empty = B.G.createNode(OpId::Constant, {}, {"roi"},
+                                   {TensorType::get(ElementType::F32, {0})});
+      Empty->setAttr("value",
+                     Attribute::getTensor(TensorData::fromFloat({0}, {})));
+      Value *Y = B.op(
+          OpId::Resize, {X, Empty->getResult(0), B.constant({4}, C.Scales)},
+          {{"mode", Attribute::getString(C.Mode)},
+           {"coordinate_transformation_mode", Attribute::getString(C.Coord)},
+           {"nearest_mode", Attribute::getString(C.Nearest)}});
+      B.setLayout(Y, layoutFor(OutCL, 4));
+      B.check(Y, 0, 2, InCL && OutCL ? "resize.nhwc" : "resize.planes");
+    }
 }
 
 TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
