@@ -114,10 +114,96 @@ bool isRowMajor(const TensorType &T) { return T.getLayout().isIdentity(); }
 
 } // namespace
 
+/// Gemm whose B is an activation (alpha 1): A' and B' read through their
+/// strides (transA/transB swap them); C a column bias (scaled by beta)
+/// taken from a constant at compile time or from its buffer at run time,
+/// or a full row-major M x N matrix (beta 1) added as the residual.
+static bool lowerGemmOfActivations(LoweringContext &L, const Node &N,
+                                   const FusedTail &Tail) {
+  const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  const Value *C = N.getNumOperands() > 2 ? N.getOperand(2) : nullptr;
+  const float Beta = N.getFloatAttr("beta", 1.0f);
+  if (!isF32(B) || N.getFloatAttr("alpha", 1.0f) != 1.0f)
+    return false;
+  const bool TA = N.getIntAttr("transA", 0), TB = N.getIntAttr("transB", 0);
+  auto AS = A->getType().getStaticShape(), BS = B->getType().getStaticShape();
+  auto AStr = getStrides(A->getType()), BStr = getStrides(B->getType());
+  const int64_t M = TA ? AS[1] : AS[0], K = TA ? AS[0] : AS[1];
+  const int64_t NC = TB ? BS[0] : BS[1];
+  const int64_t ARow = TA ? AStr[1] : AStr[0], ACol = TA ? AStr[0] : AStr[1];
+  const int64_t BRow = TB ? BStr[1] : BStr[0], BCol = TB ? BStr[0] : BStr[1];
+  // The bias: none, constant (scaled now) or an activation (scaled per run).
+  std::shared_ptr<AlignedFloats> Bias;
+  BufferId CB = -1, RB = -1;
+  if (C && Beta != 0.0f) {
+    auto CS = C->getType().getStaticShape();
+    int64_t Count = 1;
+    for (int64_t D : CS)
+      Count *= D;
+    if (!isF32(C))
+      return false;
+    if (CS.size() == 2 && CS[0] == M && CS[1] == NC && M > 1 && Beta == 1.0f &&
+        isRowMajor(C->getType())) {
+      RB = L.getBuffer(C);
+    } else if (Count != NC || (CS.size() == 2 && CS[0] != 1)) {
+      return false;
+    }
+  }
+  if (C && Beta != 0.0f && RB < 0) {
+    std::vector<float> Values = getConstantFloats(C);
+    if (Values.empty()) {
+      CB = L.getBuffer(C);
+      Values.assign(size_t(NC), 0.0f);
+    }
+    for (float &V : Values)
+      V *= Beta;
+    Bias = makePaddedFloats(Values, NC);
+  }
+  ProgramImpl *P = &L.getProgram();
+  BufferId AB = L.getBuffer(A), BB = L.getBuffer(B);
+  BufferId YB = L.defineBuffer(Tail.Result);
+  const Activation Act = Tail.Act;
+  const int Threads = L.getThreads();
+  std::vector<BufferId> Reads = {AB, BB};
+  if (CB >= 0)
+    Reads.push_back(CB);
+  if (RB >= 0)
+    Reads.push_back(RB);
+  L.addStep({Tail.Result->getName(), withTail("gemm.dynamic", Tail), false,
+             2 * M * NC * K},
+            Reads, {YB}, [=]() {
+              if (CB >= 0)
+                for (int64_t J = 0; J < NC; ++J)
+                  (*Bias)[size_t(J)] = Beta * P->f32(CB)[J];
+              StridedAPacker AP(P->f32(AB), ARow, ACol);
+              StridedBPacker BP(P->f32(BB), BRow, BCol);
+              DirectA D = DirectA::matrix(P->f32(AB), M, K, ARow);
+              GemmProblem G;
+              G.M = M;
+              G.N = NC;
+              G.K = K;
+              if (ACol == 1)
+                G.Direct = &D;
+              else
+                G.A = &AP;
+              G.B = &BP;
+              G.C = P->f32(YB);
+              G.LdM = NC;
+              G.LdN = 1;
+              G.Epi.Bias = Bias ? Bias->get() : nullptr;
+              G.Epi.Residual = RB >= 0 ? P->f32(RB) : nullptr;
+              G.Epi.Act = Act;
+              runGemm(G, Threads);
+            });
+  return true;
+}
+
 bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *A = N.getOperand(0);
   if (!isF32(A) || Tail.Residual || !isRowMajor(Tail.Result->getType()))
     return false;
+  if (!N.getOperand(1)->getConstantData())
+    return lowerGemmOfActivations(L, N, Tail);
   std::vector<float> B = getConstantFloats(N.getOperand(1));
   if (B.empty())
     return false;

@@ -538,6 +538,35 @@ TEST(CPUKernelTest, MatMulOfTwoActivations) {
   B2.check(B2.op(OpId::MatMul, {X, W}));
 }
 
+TEST(CPUKernelTest, GemmOfTwoActivations) {
+  // transA/transB, and C absent, constant, an activation (read per run),
+  // switched off by beta 0, or a full matrix (added as a residual, beta
+  // 1); a fused Relu.
+  enum { None, Constant, Input, Off, Matrix };
+  for (int TA : {0, 1})
+    for (int TB : {0, 1})
+      for (int CKind : {None, Constant, Input, Off, Matrix}) {
+        GraphBuilder B(100 + 8 * TA + 4 * TB + CKind);
+        Value *A = B.input(TA ? std::vector<int64_t>{13, 6}
+                              : std::vector<int64_t>{6, 13});
+        Value *W = B.input(TB ? std::vector<int64_t>{21, 13}
+                              : std::vector<int64_t>{13, 21});
+        std::vector<Value *> Ops = {A, W};
+        if (CKind == Constant || CKind == Off)
+          Ops.push_back(B.constant({21}));
+        if (CKind == Input)
+          Ops.push_back(B.input({1, 21}));
+        if (CKind == Matrix)
+          Ops.push_back(B.input({6, 21}));
+        float Beta = CKind == Off ? 0.0f : CKind == Matrix ? 1.0f : 0.5f;
+        Value *Y = B.op(OpId::Gemm, Ops,
+                        {{"transA", Attribute::getInt(TA)},
+                         {"transB", Attribute::getInt(TB)},
+                         {"beta", Attribute::getFloat(Beta)}});
+        B.check(B.op(OpId::Relu, {Y}), 0, 1, "gemm.dynamic+relu");
+      }
+}
+
 TEST(CPUKernelTest, BatchNormBothLayoutsWithFusedRelu) {
   for (bool CL : {false, true})
     for (int64_t C : {5, 32}) {
