@@ -114,6 +114,31 @@ bool isRowMajor(const TensorType &T) { return T.getLayout().isIdentity(); }
 
 } // namespace
 
+/// C[M x N] (row-major) = A[M x K] * B[K x N] + epilogue, both operands
+/// activations read through their row and column strides.
+static void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
+                                 const float *B, int64_t BRow, int64_t BCol,
+                                 int64_t M, int64_t N, int64_t K, float *C,
+                                 const Epilogue &Epi, int Threads) {
+  StridedAPacker AP(A, ARow, ACol);
+  StridedBPacker BP(B, BRow, BCol);
+  DirectA D = DirectA::matrix(A, M, K, ARow);
+  GemmProblem G;
+  G.M = M;
+  G.N = N;
+  G.K = K;
+  if (ACol == 1)
+    G.Direct = &D;
+  else
+    G.A = &AP;
+  G.B = &BP;
+  G.C = C;
+  G.LdM = N;
+  G.LdN = 1;
+  G.Epi = Epi;
+  runGemm(G, Threads);
+}
+
 /// Gemm whose B is an activation (alpha 1): A' and B' read through their
 /// strides (transA/transB swap them); C a column bias (scaled by beta)
 /// taken from a constant at compile time or from its buffer at run time,
@@ -175,25 +200,12 @@ static bool lowerGemmOfActivations(LoweringContext &L, const Node &N,
               if (CB >= 0)
                 for (int64_t J = 0; J < NC; ++J)
                   (*Bias)[size_t(J)] = Beta * P->f32(CB)[J];
-              StridedAPacker AP(P->f32(AB), ARow, ACol);
-              StridedBPacker BP(P->f32(BB), BRow, BCol);
-              DirectA D = DirectA::matrix(P->f32(AB), M, K, ARow);
-              GemmProblem G;
-              G.M = M;
-              G.N = NC;
-              G.K = K;
-              if (ACol == 1)
-                G.Direct = &D;
-              else
-                G.A = &AP;
-              G.B = &BP;
-              G.C = P->f32(YB);
-              G.LdM = NC;
-              G.LdN = 1;
-              G.Epi.Bias = Bias ? Bias->get() : nullptr;
-              G.Epi.Residual = RB >= 0 ? P->f32(RB) : nullptr;
-              G.Epi.Act = Act;
-              runGemm(G, Threads);
+              Epilogue Epi;
+              Epi.Bias = Bias ? Bias->get() : nullptr;
+              Epi.Residual = RB >= 0 ? P->f32(RB) : nullptr;
+              Epi.Act = Act;
+              runGemmOfActivations(P->f32(AB), ARow, ACol, P->f32(BB), BRow,
+                                   BCol, M, NC, K, P->f32(YB), Epi, Threads);
             });
   return true;
 }
@@ -275,26 +287,12 @@ static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
   L.addStep({Tail.Result->getName(), withTail("matmul.dynamic", Tail), false,
              2 * Batch * M * NC * K},
             {AB, BB}, {YB}, [=]() {
-              for (int64_t I = 0; I < Batch; ++I) {
-                StridedAPacker AP(P->f32(AB) + I * ABatch, ARow, ACol);
-                StridedBPacker BP(P->f32(BB) + I * BBatch, BRow, BCol);
-                DirectA D =
-                    DirectA::matrix(P->f32(AB) + I * ABatch, M, K, ARow);
-                GemmProblem G;
-                G.M = M;
-                G.N = NC;
-                G.K = K;
-                if (ACol == 1)
-                  G.Direct = &D;
-                else
-                  G.A = &AP;
-                G.B = &BP;
-                G.C = P->f32(YB) + I * M * NC;
-                G.LdM = NC;
-                G.LdN = 1;
-                G.Epi.Act = Act;
-                runGemm(G, Threads);
-              }
+              Epilogue Epi;
+              Epi.Act = Act;
+              for (int64_t I = 0; I < Batch; ++I)
+                runGemmOfActivations(P->f32(AB) + I * ABatch, ARow, ACol,
+                                     P->f32(BB) + I * BBatch, BRow, BCol, M, NC,
+                                     K, P->f32(YB) + I * M * NC, Epi, Threads);
             });
   return true;
 }

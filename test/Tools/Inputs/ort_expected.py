@@ -13,27 +13,20 @@ strider-run lit tests.
 """
 import argparse
 import os
-import re
 import sys
 
 import onnx
+
+# The output file naming rule of strider-run lives in one Python place.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "scripts"))
+from real_models import file_name  # noqa: E402
 
 import numpy as np
 import onnxruntime as ort
 
 TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64,
          "tensor(int64)": np.int64, "tensor(int32)": np.int32}
-
-
-def file_name(name):
-    """strider-run's rule: the output name when it is a valid file name,
-    else every character but [A-Za-z0-9._-] replaced by '_'."""
-    valid = (name not in ("", ".", "..") and len(name.encode()) <= 200
-             and not name.startswith("-")
-             and not any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7f
-                         for c in name))
-    return name if valid else re.sub(rb"[^A-Za-z0-9._-]", b"_",
-                                     name.encode()).decode()
 
 
 def main():
