@@ -480,6 +480,22 @@ def op_cases():
               x4, [tout("y", I64)]),
         model("Tile", [node("Tile", ["x", "r"], ["y"])], x4, [tout("y")],
               [ints("r", [1, 2, 1, 3])]),
+        model("LSTM", [node("LSTM", ["x", "w", "r", "b", "l", "h", "c", "p"],
+                            ["y", "yh", "yc"], direction="bidirectional",
+                            hidden_size=4)],
+              [tin("x", [5, 2, 3])], [tout("y"), tout("yh"), tout("yc")],
+              [floats("w", rand((2, 16, 3), 1)), floats("r", rand((2, 16, 4), 2)),
+               floats("b", rand((2, 32), 3)),
+               init("l", np.array([5, 3], dtype=np.int32)),
+               floats("h", rand((2, 2, 4), 4)), floats("c", rand((2, 2, 4), 5)),
+               floats("p", rand((2, 12), 6))]),
+        # ONNX Runtime runs no batch-major (layout = 1) LSTM.
+        model("LSTM_reverse_clip", [node("LSTM", ["x", "w", "r"], ["", "yh"],
+                                         direction="reverse", hidden_size=3,
+                                         clip=0.8)],
+              [tin("x", [4, 2, 3])], [tout("yh")],
+              [floats("w", rand((1, 12, 3), 1)),
+               floats("r", rand((1, 12, 3), 2))]),
         # Positions along the last dim, as exported position encodings do.
         model("Range", [
             node("Shape", ["x"], ["s"], start=-1),
