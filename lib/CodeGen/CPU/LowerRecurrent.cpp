@@ -1,12 +1,12 @@
 //===- LowerRecurrent.cpp - Lowering of LSTM ------------------------------===//
 //
-// LSTM with constant weights: W, R and the biases are packed at compile
-// time. A run projects the input of every step and direction with one GEMM
-// (bias in its epilogue); then each direction walks its steps: the
-// recurrent product of all batch entries (one GEMM of the hidden states by
-// the packed R), then the gate step of each batch entry still inside its
-// sequence (RecurrentKernels.cpp). Declines non-default activations and
-// operands the kernels cannot read in place.
+// LSTM: W, R and the biases are packed at compile time when they are
+// constants (as in exported models), else by every run. A run projects the
+// input of every step and direction with one GEMM (bias in its epilogue); then
+// each direction walks its steps: the recurrent product of all batch entries
+// (one GEMM of the hidden states by the packed R), then the gate step of each
+// batch entry still inside its sequence (RecurrentKernels.cpp). Declines
+// non-default activations and operands the kernels cannot read in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +24,45 @@ using namespace strider::cpu;
 
 namespace {
 
+/// W, R, B and P in the form the kernels read.
+struct LstmWeights {
+  /// W of every direction: B operand [In x Dirs * 4H].
+  PackedOperand W;
+  /// R of each direction: B operand [H x 4H].
+  std::vector<PackedOperand> R;
+  std::shared_ptr<AlignedFloats> Bias; ///< Wb + Rb, Dirs * 4H entries.
+  std::vector<float> Peep;             ///< Dirs * 3H entries, or empty.
+};
+
+/// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
+/// be null) of an LSTM with \p Dirs directions, \p H hidden units and
+/// \p In inputs.
+LstmWeights packLstmWeights(const float *W, const float *R, const float *B,
+                            const float *P, int64_t Dirs, int64_t H,
+                            int64_t In) {
+  LstmWeights Out;
+  const int64_t G4 = 4 * H;
+  auto WF = [&](int64_t Col, int64_t K) {
+    return W[Col * In + K]; // Col = d * 4H + gate row.
+  };
+  WeightPacker<decltype(WF)> WP(WF);
+  Out.W = packB(WP, Dirs * G4, In);
+  for (int64_t D = 0; D < Dirs; ++D) {
+    auto RF = [&](int64_t Col, int64_t K) { return R[(D * G4 + Col) * H + K]; };
+    WeightPacker<decltype(RF)> RP(RF);
+    Out.R.push_back(packB(RP, G4, H));
+  }
+  std::vector<float> Bias(size_t(Dirs * G4), 0.0f);
+  if (B)
+    for (int64_t D = 0; D < Dirs; ++D)
+      for (int64_t J = 0; J < G4; ++J)
+        Bias[size_t(D * G4 + J)] = B[D * 2 * G4 + J] + B[D * 2 * G4 + G4 + J];
+  Out.Bias = makePaddedFloats(Bias, Dirs * G4);
+  if (P)
+    Out.Peep.assign(P, P + Dirs * 3 * H);
+  return Out;
+}
+
 /// Everything a run needs, fixed at compile time.
 struct LstmPlan {
   int64_t Seq = 0, Batch = 0, In = 0, H = 0, Dirs = 1;
@@ -32,12 +71,8 @@ struct LstmPlan {
   bool InputForget = false;
   /// X's rows (one per step and batch entry, in X's order) are XRow apart.
   int64_t XRow = 0;
-  /// W of every direction: B operand [In x Dirs * 4H].
-  PackedOperand W;
-  /// R of each direction: B operand [H x 4H].
-  std::vector<PackedOperand> R;
-  std::shared_ptr<AlignedFloats> Bias; ///< Wb + Rb, Dirs * 4H entries.
-  std::vector<float> Peep;             ///< Dirs * 3H entries, or empty.
+  /// The weights when all are constants (else packed by every run).
+  LstmWeights Weights;
   /// initial_h / initial_c element (d, b, j) at offset
   /// d * S[0] + b * S[1] + j * S[2].
   int64_t H0Str[3] = {0, 0, 0}, C0Str[3] = {0, 0, 0};
@@ -58,9 +93,11 @@ struct LstmPlan {
   }
 };
 
-bool isF32Constant(const Value *V) {
-  return V && V->getConstantData() &&
-         V->getType().getElementType() == ElementType::F32;
+/// Whether the kernel reads \p V: a constant (read at compile time) or a
+/// row-major activation, of f32.
+bool isReadableWeight(const Value *V) {
+  return V && V->getType().getElementType() == ElementType::F32 &&
+         (V->getConstantData() || V->getType().getLayout().isIdentity());
 }
 
 /// Whether result \p I exists and someone reads it.
@@ -89,9 +126,9 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *X = Operand(0), *Lens = Operand(4), *H0 = Operand(5),
               *C0 = Operand(6);
   if (!X || X->getType().getElementType() != ElementType::F32 ||
-      !isF32Constant(Operand(1)) || !isF32Constant(Operand(2)) ||
-      (Operand(3) && !isF32Constant(Operand(3))) ||
-      (Operand(7) && !isF32Constant(Operand(7))))
+      !isReadableWeight(Operand(1)) || !isReadableWeight(Operand(2)) ||
+      (Operand(3) && !isReadableWeight(Operand(3))) ||
+      (Operand(7) && !isReadableWeight(Operand(7))))
     return false;
   const Graph &G = *N.getGraph();
   for (unsigned I = 0; I < N.getNumResults(); ++I)
@@ -138,31 +175,21 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   StateStrides(C0, S.C0Str);
 
   const int64_t H = S.H, G4 = 4 * H, In = S.In, Dirs = S.Dirs;
-  std::vector<float> W = getConstantFloats(Operand(1));
-  std::vector<float> R = getConstantFloats(Operand(2));
-  auto WF = [&](int64_t Col, int64_t K) {
-    return W[size_t(Col * In + K)]; // Col = d * 4H + gate row.
-  };
-  WeightPacker<decltype(WF)> WP(WF);
-  S.W = packB(WP, Dirs * G4, In);
-  for (int64_t D = 0; D < Dirs; ++D) {
-    auto RF = [&](int64_t Col, int64_t K) {
-      return R[size_t((D * G4 + Col) * H + K)];
-    };
-    WeightPacker<decltype(RF)> RP(RF);
-    S.R.push_back(packB(RP, G4, H));
+  // Weights that are all constants are packed now, others by every run.
+  const unsigned WeightOperands[] = {1, 2, 3, 7};
+  bool AllConstant = true;
+  for (unsigned I : WeightOperands)
+    AllConstant &= !Operand(I) || Operand(I)->getConstantData();
+  if (AllConstant) {
+    std::vector<float> Vals[4];
+    const float *Ptr[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (unsigned K = 0; K < 4; ++K)
+      if (const Value *V = Operand(WeightOperands[K])) {
+        Vals[K] = getConstantFloats(V);
+        Ptr[K] = Vals[K].data();
+      }
+    S.Weights = packLstmWeights(Ptr[0], Ptr[1], Ptr[2], Ptr[3], Dirs, H, In);
   }
-  std::vector<float> Bias(size_t(Dirs * G4), 0.0f);
-  if (Operand(3)) {
-    std::vector<float> B = getConstantFloats(Operand(3));
-    for (int64_t D = 0; D < Dirs; ++D)
-      for (int64_t J = 0; J < G4; ++J)
-        Bias[size_t(D * G4 + J)] =
-            B[size_t(D * 2 * G4 + J)] + B[size_t(D * 2 * G4 + G4 + J)];
-  }
-  S.Bias = makePaddedFloats(Bias, Dirs * G4);
-  if (Operand(7))
-    S.Peep = getConstantFloats(Operand(7));
   S.Where = describeNode(N);
   L.own(Plan);
 
@@ -172,7 +199,13 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   const BufferId LensB = Lens ? L.getBuffer(Lens) : -1;
   const BufferId H0B = H0 ? L.getBuffer(H0) : -1;
   const BufferId C0B = C0 ? L.getBuffer(C0) : -1;
-  for (BufferId B : {LensB, H0B, C0B})
+  BufferId WeightB[4] = {-1, -1, -1, -1};
+  if (!AllConstant)
+    for (unsigned K = 0; K < 4; ++K)
+      if (const Value *V = Operand(WeightOperands[K]))
+        WeightB[K] = L.getBuffer(V);
+  for (BufferId B :
+       {LensB, H0B, C0B, WeightB[0], WeightB[1], WeightB[2], WeightB[3]})
     if (B >= 0)
       Reads.push_back(B);
   BufferId Out[3] = {-1, -1, -1};
@@ -229,6 +262,15 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
           if (Y)
             std::memset(Y, 0, size_t(S.Seq * Dirs * S.Batch * H) * 4);
         }
+        LstmWeights RunWeights;
+        if (WeightB[0] >= 0) {
+          const float *Ptr[4];
+          for (unsigned K = 0; K < 4; ++K)
+            Ptr[K] = WeightB[K] >= 0 ? P->f32(WeightB[K]) : nullptr;
+          RunWeights =
+              packLstmWeights(Ptr[0], Ptr[1], Ptr[2], Ptr[3], Dirs, H, S.In);
+        }
+        const LstmWeights &Wt = WeightB[0] >= 0 ? RunWeights : S.Weights;
         // Input projection of every step and direction, biases added.
         GemmProblem Proj0;
         Proj0.M = S.Seq * S.Batch;
@@ -236,10 +278,10 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
         Proj0.K = S.In;
         DirectA XA = DirectA::matrix(P->f32(XB), Proj0.M, S.In, S.XRow);
         Proj0.Direct = &XA;
-        Proj0.PackedB = &S.W;
+        Proj0.PackedB = &Wt.W;
         Proj0.C = Proj;
         Proj0.LdM = Dirs * G4;
-        Proj0.Epi.Bias = S.Bias->get();
+        Proj0.Epi.Bias = Wt.Bias->get();
         runGemm(Proj0, Threads);
 
         const float *H0 = H0B >= 0 ? P->f32(H0B) : nullptr;
@@ -261,7 +303,7 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
           RecG.N = G4;
           RecG.K = H;
           RecG.Direct = &HA;
-          RecG.PackedB = &S.R[size_t(D)];
+          RecG.PackedB = &Wt.R[size_t(D)];
           RecG.C = Rec;
           RecG.LdM = G4;
           for (int64_t Step = 0; Step < S.Seq; ++Step) {
@@ -274,7 +316,7 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
               LstmGates A;
               A.Pre = Proj + S.xRowOf(T, B) * Dirs * G4 + D * G4;
               A.Rec = Rec + B * G4;
-              A.Peep = S.Peep.empty() ? nullptr : S.Peep.data() + D * 3 * H;
+              A.Peep = Wt.Peep.empty() ? nullptr : Wt.Peep.data() + D * 3 * H;
               A.Cell = Cs + B * H;
               A.HiddenOut = Hs + B * H;
               A.Y = Y ? Y + S.yOffset(T, D, B) : nullptr;

@@ -3,7 +3,8 @@
 // The CPU backend's LSTM (one GEMM for the input projection, a GEMM and a
 // SIMD gate step per time step) against the reference interpreter, with no
 // fallback: every direction, with and without sequence lengths, initial
-// states and peepholes, batch-major layout, clipping and coupled gates,
+// states and peepholes, batch-major layout, clipping, coupled gates and
+// weights given as inputs (packed by every run),
 // each of Y, Y_h and Y_c, the same bits on 1 and 3 threads.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +28,7 @@ struct LstmCase {
   bool Lens, Initial, Peep, BatchMajor;
   float Clip;
   bool InputForget;
+  bool WeightInputs = false; ///< W, R, B and P as graph inputs.
 };
 
 std::string describe(const LstmCase &C) {
@@ -35,7 +37,8 @@ std::string describe(const LstmCase &C) {
          " hidden " + std::to_string(C.Hidden) + (C.Lens ? " lens" : "") +
          (C.Initial ? " initial" : "") + (C.Peep ? " peep" : "") +
          (C.BatchMajor ? " layout1" : "") + (C.Clip > 0 ? " clip" : "") +
-         (C.InputForget ? " input_forget" : "");
+         (C.InputForget ? " input_forget" : "") +
+         (C.WeightInputs ? " weight inputs" : "");
 }
 
 /// Builds the LSTM of \p C and checks result \p Result against the
@@ -48,9 +51,12 @@ void checkLstm(const LstmCase &C, unsigned Result,
   const int64_t H = C.Hidden;
   Value *X = B.input(C.BatchMajor ? std::vector<int64_t>{C.Batch, C.Seq, C.In}
                                   : std::vector<int64_t>{C.Seq, C.Batch, C.In});
-  Value *W = B.constant({Dirs, 4 * H, C.In});
-  Value *R = B.constant({Dirs, 4 * H, H});
-  Value *Bias = B.constant({Dirs, 8 * H});
+  auto Weight = [&](std::vector<int64_t> Shape) {
+    return C.WeightInputs ? B.input(Shape) : B.constant(Shape);
+  };
+  Value *W = Weight({Dirs, 4 * H, C.In});
+  Value *R = Weight({Dirs, 4 * H, H});
+  Value *Bias = Weight({Dirs, 8 * H});
   Value *Lens = nullptr;
   if (C.Lens) {
     std::vector<int64_t> L;
@@ -67,7 +73,7 @@ void checkLstm(const LstmCase &C, unsigned Result,
                    : std::vector<int64_t>{Dirs, C.Batch, H};
   Value *H0 = C.Initial ? B.input(StateShape) : nullptr;
   Value *C0 = C.Initial ? B.input(StateShape) : nullptr;
-  Value *P = C.Peep ? B.constant({Dirs, 3 * H}) : nullptr;
+  Value *P = C.Peep ? Weight({Dirs, 3 * H}) : nullptr;
   std::vector<std::pair<std::string, Attribute>> Attrs = {
       {"direction", Attribute::getString(C.Direction)},
       {"hidden_size", Attribute::getInt(H)}};
@@ -101,6 +107,8 @@ TEST(CPURecurrentTest, LSTMLayoutClipAndThreads) {
       {"reverse", 4, 3, 2, 33, false, true, false, true, 0.5f, false},
       {"forward", 7, 2, 3, 16, true, false, true, false, 0.0f, true},
       {"bidirectional", 9, 5, 24, 40, true, true, true, false, 2.0f, false},
+      {"bidirectional", 4, 2, 3, 5, true, true, true, false, 0.0f, false, true},
+      {"forward", 3, 1, 2, 7, false, false, false, true, 0.0f, false, true},
   };
   for (const LstmCase &C : Cases)
     for (unsigned Result : {0u, 1u, 2u})
