@@ -1,8 +1,8 @@
 //===- InferRecurrent.cpp - Shape functions of the recurrences ------------===//
 //
-// LSTM: the attribute reader shared with the kernels (Recurrence.h) and the
-// shape function, which checks every operand against the hidden size and
-// the number of directions.
+// LSTM and GRU: the attribute reader shared with the kernels
+// (Recurrence.h) and the shape function, which checks every operand against
+// the hidden size and the number of directions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +27,8 @@ const std::pair<const char *, RnnActivation> ActivationNames[] = {
     {"Softplus", RnnActivation::Softplus},
 };
 
-/// The default activations of one direction of an op with \p Count of them
-/// (LSTM: f = Sigmoid, g = h = Tanh).
+/// The default activation \p Index of one direction (LSTM: f = Sigmoid,
+/// g = h = Tanh; GRU: f = Sigmoid, g = Tanh).
 RnnActivation getDefaultActivation(unsigned Index) {
   return Index == 0 ? RnnActivation::Sigmoid : RnnActivation::Tanh;
 }
@@ -65,6 +65,7 @@ strider::readRecurrenceAttrs(const Node &N, unsigned NumActivations) {
   if (N.getAttr("clip") && !(A.Clip > 0))
     return makeNodeError(N, "clip must be positive");
   A.InputForget = N.getIntAttr("input_forget", 0) != 0;
+  A.LinearBeforeReset = N.getIntAttr("linear_before_reset", 0) != 0;
   if (N.getAttr("activation_alpha") || N.getAttr("activation_beta"))
     return makeNodeError(N, "activation_alpha and activation_beta are not "
                             "supported");
@@ -235,4 +236,8 @@ llvm::Error inferRecurrence(const Node &N, ResultTypes &Results, unsigned Gates,
 
 llvm::Error detail::inferLSTM(const Node &N, ResultTypes &Results) {
   return inferRecurrence(N, Results, 4, 3, /*HasCell=*/true);
+}
+
+llvm::Error detail::inferGRU(const Node &N, ResultTypes &Results) {
+  return inferRecurrence(N, Results, 3, 2, /*HasCell=*/false);
 }

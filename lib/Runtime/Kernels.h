@@ -39,7 +39,7 @@ void addNormalizationKernels(KernelTable &T);
 void addMatrixKernels(KernelTable &T);
 /// ResizeKernels.cpp: Resize.
 void addResizeKernels(KernelTable &T);
-/// RecurrentKernels.cpp: LSTM.
+/// RecurrentKernels.cpp: LSTM, GRU.
 void addRecurrentKernels(KernelTable &T);
 
 } // namespace runtime

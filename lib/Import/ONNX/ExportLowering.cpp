@@ -756,6 +756,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Gemm, 7, minVersionGemm, nullptr},
     {OpId::MatMul, 1, nullptr, nullptr},
     {OpId::LSTM, 7, nullptr, nullptr},
+    {OpId::GRU, 7, nullptr, nullptr},
     {OpId::Constant, 1, nullptr, nullptr},
     {OpId::ConstantOfShape, 9, nullptr, nullptr},
     {OpId::Shape, 1, nullptr, nullptr},
@@ -800,6 +801,7 @@ constexpr AttrIntroduction AttrIntroductions[] = {
     {OpId::Shape, "start", 15, isZero},
     {OpId::Shape, "end", 15, nullptr},
     {OpId::LSTM, "layout", 14, isZero},
+    {OpId::GRU, "layout", 14, isZero},
 };
 
 constexpr uint32_t typeBit(ElementType T) {
