@@ -1,12 +1,14 @@
-//===- LowerRecurrent.cpp - Lowering of LSTM ------------------------------===//
+//===- LowerRecurrent.cpp - Lowering of LSTM and GRU ----------------------===//
 //
-// LSTM: W, R and the biases are packed at compile time when they are
-// constants (as in exported models), else by every run. A run projects the
-// input of every step and direction with one GEMM (bias in its epilogue); then
-// each direction walks its steps: the recurrent product of all batch entries
-// (one GEMM of the hidden states by the packed R), then the gate step of each
-// batch entry still inside its sequence (RecurrentKernels.cpp). Declines
-// non-default activations and operands the kernels cannot read in place.
+// W, R and the biases are packed at compile time when they are constants
+// (as in exported models), else by every run. A run projects the input of
+// every step and direction with one GEMM (biases in its epilogue); then
+// each direction walks its steps: the recurrent product of all batch
+// entries (a GEMM of the hidden states by the packed R; GRU without
+// linear_before_reset needs a second one, of the reset hidden states by
+// R's h rows), then the gate step of each batch entry still inside its
+// sequence (RecurrentKernels.cpp). Declines non-default activations and
+// operands the kernels cannot read in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,61 +26,115 @@ using namespace strider::cpu;
 
 namespace {
 
+/// What distinguishes the two recurrences.
+struct CellInfo {
+  OpId Op;
+  const char *Name;
+  unsigned Gates;        ///< Gate rows of W and R per hidden unit.
+  unsigned NumActs;      ///< Activations per direction.
+  bool HasCell;          ///< LSTM: initial_c, Y_c, peepholes.
+  RnnActivation Acts[3]; ///< The defaults, the only ones the kernels run.
+};
+
+constexpr CellInfo LstmCell = {
+    OpId::LSTM,
+    "lstm",
+    4,
+    3,
+    true,
+    {RnnActivation::Sigmoid, RnnActivation::Tanh, RnnActivation::Tanh}};
+constexpr CellInfo GruCell = {
+    OpId::GRU,
+    "gru",
+    3,
+    2,
+    false,
+    {RnnActivation::Sigmoid, RnnActivation::Tanh, RnnActivation::Tanh}};
+
 /// W, R, B and P in the form the kernels read.
-struct LstmWeights {
-  /// W of every direction: B operand [In x Dirs * 4H].
+struct RecurrentWeights {
+  /// W of every direction: B operand [In x Dirs * Gates * H].
   PackedOperand W;
-  /// R of each direction: B operand [H x 4H].
-  std::vector<PackedOperand> R;
-  std::shared_ptr<AlignedFloats> Bias; ///< Wb + Rb, Dirs * 4H entries.
-  std::vector<float> Peep;             ///< Dirs * 3H entries, or empty.
+  /// Per direction, R as B operands: one [H x Gates * H], or for GRU
+  /// without linear_before_reset [H x 2H] (gates z, r) and [H x H] (h).
+  std::vector<std::vector<PackedOperand>> R;
+  /// Projection bias, Dirs * Gates * H: Wb + Rb, except GRU's h gate with
+  /// linear_before_reset (Wb only; its Rb is RecBias).
+  std::shared_ptr<AlignedFloats> Bias;
+  std::vector<float> RecBias; ///< GRU with linear_before_reset: Dirs * H.
+  std::vector<float> Peep;    ///< LSTM: Dirs * 3H entries, or empty.
 };
 
 /// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
-/// be null) of an LSTM with \p Dirs directions, \p H hidden units and
-/// \p In inputs.
-LstmWeights packLstmWeights(const float *W, const float *R, const float *B,
-                            const float *P, int64_t Dirs, int64_t H,
-                            int64_t In) {
-  LstmWeights Out;
-  const int64_t G4 = 4 * H;
+/// be null).
+RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
+                             const float *W, const float *R, const float *B,
+                             const float *P, int64_t Dirs, int64_t H,
+                             int64_t In) {
+  RecurrentWeights Out;
+  const int64_t GH = Cell.Gates * H;
   auto WF = [&](int64_t Col, int64_t K) {
-    return W[Col * In + K]; // Col = d * 4H + gate row.
+    return W[Col * In + K]; // Col = d * Gates * H + gate row.
   };
   WeightPacker<decltype(WF)> WP(WF);
-  Out.W = packB(WP, Dirs * G4, In);
+  Out.W = packB(WP, Dirs * GH, In);
+  const bool SplitR = Cell.Op == OpId::GRU && !LinearBeforeReset;
   for (int64_t D = 0; D < Dirs; ++D) {
-    auto RF = [&](int64_t Col, int64_t K) { return R[(D * G4 + Col) * H + K]; };
-    WeightPacker<decltype(RF)> RP(RF);
-    Out.R.push_back(packB(RP, G4, H));
+    Out.R.emplace_back();
+    // Columns [Col0, Col0 + Cols) of R[d]^T.
+    auto Pack = [&](int64_t Col0, int64_t Cols) {
+      auto RF = [&](int64_t Col, int64_t K) {
+        return R[(D * GH + Col0 + Col) * H + K];
+      };
+      WeightPacker<decltype(RF)> RP(RF);
+      Out.R.back().push_back(packB(RP, Cols, H));
+    };
+    if (SplitR) {
+      Pack(0, 2 * H);
+      Pack(2 * H, H);
+    } else {
+      Pack(0, GH);
+    }
   }
-  std::vector<float> Bias(size_t(Dirs * G4), 0.0f);
+  std::vector<float> Bias(size_t(Dirs * GH), 0.0f);
+  const bool HasRecBias = Cell.Op == OpId::GRU && LinearBeforeReset;
+  if (HasRecBias)
+    Out.RecBias.assign(size_t(Dirs * H), 0.0f);
   if (B)
     for (int64_t D = 0; D < Dirs; ++D)
-      for (int64_t J = 0; J < G4; ++J)
-        Bias[size_t(D * G4 + J)] = B[D * 2 * G4 + J] + B[D * 2 * G4 + G4 + J];
-  Out.Bias = makePaddedFloats(Bias, Dirs * G4);
+      for (int64_t J = 0; J < GH; ++J) {
+        const float Wb = B[D * 2 * GH + J], Rb = B[D * 2 * GH + GH + J];
+        if (HasRecBias && J >= 2 * H) {
+          Bias[size_t(D * GH + J)] = Wb;
+          Out.RecBias[size_t(D * H + J - 2 * H)] = Rb;
+        } else {
+          Bias[size_t(D * GH + J)] = Wb + Rb;
+        }
+      }
+  Out.Bias = makePaddedFloats(Bias, Dirs * GH);
   if (P)
     Out.Peep.assign(P, P + Dirs * 3 * H);
   return Out;
 }
 
 /// Everything a run needs, fixed at compile time.
-struct LstmPlan {
+struct RecurrentPlan {
+  CellInfo Cell;
   int64_t Seq = 0, Batch = 0, In = 0, H = 0, Dirs = 1;
   bool BatchMajor = false, ForwardFirst = true;
   float Clip = 0;
-  bool InputForget = false;
+  bool InputForget = false, LinearBeforeReset = false;
   /// X's rows (one per step and batch entry, in X's order) are XRow apart.
   int64_t XRow = 0;
   /// The weights when all are constants (else packed by every run).
-  LstmWeights Weights;
+  RecurrentWeights Weights;
   /// initial_h / initial_c element (d, b, j) at offset
   /// d * S[0] + b * S[1] + j * S[2].
   int64_t H0Str[3] = {0, 0, 0}, C0Str[3] = {0, 0, 0};
   ElementType LensType = ElementType::I32;
   std::string Where; ///< describeNode, for run-time errors.
 
+  int64_t gateWidth() const { return Cell.Gates * H; }
   int64_t xRowOf(int64_t T, int64_t B) const {
     return BatchMajor ? B * Seq + T : T * Batch + B;
   }
@@ -106,40 +162,85 @@ bool isResultUsed(const Graph &G, const Node &N, unsigned I) {
          (N.getResult(I)->hasUses() || G.isGraphOutput(N.getResult(I)));
 }
 
-} // namespace
+/// Reads and checks sequence_lens into \p Len; false (with P.StepError set)
+/// on an entry outside [0, Seq].
+bool readLengths(ProgramImpl &P, const RecurrentPlan &S, BufferId LensB,
+                 std::vector<int64_t> &Len) {
+  Len.assign(size_t(S.Batch), S.Seq);
+  if (LensB < 0)
+    return true;
+  const uint8_t *LP = P.bytes(LensB);
+  for (int64_t B = 0; B < S.Batch; ++B) {
+    int64_t V;
+    if (S.LensType == ElementType::I32) {
+      int32_t V32;
+      std::memcpy(&V32, LP + 4 * B, 4);
+      V = V32;
+    } else {
+      std::memcpy(&V, LP + 8 * B, 8);
+    }
+    if (V < 0 || V > S.Seq) {
+      P.StepError = S.Where + ": sequence_lens entry " + std::to_string(B) +
+                    " is " + std::to_string(V) + ", expected 0 to " +
+                    std::to_string(S.Seq);
+      return false;
+    }
+    Len[size_t(B)] = V;
+  }
+  return true;
+}
 
-bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
-  auto AttrsOr = readRecurrenceAttrs(N, 3);
+/// A GEMM C[M x N] (rows LdM apart) = A * B, A's rows H apart.
+void runRowsTimesPacked(const float *A, int64_t M, int64_t K,
+                        const PackedOperand &B, float *C, int64_t LdM,
+                        int Threads) {
+  DirectA DA = DirectA::matrix(A, M, K, K);
+  GemmProblem G;
+  G.M = M;
+  G.N = B.Extent;
+  G.K = K;
+  G.Direct = &DA;
+  G.PackedB = &B;
+  G.C = C;
+  G.LdM = LdM;
+  runGemm(G, Threads);
+}
+
+bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
+  auto AttrsOr = readRecurrenceAttrs(N, Cell.NumActs);
   if (!AttrsOr) {
     llvm::consumeError(AttrsOr.takeError());
     return false;
   }
   const RecurrenceAttrs &A = *AttrsOr;
-  for (unsigned D = 0; D < A.NumDirections; ++D)
-    if (A.Activations[3 * D] != RnnActivation::Sigmoid ||
-        A.Activations[3 * D + 1] != RnnActivation::Tanh ||
-        A.Activations[3 * D + 2] != RnnActivation::Tanh)
+  for (unsigned I = 0; I < A.Activations.size(); ++I)
+    if (A.Activations[I] != Cell.Acts[I % Cell.NumActs])
       return false;
   auto Operand = [&](unsigned I) -> const Value * {
     return N.hasOperand(I) ? N.getOperand(I) : nullptr;
   };
   const Value *X = Operand(0), *Lens = Operand(4), *H0 = Operand(5),
-              *C0 = Operand(6);
+              *C0 = Cell.HasCell ? Operand(6) : nullptr;
+  const unsigned WeightOperands[] = {1, 2, 3, 7};
+  const unsigned NumWeights = Cell.HasCell ? 4 : 3;
   if (!X || X->getType().getElementType() != ElementType::F32 ||
-      !isReadableWeight(Operand(1)) || !isReadableWeight(Operand(2)) ||
-      (Operand(3) && !isReadableWeight(Operand(3))) ||
-      (Operand(7) && !isReadableWeight(Operand(7))))
+      !isReadableWeight(Operand(1)) || !isReadableWeight(Operand(2)))
     return false;
+  for (unsigned K = 2; K < NumWeights; ++K)
+    if (Operand(WeightOperands[K]) &&
+        !isReadableWeight(Operand(WeightOperands[K])))
+      return false;
   const Graph &G = *N.getGraph();
   for (unsigned I = 0; I < N.getNumResults(); ++I)
     if (isResultUsed(G, N, I) &&
         !N.getResult(I)->getType().getLayout().isIdentity())
       return false;
 
-  auto Plan = std::make_shared<LstmPlan>();
-  LstmPlan &S = *Plan;
+  auto Plan = std::make_shared<RecurrentPlan>();
+  RecurrentPlan &S = *Plan;
   auto XS = X->getType().getStaticShape();
   auto XStr = getStrides(X->getType());
+  S.Cell = Cell;
   S.BatchMajor = A.BatchMajor;
   S.Seq = XS[A.BatchMajor ? 1 : 0];
   S.Batch = XS[A.BatchMajor ? 0 : 1];
@@ -149,6 +250,7 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   S.ForwardFirst = A.Forward;
   S.Clip = A.Clip;
   S.InputForget = A.InputForget;
+  S.LinearBeforeReset = A.LinearBeforeReset;
   // The step and batch dims must nest into one row index over rows of
   // contiguous elements.
   if (XStr[2] != 1 || (XS[1] != 1 && XStr[0] != XS[1] * XStr[1]) ||
@@ -174,21 +276,22 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   StateStrides(H0, S.H0Str);
   StateStrides(C0, S.C0Str);
 
-  const int64_t H = S.H, G4 = 4 * H, In = S.In, Dirs = S.Dirs;
+  const int64_t H = S.H, GH = S.gateWidth(), Dirs = S.Dirs;
   // Weights that are all constants are packed now, others by every run.
-  const unsigned WeightOperands[] = {1, 2, 3, 7};
   bool AllConstant = true;
-  for (unsigned I : WeightOperands)
-    AllConstant &= !Operand(I) || Operand(I)->getConstantData();
+  for (unsigned K = 0; K < NumWeights; ++K)
+    AllConstant &= !Operand(WeightOperands[K]) ||
+                   Operand(WeightOperands[K])->getConstantData();
   if (AllConstant) {
     std::vector<float> Vals[4];
     const float *Ptr[4] = {nullptr, nullptr, nullptr, nullptr};
-    for (unsigned K = 0; K < 4; ++K)
+    for (unsigned K = 0; K < NumWeights; ++K)
       if (const Value *V = Operand(WeightOperands[K])) {
         Vals[K] = getConstantFloats(V);
         Ptr[K] = Vals[K].data();
       }
-    S.Weights = packLstmWeights(Ptr[0], Ptr[1], Ptr[2], Ptr[3], Dirs, H, In);
+    S.Weights = packWeights(Cell, S.LinearBeforeReset, Ptr[0], Ptr[1], Ptr[2],
+                            Ptr[3], Dirs, H, S.In);
   }
   S.Where = describeNode(N);
   L.own(Plan);
@@ -201,7 +304,7 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
   const BufferId C0B = C0 ? L.getBuffer(C0) : -1;
   BufferId WeightB[4] = {-1, -1, -1, -1};
   if (!AllConstant)
-    for (unsigned K = 0; K < 4; ++K)
+    for (unsigned K = 0; K < NumWeights; ++K)
       if (const Value *V = Operand(WeightOperands[K]))
         WeightB[K] = L.getBuffer(V);
   for (BufferId B :
@@ -216,71 +319,54 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
       Writes.push_back(Out[I]);
     }
   // Scratch: the input projection, then per batch entry the recurrent
-  // product, the hidden state and the cell state.
-  const int64_t ProjFloats = S.Seq * S.Batch * Dirs * G4;
-  const int64_t ScratchFloats = ProjFloats + S.Batch * (G4 + 2 * H);
+  // product, the hidden state, the cell state (LSTM) or the reset hidden
+  // state (GRU).
+  const int64_t ProjFloats = S.Seq * S.Batch * Dirs * GH;
+  const int64_t ScratchFloats = ProjFloats + S.Batch * (GH + 2 * H);
   const BufferId ScratchB = L.defineScratch(ScratchFloats * 4);
   Writes.push_back(ScratchB);
   const int Threads = L.getThreads();
   const int64_t Flops =
-      2 * S.Seq * S.Batch * Dirs * G4 * (In + H) + 10 * S.Seq * S.Batch * H;
-  std::string Name = std::string("lstm.") + (Dirs == 2   ? "bidirectional"
-                                             : A.Forward ? "forward"
-                                                         : "reverse");
+      2 * S.Seq * S.Batch * Dirs * GH * (S.In + H) + 10 * S.Seq * S.Batch * H;
+  std::string Name = std::string(Cell.Name) + "." +
+                     (Dirs == 2   ? "bidirectional"
+                      : A.Forward ? "forward"
+                                  : "reverse");
   const BufferId YB = Out[0], YHB = Out[1], YCB = Out[2];
   L.addStep(
-      {N.hasResult(0) ? N.getResult(0)->getName() : "", Name, false, Flops},
-      Reads, Writes, [=]() {
-        const LstmPlan &S = *Plan;
-        const int64_t H = S.H, G4 = 4 * H, Dirs = S.Dirs;
+      {N.getResult(0)->getName(), Name, false, Flops}, Reads, Writes, [=]() {
+        const RecurrentPlan &S = *Plan;
+        const int64_t H = S.H, GH = S.gateWidth(), Dirs = S.Dirs;
+        const bool IsLstm = S.Cell.HasCell;
         float *Proj = P->f32(ScratchB);
-        float *Rec = Proj + S.Seq * S.Batch * Dirs * G4;
-        float *Hs = Rec + S.Batch * G4;
-        float *Cs = Hs + S.Batch * H;
+        float *Rec = Proj + S.Seq * S.Batch * Dirs * GH;
+        float *Hs = Rec + S.Batch * GH;
+        float *Cs = Hs + S.Batch * H; // LSTM: cells; GRU: reset states.
         float *Y = YB >= 0 ? P->f32(YB) : nullptr;
-        // Sequence lengths, checked.
-        std::vector<int64_t> Len(size_t(S.Batch), S.Seq);
-        if (LensB >= 0) {
-          const uint8_t *LP = P->bytes(LensB);
-          for (int64_t B = 0; B < S.Batch; ++B) {
-            int64_t V;
-            if (S.LensType == ElementType::I32) {
-              int32_t V32;
-              std::memcpy(&V32, LP + 4 * B, 4);
-              V = V32;
-            } else {
-              std::memcpy(&V, LP + 8 * B, 8);
-            }
-            if (V < 0 || V > S.Seq) {
-              P->StepError = S.Where + ": sequence_lens entry " +
-                             std::to_string(B) + " is " + std::to_string(V) +
-                             ", expected 0 to " + std::to_string(S.Seq);
-              return;
-            }
-            Len[size_t(B)] = V;
-          }
-          if (Y)
-            std::memset(Y, 0, size_t(S.Seq * Dirs * S.Batch * H) * 4);
-        }
-        LstmWeights RunWeights;
+        std::vector<int64_t> Len;
+        if (!readLengths(*P, S, LensB, Len))
+          return;
+        if (Y && LensB >= 0)
+          std::memset(Y, 0, size_t(S.Seq * Dirs * S.Batch * H) * 4);
+        RecurrentWeights RunWeights;
         if (WeightB[0] >= 0) {
           const float *Ptr[4];
           for (unsigned K = 0; K < 4; ++K)
             Ptr[K] = WeightB[K] >= 0 ? P->f32(WeightB[K]) : nullptr;
-          RunWeights =
-              packLstmWeights(Ptr[0], Ptr[1], Ptr[2], Ptr[3], Dirs, H, S.In);
+          RunWeights = packWeights(S.Cell, S.LinearBeforeReset, Ptr[0], Ptr[1],
+                                   Ptr[2], Ptr[3], Dirs, H, S.In);
         }
-        const LstmWeights &Wt = WeightB[0] >= 0 ? RunWeights : S.Weights;
+        const RecurrentWeights &Wt = WeightB[0] >= 0 ? RunWeights : S.Weights;
         // Input projection of every step and direction, biases added.
         GemmProblem Proj0;
         Proj0.M = S.Seq * S.Batch;
-        Proj0.N = Dirs * G4;
+        Proj0.N = Dirs * GH;
         Proj0.K = S.In;
         DirectA XA = DirectA::matrix(P->f32(XB), Proj0.M, S.In, S.XRow);
         Proj0.Direct = &XA;
         Proj0.PackedB = &Wt.W;
         Proj0.C = Proj;
-        Proj0.LdM = Dirs * G4;
+        Proj0.LdM = Dirs * GH;
         Proj0.Epi.Bias = Wt.Bias->get();
         runGemm(Proj0, Threads);
 
@@ -293,37 +379,61 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
               Hs[B * H + J] =
                   H0 ? H0[D * S.H0Str[0] + B * S.H0Str[1] + J * S.H0Str[2]]
                      : 0.0f;
-              Cs[B * H + J] =
-                  C0 ? C0[D * S.C0Str[0] + B * S.C0Str[1] + J * S.C0Str[2]]
-                     : 0.0f;
+              if (IsLstm)
+                Cs[B * H + J] =
+                    C0 ? C0[D * S.C0Str[0] + B * S.C0Str[1] + J * S.C0Str[2]]
+                       : 0.0f;
             }
-          DirectA HA = DirectA::matrix(Hs, S.Batch, H, H);
-          GemmProblem RecG;
-          RecG.M = S.Batch;
-          RecG.N = G4;
-          RecG.K = H;
-          RecG.Direct = &HA;
-          RecG.PackedB = &Wt.R[size_t(D)];
-          RecG.C = Rec;
-          RecG.LdM = G4;
+          const std::vector<PackedOperand> &R = Wt.R[size_t(D)];
           for (int64_t Step = 0; Step < S.Seq; ++Step) {
-            runGemm(RecG, Threads);
-            for (int64_t B = 0; B < S.Batch; ++B) {
+            runRowsTimesPacked(Hs, S.Batch, H, R[0], Rec, GH, Threads);
+            auto Active = [&](int64_t B, int64_t &T) {
               const int64_t BL = Len[size_t(B)];
-              if (Step >= BL)
+              T = Backward ? BL - 1 - Step : Step;
+              return Step < BL;
+            };
+            const float *ProjD = Proj + D * GH;
+            int64_t T;
+            if (R.size() == 2) {
+              // GRU: the reset hidden states, then their product by R's h
+              // rows.
+              for (int64_t B = 0; B < S.Batch; ++B)
+                if (Active(B, T))
+                  runGruReset(ProjD + S.xRowOf(T, B) * Dirs * GH + H,
+                              Rec + B * GH + H, Hs + B * H, Cs + B * H, H,
+                              S.Clip);
+              runRowsTimesPacked(Cs, S.Batch, H, R[1], Rec + 2 * H, GH,
+                                 Threads);
+            }
+            for (int64_t B = 0; B < S.Batch; ++B) {
+              if (!Active(B, T))
                 continue;
-              const int64_t T = Backward ? BL - 1 - Step : Step;
-              LstmGates A;
-              A.Pre = Proj + S.xRowOf(T, B) * Dirs * G4 + D * G4;
-              A.Rec = Rec + B * G4;
-              A.Peep = Wt.Peep.empty() ? nullptr : Wt.Peep.data() + D * 3 * H;
-              A.Cell = Cs + B * H;
-              A.HiddenOut = Hs + B * H;
-              A.Y = Y ? Y + S.yOffset(T, D, B) : nullptr;
-              A.Hidden = H;
-              A.Clip = S.Clip;
-              A.InputForget = S.InputForget;
-              runLstmGates(A);
+              const float *Pre = ProjD + S.xRowOf(T, B) * Dirs * GH;
+              float *YRow = Y ? Y + S.yOffset(T, D, B) : nullptr;
+              if (IsLstm) {
+                LstmGates G;
+                G.Pre = Pre;
+                G.Rec = Rec + B * GH;
+                G.Peep = Wt.Peep.empty() ? nullptr : Wt.Peep.data() + D * 3 * H;
+                G.Cell = Cs + B * H;
+                G.HiddenOut = Hs + B * H;
+                G.Y = YRow;
+                G.Hidden = H;
+                G.Clip = S.Clip;
+                G.InputForget = S.InputForget;
+                runLstmGates(G);
+              } else {
+                GruGates G;
+                G.Pre = Pre;
+                G.Rec = Rec + B * GH;
+                G.RecBias =
+                    Wt.RecBias.empty() ? nullptr : Wt.RecBias.data() + D * H;
+                G.State = Hs + B * H;
+                G.Y = YRow;
+                G.Hidden = H;
+                G.Clip = S.Clip;
+                runGruGates(G);
+              }
             }
           }
           for (int64_t B = 0; B < S.Batch; ++B) {
@@ -337,4 +447,14 @@ bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
         }
       });
   return true;
+}
+
+} // namespace
+
+bool cpu::lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &) {
+  return lowerRecurrence(L, N, LstmCell);
+}
+
+bool cpu::lowerGRU(LoweringContext &L, const Node &N, const FusedTail &) {
+  return lowerRecurrence(L, N, GruCell);
 }

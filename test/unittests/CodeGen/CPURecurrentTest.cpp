@@ -1,11 +1,12 @@
-//===- CPURecurrentTest.cpp - LSTM kernel ---------------------------------===//
+//===- CPURecurrentTest.cpp - LSTM and GRU kernels ------------------------===//
 //
-// The CPU backend's LSTM (one GEMM for the input projection, a GEMM and a
-// SIMD gate step per time step) against the reference interpreter, with no
-// fallback: every direction, with and without sequence lengths, initial
-// states and peepholes, batch-major layout, clipping, coupled gates and
-// weights given as inputs (packed by every run),
-// each of Y, Y_h and Y_c, the same bits on 1 and 3 threads.
+// The CPU backend's LSTM and GRU (one GEMM for the input projection, GEMMs
+// and a SIMD gate step per time step) against the reference interpreter,
+// with no fallback: every direction, with and without sequence lengths,
+// initial states (and LSTM's peepholes), batch-major layout, clipping,
+// coupled gates, GRU's two linear_before_reset forms and weights given as
+// inputs (packed by every run); every result; the same bits on 1 and 3
+// threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,6 +114,93 @@ TEST(CPURecurrentTest, LSTMLayoutClipAndThreads) {
   for (const LstmCase &C : Cases)
     for (unsigned Result : {0u, 1u, 2u})
       checkLstm(C, Result, {1, 3});
+}
+
+struct GruCase {
+  const char *Direction;
+  int64_t Seq, Batch, In, Hidden;
+  bool Lens, Initial, LinearBeforeReset, BatchMajor;
+  float Clip;
+  bool WeightInputs = false;
+};
+
+/// Builds the GRU of \p C and checks result \p Result (Y or Y_h) against
+/// the reference.
+void checkGru(const GruCase &C, unsigned Result,
+              std::vector<int> Threads = {1}) {
+  SCOPED_TRACE(std::string(C.Direction) + " seq " + std::to_string(C.Seq) +
+               " batch " + std::to_string(C.Batch) + " hidden " +
+               std::to_string(C.Hidden) + (C.Lens ? " lens" : "") +
+               (C.Initial ? " initial" : "") +
+               (C.LinearBeforeReset ? " linear_before_reset" : "") +
+               (C.BatchMajor ? " layout1" : "") + (C.Clip > 0 ? " clip" : "") +
+               (C.WeightInputs ? " weight inputs" : "") + ", result " +
+               std::to_string(Result));
+  GraphBuilder B(unsigned(C.Seq * 29 + C.Batch * 5 + C.Hidden + Result));
+  const int64_t Dirs = std::string(C.Direction) == "bidirectional" ? 2 : 1;
+  const int64_t H = C.Hidden;
+  Value *X = B.input(C.BatchMajor ? std::vector<int64_t>{C.Batch, C.Seq, C.In}
+                                  : std::vector<int64_t>{C.Seq, C.Batch, C.In});
+  auto Weight = [&](std::vector<int64_t> Shape) {
+    return C.WeightInputs ? B.input(Shape) : B.constant(Shape);
+  };
+  Value *W = Weight({Dirs, 3 * H, C.In});
+  Value *R = Weight({Dirs, 3 * H, H});
+  Value *Bias = Weight({Dirs, 6 * H});
+  Value *Lens = nullptr;
+  if (C.Lens) {
+    std::vector<int64_t> L;
+    for (int64_t I = 0; I < C.Batch; ++I)
+      L.push_back((C.Seq * (I + 1) * 2 / (C.Batch + 1)) % (C.Seq + 1));
+    TensorDataRef D = TensorData::fromInt64(ElementType::I64, {C.Batch}, L);
+    Node *N = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("l")},
+                             {D->getType()});
+    N->setAttr("value", Attribute::getTensor(D));
+    Lens = N->getResult(0);
+  }
+  Value *H0 =
+      C.Initial ? B.input(C.BatchMajor ? std::vector<int64_t>{C.Batch, Dirs, H}
+                                       : std::vector<int64_t>{Dirs, C.Batch, H})
+                : nullptr;
+  std::vector<std::pair<std::string, Attribute>> Attrs = {
+      {"direction", Attribute::getString(C.Direction)},
+      {"hidden_size", Attribute::getInt(H)}};
+  if (C.LinearBeforeReset)
+    Attrs.push_back({"linear_before_reset", Attribute::getInt(1)});
+  if (C.BatchMajor)
+    Attrs.push_back({"layout", Attribute::getInt(1)});
+  if (C.Clip > 0)
+    Attrs.push_back({"clip", Attribute::getFloat(C.Clip)});
+  Value *Y = B.op(OpId::GRU, {X, W, R, Bias, Lens, H0}, Attrs, 2);
+  Node *N = Y->getDefiningNode();
+  B.checkThreads(N->getResult(Result), "gru.", Threads);
+}
+
+TEST(CPURecurrentTest, GRUMatchesReference) {
+  for (const char *Dir : {"forward", "reverse", "bidirectional"})
+    for (bool Lens : {false, true})
+      for (int64_t Batch : {1, 3})
+        for (int64_t Hidden : {3, 17})
+          for (bool Initial : {false, true})
+            for (bool LBR : {false, true})
+              for (unsigned Result : {0u, 1u}) {
+                GruCase C{Dir,  5,       Batch, 4,     Hidden,
+                          Lens, Initial, LBR,   false, 0.0f};
+                checkGru(C, Result);
+              }
+}
+
+TEST(CPURecurrentTest, GRULayoutClipAndThreads) {
+  const GruCase Cases[] = {
+      {"bidirectional", 6, 2, 5, 8, true, true, false, true, 0.0f},
+      {"reverse", 4, 3, 2, 33, false, true, true, true, 0.5f},
+      {"bidirectional", 9, 5, 24, 40, true, true, false, false, 1.5f},
+      {"bidirectional", 4, 2, 3, 5, true, true, true, false, 0.0f, true},
+      {"forward", 3, 1, 2, 7, false, false, false, true, 0.0f, true},
+  };
+  for (const GruCase &C : Cases)
+    for (unsigned Result : {0u, 1u})
+      checkGru(C, Result, {1, 3});
 }
 
 } // namespace
