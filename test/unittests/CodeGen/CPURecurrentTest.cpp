@@ -116,6 +116,38 @@ TEST(CPURecurrentTest, LSTMLayoutClipAndThreads) {
       checkLstm(C, Result, {1, 3});
 }
 
+TEST(CPURecurrentTest, LSTMSequenceLengthOutOfRange) {
+  // A length past the sequence is a located error of the run, in both
+  // executors.
+  GraphBuilder B(5);
+  Value *X = B.input({4, 2, 3});
+  TensorDataRef D = TensorData::fromInt64(ElementType::I32, {2}, {4, 7});
+  Node *LN = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("l")},
+                            {D->getType()});
+  LN->setAttr("value", Attribute::getTensor(D));
+  Value *Y = B.op(OpId::LSTM,
+                  {X, B.constant({1, 8, 3}), B.constant({1, 8, 2}), nullptr,
+                   LN->getResult(0)},
+                  {{"hidden_size", Attribute::getInt(2)}}, 3);
+  Y->getDefiningNode()->setLoc(Location{"", "rnn"});
+  B.G.addOutput(Y);
+  auto Want = runtime::runReference(B.G, B.Inputs);
+  ASSERT_FALSE(bool(Want));
+  EXPECT_NE(llvm::toString(Want.takeError())
+                .find("node 'rnn' (LSTM): sequence_lens entry 1 is 7, "
+                      "expected 0 to 4"),
+            std::string::npos);
+  auto Prog = cpu::compileForCPU(B.G, cpu::CPUOptions());
+  ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+  ASSERT_FALSE((*Prog)->getSteps()[0].Fallback);
+  auto Got = (*Prog)->run(B.Inputs);
+  ASSERT_FALSE(bool(Got));
+  EXPECT_NE(llvm::toString(Got.takeError())
+                .find("node 'rnn' (LSTM): sequence_lens entry 1 is 7, "
+                      "expected 0 to 4"),
+            std::string::npos);
+}
+
 struct GruCase {
   const char *Direction;
   int64_t Seq, Batch, In, Hidden;
