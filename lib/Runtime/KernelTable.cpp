@@ -19,6 +19,7 @@ static const KernelTable &getKernelTable() {
     addNormalizationKernels(T);
     addMatrixKernels(T);
     addResizeKernels(T);
+    addRecurrentKernels(T);
     return T;
   }();
   return Table;

@@ -40,6 +40,8 @@ void addNormalizationKernels(KernelTable &T);
 void addMatrixKernels(KernelTable &T);
 /// ResizeKernels.cpp: Resize.
 void addResizeKernels(KernelTable &T);
+/// RecurrentKernels.cpp: LSTM, GRU.
+void addRecurrentKernels(KernelTable &T);
 
 } // namespace runtime
 } // namespace strider

@@ -132,6 +132,38 @@ void runInstanceNorm(bool ChannelsLast, int64_t Batch, int64_t Channels,
                      int64_t Pixels, const float *X, const float *Scale,
                      const float *Bias, float Eps, float *Y, int Threads);
 
+/// One LSTM step of one batch entry over \p Hidden units: the gate
+/// pre-activations Pre + Rec (gate order i, o, f, c; 4 * Hidden each),
+/// peepholes Peep (i, o, f; null: none), clipped to [-Clip, Clip] when Clip
+/// > 0, then Cell = f * Cell + i * tanh(c) and the new hidden state
+/// o * tanh(Cell) to HiddenOut and Y (when not null). Default activations.
+struct LstmGates {
+  const float *Pre = nullptr, *Rec = nullptr, *Peep = nullptr;
+  float *Cell = nullptr, *HiddenOut = nullptr, *Y = nullptr;
+  int64_t Hidden = 0;
+  float Clip = 0;
+  bool InputForget = false;
+};
+void runLstmGates(const LstmGates &A);
+
+/// One GRU step of one batch entry over \p Hidden units: gates z, r, h
+/// from Pre + Rec (3 * Hidden each; clipped to [-Clip, Clip] when Clip >
+/// 0). With RecBias (linear_before_reset: Rec's h part is H_{t-1} * Rh^T
+/// without its bias) h = tanh(Pre_h + r * (Rec_h + RecBias)), else h =
+/// tanh(Pre_h + Rec_h) where Rec_h is already (r . H_{t-1}) * Rh^T; then
+/// State = (1 - z) * h + z * State, also to Y when not null.
+struct GruGates {
+  const float *Pre = nullptr, *Rec = nullptr, *RecBias = nullptr;
+  float *State = nullptr, *Y = nullptr;
+  int64_t Hidden = 0;
+  float Clip = 0;
+};
+void runGruGates(const GruGates &A);
+/// GRU without linear_before_reset: Out = sigmoid(PreR + RecR) . State
+/// over \p Hidden units, clipped as above.
+void runGruReset(const float *PreR, const float *RecR, const float *State,
+                 float *Out, int64_t Hidden, float Clip);
+
 /// The gather half of a transposed convolution (col2im) for one image and
 /// one group, spatial dims normalized to 3. Output position o of axis d
 /// receives taps [Begin[o], Begin[o + 1]) of Tap (the kernel index) and In

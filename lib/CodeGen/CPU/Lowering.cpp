@@ -367,6 +367,8 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
+    T[size_t(OpId::LSTM)] = lowerLSTM;
+    T[size_t(OpId::GRU)] = lowerGRU;
     for (OpId Id :
          {OpId::Relu,        OpId::LeakyRelu, OpId::Clip,       OpId::Sigmoid,
           OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,

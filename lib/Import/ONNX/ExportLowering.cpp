@@ -762,6 +762,8 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Transpose, 1, nullptr, nullptr},
     {OpId::Gemm, 7, minVersionGemm, nullptr},
     {OpId::MatMul, 1, nullptr, nullptr},
+    {OpId::LSTM, 7, nullptr, nullptr},
+    {OpId::GRU, 7, nullptr, nullptr},
     {OpId::Constant, 1, nullptr, nullptr},
     {OpId::ConstantOfShape, 9, nullptr, nullptr},
     {OpId::Shape, 1, nullptr, nullptr},
@@ -807,6 +809,8 @@ constexpr AttrIntroduction AttrIntroductions[] = {
     {OpId::Reshape, "allowzero", 14, isZero},
     {OpId::Shape, "start", 15, isZero},
     {OpId::Shape, "end", 15, nullptr},
+    {OpId::LSTM, "layout", 14, isZero},
+    {OpId::GRU, "layout", 14, isZero},
 };
 
 constexpr uint32_t typeBit(ElementType T) {

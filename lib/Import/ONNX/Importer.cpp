@@ -643,7 +643,11 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
         Ty = *T;
       }
     }
-    PN.ResultNames.push_back(Out);
+    // The IR requires a node's first result (ops such as LSTM and GRU list
+    // only later ones): an omitted one becomes a fresh value nobody reads.
+    PN.ResultNames.push_back(I == 0 && Out.empty()
+                                 ? makeFreshName(NP.output(LastResult) + "_0")
+                                 : Out);
     PN.ResultTypes.push_back(Ty);
   }
 
