@@ -100,6 +100,22 @@ TEST(CPUElementwiseTest, UnaryMathFusesIntoBinaries) {
   }
 }
 
+TEST(CPUElementwiseTest, SeluSoftplusSoftsignAtExtremes) {
+  // Far past exp's range both ways (Softplus must neither overflow nor
+  // lose x), around exp's limits, and at zero; vector body and tail.
+  const std::vector<float> Values = {
+      -1e30f, -1e4f, -100.0f, -88.8f, -87.0f, -20.0f, -1e-6f, 0.0f, 1e-6f,
+      20.0f,  87.0f, 88.8f,   100.0f, 1e4f,   1e30f,  -3.0f,  3.0f};
+  for (OpId Op : {OpId::Selu, OpId::Softplus, OpId::Softsign}) {
+    GraphBuilder B{unsigned(Op) + 400};
+    Value *X = B.input({int64_t(Values.size())});
+    auto &T = B.Inputs[X->getName()];
+    std::memcpy(T.getMutableBytes().data(), Values.data(),
+                Values.size() * sizeof(float));
+    B.check(B.op(Op, {X}), 0, 1, "unary.");
+  }
+}
+
 TEST(CPUElementwiseTest, TanhFusesIntoConvAndGemm) {
   for (bool CL : {false, true}) {
     GraphBuilder B(200 + CL);
