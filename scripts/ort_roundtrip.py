@@ -367,6 +367,9 @@ def op_cases():
         unary("HardSwish"),
         unary("Tanh"),
         unary("Elu", alpha=0.7),
+        unary("Selu", alpha=1.5, gamma=1.2),
+        unary("Softplus"),
+        unary("Softsign"),
         unary("Erf"),
         unary("Gelu", opset=20),
         model("Gelu_tanh", [node("Gelu", ["x"], ["y"], approximate="tanh")],
@@ -553,8 +556,8 @@ def op_cases():
             node("Add", ["x", "rf"], ["y"])], x4, [tout("y")],
             [ints("a0", [0]), ints("zero", 0), ints("one", 1)]),
         # Ops outside the table: kept as opaque nodes.
-        model("Opaque", [node("Softplus", ["x"], ["a"]),
-                         node("Softsign", ["a"], ["n"]),
+        model("Opaque", [node("LpNormalization", ["x"], ["a"], axis=1),
+                         node("Atan", ["a"], ["n"]),
                          node("Relu", ["n"], ["y"])], x4,
               [tout("y", shape=[2, 3, 6, 6])]),
     ]

@@ -53,6 +53,18 @@ llvm::Error detail::inferElu(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Float);
 }
 
+llvm::Error detail::inferSelu(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferSoftplus(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
+llvm::Error detail::inferSoftsign(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Float);
+}
+
 llvm::Error detail::inferErf(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Numeric);
 }

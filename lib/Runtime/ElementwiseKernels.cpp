@@ -138,6 +138,26 @@ llvm::Error eluKernel(const Node &N, Operands Ins, Results Outs) {
   });
 }
 
+llvm::Error seluKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
+  double Gamma = N.getFloatAttr("gamma", 1.05070102214813232421875f);
+  return unaryFloat(Ins, Outs, [=](double X) {
+    return Gamma * (X <= 0 ? Alpha * (std::exp(X) - 1.0) : X);
+  });
+}
+
+llvm::Error softplusKernel(const Node &, Operands Ins, Results Outs) {
+  // log(1 + exp(x)) without overflowing exp for large x.
+  return unaryFloat(Ins, Outs, [](double X) {
+    return X > 0 ? X + std::log1p(std::exp(-X)) : std::log1p(std::exp(X));
+  });
+}
+
+llvm::Error softsignKernel(const Node &, Operands Ins, Results Outs) {
+  return unaryFloat(Ins, Outs,
+                    [](double X) { return X / (1.0 + std::fabs(X)); });
+}
+
 llvm::Error erfKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::erf(X); });
 }
@@ -505,6 +525,9 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::HardSwish, checked<hardSwishKernel, 1>);
   Set(OpId::Tanh, checked<tanhKernel, 1>);
   Set(OpId::Elu, checked<eluKernel, 1>);
+  Set(OpId::Selu, checked<seluKernel, 1>);
+  Set(OpId::Softplus, checked<softplusKernel, 1>);
+  Set(OpId::Softsign, checked<softsignKernel, 1>);
   Set(OpId::Erf, checked<erfKernel, 1>);
   Set(OpId::Gelu, checked<geluKernel, 1>);
   Set(OpId::Exp, checked<expKernel, 1>);

@@ -61,14 +61,17 @@ llvm::Error conformance::readModel(llvm::StringRef Dir, onnx::ModelProto &M) {
 }
 
 std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
-  // Strider imports opsets 6 and newer.
+  // Below opset 6 Strider imports only ops whose form opset 6 has.
+  int64_t Opset = 0;
   for (const onnx::OperatorSetIdProto &O : M.opset_import())
-    if ((O.domain().empty() || O.domain() == "ai.onnx") && O.version() < 6)
-      return "opset " + std::to_string(O.version()) + " < 6";
+    if (O.domain().empty() || O.domain() == "ai.onnx")
+      Opset = O.version();
   for (const onnx::NodeProto &N : M.graph().node()) {
     if (!(N.domain().empty() || N.domain() == "ai.onnx") ||
         !lookupOp(N.op_type()) || N.op_type() == "relayout")
       return "op " + N.op_type();
+    if (!isImportableOnnxOpForm(N.op_type(), Opset))
+      return "op " + N.op_type() + " of opset " + std::to_string(Opset);
     for (const onnx::AttributeProto &A : N.attribute()) {
       if (A.has_g() || A.graphs_size() > 0 || A.has_sparse_tensor())
         return "subgraph or sparse attribute";

@@ -36,6 +36,11 @@ struct ImportOptions {
   std::vector<std::string> *Warnings = nullptr;
 };
 
+/// Whether the importer reads default-domain op \p OpType in a model that
+/// imports opset \p Opset: the opset is in the supported range and, below
+/// opset 6, the op already has the form it has in opset 6.
+bool isImportableOnnxOpForm(llvm::StringRef OpType, int64_t Opset);
+
 /// Import the model at \p Path. External data is resolved relative to the
 /// model's directory; locations escaping it are refused.
 llvm::Expected<std::unique_ptr<Graph>>

@@ -26,6 +26,12 @@ const char *Activation::getName() const {
     return "tanh";
   case ActKind::Elu:
     return "elu";
+  case ActKind::Selu:
+    return "selu";
+  case ActKind::Softplus:
+    return "softplus";
+  case ActKind::Softsign:
+    return "softsign";
   case ActKind::Exp:
     return "exp";
   case ActKind::Log:

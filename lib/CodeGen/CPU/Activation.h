@@ -26,7 +26,10 @@ enum class ActKind : unsigned char {
   HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
   SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
   Tanh,
-  Elu, ///< x < 0 ? Alpha * (exp(x) - 1) : x
+  Elu,      ///< x < 0 ? Alpha * (exp(x) - 1) : x
+  Selu,     ///< Beta * (x <= 0 ? Alpha * (exp(x) - 1) : x)
+  Softplus, ///< ln(1 + exp(x))
+  Softsign, ///< x / (1 + |x|)
   Exp,
   Log,
   Sqrt,
@@ -77,6 +80,13 @@ inline float applyScalar(const Activation &A, float X) {
     return std::tanh(X);
   case ActKind::Elu:
     return X < 0.0f ? A.Alpha * std::expm1(X) : X;
+  case ActKind::Selu:
+    return A.Beta * (X <= 0.0f ? A.Alpha * std::expm1(X) : X);
+  case ActKind::Softplus:
+    // max(x, 0) + ln(1 + e^-|x|): e^x never overflows.
+    return std::max(X, 0.0f) + std::log1p(std::exp(-std::fabs(X)));
+  case ActKind::Softsign:
+    return X / (1.0f + std::fabs(X));
   case ActKind::Exp:
     return std::exp(X);
   case ActKind::Log:

@@ -3,10 +3,11 @@
 // Every op here is one or more strided copies (Kernels.h: copyStrided) or
 // no kernel at all: Concat copies each operand into its slice of the
 // result; Split and Slice read slices (any steps) of the operand;
-// DepthToSpace and SpaceToDepth are 6-dim strided copies; constant-mode Pad
-// fills and copies the interior; a relayout and a Transpose that is not a
-// view copy through permuted strides; bitcast reshapes and view transposes
-// share their operand's buffer.
+// DepthToSpace and SpaceToDepth are 6-dim strided copies; Pad copies the
+// interior and fills (constant) or copies (edge, reflect) its borders; a
+// relayout and a Transpose that is not a view copy through permuted
+// strides; bitcast reshapes and view transposes share their operand's
+// buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/Layout/CostModel.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace strider;
@@ -411,42 +413,144 @@ bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
   return true;
 }
 
+/// Pad's begin and end pads per dim (2 * rank entries) from its constant
+/// 'pads' and optional constant 'axes' operands; empty when either is not
+/// constant or they do not fit the rank.
+static std::vector<int64_t> padsPerDim(const Node &N, int64_t R) {
+  std::vector<int64_t> Pads = constantInts(N, 1);
+  std::vector<int64_t> Axes;
+  if (N.hasOperand(3)) {
+    Axes = constantInts(N, 3);
+    if (Axes.empty())
+      return {};
+  } else {
+    for (int64_t I = 0; I < R; ++I)
+      Axes.push_back(I);
+  }
+  const size_t E = Axes.size();
+  if (Pads.size() != 2 * E)
+    return {};
+  std::vector<int64_t> All(size_t(2 * R), 0);
+  for (size_t K = 0; K < E; ++K) {
+    int64_t A = Axes[K] < 0 ? Axes[K] + R : Axes[K];
+    if (A < 0 || A >= R)
+      return {};
+    All[size_t(A)] = Pads[K];
+    All[size_t(A + R)] = Pads[K + E];
+  }
+  return All;
+}
+
+/// Pad in every mode as strided copies: the operand's part that survives
+/// (negative pads crop) is copied into the result's interior; constant
+/// mode fills the result first, edge and reflect fill the borders dim by
+/// dim by copying from the result itself. A border of dim D spans the
+/// full extent of dims before D (their borders are filled already) and the
+/// interior of dims after it; its source is the interior slice it mirrors
+/// (reflect: a negative stride along D) or repeats (edge: stride 0 along
+/// D). Reflect borders that reach beyond the surviving interior (pads of a
+/// dim's size or more, or reflecting into a cropped part) are left to the
+/// reference kernel.
 bool cpu::lowerPad(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
-  if (N.getStringAttr("mode", "constant") != "constant" ||
-      XT.getElementType() != ElementType::F32 || N.hasOperand(3))
+  const std::string Mode = N.getStringAttr("mode", "constant");
+  const bool Constant = Mode == "constant", Edge = Mode == "edge";
+  if (!Constant && !Edge && Mode != "reflect")
     return false;
-  std::vector<int64_t> Pads = constantInts(N, 1);
   const int64_t R = XT.getRank();
-  if (int64_t(Pads.size()) != 2 * R)
+  std::vector<int64_t> Pads = padsPerDim(N, R);
+  if (R == 0 || Pads.empty() || YT.getNumElements().getValueOr(0) == 0)
     return false;
-  for (int64_t V : Pads)
-    if (V < 0)
-      return false; // Cropping: a slice, left to the reference.
-  float Value = 0.0f;
-  if (N.hasOperand(2)) {
+  const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
+  // Constant mode: the fill value's bytes (zero without one).
+  std::vector<uint8_t> Fill(size_t(Elt), 0);
+  if (Constant && N.hasOperand(2)) {
     const TensorData *D = N.getOperand(2)->getConstantData();
-    if (!D || D->getNumElements() != 1)
+    if (!D || D->getElementType() != XT.getElementType())
       return false;
-    Value = float(D->getDouble(0));
+    if (D->getNumElements() == 1)
+      Fill.assign(D->getBytes().begin(), D->getBytes().end());
+    else if (D->getNumElements() != 0)
+      return false;
   }
-  auto YS = getStrides(YT);
-  CopyPlan C;
-  C.Rank = int(R);
-  C.Shape = toVector(XT.getStaticShape());
-  C.Src = toVector(getStrides(XT));
-  C.Dst = toVector(YS);
-  for (int64_t I = 0; I < R; ++I)
-    C.DstOff += Pads[size_t(I)] * YS[size_t(I)];
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  // The interior: output positions [Lo, Lo + Len) of each dim, read from
+  // input position Lo - Begin on.
+  std::vector<int64_t> Lo(size_t(R), 0), Len(size_t(R), 0);
+  CopyPlan Interior;
+  Interior.Rank = int(R);
+  Interior.Src = toVector(XS);
+  Interior.Dst = toVector(YS);
+  for (int64_t D = 0; D < R; ++D) {
+    const int64_t Begin = Pads[size_t(D)], End = Pads[size_t(D + R)];
+    const int64_t Dim = XShape[size_t(D)];
+    Lo[size_t(D)] = std::max<int64_t>(Begin, 0);
+    Len[size_t(D)] =
+        Dim + std::min<int64_t>(Begin, 0) + std::min<int64_t>(End, 0);
+    if (Len[size_t(D)] <= 0)
+      return false; // Nothing survives: the reference fills or reports.
+    Interior.Shape.push_back(Len[size_t(D)]);
+    Interior.SrcOff += std::max<int64_t>(-Begin, 0) * XS[size_t(D)];
+    Interior.DstOff += Lo[size_t(D)] * YS[size_t(D)];
+  }
+  // The border copies, dim by dim, within the result.
+  std::vector<CopyPlan> Borders;
+  for (int64_t D = 0; !Constant && D < R; ++D) {
+    const int64_t Begin = std::max<int64_t>(Pads[size_t(D)], 0);
+    const int64_t End = std::max<int64_t>(Pads[size_t(D + R)], 0);
+    const int64_t First = Lo[size_t(D)], Last = First + Len[size_t(D)] - 1;
+    const bool Repeat = Edge || XShape[size_t(D)] == 1;
+    if (!Repeat && (Begin > Len[size_t(D)] - 1 || End > Len[size_t(D)] - 1))
+      return false;
+    CopyPlan C;
+    C.Rank = int(R);
+    C.Src = toVector(YS);
+    C.Dst = toVector(YS);
+    for (int64_t E = 0; E < R; ++E) {
+      C.Shape.push_back(E < D ? YShape[size_t(E)] : Len[size_t(E)]);
+      if (E > D)
+        C.DstOff += Lo[size_t(E)] * YS[size_t(E)];
+    }
+    C.SrcOff = C.DstOff;
+    const int64_t S = YS[size_t(D)];
+    C.Src[size_t(D)] = Repeat ? 0 : -S;
+    if (Begin > 0) {
+      // Output positions [0, Begin) read First (edge) or 2 * First - p.
+      CopyPlan B = C;
+      B.Shape[size_t(D)] = Begin;
+      B.SrcOff += (Repeat ? First : 2 * First) * S;
+      Borders.push_back(std::move(B));
+    }
+    if (End > 0) {
+      // Output positions Last + 1 + k read Last (edge) or Last - 1 - k.
+      CopyPlan B = C;
+      B.Shape[size_t(D)] = End;
+      B.DstOff += (Last + 1) * S;
+      B.SrcOff += (Repeat ? Last : Last - 1) * S;
+      Borders.push_back(std::move(B));
+    }
+  }
   const int64_t Count = *YT.getNumElements();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "pad.constant", false}, {XB}, {YB}, [=]() {
-    float *Out = P->f32(YB);
-    std::fill(Out, Out + Count, Value);
-    runCopy(C, P->bytes(XB), P->bytes(YB), 4, Threads);
+  std::string Kernel = "pad." + Mode;
+  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
+    uint8_t *Out = P->bytes(YB);
+    if (Constant) {
+      bool Zero = std::all_of(Fill.begin(), Fill.end(),
+                              [](uint8_t B) { return B == 0; });
+      if (Zero)
+        std::memset(Out, 0, size_t(Count * Elt));
+      else
+        for (int64_t I = 0; I < Count; ++I)
+          std::memcpy(Out + I * Elt, Fill.data(), size_t(Elt));
+    }
+    runCopy(Interior, P->bytes(XB), Out, Elt, Threads);
+    for (const CopyPlan &B : Borders)
+      runCopy(B, Out, Out, Elt, Threads);
   });
   return true;
 }

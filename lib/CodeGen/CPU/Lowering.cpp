@@ -261,6 +261,8 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Sigmoid, ActKind::Sigmoid},
     {OpId::HardSwish, ActKind::HardSwish},
     {OpId::Tanh, ActKind::Tanh},
+    {OpId::Softplus, ActKind::Softplus},
+    {OpId::Softsign, ActKind::Softsign},
     {OpId::Erf, ActKind::Erf},
     {OpId::Exp, ActKind::Exp},
     {OpId::Sqrt, ActKind::Sqrt},
@@ -284,6 +286,11 @@ bool cpu::getFusableActivation(const Node &N, Activation &Out) {
   case OpId::Elu:
     A.Kind = ActKind::Elu;
     A.Alpha = N.getFloatAttr("alpha", 1.0f);
+    break;
+  case OpId::Selu:
+    A.Kind = ActKind::Selu;
+    A.Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
+    A.Beta = N.getFloatAttr("gamma", 1.05070102214813232421875f);
     break;
   case OpId::HardSigmoid:
     A.Kind = ActKind::HardSigmoid;
@@ -374,7 +381,8 @@ const LowerTable &getLowerTable() {
           OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,
           OpId::Gelu,        OpId::Elu,       OpId::Exp,        OpId::Sqrt,
           OpId::Neg,         OpId::Abs,       OpId::Reciprocal, OpId::Floor,
-          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos})
+          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos,
+          OpId::Selu,        OpId::Softplus,  OpId::Softsign})
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
                     OpId::GreaterOrEqual, OpId::And, OpId::Or})

@@ -85,6 +85,14 @@ template <class D, class V> HWY_INLINE V erfVec(D d, V X) {
   return hn::IfThenElse(hn::IsNaN(X), X, R);
 }
 
+/// ln(1 + e^X) as max(X, 0) + ln(1 + e^-|X|), exact at both ends (X at
+/// +infinity, 0 at -infinity) and NaN for NaN.
+template <class D, class V> HWY_INLINE V softplusVec(D d, V X) {
+  const V Tail = hn::Log1p(d, hn::Exp(d, hn::Neg(hn::Abs(X))));
+  return hn::IfThenElse(hn::IsNaN(X), X,
+                        hn::Add(hn::Max(X, hn::Zero(d)), Tail));
+}
+
 /// GELU, exact (erf) or with the tanh approximation.
 template <class D, class V> HWY_INLINE V geluVec(D d, V X, bool TanhForm) {
   const V HalfX = hn::Mul(X, hn::Set(d, 0.5f));
@@ -130,6 +138,15 @@ HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
   case ActKind::Elu:
     return hn::IfThenElse(hn::Lt(X, hn::Zero(d)),
                           hn::Mul(hn::Expm1(d, X), hn::Set(d, A.Alpha)), X);
+  case ActKind::Selu:
+    return hn::Mul(hn::IfThenElse(hn::Le(X, hn::Zero(d)),
+                                  hn::Mul(hn::Expm1(d, X), hn::Set(d, A.Alpha)),
+                                  X),
+                   hn::Set(d, A.Beta));
+  case ActKind::Softplus:
+    return softplusVec(d, X);
+  case ActKind::Softsign:
+    return hn::Div(X, hn::Add(hn::Abs(X), hn::Set(d, 1.0f)));
   case ActKind::Exp:
     return expVec(d, X);
   case ActKind::Log:

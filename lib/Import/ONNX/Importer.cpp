@@ -781,3 +781,8 @@ strider::importONNXFile(llvm::StringRef Path, const ImportOptions &Opts) {
   }
   return importONNXBytes((*Buffer)->getBuffer(), Path, ModelDir, Opts);
 }
+
+bool strider::isImportableOnnxOpForm(llvm::StringRef OpType, int64_t Opset) {
+  return Opset >= MinSupportedOpset && Opset <= MaxSupportedOpset &&
+         Opset >= getOpset6FormVersion(OpType);
+}

@@ -46,6 +46,11 @@
 //                                   `round_mode` (float8e8m0 only) dropped
 //   SpaceToDepth        all         `mode` DCR dropped, CRD is an error
 //
+// Opsets 1-5 are read for ops whose form opset 6 still has (Softplus-1,
+// GlobalAveragePool-1, Not-1, ...); an op that changed before opset 6
+// (consumed_inputs dropped, Reshape's shape attribute, ...) is an error in
+// such a model (Opset6Forms).
+//
 // Ops not listed kept their form (attributes added by newer opsets default
 // to the older behaviour: AveragePool-1's count_include_pad, MaxPool-1's
 // storage_order; Sum/Max/Min/Mean-6 required equal shapes, a case of
@@ -815,10 +820,63 @@ const OpsetUpgrade UpgradeTable[] = {
 };
 } // namespace
 
+/// Ops of ONNX's default domain with a form introduced in opsets 2-6 (from
+/// ONNX's operator schema history), in name order.
+static const std::pair<llvm::StringLiteral, int64_t> Opset6Forms[] = {
+    {"Abs", 6},
+    {"Add", 6},
+    {"BatchNormalization", 6},
+    {"Cast", 6},
+    {"Ceil", 6},
+    {"Clip", 6},
+    {"Concat", 4},
+    {"Div", 6},
+    {"Dropout", 6},
+    {"Elu", 6},
+    {"Exp", 6},
+    {"Floor", 6},
+    {"GRU", 3},
+    {"Gemm", 6},
+    {"GlobalLpPool", 2},
+    {"HardSigmoid", 6},
+    {"InstanceNormalization", 6},
+    {"LeakyRelu", 6},
+    {"Log", 6},
+    {"LpPool", 2},
+    {"Max", 6},
+    {"Mean", 6},
+    {"Min", 6},
+    {"Mul", 6},
+    {"Neg", 6},
+    {"PRelu", 6},
+    {"Pad", 2},
+    {"Reciprocal", 6},
+    {"Relu", 6},
+    {"Reshape", 5},
+    {"Selu", 6},
+    {"Sigmoid", 6},
+    {"Split", 2},
+    {"Sqrt", 6},
+    {"Sub", 6},
+    {"Sum", 6},
+    {"Tanh", 6},
+    {"Tile", 6},
+};
+
+int64_t onnximport::getOpset6FormVersion(llvm::StringRef OpType) {
+  const auto *It = llvm::find_if(
+      Opset6Forms, [&](const auto &F) { return F.first == OpType; });
+  return It == std::end(Opset6Forms) ? 1 : It->second;
+}
+
 llvm::Error onnximport::upgradeNode(UpgradeBuilder &B, PendingNode &N) {
   if (!N.Domain.empty())
     return llvm::Error::success();
   int64_t Version = B.getOpsetVersion();
+  if (int64_t Since = getOpset6FormVersion(N.OpType); Version < Since)
+    return N.error("opset " + llvm::Twine(Version) + " has an older form of " +
+                   N.OpType + " than opset " + llvm::Twine(Since) +
+                   "'s, which is not supported");
   // Match on the type the node had when read: a rewrite may change it.
   std::string OriginalType = N.OpType;
   for (const OpsetUpgrade &U : UpgradeTable) {

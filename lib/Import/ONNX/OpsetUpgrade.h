@@ -23,7 +23,15 @@ namespace strider {
 namespace onnximport {
 
 /// Oldest and newest default-domain opset versions the importer accepts.
-constexpr int64_t MinSupportedOpset = 6;
+/// Below opset 6 only ops whose form did not change up to opset 6 are read
+/// (getOpset6FormVersion).
+constexpr int64_t MinSupportedOpset = 1;
+
+/// The opset in which default-domain op \p OpType took the form it has in
+/// opset 6 (1 for ops unchanged since opset 1 and for ops unknown here).
+/// A model importing an older opset than this uses an earlier form, which
+/// the importer does not read.
+int64_t getOpset6FormVersion(llvm::StringRef OpType);
 constexpr int64_t MaxSupportedOpset = 28;
 
 /// An ONNX node as read from the model, before it becomes an IR node.

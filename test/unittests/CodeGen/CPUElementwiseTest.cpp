@@ -29,6 +29,14 @@ std::vector<UnaryCase> unaryCases() {
   return {
       {OpId::Tanh, 0.0f, 12.0f, {}},
       {OpId::Elu, 0.0f, 4.0f, {{"alpha", Attribute::getFloat(0.7f)}}},
+      {OpId::Selu,
+       0.0f,
+       4.0f,
+       {{"alpha", Attribute::getFloat(1.5f)},
+        {"gamma", Attribute::getFloat(1.2f)}}},
+      {OpId::Selu, 0.0f, 4.0f, {}},
+      {OpId::Softplus, 0.0f, 40.0f, {}},
+      {OpId::Softsign, 0.0f, 50.0f, {}},
       {OpId::Exp, 0.0f, 20.0f, {}},
       {OpId::Sqrt, 3.0f, 2.5f, {}},
       {OpId::Neg, 0.0f, 3.0f, {}},
@@ -89,6 +97,22 @@ TEST(CPUElementwiseTest, UnaryMathFusesIntoBinaries) {
     B.setLayout(Y, layoutFor(true, 4));
     std::string Name = getOpInfo(C.Op).Name.lower();
     B.check(Y, 0, 1, "binary.mul+" + Name);
+  }
+}
+
+TEST(CPUElementwiseTest, SeluSoftplusSoftsignAtExtremes) {
+  // Far past exp's range both ways (Softplus must neither overflow nor
+  // lose x), around exp's limits, and at zero; vector body and tail.
+  const std::vector<float> Values = {
+      -1e30f, -1e4f, -100.0f, -88.8f, -87.0f, -20.0f, -1e-6f, 0.0f, 1e-6f,
+      20.0f,  87.0f, 88.8f,   100.0f, 1e4f,   1e30f,  -3.0f,  3.0f};
+  for (OpId Op : {OpId::Selu, OpId::Softplus, OpId::Softsign}) {
+    GraphBuilder B{unsigned(Op) + 400};
+    Value *X = B.input({int64_t(Values.size())});
+    auto &T = B.Inputs[X->getName()];
+    std::memcpy(T.getMutableBytes().data(), Values.data(),
+                Values.size() * sizeof(float));
+    B.check(B.op(Op, {X}), 0, 1, "unary.");
   }
 }
 

@@ -135,9 +135,10 @@ TEST_F(InferTest, UnaryKeepsTypeAndDropsLayout) {
                               {Dim::getSymbol("N"), Dim::getStatic(3),
                                Dim::getStatic(4), Dim::getStatic(5)},
                               Layout::getChannelsLast(4)));
-  for (OpId Id : {OpId::Relu, OpId::Sigmoid, OpId::Tanh, OpId::Exp, OpId::Sqrt,
-                  OpId::Erf, OpId::Elu, OpId::LeakyRelu, OpId::HardSigmoid,
-                  OpId::HardSwish, OpId::Identity})
+  for (OpId Id :
+       {OpId::Relu, OpId::Sigmoid, OpId::Tanh, OpId::Exp, OpId::Sqrt, OpId::Erf,
+        OpId::Elu, OpId::LeakyRelu, OpId::HardSigmoid, OpId::HardSwish,
+        OpId::Selu, OpId::Softplus, OpId::Softsign, OpId::Identity})
     EXPECT_EQ(run(Id, {X}), "tensor<N x 3 x 4 x 5 x f32>");
   Value *U = input(TensorType::getUnranked(F32));
   EXPECT_EQ(run(OpId::Relu, {U}), "tensor<* x f32>");

@@ -100,9 +100,24 @@ TEST(ONNXImportTest, ParseFailures) {
 }
 
 TEST(ONNXImportTest, OpsetChecks) {
+  // Below opset 6, ops in their opset-6 form import; older forms do not.
   ModelBuilder Old(5);
+  Old.input("x", {2});
+  Old.node("Relu", {"x"}, {"y"}, "r");
+  Old.output("y", {2});
   EXPECT_EQ(importError(Old.bytes()),
-            "m.onnx: default-domain opset 5 is not supported (supported: 6 "
+            "m.onnx: node 'r' (Relu): opset 5 has an older form of Relu than "
+            "opset 6's, which is not supported");
+  ModelBuilder First(1);
+  First.input("x", {2});
+  First.node("Softplus", {"x"}, {"y"}, "s");
+  First.output("y", {2});
+  auto G = importONNXBytes(First.bytes(), "m.onnx", "");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  EXPECT_EQ((*G)->getNumNodes(), 1u);
+  ModelBuilder Future(99);
+  EXPECT_EQ(importError(Future.bytes()),
+            "m.onnx: default-domain opset 99 is not supported (supported: 1 "
             "to 28)");
   ModelBuilder Twice;
   onnx::OperatorSetIdProto *Op = Twice.M.add_opset_import();

@@ -281,6 +281,27 @@ TEST(ElementwiseKernelTest, UnaryActivations) {
            {2 * (std::exp(-2.0) - 1), 2 * (std::exp(-0.5) - 1), 0, 0.5, 1, 3});
   expectOp({OpId::Erf, {&X}, {}, {T}},
            Map([](double V) { return std::erf(V); }));
+  expectOp({OpId::Selu,
+            {&X},
+            {{"alpha", Attribute::getFloat(2.0f)},
+             {"gamma", Attribute::getFloat(3.0f)}},
+            {T}},
+           {6 * (std::exp(-2.0) - 1), 6 * (std::exp(-0.5) - 1), 0, 1.5, 3, 9});
+  // Default alpha and gamma: SELU's self-normalizing constants.
+  expectOp({OpId::Selu, {&X}, {}, {T}}, Map([](double V) {
+             return 1.0507009873554805 *
+                    (V > 0 ? V : 1.6732632423543772 * (std::exp(V) - 1));
+           }),
+           0, 1e-5);
+  expectOp({OpId::Softplus, {&X}, {}, {T}},
+           Map([](double V) { return std::log(1 + std::exp(V)); }));
+  expectOp({OpId::Softsign, {&X}, {}, {T}},
+           {-2.0 / 3, -1.0 / 3, 0, 1.0 / 3, 0.5, 0.75});
+  // Softplus far out: x itself above, e^x below; no overflow.
+  Tensor Far = f32({4}, {-100, -20, 100, 1000});
+  expectOp({OpId::Softplus, {&Far}, {}, {ty(F32, {4})}},
+           {3.720075976020836e-44, 2.0611536181902037e-09, 100, 1000}, 0,
+           1e-12);
   expectOp({OpId::Exp, {&X}, {}, {T}},
            Map([](double V) { return std::exp(V); }), 0, 1e-5);
   expectOp({OpId::Sqrt, {&X}, {}, {T}},
