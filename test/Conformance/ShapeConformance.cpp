@@ -97,8 +97,8 @@ Outcome runTest(llvm::StringRef Dir) {
     if (Got.withLayout(Layout()) != Want)
       return {Status::Failed, "output " + std::to_string(K) + " ('" +
                                   G.getOutputs()[K]->getName() +
-                                  "'): inferred " + Got.str() +
-                                  ", expected " + Want.str()};
+                                  "'): inferred " + Got.str() + ", expected " +
+                                  Want.str()};
   }
   return {Status::Correct, ""};
 }
