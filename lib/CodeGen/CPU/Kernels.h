@@ -92,6 +92,15 @@ enum class CompareType : unsigned char { F32, I32, I64, Bool };
 /// Y[i] = A[i] op B[i] (operands 0 and 1 of \p P).
 void runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
                 const void *A, const void *B, uint8_t *Y, int Threads);
+
+/// Arithmetic of the element types the f32 SIMD binaries do not take.
+enum class ArithOp : unsigned char { Add, Sub, Mul, Div };
+enum class ArithType : unsigned char { F64, I32, I64 };
+/// Y[i] = A[i] op B[i] in the operands' element type, as the reference
+/// computes it: integers wrap (through int64), integer division truncates
+/// toward zero and x / 0 is 0.
+void runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
+              const void *A, const void *B, void *Y, int Threads);
 /// Y = !X over \p Count bools.
 void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
 /// Y[i] = C[i] ? X[i] : Z[i] (operands 0, 1, 2 of \p P) for elements of

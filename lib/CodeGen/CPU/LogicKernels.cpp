@@ -147,6 +147,58 @@ void compareTyped(CompareOp Op, const BroadcastParams &P, const T *A,
       });
 }
 
+/// One element of an integer operation, wrapping through int64 as the
+/// reference does.
+int64_t applyInt(ArithOp Op, int64_t A, int64_t B) {
+  const uint64_t UA = uint64_t(A), UB = uint64_t(B);
+  switch (Op) {
+  case ArithOp::Add:
+    return int64_t(UA + UB);
+  case ArithOp::Sub:
+    return int64_t(UA - UB);
+  case ArithOp::Mul:
+    return int64_t(UA * UB);
+  case ArithOp::Div:
+    if (B == 0)
+      return 0;
+    if (B == -1)
+      return int64_t(uint64_t(0) - UA);
+    return A / B;
+  }
+  return 0;
+}
+
+double applyFloat(ArithOp Op, double A, double B) {
+  switch (Op) {
+  case ArithOp::Add:
+    return A + B;
+  case ArithOp::Sub:
+    return A - B;
+  case ArithOp::Mul:
+    return A * B;
+  case ArithOp::Div:
+    return A / B;
+  }
+  return 0;
+}
+
+template <typename T>
+void arithTyped(ArithOp Op, const BroadcastParams &P, const T *A, const T *B,
+                T *Y, int Threads) {
+  forEachRow<2>(
+      P, Threads,
+      [&](int64_t YOff, const int64_t *Offs, const int64_t *S, int64_t N) {
+        const T *AR = A + Offs[0], *BR = B + Offs[1];
+        T *YR = Y + YOff;
+        for (int64_t I = 0; I < N; ++I) {
+          if constexpr (std::is_floating_point_v<T>)
+            YR[I] = T(applyFloat(Op, AR[I * S[0]], BR[I * S[1]]));
+          else
+            YR[I] = T(applyInt(Op, AR[I * S[0]], BR[I * S[1]]));
+        }
+      });
+}
+
 template <typename T>
 void whereTyped(const BroadcastParams &P, const uint8_t *C, const T *X,
                 const T *Z, T *Y, int Threads) {
@@ -257,6 +309,24 @@ void cpu::runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
   case CompareType::Bool:
     return compareTyped(Op, P, static_cast<const uint8_t *>(A),
                         static_cast<const uint8_t *>(B), Y, Threads);
+  }
+}
+
+void cpu::runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
+                   const void *A, const void *B, void *Y, int Threads) {
+  switch (Type) {
+  case ArithType::F64:
+    return arithTyped(Op, P, static_cast<const double *>(A),
+                      static_cast<const double *>(B), static_cast<double *>(Y),
+                      Threads);
+  case ArithType::I32:
+    return arithTyped(Op, P, static_cast<const int32_t *>(A),
+                      static_cast<const int32_t *>(B),
+                      static_cast<int32_t *>(Y), Threads);
+  case ArithType::I64:
+    return arithTyped(Op, P, static_cast<const int64_t *>(A),
+                      static_cast<const int64_t *>(B),
+                      static_cast<int64_t *>(Y), Threads);
   }
 }
 

@@ -1,8 +1,9 @@
 //===- LowerLogic.cpp - Lowering of comparisons, logic, Where, Cast -------===//
 //
 // Equal/Less/LessOrEqual/Greater/GreaterOrEqual (f32, i32, i64 or bool
-// operands), And/Or/Not, Where and Expand (any element size) with numpy
-// broadcasting in any layouts, and Cast between the common element types.
+// operands), And/Or/Not, Where and Expand (any element size), Add/Sub/Mul/
+// Div of f64, i32 and i64 with numpy broadcasting in any layouts, and Cast
+// between the common element types.
 // Each function declines (returns false) outside the cases its kernel
 // covers, and the node then runs its reference kernel.
 //
@@ -81,7 +82,54 @@ std::vector<BufferId> getOperandBuffers(LoweringContext &L, const Node &N) {
   return Reads;
 }
 
+const std::pair<OpId, ArithOp> ArithOps[] = {
+    {OpId::Add, ArithOp::Add},
+    {OpId::Sub, ArithOp::Sub},
+    {OpId::Mul, ArithOp::Mul},
+    {OpId::Div, ArithOp::Div},
+};
+
+const std::pair<ElementType, ArithType> ArithTypes[] = {
+    {ElementType::F64, ArithType::F64},
+    {ElementType::I32, ArithType::I32},
+    {ElementType::I64, ArithType::I64},
+};
+
 } // namespace
+
+bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const auto *OpIt = llvm::find_if(
+      ArithOps, [&](const auto &E) { return E.first == N.getOpId(); });
+  if (OpIt == std::end(ArithOps) || N.getNumOperands() != 2 ||
+      !N.hasOperand(0) || !N.hasOperand(1) || Tail.Residual ||
+      !Tail.Act.isNone())
+    return false;
+  ElementType Elt = N.getResult(0)->getType().getElementType();
+  const auto *TypeIt =
+      llvm::find_if(ArithTypes, [&](const auto &E) { return E.first == Elt; });
+  if (TypeIt == std::end(ArithTypes) ||
+      N.getOperand(0)->getType().getElementType() != Elt ||
+      N.getOperand(1)->getType().getElementType() != Elt)
+    return false;
+  BroadcastParams BP;
+  if (!getBroadcastParams(N, BP))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  std::vector<BufferId> Reads = getOperandBuffers(L, N);
+  BufferId YB = L.defineBuffer(N.getResult(0));
+  const ArithOp Op = OpIt->second;
+  const ArithType Type = TypeIt->second;
+  const int Threads = L.getThreads();
+  L.addStep(
+      {N.getResult(0)->getName(),
+       "arith." + N.getOpType().lower() + "." + getElementTypeName(Elt).str(),
+       false},
+      Reads, {YB}, [=]() {
+        runArith(Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
+                 P->bytes(YB), Threads);
+      });
+  return true;
+}
 
 bool cpu::lowerCompare(LoweringContext &L, const Node &N, const FusedTail &) {
   const auto *OpIt = llvm::find_if(

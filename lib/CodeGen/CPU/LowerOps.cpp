@@ -397,8 +397,10 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *Y = N.getResult(0);
   const unsigned NumOps = N.getNumOperands();
-  if (NumOps == 0 || !isF32(Y) || Tail.Residual)
+  if (NumOps == 0 || Tail.Residual)
     return false;
+  if (!isF32(Y))
+    return lowerArith(L, N, Tail);
   if (NumOps == 1)
     return N.getOpId() != OpId::PRelu && N.getOpId() != OpId::Pow &&
            lowerSingleOperand(L, N, Tail);

@@ -217,6 +217,7 @@ bool lowerGRU(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerCompare(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerExpand(LoweringContext &L, const Node &N, const FusedTail &Tail);

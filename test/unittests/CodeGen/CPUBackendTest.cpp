@@ -919,6 +919,30 @@ TEST(CPUKernelTest, TileAndGatherWithConstantOperands) {
   }
 }
 
+TEST(CPUKernelTest, ArithmeticOfIntegersAndDoubles) {
+  // Add/Sub/Mul/Div of i64, i32 and f64 with broadcasting, as the reference
+  // computes them: wrapping, truncating division, x / 0 = 0, MIN / -1
+  // (f64 divisors are not 0: the comparison does not take infinities).
+  const int64_t AV[] = {7, -7, 0, INT64_MIN, 5, INT64_MAX, -1, 9};
+  const int64_t BV[] = {2, -1, 0, 3};
+  for (ElementType Elt : {ElementType::I64, ElementType::I32, ElementType::F64})
+    for (OpId Op : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div}) {
+      GraphBuilder B(7);
+      Value *X = B.G.addInput("a", TensorType::get(Elt, {2, 4}));
+      Value *Y = B.G.addInput("b", TensorType::get(Elt, {4}));
+      runtime::Tensor XT(Elt, {2, 4}), YT(Elt, {4});
+      for (int64_t K = 0; K < 8; ++K)
+        Elt == ElementType::F64 ? XT.setDouble(K, double(AV[K] % 1000) / 3)
+                                : XT.setInt(K, AV[K]);
+      for (int64_t K = 0; K < 4; ++K)
+        Elt == ElementType::F64 ? YT.setDouble(K, double(BV[K]) * 0.5 + 0.25)
+                                : YT.setInt(K, BV[K]);
+      B.Inputs["a"] = std::move(XT);
+      B.Inputs["b"] = std::move(YT);
+      B.check(B.op(Op, {X, Y}), 0, 2, "arith.");
+    }
+}
+
 TEST(CPUKernelTest, GatherByIndicesComputedAtRunTime) {
   // An embedding lookup: the indices are a graph input (i64 and i32, a 2-D
   // index tensor, negative indices), gathered along the rows and along a
