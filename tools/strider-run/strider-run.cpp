@@ -1,8 +1,10 @@
 //===- strider-run.cpp - Execute a model and check its outputs ------------===//
 //
 // Runs an ONNX model, a textual IR graph or a strider-compile output
-// directory on given or random inputs with the reference interpreter,
-// writes the outputs as .npy files and compares them with expected ones.
+// directory on given or random inputs with the reference interpreter or
+// the CPU backend: the graph is specialized to the inputs' shapes, and an
+// ONNX model goes through strider-compile's pipeline first. Writes the
+// outputs as .npy files and compares them with expected ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -817,8 +819,10 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(RunCat);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "Strider model runner: execute an ONNX model, textual IR or a "
-      "strider-compile output directory with the reference interpreter "
-      "(every layout executed as such), write and compare outputs\n");
+      "Strider model runner: execute an ONNX model (specialized to the "
+      "inputs' shapes and optimized as strider-compile does), textual IR or "
+      "a strider-compile output directory (its layouts executed as such) "
+      "with the reference interpreter or the CPU backend, write and compare "
+      "outputs\n");
   return run();
 }
