@@ -396,6 +396,48 @@ static llvm::Error inferSoftmaxLike(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+/// Values keep X's type with the axis dim K (when K is a constant), the
+/// indices the same shape in i64.
+llvm::Error detail::inferTopK(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  if (llvm::Error E = checkOperandPresent(N, 1, "K"))
+    return E;
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "X", EltClass::Numeric))
+    return E;
+  ListOperand K;
+  if (llvm::Error E = readIntList(N, 1, "K", EltClass::I64, K))
+    return E;
+  if (K.Length && *K.Length != 1)
+    return makeNodeError(N, "input 'K' must hold one element, got " +
+                                llvm::Twine(*K.Length));
+  if (!X->hasRank()) {
+    Results.push_back(TensorType::getUnranked(X->getElementType()));
+    Results.push_back(TensorType::getUnranked(ElementType::I64));
+    return llvm::Error::success();
+  }
+  auto Axis = normalizeAxis(N, N.getIntAttr("axis", -1), X->getRank());
+  if (!Axis)
+    return Axis.takeError();
+  DimList Shape(X->getShape().begin(), X->getShape().end());
+  Shape[*Axis] = Dim::getUnknown();
+  if (K.Ints) {
+    int64_t KV = (*K.Ints)[0];
+    const Dim &D = X->getDim(*Axis);
+    if (KV < 0 || (D.isStatic() && KV > D.getSize()))
+      return makeNodeError(
+          N,
+          "K = " + llvm::Twine(KV) + " is out of range for an axis of size " +
+              (D.isStatic() ? std::to_string(D.getSize()) : std::string("?")));
+    Shape[*Axis] = Dim::getStatic(KV);
+  }
+  Results.push_back(makeType(X->getElementType(), Shape));
+  Results.push_back(makeType(ElementType::I64, Shape));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferSoftmax(const Node &N, ResultTypes &Results) {
   return inferSoftmaxLike(N, Results);
 }

@@ -407,6 +407,71 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   return llvm::Error::success();
 }
 
+/// The positions along each row of \p Len elements (read by \p Get) that
+/// TopK returns, in order: the K largest (or smallest), ties by lower
+/// index; \p Sorted false keeps that order too (ONNX leaves it open).
+std::vector<int64_t> topKPositions(int64_t Len, int64_t K, bool Largest,
+                                   llvm::function_ref<double(int64_t)> Get) {
+  std::vector<int64_t> Order(static_cast<size_t>(Len));
+  for (int64_t I = 0; I < Len; ++I)
+    Order[size_t(I)] = I;
+  auto Before = [&](int64_t A, int64_t B) {
+    double VA = Get(A), VB = Get(B);
+    if (VA != VB)
+      return Largest ? VA > VB : VA < VB;
+    return A < B;
+  };
+  std::partial_sort(Order.begin(), Order.begin() + K, Order.end(), Before);
+  Order.resize(size_t(K));
+  return Order;
+}
+
+/// TopK along one axis: values and their i64 positions.
+llvm::Error topKKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                       llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  const int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (Axis < -Rank || Axis >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  if (Operands[1]->getNumElements() != 1)
+    return makeNodeError(N, "K must hold one element");
+  const int64_t K = Operands[1]->getInt(0), Len = X.getDim(Axis);
+  if (K < 0 || K > Len)
+    return makeNodeError(N, "K = " + llvm::Twine(K) +
+                                " is out of range for an axis of size " +
+                                llvm::Twine(Len));
+  Tensor &Values = Results[0];
+  Tensor *Indices =
+      Results.size() > 1 && Results[1].getElementType() != ElementType::Unknown
+          ? &Results[1]
+          : nullptr;
+  llvm::SmallVector<int64_t, 6> Rows(X.getShape().begin(), X.getShape().end());
+  Rows[Axis] = 1;
+  const int64_t Stride = X.getStrides()[Axis];
+  const bool Largest = N.getIntAttr("largest", 1) != 0;
+  llvm::SmallVector<int64_t, 6> OutIdx;
+  forEachIndex(Rows, [&](llvm::ArrayRef<int64_t> Idx) {
+    const int64_t Base = X.getOffset(Idx);
+    std::vector<int64_t> Pos = topKPositions(Len, K, Largest, [&](int64_t I) {
+      return X.getDouble(Base + I * Stride);
+    });
+    OutIdx.assign(Idx.begin(), Idx.end());
+    for (int64_t J = 0; J < K; ++J) {
+      OutIdx[Axis] = J;
+      Values.copyElement(Values.getOffset(OutIdx), X,
+                         Base + Pos[size_t(J)] * Stride);
+      if (Indices)
+        Indices->setInt(Indices->getOffset(OutIdx), Pos[size_t(J)]);
+    }
+  });
+  return llvm::Error::success();
+}
+
 /// ArgMax (\p IsMax) or ArgMin along one axis: the first extreme, or the
 /// last with select_last_index.
 template <bool IsMax>
@@ -477,5 +542,6 @@ void runtime::addNormalizationKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::ReduceSumSquare)] =
       reduceKernel<ReduceKind::SumSquare>;
   T[static_cast<size_t>(OpId::ArgMax)] = argReduceKernel<true>;
+  T[static_cast<size_t>(OpId::TopK)] = topKKernel;
   T[static_cast<size_t>(OpId::ArgMin)] = argReduceKernel<false>;
 }

@@ -415,6 +415,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Split)] = lowerSplit;
     T[size_t(OpId::Slice)] = lowerSlice;
     T[size_t(OpId::Tile)] = lowerTile;
+    T[size_t(OpId::TopK)] = lowerTopK;
     T[size_t(OpId::Gather)] = lowerGather;
     T[size_t(OpId::Pad)] = lowerPad;
     T[size_t(OpId::DepthToSpace)] = lowerDepthToSpace;

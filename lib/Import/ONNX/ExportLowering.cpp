@@ -753,6 +753,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ReduceProd, 1, minVersionReduce<18>, lowerReduce<18>},
     {OpId::ReduceL2, 1, minVersionReduce<18>, lowerReduce<18>},
     {OpId::ReduceSumSquare, 1, minVersionReduce<18>, lowerReduce<18>},
+    {OpId::TopK, 11, nullptr, nullptr},
     {OpId::ArgMax, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::ArgMin, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Gather, 1, minVersionAxisAttr, lowerAxisAttr},

@@ -25,6 +25,7 @@
 //   Pad                 6-10        `pads`/`value` -> inputs
 //   Slice               6-9         `starts`/`ends`/`axes` -> inputs
 //   Split               6-12        `split` -> input
+//   TopK                1-9         `k` -> input
 //                       6-17        no split sizes -> num_outputs
 //   Squeeze, Unsqueeze  6-12        `axes` -> input
 //   ReduceSum           6-12        `axes` -> input
@@ -480,6 +481,22 @@ llvm::Error upgradeSlice(UpgradeBuilder &B, PendingNode &N) {
   return intsAttrToInput(B, N, "axes", 3, /*Required=*/false);
 }
 
+/// TopK-1's `k` attribute becomes TopK-10's one-element K input.
+llvm::Error upgradeTopKAttr(UpgradeBuilder &B, PendingNode &N) {
+  auto K = takeIntAttr(N, "k");
+  if (!K)
+    return K.takeError();
+  if (!*K)
+    return N.error("is missing required attribute 'k'");
+  auto C =
+      B.createConstant(N, TensorData::fromInt64(ElementType::I64, {1}, {**K}),
+                       helperName(N, "k"));
+  if (!C)
+    return C.takeError();
+  setOperandAt(N, 1, *C);
+  return llvm::Error::success();
+}
+
 llvm::Error upgradeSplitSizes(UpgradeBuilder &B, PendingNode &N) {
   return intsAttrToInput(B, N, "split", 1, /*Required=*/false);
 }
@@ -798,6 +815,7 @@ const OpsetUpgrade UpgradeTable[] = {
     {"Pad", 0, 11, upgradePad},
     {"Slice", 0, 10, upgradeSlice},
     {"Split", 0, 13, upgradeSplitSizes},
+    {"TopK", 0, 10, upgradeTopKAttr},
     {"Split", 0, 18, upgradeSplitCount},
     {"Squeeze", 0, 13, upgradeAxesToInput},
     {"Unsqueeze", 0, 13, upgradeAxesToInput},

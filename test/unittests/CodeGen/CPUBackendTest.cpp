@@ -919,6 +919,35 @@ TEST(CPUKernelTest, TileAndGatherWithConstantOperands) {
   }
 }
 
+TEST(CPUKernelTest, TopKAlongAnyAxisWithTies) {
+  // Largest and smallest, K from 0 to the whole axis, along channels and a
+  // spatial axis of both layouts; values on a coarse grid so that ties
+  // occur (the lower index goes first), both results checked.
+  for (bool CL : {false, true})
+    for (int64_t Axis : {1, 3})
+      for (int64_t K : {0, 1, 3, 6})
+        for (int Largest : {0, 1})
+          for (unsigned Result : {0u, 1u}) {
+            GraphBuilder B(110 + CL + 2 * K + Largest);
+            Value *X = B.input({2, 6, 3, 6}, layoutFor(CL, 4));
+            runtime::Tensor &XT = B.Inputs[X->getName()];
+            for (int64_t E = 0; E < XT.getNumElements(); ++E)
+              XT.setDouble(E, std::round(XT.getDouble(E) * 2));
+            TensorDataRef KD =
+                TensorData::fromInt64(ElementType::I64, {1}, {K});
+            Node *C =
+                B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
+            C->setAttr("value", Attribute::getTensor(KD));
+            Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
+                            {{"axis", Attribute::getInt(Axis)},
+                             {"largest", Attribute::getInt(Largest)}},
+                            2);
+            Node *T = V->getDefiningNode();
+            B.G.addOutput(T->getResult(1 - Result));
+            B.check(T->getResult(Result), 0, 2, "topk.");
+          }
+}
+
 TEST(CPUKernelTest, ArithmeticOfIntegersAndDoubles) {
   // Add/Sub/Mul/Div of i64, i32 and f64 with broadcasting, as the reference
   // computes them: wrapping, truncating division, x / 0 = 0, MIN / -1
