@@ -288,8 +288,8 @@ static llvm::Error bindInputs(Graph &G, TensorMap &Given,
 static std::string getRunTarget() {
   if (!TargetName.empty())
     return TargetName;
-  llvm::StringRef Simd = cpu::Program::getSimdTarget();
-  return Simd.contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
+  const std::string Simd = cpu::Program::getSimdTarget();
+  return llvm::StringRef(Simd).contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
 }
 
 /// strider-compile's default pipeline after specialization: canonicalize,
