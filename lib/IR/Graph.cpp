@@ -305,6 +305,41 @@ std::string Graph::makeUniqueName(llvm::StringRef Base) const {
   }
 }
 
+std::unique_ptr<Graph> Graph::clone() const {
+  auto G = std::make_unique<Graph>(Name);
+  G->SourceFile = SourceFile;
+  G->Info = Info;
+  llvm::DenseMap<const Value *, Value *> Map;
+  for (const Value *In : InputRefs) {
+    Value *V = G->addInput(In->getName(), In->getType());
+    V->setDefaultData(In->getDefaultData());
+    Map[In] = V;
+  }
+  for (const auto &N : Nodes) {
+    llvm::SmallVector<Value *, 4> Operands;
+    for (Value *V : N->Operands)
+      Operands.push_back(V ? Map.lookup(V) : nullptr);
+    llvm::SmallVector<std::string, 2> Names;
+    llvm::SmallVector<TensorType, 2> Types;
+    for (const auto &R : N->Results) {
+      Names.push_back(R ? R->getName() : std::string());
+      Types.push_back(R ? R->getType() : TensorType());
+    }
+    std::unique_ptr<Node> Copy(
+        new Node(G.get(), N->Id, N->OpaqueType, N->Domain));
+    Node *C = G->insertNode(std::move(Copy), Operands, Names, Types, nullptr);
+    C->Attrs = N->Attrs;
+    C->Loc = N->Loc;
+    C->DocString = N->DocString;
+    for (unsigned I = 0; I < N->Results.size(); ++I)
+      if (N->Results[I])
+        Map[N->Results[I].get()] = C->getResult(I);
+  }
+  for (const Value *Out : Outputs)
+    G->addOutput(Map.lookup(Out));
+  return G;
+}
+
 bool Graph::sortTopologically() {
   // Kahn's algorithm, taking ready nodes in their current order so that an
   // already sorted graph keeps its order.

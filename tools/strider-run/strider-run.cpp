@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/Engine/Session.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
@@ -151,59 +152,6 @@ static llvm::Error toolPrefixed(llvm::Error E) {
   return toolError("strider-run: " + llvm::toString(std::move(E)));
 }
 
-/// A loaded model and what it is.
-struct LoadedModel {
-  std::unique_ptr<Graph> G;
-  /// The file the graph was read from (a compiled directory's model.lir).
-  std::string File;
-  /// Imported from ONNX (and so not optimized yet).
-  bool FromOnnx = false;
-};
-
-/// Load the graph: .lir is parsed and verified, anything else imported as
-/// ONNX (tolerated problems printed as warnings); a strider-compile
-/// directory stands for its model.lir (the graph with its chosen layouts),
-/// or else its model.onnx.
-static llvm::Expected<LoadedModel> loadGraph(llvm::StringRef Path) {
-  LoadedModel M;
-  M.File = Path.str();
-  if (llvm::sys::fs::is_directory(Path)) {
-    llvm::SmallString<256> Lir(Path), Onnx(Path);
-    llvm::sys::path::append(Lir, "model.lir");
-    llvm::sys::path::append(Onnx, "model.onnx");
-    M.File = (llvm::sys::fs::exists(Lir) ? Lir : Onnx).str().str();
-  }
-  if (!llvm::StringRef(M.File).endswith(".lir")) {
-    std::vector<std::string> Warnings;
-    ImportOptions Opts;
-    Opts.Strict = Strict;
-    Opts.Warnings = &Warnings;
-    auto G = importONNXFile(M.File, Opts);
-    if (!G)
-      return G.takeError();
-    for (const std::string &W : Warnings)
-      llvm::errs() << "strider-run: warning: " << W << "\n";
-    M.G = std::move(*G);
-    M.FromOnnx = true;
-    return M;
-  }
-  auto Buf = readInputFile(M.File);
-  if (!Buf)
-    return Buf.takeError();
-  auto G = parseGraph((*Buf)->getBuffer(), M.File);
-  if (!G)
-    return G.takeError();
-  if (llvm::Error E = verifyGraph(**G))
-    return E;
-  // Locations keep the ONNX file the graph was compiled from; errors name
-  // the file this run read.
-  for (Node *N : (*G)->nodes())
-    N->setLoc(Location{M.File, N->getLoc().Name});
-  (*G)->setSourceFile(M.File);
-  M.G = std::move(*G);
-  return M;
-}
-
 /// Read one tensor file (.npy, else an ONNX TensorProto).
 static llvm::Expected<Tensor> readTensorFile(llvm::StringRef Path) {
   if (Path.endswith(".npy"))
@@ -214,42 +162,42 @@ static llvm::Expected<Tensor> readTensorFile(llvm::StringRef Path) {
   return Tensor::fromData(**D);
 }
 
-/// Make random tensors for the inputs that are neither given nor defaulted
-/// (with --random-inputs; sizes of unbound symbolic dims from --dim or the
-/// given inputs, else 1), then specialize the graph to the shapes of all
-/// inputs.
-static llvm::Error bindInputs(Graph &G, TensorMap &Given,
-                              SpecializeResult &Specialized) {
-  ShapeBindings B;
+/// The --dim flags as sizes by symbol.
+static llvm::Expected<std::map<std::string, int64_t>> parseDimFlags() {
+  std::map<std::string, int64_t> Dims;
   for (const std::string &D : DimFlags) {
     auto [Name, Size] = llvm::StringRef(D).rsplit('=');
     int64_t N;
     if (Name.empty() || Size.getAsInteger(10, N) || N < 0)
       return toolError("bad --dim '" + D + "' (expected NAME=SIZE, SIZE >= 0)");
-    B.Dims[Name.str()] = N;
+    Dims[Name.str()] = N;
   }
+  return Dims;
+}
+
+/// Make random tensors for the inputs of \p M that are neither given nor
+/// defaulted (with --random-inputs; sizes of unbound symbolic dims from
+/// --dim or the given inputs, else 1).
+static llvm::Error fillRandomInputs(const engine::Model &M,
+                                    const std::map<std::string, int64_t> &Dims,
+                                    TensorMap &Given) {
+  const Graph &G = M.getGraph();
   // Sizes of symbols for random inputs: --dim, then the given inputs.
-  std::map<std::string, int64_t> Sizes = B.Dims;
+  std::map<std::string, int64_t> Sizes = Dims;
   for (const auto &[Name, T] : Given) {
     Value *In = G.lookupValue(Name);
     if (!In || !In->isGraphInput())
       return toolError("the model has no input '" + Name + "'");
     const TensorType &Want = In->getType();
-    if (Want.getElementType() != ElementType::Unknown &&
-        T.getElementType() != Want.getElementType())
-      return toolError("input '" + Name + "' has element type " +
-                       getElementTypeName(T.getElementType()) +
-                       ", the model expects " + Want.str());
-    B.InputShapes[Name].assign(T.getShape().begin(), T.getShape().end());
     if (Want.hasRank() && Want.getRank() == T.getRank())
       for (unsigned I = 0; I < T.getRank(); ++I)
         if (Want.getDim(I).isSymbol())
           Sizes.try_emplace(Want.getDim(I).getSymbol().str(), T.getDim(I));
   }
   std::mt19937_64 Rng(Seed);
-  for (Value *In : G.getInputs()) {
+  for (const Value *In : M.getInputs()) {
     const TensorType &T = In->getType();
-    if (Given.count(In->getName()) || In->getDefaultData())
+    if (Given.count(In->getName()))
       continue;
     if (!RandomInputs)
       return toolError("missing input '" + In->getName() + "' (" + T.str() +
@@ -277,44 +225,8 @@ static llvm::Error bindInputs(Graph &G, TensorMap &Given,
       else
         R.setInt(I, Int(Rng) % (Elt == ElementType::Bool ? 2 : 10));
     }
-    B.InputShapes[In->getName()] = Shape;
     Given[In->getName()] = std::move(R);
   }
-  return specializeShapes(G, B, &Specialized);
-}
-
-/// The layout target of an ONNX model run here: --target, else the one of
-/// this machine's SIMD kernels.
-static std::string getRunTarget() {
-  if (!TargetName.empty())
-    return TargetName;
-  const std::string Simd = cpu::Program::getSimdTarget();
-  return llvm::StringRef(Simd).contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
-}
-
-/// strider-compile's default pipeline after specialization: canonicalize,
-/// then layout assignment for the run's target (as ONNX Runtime optimizes
-/// at session creation).
-static llvm::Error optimizeGraph(Graph &G, std::string &Summary) {
-  llvm::Expected<layout::LayoutOptions> Layout =
-      layout::parseLayoutOptions(getRunTarget(), "auto", "model", {});
-  if (!Layout)
-    return Layout.takeError();
-  PipelineOptions Opts;
-  Opts.Layout = std::move(*Layout);
-  size_t Before = G.getNumNodes();
-  PassManager PM;
-  llvm::cantFail(parsePassPipeline(
-      "infer-shapes,canonicalize,infer-shapes,layout-assignment", PM));
-  PM.configure(Opts);
-  if (llvm::Error E = PM.run(G))
-    return E;
-  unsigned Relayouts = 0;
-  for (const Node *N : G.nodes())
-    Relayouts += N->getOpId() == OpId::Relayout;
-  Summary = "optimized for " + Opts.Layout.Target->Name.str() + " (" +
-            std::to_string(Before) + " -> " + std::to_string(G.getNumNodes()) +
-            " nodes, " + std::to_string(Relayouts) + " relayouts)";
   return llvm::Error::success();
 }
 
@@ -475,54 +387,45 @@ static double percentile(const std::vector<double> &Sorted, double P) {
 /// compare them with \p Expected (a directory, or empty).
 static llvm::Expected<RunResult>
 runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
-  auto Loaded = loadGraph(Model);
+  engine::LoadOptions LO;
+  LO.Strict = Strict;
+  auto Loaded = engine::Model::load(Model, LO);
   if (!Loaded)
     return Loaded.takeError();
-  Graph &G = *Loaded->G;
-  SpecializeResult Specialized;
-  if (llvm::Error E = bindInputs(G, Inputs, Specialized))
-    return toolError("strider-run: " + Loaded->File + ": " +
-                     llvm::toString(std::move(E)));
-  for (const std::string &W : Specialized.Warnings)
+  const engine::Model &M = **Loaded;
+  for (const std::string &W : M.getWarnings())
     llvm::errs() << "strider-run: warning: " << W << "\n";
-  // What was done to the graph, in one line.
-  std::string Did = "shapes specialized";
-  if (!Specialized.BoundDims.empty()) {
-    Did += " (";
-    bool First = true;
-    for (const auto &[Symbol, Size] : Specialized.BoundDims) {
-      Did += (First ? "" : ", ") + Symbol + "=" + std::to_string(Size);
-      First = false;
-    }
-    Did += ")";
-  }
-  if (!Loaded->FromOnnx) {
-    Did += "; layouts as compiled";
-  } else if (NoOptimize) {
-    Did += "; not optimized (--no-optimize)";
-  } else {
-    std::string Summary;
-    if (llvm::Error E = optimizeGraph(G, Summary))
-      return E;
-    Did += "; " + Summary;
-  }
+  engine::SessionOptions SO;
+  SO.Kind = Backend == "cpu" ? engine::Backend::CPU : engine::Backend::Reference;
+  SO.Threads = int(Threads);
+  SO.Optimize = !NoOptimize;
+  SO.Target = TargetName;
+  auto Dims = parseDimFlags();
+  if (!Dims)
+    return toolPrefixed(Dims.takeError());
+  SO.Dims = *Dims;
+  auto Sess = engine::Session::create(*Loaded, SO);
+  if (!Sess)
+    return toolPrefixed(Sess.takeError());
+  if (llvm::Error E = fillRandomInputs(M, SO.Dims, Inputs))
+    return toolError("strider-run: " + M.getFile() + ": " +
+                     llvm::toString(std::move(E)));
+  engine::Session &Run = **Sess;
+  auto Spec = Run.prepare(engine::Session::getKey(Inputs));
+  if (!Spec)
+    return toolPrefixed(Spec.takeError());
+  engine::Specialization &S = **Spec;
+  const Graph &G = *S.G;
+  for (const std::string &W : S.Specialized.Warnings)
+    llvm::errs() << "strider-run: warning: " << W << "\n";
   if (!Quiet)
-    llvm::errs() << "strider-run: " << Loaded->File << ": " << Did << "\n";
-  // The executor of --backend.
-  std::function<llvm::Expected<TensorMap>(const TensorMap &)> Exec =
-      [&G](const TensorMap &In) { return runReference(G, In); };
-  std::unique_ptr<cpu::Program> Prog;
-  if (Backend == "cpu") {
-    cpu::CPUOptions Opts;
-    Opts.Threads = int(Threads);
-    auto P = cpu::compileForCPU(G, Opts);
-    if (!P)
-      return P.takeError();
-    Prog = std::move(*P);
-    if (Verbose)
-      printProgram(*Prog, llvm::errs());
-    Exec = [&Prog](const TensorMap &In) { return Prog->run(In); };
-  }
+    llvm::errs() << "strider-run: " << M.getFile() << ": " << S.Summary
+                 << (M.isFromOnnx() && NoOptimize ? " (--no-optimize)" : "")
+                 << "\n";
+  cpu::Program *Prog = S.Program.get();
+  if (Prog && Verbose)
+    printProgram(*Prog, llvm::errs());
+  auto Exec = [&](const TensorMap &In) { return Run.run(S, In); };
   unsigned Fallbacks = 0;
   if (Prog)
     for (const cpu::StepInfo &S : Prog->getSteps())

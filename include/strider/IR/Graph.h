@@ -254,6 +254,11 @@ public:
   /// \p Base if unused, else Base_1, Base_2, ...
   std::string makeUniqueName(llvm::StringRef Base) const;
 
+  /// A copy of this graph: same names, types, attributes, locations and
+  /// order. Constant data is shared (it is immutable), so a copy costs
+  /// no weight memory.
+  std::unique_ptr<Graph> clone() const;
+
   /// Re-sort nodes topologically (stable for already-ordered graphs).
   /// Returns false if the graph has a cycle (order unchanged).
   bool sortTopologically();

@@ -1,0 +1,171 @@
+//===- Session.h - Load a model once, run it on any input shapes -*- C++ -*-===//
+//
+// The execution layer the tools and the C API share. A Model is a graph as
+// loaded (an ONNX file, textual IR, or a strider-compile directory),
+// immutable after loading, so any number of sessions on any threads may
+// use one. A Session runs it: for each distinct set of input shapes it
+// specializes a copy of the graph to those shapes (symbolic dims bound,
+// shape chains folded), optimizes it as strider-compile would (ONNX input
+// only: canonicalize, layout assignment for the session's target) and
+// lowers it for its backend, then caches the result, so that the next run
+// with the same shapes starts at the kernels. Constant data is shared
+// between the model and every specialization; a session's packed weights
+// and activation arena are its own.
+//
+// A session runs one call at a time; concurrent runs need one session per
+// thread (see docs/Embedding.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_ENGINE_SESSION_H
+#define STRIDER_ENGINE_SESSION_H
+
+#include "strider/IR/Types.h"
+#include "strider/Runtime/Reference.h"
+#include "strider/Transforms/Specialize.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strider {
+
+class Graph;
+class Value;
+
+namespace cpu {
+class Program;
+}
+
+namespace engine {
+
+struct LoadOptions {
+  /// Refuse what ONNX Runtime tolerates in ONNX files (negative dim_value,
+  /// declared shapes that contradict inference).
+  bool Strict = false;
+};
+
+/// A model as loaded. Immutable: safe to share between threads.
+class Model {
+public:
+  /// Loads \p Path: `.lir` textual IR (parsed and verified), a
+  /// strider-compile output directory (its model.lir, else model.onnx), or
+  /// anything else as ONNX. Errors name the file read.
+  static llvm::Expected<std::shared_ptr<const Model>>
+  load(llvm::StringRef Path, const LoadOptions &Opts = LoadOptions());
+  ~Model();
+
+  /// The file the graph was read from (a directory's model.lir).
+  const std::string &getFile() const { return File; }
+  /// Imported from ONNX, so not optimized yet (sessions optimize it).
+  bool isFromOnnx() const { return FromOnnx; }
+  /// What the importer tolerated, one located line each.
+  llvm::ArrayRef<std::string> getWarnings() const { return Warnings; }
+  const Graph &getGraph() const { return *G; }
+
+  /// The inputs a caller feeds, in graph order: graph inputs without
+  /// default data (inputs with defaults are constants unless a tool feeds
+  /// them by name).
+  llvm::ArrayRef<const Value *> getInputs() const { return Inputs; }
+  llvm::ArrayRef<const Value *> getOutputs() const { return Outputs; }
+
+private:
+  Model() = default;
+  std::unique_ptr<Graph> G;
+  std::string File;
+  bool FromOnnx = false;
+  std::vector<std::string> Warnings;
+  std::vector<const Value *> Inputs, Outputs;
+};
+
+enum class Backend {
+  Reference, ///< The reference interpreter (plain loops; the oracle).
+  CPU,       ///< The CPU SIMD backend.
+};
+
+struct SessionOptions {
+  Backend Kind = Backend::CPU;
+  /// Threads each CPU kernel splits its work over.
+  int Threads = 1;
+  /// Run an ONNX model through strider-compile's pipeline (canonicalize,
+  /// layout assignment); off runs it as imported. Compiled graphs keep
+  /// their layouts either way.
+  bool Optimize = true;
+  /// Layout-assignment target of an ONNX model; empty: this machine's
+  /// (cpu-avx512 or cpu-avx2, after the SIMD target the kernels use).
+  std::string Target;
+  /// Sizes of symbolic dims beyond what the fed shapes bind (`--dim`).
+  std::map<std::string, int64_t> Dims;
+  /// Specializations kept; the least recently used one goes first.
+  unsigned MaxSpecializations = 8;
+};
+
+/// The graph and program for one set of input shapes.
+struct Specialization {
+  std::unique_ptr<Graph> G;
+  SpecializeResult Specialized;
+  /// What was done to the graph, in one line ("shapes specialized (N=1);
+  /// optimized for cpu-avx512 (120 -> 80 nodes, 2 relayouts)").
+  std::string Summary;
+  /// The CPU backend's program (Backend::CPU).
+  std::unique_ptr<cpu::Program> Program;
+  ~Specialization();
+};
+
+/// Element types and logical shapes of fed tensors, by input name: what a
+/// specialization is keyed by.
+using ShapeKey =
+    std::map<std::string, std::pair<ElementType, std::vector<int64_t>>>;
+
+class Session {
+public:
+  /// Checks \p Opts (threads >= 1, one thread for the reference backend,
+  /// a known target, dims naming symbols of the model's inputs).
+  static llvm::Expected<std::unique_ptr<Session>>
+  create(std::shared_ptr<const Model> M, SessionOptions Opts);
+  ~Session();
+
+  /// The specialization for inputs of these types and shapes (every input
+  /// of Model::getInputs() must be there; inputs with default data may
+  /// be): the cached one, else a new one. Errors name the model file.
+  llvm::Expected<Specialization *> prepare(const ShapeKey &Key);
+  /// prepare() for \p Inputs' shapes (any layout), then a run; the
+  /// outputs, by name, each in the layout of its graph output.
+  llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  /// Runs \p S (from this session's prepare()).
+  llvm::Expected<runtime::TensorMap> run(Specialization &S,
+                                         const runtime::TensorMap &Inputs);
+
+  const Model &getModel() const { return *M; }
+  const SessionOptions &getOptions() const { return Opts; }
+  /// Specializations built so far (cache misses), and those cached now.
+  unsigned getNumBuilt() const { return Built; }
+  size_t getNumCached() const { return Cache.size(); }
+
+  static ShapeKey getKey(const runtime::TensorMap &Inputs);
+
+private:
+  Session(std::shared_ptr<const Model> M, SessionOptions Opts);
+  llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key);
+
+  std::shared_ptr<const Model> M;
+  SessionOptions Opts;
+  /// Most recently used first.
+  std::list<std::pair<ShapeKey, std::unique_ptr<Specialization>>> Cache;
+  unsigned Built = 0;
+};
+
+/// The layout target the session options name, or this machine's.
+std::string getDefaultTarget();
+
+} // namespace engine
+} // namespace strider
+
+#endif // STRIDER_ENGINE_SESSION_H

@@ -1,0 +1,64 @@
+//===- Model.cpp - Loading a model for sessions ---------------------------===//
+//
+// Reads an ONNX file, textual IR, or a strider-compile output directory
+// into the graph every session of the model starts from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Engine/Session.h"
+#include "strider/IR/AsmParser.h"
+#include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Import/ONNX.h"
+#include "strider/Support/FileIO.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace strider;
+using namespace strider::engine;
+
+Model::~Model() = default;
+
+llvm::Expected<std::shared_ptr<const Model>>
+Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
+  std::shared_ptr<Model> M(new Model());
+  M->File = Path.str();
+  if (llvm::sys::fs::is_directory(Path)) {
+    llvm::SmallString<256> Lir(Path), Onnx(Path);
+    llvm::sys::path::append(Lir, "model.lir");
+    llvm::sys::path::append(Onnx, "model.onnx");
+    M->File = (llvm::sys::fs::exists(Lir) ? Lir : Onnx).str().str();
+  }
+  if (!llvm::StringRef(M->File).endswith(".lir")) {
+    ImportOptions IO;
+    IO.Strict = Opts.Strict;
+    IO.Warnings = &M->Warnings;
+    auto G = importONNXFile(M->File, IO);
+    if (!G)
+      return G.takeError();
+    M->G = std::move(*G);
+    M->FromOnnx = true;
+  } else {
+    auto Buf = readInputFile(M->File);
+    if (!Buf)
+      return Buf.takeError();
+    auto G = parseGraph((*Buf)->getBuffer(), M->File);
+    if (!G)
+      return G.takeError();
+    if (llvm::Error E = verifyGraph(**G))
+      return E;
+    // Locations keep the ONNX file the graph was compiled from; errors
+    // name the file this model was read from.
+    for (Node *N : (*G)->nodes())
+      N->setLoc(Location{M->File, N->getLoc().Name});
+    (*G)->setSourceFile(M->File);
+    M->G = std::move(*G);
+  }
+  for (const Value *In : M->G->getInputs())
+    if (!In->getDefaultData())
+      M->Inputs.push_back(In);
+  for (const Value *Out : M->G->getOutputs())
+    M->Outputs.push_back(Out);
+  return std::shared_ptr<const Model>(std::move(M));
+}

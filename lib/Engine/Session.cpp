@@ -1,0 +1,175 @@
+//===- Session.cpp - Specialize, optimize, lower and run, cached by shape -===//
+//
+// A session keeps one Specialization per set of fed shapes: a copy of the
+// model's graph bound to those shapes, optimized for the session's target
+// (ONNX input), and lowered for its backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/Engine/Session.h"
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/Graph.h"
+#include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+
+using namespace strider;
+using namespace strider::engine;
+
+Specialization::~Specialization() = default;
+
+std::string engine::getDefaultTarget() {
+  const std::string Simd = cpu::Program::getSimdTarget();
+  return llvm::StringRef(Simd).contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
+}
+
+static llvm::Error makeError(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts)
+    : M(std::move(M)), Opts(std::move(Opts)) {}
+Session::~Session() = default;
+
+llvm::Expected<std::unique_ptr<Session>>
+Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
+  if (Opts.Threads < 1)
+    return makeError("threads must be at least 1 (got " +
+                     llvm::Twine(Opts.Threads) + ")");
+  if (Opts.Kind == Backend::Reference && Opts.Threads != 1)
+    return makeError("the reference backend runs on one thread (got " +
+                     llvm::Twine(Opts.Threads) + ")");
+  if (Opts.MaxSpecializations < 1)
+    Opts.MaxSpecializations = 1;
+  if (Opts.Target.empty())
+    Opts.Target = getDefaultTarget();
+  if (auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
+      !L)
+    return L.takeError();
+  if (llvm::Error E = checkDimBindings(M->getGraph(), Opts.Dims))
+    return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
+  return std::unique_ptr<Session>(new Session(std::move(M), std::move(Opts)));
+}
+
+ShapeKey Session::getKey(const runtime::TensorMap &Inputs) {
+  ShapeKey Key;
+  for (const auto &[Name, T] : Inputs)
+    Key[Name] = {T.getElementType(),
+                 std::vector<int64_t>(T.getShape().begin(), T.getShape().end())};
+  return Key;
+}
+
+/// strider-compile's default pipeline after specialization: canonicalize,
+/// then layout assignment for \p Target (as ONNX Runtime optimizes at
+/// session creation). Returns what it did.
+static llvm::Expected<std::string> optimizeGraph(Graph &G,
+                                                 llvm::StringRef Target) {
+  llvm::Expected<layout::LayoutOptions> Layout =
+      layout::parseLayoutOptions(Target, "auto", "model", {});
+  if (!Layout)
+    return Layout.takeError();
+  PipelineOptions Opts;
+  Opts.Layout = std::move(*Layout);
+  size_t Before = G.getNumNodes();
+  PassManager PM;
+  llvm::cantFail(parsePassPipeline(
+      "infer-shapes,canonicalize,infer-shapes,layout-assignment", PM));
+  PM.configure(Opts);
+  if (llvm::Error E = PM.run(G))
+    return E;
+  unsigned Relayouts = 0;
+  for (const Node *N : G.nodes())
+    Relayouts += N->getOpId() == OpId::Relayout;
+  return "optimized for " + Opts.Layout.Target->Name.str() + " (" +
+         std::to_string(Before) + " -> " + std::to_string(G.getNumNodes()) +
+         " nodes, " + std::to_string(Relayouts) + " relayouts)";
+}
+
+llvm::Expected<std::unique_ptr<Specialization>>
+Session::build(const ShapeKey &Key) {
+  const Graph &Base = M->getGraph();
+  const std::string &File = M->getFile();
+  ShapeBindings B;
+  B.Dims = Opts.Dims;
+  for (const auto &[Name, Fed] : Key) {
+    const Value *In = Base.lookupValue(Name);
+    if (!In || !In->isGraphInput())
+      return makeError(File + ": the model has no input '" + Name + "'");
+    const TensorType &Want = In->getType();
+    if (Want.getElementType() != ElementType::Unknown &&
+        Fed.first != Want.getElementType())
+      return makeError(File + ": input '" + Name + "' has element type " +
+                       getElementTypeName(Fed.first) +
+                       ", the model expects " + Want.str());
+    B.InputShapes[Name].assign(Fed.second.begin(), Fed.second.end());
+  }
+  for (const Value *In : M->getInputs())
+    if (!Key.count(In->getName()))
+      return makeError(File + ": missing input '" + In->getName() + "' (" +
+                       In->getType().str() + ")");
+
+  auto S = std::make_unique<Specialization>();
+  S->G = Base.clone();
+  if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
+    return makeError(File + ": " + llvm::toString(std::move(E)));
+  std::string Did = "shapes specialized";
+  if (!S->Specialized.BoundDims.empty()) {
+    Did += " (";
+    bool First = true;
+    for (const auto &[Symbol, Size] : S->Specialized.BoundDims) {
+      Did += (First ? "" : ", ") + Symbol + "=" + std::to_string(Size);
+      First = false;
+    }
+    Did += ")";
+  }
+  if (!M->isFromOnnx()) {
+    Did += "; layouts as compiled";
+  } else if (!Opts.Optimize) {
+    Did += "; not optimized";
+  } else {
+    auto Summary = optimizeGraph(*S->G, Opts.Target);
+    if (!Summary)
+      return Summary.takeError();
+    Did += "; " + *Summary;
+  }
+  S->Summary = std::move(Did);
+  if (Opts.Kind == Backend::CPU) {
+    cpu::CPUOptions CO;
+    CO.Threads = Opts.Threads;
+    auto P = cpu::compileForCPU(*S->G, CO);
+    if (!P)
+      return P.takeError();
+    S->Program = std::move(*P);
+  }
+  return S;
+}
+
+llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key) {
+  for (auto It = Cache.begin(); It != Cache.end(); ++It)
+    if (It->first == Key) {
+      Cache.splice(Cache.begin(), Cache, It);
+      return Cache.front().second.get();
+    }
+  auto S = build(Key);
+  if (!S)
+    return S.takeError();
+  ++Built;
+  Cache.emplace_front(Key, std::move(*S));
+  while (Cache.size() > Opts.MaxSpecializations)
+    Cache.pop_back();
+  return Cache.front().second.get();
+}
+
+llvm::Expected<runtime::TensorMap>
+Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
+  if (S.Program)
+    return S.Program->run(Inputs);
+  return runtime::runReference(*S.G, Inputs);
+}
+
+llvm::Expected<runtime::TensorMap>
+Session::run(const runtime::TensorMap &Inputs) {
+  auto S = prepare(getKey(Inputs));
+  if (!S)
+    return S.takeError();
+  return run(**S, Inputs);
+}
