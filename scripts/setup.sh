@@ -9,7 +9,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build git
   libonnx-dev libprotobuf-dev protobuf-compiler
   llvm-14-dev llvm-14-tools
-  libgtest-dev libgmock-dev libhwy-dev libonnx-testdata
+  libgtest-dev libgmock-dev libhwy-dev libdlpack-dev libonnx-testdata
   python3-venv
 )
 

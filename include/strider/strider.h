@@ -1,0 +1,197 @@
+/*===- strider.h - The Strider C API ------------------------------*- C -*-===*
+ *
+ * Load a model (an ONNX file, textual IR, or a strider-compile output
+ * directory), create sessions on it, and run them on DLPack tensors in
+ * caller-owned memory. C99; usable from C and C++. Link `libstrider`
+ * (CMake: find_package(Strider CONFIG) and Strider::strider); nothing
+ * else is needed.
+ *
+ * Conventions:
+ * - Every function that can fail returns a strider_status; STRIDER_OK (0)
+ *   is success. On failure strider_last_error() returns a one-line message
+ *   for the calling thread, valid until its next failing call.
+ * - Objects are freed by their *_free function; freeing NULL is a no-op.
+ *   A model must outlive its sessions.
+ * - Tensors are given and returned in the model's input and output order
+ *   (strider_model_input_info / strider_model_output_info). A tensor's
+ *   `strides` (in elements; NULL: compact row-major) say how the caller
+ *   laid it out; any strides are accepted.
+ * - Thread safety: a model is immutable once loaded; any number of
+ *   threads may create sessions on it and read its info. A session runs
+ *   one call at a time: use one session per thread for concurrent runs.
+ *   Sessions of one model share its constant data.
+ *
+ * See docs/Embedding.md for a complete example.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef STRIDER_STRIDER_H
+#define STRIDER_STRIDER_H
+
+#include <dlpack/dlpack.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define STRIDER_API __attribute__((visibility("default")))
+#else
+#define STRIDER_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this header's API; strider_api_version() returns the one of
+ * the library linked. */
+#define STRIDER_API_VERSION 1
+
+typedef int strider_status;
+
+enum {
+  STRIDER_OK = 0,
+  /* A null pointer, an index out of range, a bad option value. */
+  STRIDER_ERROR_INVALID_ARGUMENT = 1,
+  /* The model file cannot be read, is malformed, or uses what Strider
+   * does not support. */
+  STRIDER_ERROR_MODEL = 2,
+  /* A tensor given to a run: wrong count, element type, shape, device,
+   * or no data. */
+  STRIDER_ERROR_TENSOR = 3,
+  /* The model could not be specialized, optimized, lowered or run for
+   * the given inputs. */
+  STRIDER_ERROR_RUN = 4,
+  /* A backend or device this build or machine does not have. */
+  STRIDER_ERROR_UNSUPPORTED = 5,
+  /* Out of memory, or a bug (please report it). */
+  STRIDER_ERROR_INTERNAL = 6
+};
+
+/* DLPack 0.6 has no boolean type code; Strider uses the one later DLPack
+ * versions define (kDLBool = 6, 8 bits). */
+#define STRIDER_DL_BOOL 6
+
+typedef struct strider_model strider_model;
+typedef struct strider_session strider_session;
+typedef struct strider_session_options strider_session_options;
+
+/* An input or output of a model or session. Pointers are owned by the
+ * object queried and stay valid as long as it does (for a session: until
+ * its next prepare or run). */
+typedef struct strider_tensor_info {
+  const char *name;
+  /* Element type; bits == 0 when the model does not say. */
+  DLDataType dtype;
+  /* Rank; -1 when the model does not say (shape and the arrays below are
+   * then NULL). */
+  int32_t ndim;
+  /* Sizes; -1 for a symbolic dim. */
+  const int64_t *shape;
+  /* Per dim: the symbol of a symbolic dim (bind it with
+   * strider_session_options_set_dim or through the shapes of the inputs
+   * of a run; an anonymous dim of input x at axis 2 is "x:2"), NULL for
+   * a static one. */
+  const char *const *dim_names;
+  /* The memory order the model reads or writes without converting:
+   * logical dims from outermost to innermost (0..ndim-1 is row-major;
+   * 0, 2, 3, 1 is NHWC for a 4-D tensor). */
+  const int32_t *dim_order;
+  /* The same as a name: "nchw", "nhwc", "[0, 2, 1]"; "" for rank < 3
+   * row-major. */
+  const char *layout;
+} strider_tensor_info;
+
+/* The library's version ("0.1.0") and API version. */
+STRIDER_API const char *strider_version(void);
+STRIDER_API int strider_api_version(void);
+
+/* The message of this thread's last failure ("" if none). */
+STRIDER_API const char *strider_last_error(void);
+
+/* Models ------------------------------------------------------------------*/
+
+/* Loads a model: an ONNX file (compiled for this machine at each new set
+ * of input shapes), a .lir file, or a strider-compile output directory. */
+STRIDER_API strider_status strider_model_load(const char *path,
+                                              strider_model **model);
+STRIDER_API void strider_model_free(strider_model *model);
+
+/* Inputs a run feeds (graph inputs without default data) and outputs. */
+STRIDER_API size_t strider_model_num_inputs(const strider_model *model);
+STRIDER_API size_t strider_model_num_outputs(const strider_model *model);
+STRIDER_API strider_status strider_model_input_info(const strider_model *model,
+                                                    size_t index,
+                                                    strider_tensor_info *info);
+STRIDER_API strider_status
+strider_model_output_info(const strider_model *model, size_t index,
+                          strider_tensor_info *info);
+
+/* Session options ---------------------------------------------------------*/
+
+STRIDER_API strider_status
+strider_session_options_create(strider_session_options **options);
+STRIDER_API void strider_session_options_free(strider_session_options *options);
+/* Threads each kernel splits its work over (default 1). */
+STRIDER_API strider_status
+strider_session_options_set_threads(strider_session_options *options,
+                                    int threads);
+/* "cpu" (SIMD kernels; the default) or "reference" (the interpreter). */
+STRIDER_API strider_status
+strider_session_options_set_backend(strider_session_options *options,
+                                    const char *backend);
+/* Where tensors live; this build runs on kDLCPU device 0 only. */
+STRIDER_API strider_status
+strider_session_options_set_device(strider_session_options *options,
+                                   DLDevice device);
+/* Size of a symbolic dim of the inputs, beyond what fed shapes bind. */
+STRIDER_API strider_status
+strider_session_options_set_dim(strider_session_options *options,
+                                const char *symbol, int64_t size);
+/* 0: run an ONNX model as imported (no canonicalization or layout
+ * assignment); 1 (default): optimize it as strider-compile does. */
+STRIDER_API strider_status
+strider_session_options_set_optimize(strider_session_options *options,
+                                     int optimize);
+
+/* Sessions ----------------------------------------------------------------*/
+
+/* options NULL: defaults (cpu backend, 1 thread). */
+STRIDER_API strider_status
+strider_session_create(const strider_model *model,
+                       const strider_session_options *options,
+                       strider_session **session);
+STRIDER_API void strider_session_free(strider_session *session);
+
+/* Specializes the session to the element types and shapes of inputs
+ * (their data is not read): symbolic dims are bound, and the program for
+ * these shapes is built, or taken from the session's cache. Afterwards
+ * strider_session_output_info gives the outputs' static shapes, to
+ * allocate them. strider_session_run does this itself. */
+STRIDER_API strider_status strider_session_prepare(strider_session *session,
+                                                   const DLTensor *inputs,
+                                                   size_t num_inputs);
+STRIDER_API strider_status
+strider_session_output_info(const strider_session *session, size_t index,
+                            strider_tensor_info *info);
+
+/* Runs the model on inputs (one per model input, in order) and writes
+ * outputs (one per model output, in order) into the caller's memory,
+ * whose shapes and element types must be those of
+ * strider_session_output_info for these inputs. */
+STRIDER_API strider_status strider_session_run(strider_session *session,
+                                               const DLTensor *inputs,
+                                               size_t num_inputs,
+                                               DLTensor *outputs,
+                                               size_t num_outputs);
+
+/* How many programs the session has built: one per distinct set of input
+ * shapes it ran, unless evicted from its cache (8 kept). */
+STRIDER_API size_t strider_session_num_programs_built(
+    const strider_session *session);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRIDER_STRIDER_H */

@@ -1,0 +1,590 @@
+//===- CAPI.cpp - The C API over the engine -------------------------------===//
+//
+// strider.h's functions: DLPack tensors in and out of engine sessions,
+// errors as status codes plus a per-thread message. Nothing thrown or
+// asserted here reaches the caller: every entry point catches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/strider.h"
+
+#include "strider/Engine/Session.h"
+#include "strider/IR/Graph.h"
+#include "strider/Runtime/Tensor.h"
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+using namespace strider;
+
+#ifndef STRIDER_VERSION_STRING
+#define STRIDER_VERSION_STRING "unknown"
+#endif
+
+namespace {
+
+thread_local std::string LastError;
+
+/// A failure: \p Status, with \p Msg as this thread's message.
+strider_status fail(strider_status Status, const llvm::Twine &Msg) {
+  LastError = Msg.str();
+  return Status;
+}
+
+strider_status fail(strider_status Status, llvm::Error E) {
+  return fail(Status, llvm::toString(std::move(E)));
+}
+
+/// Runs \p F, turning exceptions into statuses.
+template <typename Fn> strider_status guarded(Fn &&F) {
+  try {
+    return F();
+  } catch (const std::bad_alloc &) {
+    return fail(STRIDER_ERROR_INTERNAL, "out of memory");
+  } catch (const std::exception &E) {
+    return fail(STRIDER_ERROR_INTERNAL,
+                llvm::Twine("internal error: ") + E.what());
+  } catch (...) {
+    return fail(STRIDER_ERROR_INTERNAL, "internal error");
+  }
+}
+
+struct TypeCode {
+  ElementType Elt;
+  DLDataType DL;
+};
+
+const TypeCode TypeCodes[] = {
+    {ElementType::F32, {kDLFloat, 32, 1}},
+    {ElementType::F16, {kDLFloat, 16, 1}},
+    {ElementType::F64, {kDLFloat, 64, 1}},
+    {ElementType::BF16, {kDLBfloat, 16, 1}},
+    {ElementType::I8, {kDLInt, 8, 1}},
+    {ElementType::I16, {kDLInt, 16, 1}},
+    {ElementType::I32, {kDLInt, 32, 1}},
+    {ElementType::I64, {kDLInt, 64, 1}},
+    {ElementType::U8, {kDLUInt, 8, 1}},
+    {ElementType::U16, {kDLUInt, 16, 1}},
+    {ElementType::U32, {kDLUInt, 32, 1}},
+    {ElementType::U64, {kDLUInt, 64, 1}},
+    {ElementType::Bool, {STRIDER_DL_BOOL, 8, 1}},
+};
+
+DLDataType toDL(ElementType Elt) {
+  for (const TypeCode &C : TypeCodes)
+    if (C.Elt == Elt)
+      return C.DL;
+  return DLDataType{0, 0, 0};
+}
+
+ElementType fromDL(DLDataType T) {
+  for (const TypeCode &C : TypeCodes)
+    if (C.DL.code == T.code && C.DL.bits == T.bits && T.lanes == 1)
+      return C.Elt;
+  return ElementType::Unknown;
+}
+
+std::string describeDL(DLDataType T) {
+  return "DLDataType{code " + std::to_string(T.code) + ", bits " +
+         std::to_string(T.bits) + ", lanes " + std::to_string(T.lanes) + "}";
+}
+
+/// Backing store of a strider_tensor_info. Built in place and never
+/// moved: the info's pointers point into it.
+struct TensorInfo {
+  std::string Name;
+  DLDataType DType{0, 0, 0};
+  int32_t NDim = -1;
+  std::vector<int64_t> Shape;
+  std::vector<std::string> Symbols;
+  std::vector<const char *> DimNames;
+  std::vector<int32_t> Order;
+  std::string LayoutName;
+
+  TensorInfo(const std::string &N, const TensorType &T) : Name(N) {
+    DType = toDL(T.getElementType());
+    if (!T.hasRank())
+      return;
+    NDim = int32_t(T.getRank());
+    Symbols.resize(T.getRank());
+    for (unsigned I = 0; I < T.getRank(); ++I) {
+      const Dim &D = T.getDim(I);
+      Shape.push_back(D.isStatic() ? D.getSize() : -1);
+      if (D.isSymbol())
+        Symbols[I] = D.getSymbol().str();
+    }
+    for (unsigned I = 0; I < T.getRank(); ++I)
+      DimNames.push_back(T.getDim(I).isSymbol() ? Symbols[I].c_str()
+                                                : nullptr);
+    for (unsigned P : T.getLayout().getPermutation(T.getRank()))
+      Order.push_back(int32_t(P));
+    LayoutName = T.getLayout().isIdentity() && T.getRank() < 3
+                     ? std::string()
+                     : T.getLayout().getName(T.getRank());
+  }
+  TensorInfo(const TensorInfo &) = delete;
+
+  void fill(strider_tensor_info *Info) const {
+    Info->name = Name.c_str();
+    Info->dtype = DType;
+    Info->ndim = NDim;
+    Info->shape = NDim < 0 ? nullptr : Shape.data();
+    Info->dim_names = NDim < 0 ? nullptr : DimNames.data();
+    Info->dim_order = NDim < 0 ? nullptr : Order.data();
+    Info->layout = LayoutName.c_str();
+  }
+};
+
+using InfoList = std::vector<std::unique_ptr<TensorInfo>>;
+
+/// Host memory a CPU session can read and write.
+bool isHost(DLDevice D) {
+  return D.device_type == kDLCPU || D.device_type == kDLCUDAHost;
+}
+
+/// Checks what every tensor crossing the API needs: a host device, a
+/// known element type, a shape (and data, if \p NeedData).
+strider_status checkTensor(const DLTensor &T, const std::string &What,
+                           bool NeedData) {
+  if (!isHost(T.device))
+    return fail(STRIDER_ERROR_TENSOR,
+                What + " is on device type " +
+                    llvm::Twine(int(T.device.device_type)) +
+                    "; this build reads and writes host memory (kDLCPU)");
+  if (fromDL(T.dtype) == ElementType::Unknown)
+    return fail(STRIDER_ERROR_TENSOR,
+                What + " has an element type Strider does not support (" +
+                    describeDL(T.dtype) + ")");
+  if (T.ndim < 0 || T.ndim > 32)
+    return fail(STRIDER_ERROR_TENSOR,
+                What + " has rank " + llvm::Twine(T.ndim));
+  if (T.ndim > 0 && !T.shape)
+    return fail(STRIDER_ERROR_TENSOR, What + " has no shape array");
+  int64_t Count = 1;
+  for (int I = 0; I < T.ndim; ++I) {
+    if (T.shape[I] < 0)
+      return fail(STRIDER_ERROR_TENSOR, What + " has a negative dim (" +
+                                            llvm::Twine(T.shape[I]) + ")");
+    Count *= T.shape[I];
+  }
+  if (NeedData && Count > 0 && !T.data)
+    return fail(STRIDER_ERROR_TENSOR, What + " has no data");
+  return STRIDER_OK;
+}
+
+std::vector<int64_t> shapeOf(const DLTensor &T) {
+  return std::vector<int64_t>(T.shape, T.shape + T.ndim);
+}
+
+std::string shapeString(llvm::ArrayRef<int64_t> Shape) {
+  std::string S = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    S += (I ? ", " : "") + std::to_string(Shape[I]);
+  return S + "]";
+}
+
+/// Element strides of \p T as the caller laid it out.
+std::vector<int64_t> stridesOf(const DLTensor &T) {
+  std::vector<int64_t> S(size_t(T.ndim), 1);
+  if (T.strides) {
+    S.assign(T.strides, T.strides + T.ndim);
+    return S;
+  }
+  for (int I = T.ndim - 2; I >= 0; --I)
+    S[I] = S[I + 1] * T.shape[I + 1];
+  return S;
+}
+
+/// The dense layout (outermost dim first) that \p Strides describe for
+/// \p Shape, if they describe one.
+llvm::Optional<Layout> denseLayoutOf(llvm::ArrayRef<int64_t> Shape,
+                                     llvm::ArrayRef<int64_t> Strides) {
+  const unsigned Rank = Shape.size();
+  llvm::SmallVector<unsigned, 6> Perm;
+  for (unsigned I = 0; I < Rank; ++I)
+    Perm.push_back(I);
+  // Outermost first; dims of size 1 keep their logical position among
+  // equal strides.
+  std::stable_sort(Perm.begin(), Perm.end(), [&](unsigned A, unsigned B) {
+    return Strides[A] > Strides[B];
+  });
+  int64_t Expect = 1;
+  for (unsigned K = Rank; K-- > 0;) {
+    unsigned D = Perm[K];
+    if (Shape[D] != 1 && Strides[D] != Expect)
+      return llvm::None;
+    Expect *= Shape[D];
+  }
+  return Layout(Perm);
+}
+
+/// The contents of caller tensor \p T (checked).
+runtime::Tensor readTensor(const DLTensor &T) {
+  const ElementType Elt = fromDL(T.dtype);
+  const std::vector<int64_t> Shape = shapeOf(T);
+  const std::vector<int64_t> Strides = stridesOf(T);
+  const auto *Base = static_cast<const uint8_t *>(T.data) + T.byte_offset;
+  if (llvm::Optional<Layout> L = denseLayoutOf(Shape, Strides)) {
+    runtime::Tensor R(Elt, Shape, *L);
+    if (!R.getBytes().empty())
+      std::memcpy(R.getMutableBytes().data(), Base, R.getBytes().size());
+    return R;
+  }
+  runtime::Tensor R(Elt, Shape);
+  const unsigned Size = getElementByteSize(Elt);
+  uint8_t *Out = R.getMutableBytes().data();
+  runtime::forEachIndex(Shape, [&](llvm::ArrayRef<int64_t> Index) {
+    int64_t Src = 0;
+    for (size_t I = 0; I < Index.size(); ++I)
+      Src += Index[I] * Strides[I];
+    std::memcpy(Out + R.getOffset(Index) * Size, Base + Src * Size, Size);
+  });
+  return R;
+}
+
+/// Copies \p R into caller tensor \p T (checked: same type and shape).
+void writeTensor(const runtime::Tensor &R, DLTensor &T) {
+  const std::vector<int64_t> Strides = stridesOf(T);
+  auto *Base = static_cast<uint8_t *>(T.data) + T.byte_offset;
+  if (llvm::makeArrayRef(Strides) == R.getStrides() ||
+      R.getNumElements() <= 1) {
+    if (!R.getBytes().empty())
+      std::memcpy(Base, R.getBytes().data(), R.getBytes().size());
+    return;
+  }
+  const unsigned Size = getElementByteSize(R.getElementType());
+  const uint8_t *In = R.getBytes().data();
+  runtime::forEachIndex(R.getShape(), [&](llvm::ArrayRef<int64_t> Index) {
+    int64_t Dst = 0;
+    for (size_t I = 0; I < Index.size(); ++I)
+      Dst += Index[I] * Strides[I];
+    std::memcpy(Base + Dst * Size, In + R.getOffset(Index) * Size, Size);
+  });
+}
+
+} // namespace
+
+struct strider_model {
+  std::shared_ptr<const engine::Model> M;
+  InfoList Inputs, Outputs;
+};
+
+struct strider_session_options {
+  engine::SessionOptions Opts;
+};
+
+struct strider_session {
+  const strider_model *Model = nullptr;
+  std::unique_ptr<engine::Session> S;
+  /// The specialization of the last prepare or run, and its outputs.
+  engine::Specialization *Current = nullptr;
+  InfoList Outputs;
+};
+
+extern "C" {
+
+const char *strider_version(void) { return STRIDER_VERSION_STRING; }
+int strider_api_version(void) { return STRIDER_API_VERSION; }
+const char *strider_last_error(void) { return LastError.c_str(); }
+
+strider_status strider_model_load(const char *path, strider_model **model) {
+  return guarded([&]() -> strider_status {
+    if (!model)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_model_load: model is NULL");
+    *model = nullptr;
+    if (!path)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_model_load: path is NULL");
+    auto M = engine::Model::load(path);
+    if (!M)
+      return fail(STRIDER_ERROR_MODEL, M.takeError());
+    auto Result = std::make_unique<strider_model>();
+    Result->M = std::move(*M);
+    for (const Value *In : Result->M->getInputs())
+      Result->Inputs.push_back(
+          std::make_unique<TensorInfo>(In->getName(), In->getType()));
+    for (const Value *Out : Result->M->getOutputs())
+      Result->Outputs.push_back(
+          std::make_unique<TensorInfo>(Out->getName(), Out->getType()));
+    *model = Result.release();
+    return STRIDER_OK;
+  });
+}
+
+void strider_model_free(strider_model *model) { delete model; }
+
+size_t strider_model_num_inputs(const strider_model *model) {
+  return model ? model->Inputs.size() : 0;
+}
+
+size_t strider_model_num_outputs(const strider_model *model) {
+  return model ? model->Outputs.size() : 0;
+}
+
+static strider_status getInfo(const InfoList *List, size_t Index,
+                              strider_tensor_info *Info, const char *Fn) {
+  if (!List || !Info)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                llvm::Twine(Fn) + ": a pointer argument is NULL");
+  if (Index >= List->size())
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                llvm::Twine(Fn) + ": index " + llvm::Twine(Index) +
+                    " is out of range (there are " +
+                    llvm::Twine(List->size()) + ")");
+  (*List)[Index]->fill(Info);
+  return STRIDER_OK;
+}
+
+strider_status strider_model_input_info(const strider_model *model,
+                                        size_t index,
+                                        strider_tensor_info *info) {
+  return getInfo(model ? &model->Inputs : nullptr, index, info,
+                 "strider_model_input_info");
+}
+
+strider_status strider_model_output_info(const strider_model *model,
+                                         size_t index,
+                                         strider_tensor_info *info) {
+  return getInfo(model ? &model->Outputs : nullptr, index, info,
+                 "strider_model_output_info");
+}
+
+strider_status
+strider_session_options_create(strider_session_options **options) {
+  return guarded([&]() -> strider_status {
+    if (!options)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_options_create: options is NULL");
+    *options = new strider_session_options();
+    return STRIDER_OK;
+  });
+}
+
+void strider_session_options_free(strider_session_options *options) {
+  delete options;
+}
+
+strider_status
+strider_session_options_set_threads(strider_session_options *options,
+                                    int threads) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_threads: options is NULL");
+  if (threads < 1)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "threads must be at least 1 (got " + llvm::Twine(threads) +
+                    ")");
+  options->Opts.Threads = threads;
+  return STRIDER_OK;
+}
+
+strider_status
+strider_session_options_set_backend(strider_session_options *options,
+                                    const char *backend) {
+  if (!options || !backend)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_backend: a pointer is NULL");
+  llvm::StringRef B(backend);
+  if (B == "cpu")
+    options->Opts.Kind = engine::Backend::CPU;
+  else if (B == "reference")
+    options->Opts.Kind = engine::Backend::Reference;
+  else if (B == "cuda")
+    return fail(STRIDER_ERROR_UNSUPPORTED,
+                "the cuda backend cannot run models yet (available: cpu, "
+                "reference)");
+  else
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "unknown backend '" + B + "' (available: cpu, reference)");
+  return STRIDER_OK;
+}
+
+strider_status
+strider_session_options_set_device(strider_session_options *options,
+                                   DLDevice device) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_device: options is NULL");
+  if (device.device_type != kDLCPU || device.device_id != 0)
+    return fail(STRIDER_ERROR_UNSUPPORTED,
+                "device (type " + llvm::Twine(int(device.device_type)) +
+                    ", id " + llvm::Twine(device.device_id) +
+                    ") is not available: this build runs on kDLCPU device "
+                    "0 only");
+  return STRIDER_OK;
+}
+
+strider_status strider_session_options_set_dim(strider_session_options *options,
+                                               const char *symbol,
+                                               int64_t size) {
+  return guarded([&]() -> strider_status {
+    if (!options || !symbol)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_options_set_dim: a pointer is NULL");
+    if (size < 0)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "dim '" + llvm::Twine(symbol) + "' cannot be " +
+                      llvm::Twine(size));
+    options->Opts.Dims[symbol] = size;
+    return STRIDER_OK;
+  });
+}
+
+strider_status
+strider_session_options_set_optimize(strider_session_options *options,
+                                     int optimize) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_optimize: options is NULL");
+  options->Opts.Optimize = optimize != 0;
+  return STRIDER_OK;
+}
+
+strider_status strider_session_create(const strider_model *model,
+                                      const strider_session_options *options,
+                                      strider_session **session) {
+  return guarded([&]() -> strider_status {
+    if (!session)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_create: session is NULL");
+    *session = nullptr;
+    if (!model)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_create: model is NULL");
+    engine::SessionOptions Opts = options ? options->Opts
+                                          : engine::SessionOptions();
+    auto S = engine::Session::create(model->M, Opts);
+    if (!S)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT, S.takeError());
+    auto Result = std::make_unique<strider_session>();
+    Result->Model = model;
+    Result->S = std::move(*S);
+    *session = Result.release();
+    return STRIDER_OK;
+  });
+}
+
+void strider_session_free(strider_session *session) { delete session; }
+
+/// Checks \p Inputs against the model's inputs (count, element types,
+/// ranks, static dims) and makes \p Session's specialization theirs.
+static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
+                              size_t NumInputs, bool NeedData) {
+  if (!Session)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT, "session is NULL");
+  const engine::Model &M = Session->S->getModel();
+  llvm::ArrayRef<const Value *> Want = M.getInputs();
+  if (NumInputs != Want.size())
+    return fail(STRIDER_ERROR_TENSOR,
+                "the model has " + llvm::Twine(Want.size()) +
+                    " inputs, got " + llvm::Twine(NumInputs));
+  if (NumInputs && !Inputs)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT, "inputs is NULL");
+  engine::ShapeKey Key;
+  for (size_t I = 0; I < NumInputs; ++I) {
+    const std::string &Name = Want[I]->getName();
+    const std::string What = "input " + std::to_string(I) + " ('" + Name + "')";
+    if (strider_status St = checkTensor(Inputs[I], What, NeedData))
+      return St;
+    const TensorType &T = Want[I]->getType();
+    const ElementType Elt = fromDL(Inputs[I].dtype);
+    if (T.getElementType() != ElementType::Unknown &&
+        Elt != T.getElementType())
+      return fail(STRIDER_ERROR_TENSOR,
+                  What + " has element type " + getElementTypeName(Elt) +
+                      ", the model expects " +
+                      getElementTypeName(T.getElementType()));
+    const std::vector<int64_t> Shape = shapeOf(Inputs[I]);
+    if (T.hasRank()) {
+      bool Ok = Shape.size() == T.getRank();
+      for (unsigned D = 0; Ok && D < T.getRank(); ++D)
+        Ok = !T.getDim(D).isStatic() || T.getDim(D).getSize() == Shape[D];
+      if (!Ok)
+        return fail(STRIDER_ERROR_TENSOR, What + " has shape " +
+                                              shapeString(Shape) +
+                                              ", the model expects " +
+                                              T.str());
+    }
+    Key[Name] = {Elt, Shape};
+  }
+  auto S = Session->S->prepare(Key);
+  if (!S)
+    return fail(STRIDER_ERROR_RUN, S.takeError());
+  if (*S != Session->Current) {
+    Session->Current = *S;
+    Session->Outputs.clear();
+    for (const Value *Out : (*S)->G->getOutputs())
+      Session->Outputs.push_back(std::make_unique<TensorInfo>(
+          Out->getName(), Out->getType().withLayout(Layout())));
+  }
+  return STRIDER_OK;
+}
+
+strider_status strider_session_prepare(strider_session *session,
+                                       const DLTensor *inputs,
+                                       size_t num_inputs) {
+  return guarded([&]() -> strider_status { return prepare(session, inputs, num_inputs, false); });
+}
+
+strider_status strider_session_output_info(const strider_session *session,
+                                           size_t index,
+                                           strider_tensor_info *info) {
+  if (session && !session->Current)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_output_info: the session has not been "
+                "prepared or run yet (output shapes depend on the inputs)");
+  return getInfo(session ? &session->Outputs : nullptr, index, info,
+                 "strider_session_output_info");
+}
+
+strider_status strider_session_run(strider_session *session,
+                                   const DLTensor *inputs, size_t num_inputs,
+                                   DLTensor *outputs, size_t num_outputs) {
+  return guarded([&]() -> strider_status {
+    if (strider_status St = prepare(session, inputs, num_inputs, true))
+      return St;
+    const InfoList &Outs = session->Outputs;
+    if (num_outputs != Outs.size())
+      return fail(STRIDER_ERROR_TENSOR,
+                  "the model has " + llvm::Twine(Outs.size()) +
+                      " outputs, got " + llvm::Twine(num_outputs));
+    if (num_outputs && !outputs)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT, "outputs is NULL");
+    for (size_t I = 0; I < num_outputs; ++I) {
+      const TensorInfo &Want = *Outs[I];
+      const std::string What =
+          "output " + std::to_string(I) + " ('" + Want.Name + "')";
+      if (strider_status St = checkTensor(outputs[I], What, true))
+        return St;
+      if (fromDL(outputs[I].dtype) != fromDL(Want.DType))
+        return fail(STRIDER_ERROR_TENSOR,
+                    What + " has element type " +
+                        describeDL(outputs[I].dtype) + ", the model writes " +
+                        describeDL(Want.DType));
+      if (shapeOf(outputs[I]) != Want.Shape)
+        return fail(STRIDER_ERROR_TENSOR,
+                    What + " has shape " + shapeString(shapeOf(outputs[I])) +
+                        ", the model writes " + shapeString(Want.Shape));
+    }
+    const engine::Model &M = session->S->getModel();
+    runtime::TensorMap Feeds;
+    for (size_t I = 0; I < num_inputs; ++I)
+      Feeds[M.getInputs()[I]->getName()] = readTensor(inputs[I]);
+    auto Results = session->S->run(*session->Current, Feeds);
+    if (!Results)
+      return fail(STRIDER_ERROR_RUN, Results.takeError());
+    for (size_t I = 0; I < num_outputs; ++I)
+      writeTensor(Results->at(Outs[I]->Name), outputs[I]);
+    return STRIDER_OK;
+  });
+}
+
+size_t strider_session_num_programs_built(const strider_session *session) {
+  return session ? session->S->getNumBuilt() : 0;
+}
+
+} // extern "C"
