@@ -1,0 +1,349 @@
+//===- CAPITest.cpp - The C API through libstrider only --------------------===//
+//
+// Links libstrider and nothing else of Strider, as an outside program
+// does. The model is examples/resnet_block.onnx (input image N x 3 x 32 x
+// 32, output logits N x 10).
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/strider.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+const char *modelPath() { return STRIDER_SAMPLE_MODEL; }
+
+DLTensor view(void *Data, DLDataType Type, std::vector<int64_t> &Shape,
+              int64_t *Strides = nullptr) {
+  DLTensor T;
+  std::memset(&T, 0, sizeof T);
+  T.data = Data;
+  T.device = DLDevice{kDLCPU, 0};
+  T.ndim = int32_t(Shape.size());
+  T.dtype = Type;
+  T.shape = Shape.data();
+  T.strides = Strides;
+  return T;
+}
+
+const DLDataType F32{kDLFloat, 32, 1};
+
+/// A deterministic N x 3 x 32 x 32 image, row-major.
+std::vector<float> image(int64_t N) {
+  std::vector<float> V(size_t(N * 3 * 32 * 32));
+  for (size_t I = 0; I < V.size(); ++I)
+    V[I] = float((I * 2654435761u) % 1000) / 500.0f - 1.0f;
+  return V;
+}
+
+struct Fixture : testing::Test {
+  strider_model *M = nullptr;
+  void SetUp() override {
+    ASSERT_EQ(strider_model_load(modelPath(), &M), STRIDER_OK)
+        << strider_last_error();
+  }
+  void TearDown() override { strider_model_free(M); }
+
+  strider_session *session(const char *Backend = "cpu", int Threads = 1) {
+    strider_session_options *O = nullptr;
+    EXPECT_EQ(strider_session_options_create(&O), STRIDER_OK);
+    EXPECT_EQ(strider_session_options_set_backend(O, Backend), STRIDER_OK);
+    EXPECT_EQ(strider_session_options_set_threads(O, Threads), STRIDER_OK);
+    strider_session *S = nullptr;
+    EXPECT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+        << strider_last_error();
+    strider_session_options_free(O);
+    return S;
+  }
+
+  /// Logits of \p S for \p Input (N x 3 x 32 x 32 with \p Strides).
+  std::vector<float> run(strider_session *S, std::vector<float> &Input,
+                         int64_t N, int64_t *Strides = nullptr) {
+    std::vector<int64_t> InShape{N, 3, 32, 32}, OutShape{N, 10};
+    std::vector<float> Out(size_t(N * 10), -1.0f);
+    DLTensor In = view(Input.data(), F32, InShape, Strides);
+    DLTensor O = view(Out.data(), F32, OutShape);
+    EXPECT_EQ(strider_session_run(S, &In, 1, &O, 1), STRIDER_OK)
+        << strider_last_error();
+    return Out;
+  }
+};
+
+TEST(CAPI, Version) {
+  EXPECT_EQ(strider_api_version(), STRIDER_API_VERSION);
+  EXPECT_STRNE(strider_version(), "");
+}
+
+TEST(CAPI, LoadErrors) {
+  strider_model *M = reinterpret_cast<strider_model *>(1);
+  EXPECT_EQ(strider_model_load(nullptr, &M), STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(M, nullptr);
+  EXPECT_EQ(strider_model_load(modelPath(), nullptr),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(strider_model_load("/nonexistent/model.onnx", &M),
+            STRIDER_ERROR_MODEL);
+  EXPECT_NE(std::string(strider_last_error()).find("/nonexistent/model.onnx"),
+            std::string::npos)
+      << strider_last_error();
+  std::string Garbage = testing::TempDir() + "capi-garbage.onnx";
+  std::ofstream(Garbage) << "not a model";
+  EXPECT_EQ(strider_model_load(Garbage.c_str(), &M), STRIDER_ERROR_MODEL);
+  EXPECT_NE(std::string(strider_last_error()).find("capi-garbage.onnx"),
+            std::string::npos)
+      << strider_last_error();
+  EXPECT_EQ(M, nullptr);
+  strider_model_free(nullptr);
+  strider_session_free(nullptr);
+  strider_session_options_free(nullptr);
+}
+
+TEST_F(Fixture, Introspection) {
+  ASSERT_EQ(strider_model_num_inputs(M), 1u);
+  ASSERT_EQ(strider_model_num_outputs(M), 1u);
+  strider_tensor_info I;
+  ASSERT_EQ(strider_model_input_info(M, 0, &I), STRIDER_OK);
+  EXPECT_STREQ(I.name, "image");
+  EXPECT_EQ(I.dtype.code, kDLFloat);
+  EXPECT_EQ(I.dtype.bits, 32);
+  ASSERT_EQ(I.ndim, 4);
+  EXPECT_EQ(I.shape[0], -1);
+  EXPECT_STREQ(I.dim_names[0], "N");
+  EXPECT_EQ(I.shape[1], 3);
+  EXPECT_EQ(I.dim_names[1], nullptr);
+  EXPECT_EQ(I.shape[3], 32);
+  for (int D = 0; D < 4; ++D)
+    EXPECT_EQ(I.dim_order[D], D);
+  EXPECT_STREQ(I.layout, "nchw");
+  strider_tensor_info O;
+  ASSERT_EQ(strider_model_output_info(M, 0, &O), STRIDER_OK);
+  EXPECT_STREQ(O.name, "logits");
+  ASSERT_EQ(O.ndim, 2);
+  EXPECT_STREQ(O.dim_names[0], "N");
+  EXPECT_EQ(O.shape[1], 10);
+  EXPECT_EQ(strider_model_input_info(M, 1, &I),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(strider_last_error()).find("out of range"),
+            std::string::npos);
+  EXPECT_EQ(strider_model_output_info(nullptr, 0, &O),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(strider_model_output_info(M, 0, nullptr),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(Fixture, RunMatchesTheReferenceAndCachesByShape) {
+  strider_session *Cpu = session("cpu", 2);
+  strider_session *Ref = session("reference");
+  strider_tensor_info O;
+  EXPECT_EQ(strider_session_output_info(Cpu, 0, &O),
+            STRIDER_ERROR_INVALID_ARGUMENT); // Not prepared yet.
+  for (int64_t N : {2, 3, 2}) {
+    std::vector<float> In = image(N);
+    std::vector<float> Got = run(Cpu, In, N), Want = run(Ref, In, N);
+    ASSERT_EQ(Got.size(), Want.size());
+    for (size_t I = 0; I < Got.size(); ++I)
+      EXPECT_NEAR(Got[I], Want[I], 1e-4 + 1e-3 * std::fabs(Want[I])) << I;
+    ASSERT_EQ(strider_session_output_info(Cpu, 0, &O), STRIDER_OK);
+    ASSERT_EQ(O.ndim, 2);
+    EXPECT_EQ(O.shape[0], N);
+    EXPECT_EQ(O.dim_names[0], nullptr);
+  }
+  // Batch 2 ran twice: its program was reused.
+  EXPECT_EQ(strider_session_num_programs_built(Cpu), 2u);
+  strider_session_free(Cpu);
+  strider_session_free(Ref);
+}
+
+TEST_F(Fixture, CallerStridesAreRead) {
+  strider_session *S = session();
+  const int64_t N = 2;
+  std::vector<float> Nchw = image(N);
+  std::vector<float> Want = run(S, Nchw, N);
+  // The same image stored NHWC.
+  std::vector<float> Nhwc(Nchw.size());
+  for (int64_t B = 0; B < N; ++B)
+    for (int64_t C = 0; C < 3; ++C)
+      for (int64_t P = 0; P < 32 * 32; ++P)
+        Nhwc[size_t((B * 1024 + P) * 3 + C)] =
+            Nchw[size_t((B * 3 + C) * 1024 + P)];
+  int64_t NhwcStrides[] = {32 * 32 * 3, 1, 32 * 3, 3};
+  EXPECT_EQ(run(S, Nhwc, N, NhwcStrides), Want);
+  // Every other element of a buffer twice the size: not dense.
+  std::vector<float> Sparse(Nchw.size() * 2, 99.0f);
+  for (size_t I = 0; I < Nchw.size(); ++I)
+    Sparse[2 * I] = Nchw[I];
+  int64_t SparseStrides[] = {2 * 3 * 1024, 2 * 1024, 2 * 32, 2};
+  EXPECT_EQ(run(S, Sparse, N, SparseStrides), Want);
+  // Outputs written column-major, at a byte offset.
+  std::vector<int64_t> OutShape{N, 10}, InShape{N, 3, 32, 32};
+  int64_t OutStrides[] = {1, N};
+  std::vector<float> Col(size_t(N * 10) + 4, -1.0f);
+  DLTensor In = view(Nchw.data(), F32, InShape);
+  DLTensor O = view(Col.data(), F32, OutShape, OutStrides);
+  O.byte_offset = 4 * sizeof(float);
+  ASSERT_EQ(strider_session_run(S, &In, 1, &O, 1), STRIDER_OK)
+      << strider_last_error();
+  for (int64_t B = 0; B < N; ++B)
+    for (int64_t K = 0; K < 10; ++K)
+      EXPECT_EQ(Col[size_t(4 + K * N + B)], Want[size_t(B * 10 + K)]);
+  strider_session_free(S);
+}
+
+/// \p Status and the message saying \p Text.
+#define EXPECT_FAILS(Call, Status, Text)                                       \
+  do {                                                                         \
+    EXPECT_EQ((Call), (Status));                                               \
+    EXPECT_NE(std::string(strider_last_error()).find(Text), std::string::npos) \
+        << strider_last_error();                                               \
+  } while (0)
+
+TEST_F(Fixture, BadTensorsAreRefused) {
+  strider_session *S = session();
+  std::vector<float> Data = image(1), Out(10);
+  std::vector<int64_t> Shape{1, 3, 32, 32}, OutShape{1, 10};
+  DLTensor In = view(Data.data(), F32, Shape);
+  DLTensor O = view(Out.data(), F32, OutShape);
+  EXPECT_FAILS(strider_session_run(S, &In, 0, &O, 1), STRIDER_ERROR_TENSOR,
+               "has 1 inputs, got 0");
+  EXPECT_FAILS(strider_session_run(S, nullptr, 1, &O, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "inputs is NULL");
+  EXPECT_FAILS(strider_session_run(nullptr, &In, 1, &O, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_FAILS(strider_session_run(S, &In, 1, &O, 2), STRIDER_ERROR_TENSOR,
+               "has 1 outputs, got 2");
+  EXPECT_FAILS(strider_session_run(S, &In, 1, nullptr, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "outputs is NULL");
+
+  DLTensor Bad = In;
+  Bad.dtype = DLDataType{kDLInt, 64, 1};
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "element type i64, the model expects f32");
+  Bad = In;
+  Bad.dtype = DLDataType{kDLFloat, 32, 4};
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "does not support");
+  Bad = In;
+  Bad.device = DLDevice{kDLCUDA, 0};
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "device type 2");
+  Bad = In;
+  Bad.data = nullptr;
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "has no data");
+  std::vector<int64_t> Small{1, 3, 16, 16};
+  Bad = view(Data.data(), F32, Small);
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "has shape [1, 3, 16, 16], the model expects");
+  std::vector<int64_t> Rank3{3, 32, 32};
+  Bad = view(Data.data(), F32, Rank3);
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "has shape [3, 32, 32]");
+  std::vector<int64_t> Negative{-1, 3, 32, 32};
+  Bad = view(Data.data(), F32, Negative);
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "negative dim");
+
+  std::vector<int64_t> WrongOut{2, 10};
+  DLTensor BadOut = view(Out.data(), F32, WrongOut);
+  EXPECT_FAILS(strider_session_run(S, &In, 1, &BadOut, 1),
+               STRIDER_ERROR_TENSOR, "has shape [2, 10], the model writes [1, 10]");
+  BadOut = O;
+  BadOut.dtype = DLDataType{kDLFloat, 64, 1};
+  EXPECT_FAILS(strider_session_run(S, &In, 1, &BadOut, 1),
+               STRIDER_ERROR_TENSOR, "output 0 ('logits') has element type");
+  // The failures changed nothing: a good run still works.
+  EXPECT_EQ(strider_session_run(S, &In, 1, &O, 1), STRIDER_OK)
+      << strider_last_error();
+  strider_session_free(S);
+}
+
+TEST_F(Fixture, BadOptionsAreRefused) {
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  EXPECT_FAILS(strider_session_options_set_threads(O, 0),
+               STRIDER_ERROR_INVALID_ARGUMENT, "at least 1");
+  EXPECT_FAILS(strider_session_options_set_backend(O, "gpu"),
+               STRIDER_ERROR_INVALID_ARGUMENT, "unknown backend 'gpu'");
+  EXPECT_FAILS(strider_session_options_set_backend(O, "cuda"),
+               STRIDER_ERROR_UNSUPPORTED, "cuda");
+  EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLCUDA, 0}),
+               STRIDER_ERROR_UNSUPPORTED, "kDLCPU");
+  EXPECT_EQ(strider_session_options_set_device(O, DLDevice{kDLCPU, 0}),
+            STRIDER_OK);
+  EXPECT_FAILS(strider_session_options_set_dim(O, "N", -2),
+               STRIDER_ERROR_INVALID_ARGUMENT, "cannot be -2");
+  EXPECT_FAILS(strider_session_options_set_threads(nullptr, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "NULL");
+  ASSERT_EQ(strider_session_options_set_dim(O, "bogus", 3), STRIDER_OK);
+  strider_session *S = nullptr;
+  EXPECT_FAILS(strider_session_create(M, O, &S),
+               STRIDER_ERROR_INVALID_ARGUMENT, "dim 'bogus'");
+  EXPECT_EQ(S, nullptr);
+  EXPECT_FAILS(strider_session_create(nullptr, nullptr, &S),
+               STRIDER_ERROR_INVALID_ARGUMENT, "model is NULL");
+  strider_session_options_free(O);
+  // A bound dim the inputs contradict.
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_dim(O, "N", 2), STRIDER_OK);
+  ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK);
+  strider_session_options_free(O);
+  std::vector<float> Data = image(1);
+  std::vector<int64_t> Shape{1, 3, 32, 32};
+  DLTensor In = view(Data.data(), F32, Shape);
+  EXPECT_FAILS(strider_session_prepare(S, &In, 1), STRIDER_ERROR_RUN,
+               "'N'");
+  strider_session_free(S);
+}
+
+TEST_F(Fixture, ErrorsArePerThread) {
+  strider_model *Bad = nullptr;
+  ASSERT_EQ(strider_model_load("/nonexistent/a.onnx", &Bad),
+            STRIDER_ERROR_MODEL);
+  std::thread T([] {
+    strider_model *Other = nullptr;
+    EXPECT_STREQ(strider_last_error(), "");
+    EXPECT_EQ(strider_model_load("/nonexistent/b.onnx", &Other),
+              STRIDER_ERROR_MODEL);
+    EXPECT_NE(std::string(strider_last_error()).find("b.onnx"),
+              std::string::npos);
+  });
+  T.join();
+  EXPECT_NE(std::string(strider_last_error()).find("a.onnx"),
+            std::string::npos);
+}
+
+TEST_F(Fixture, SessionsRunConcurrently) {
+  const int64_t N = 2;
+  std::vector<float> In = image(N);
+  strider_session *Single = session();
+  std::vector<float> Want = run(Single, In, N);
+  strider_session_free(Single);
+  strider_session *A = session("cpu", 1), *B = session("cpu", 2);
+  std::vector<std::vector<float>> GotA, GotB;
+  std::thread TA([&] {
+    for (int I = 0; I < 10; ++I)
+      GotA.push_back(run(A, In, N));
+  });
+  std::thread TB([&] {
+    for (int I = 0; I < 10; ++I)
+      GotB.push_back(run(B, In, N));
+  });
+  TA.join();
+  TB.join();
+  for (const auto &G : GotA)
+    EXPECT_EQ(G, Want);
+  for (const auto &G : GotB)
+    EXPECT_EQ(G, Want);
+  strider_session_free(A);
+  strider_session_free(B);
+}
+
+} // namespace
