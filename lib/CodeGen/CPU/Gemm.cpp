@@ -364,28 +364,67 @@ GemmBlocking getGemmBlocking() {
 }
 
 /// All panels of an operand of \p Extent rows (A) or columns (B), \p Width
-/// per panel, through \p P (either packer kind: the same signature).
+/// per panel, through \p P (either packer kind: the same signature), into
+/// \p Dst.
 template <typename Packer>
-static PackedOperand packWhole(const Packer &P, int64_t Extent, int64_t K,
-                               int Width) {
+static void packWhole(const Packer &P, int64_t Extent, int64_t K, int Width,
+                      float *Dst) {
   const int64_t Panels = (Extent + Width - 1) / Width;
+  for (int64_t I = 0; I < Panels; ++I)
+    P.pack(I * Width, int(std::min<int64_t>(Width, Extent - I * Width)), 0, K,
+           Width, Dst + I * K * Width);
+}
+
+static size_t packedSize(int64_t Extent, int64_t K, int Width) {
+  return size_t((Extent + Width - 1) / Width * K * Width);
+}
+
+static PackedOperand viewPacked(const float *Data, int64_t Extent, int64_t K,
+                                int Width) {
   PackedOperand Out;
   Out.K = K;
   Out.Extent = Extent;
   Out.Width = Width;
-  Out.Data = allocateFloats(size_t(Panels * K * Width));
-  for (int64_t I = 0; I < Panels; ++I)
-    P.pack(I * Width, int(std::min<int64_t>(Width, Extent - I * Width)), 0, K,
-           Width, Out.Data.get() + I * K * Width);
+  Out.View = Data;
   return Out;
 }
 
+size_t getPackedASize(int64_t M, int64_t K) {
+  return packedSize(M, K, getGemmBlocking().MR);
+}
+
+size_t getPackedBSize(int64_t N, int64_t K) {
+  return packedSize(N, K, getGemmBlocking().NR);
+}
+
+void packAInto(const APacker &P, int64_t M, int64_t K, float *Dst) {
+  packWhole(P, M, K, getGemmBlocking().MR, Dst);
+}
+
+void packBInto(const BPacker &P, int64_t N, int64_t K, float *Dst) {
+  packWhole(P, N, K, getGemmBlocking().NR, Dst);
+}
+
+PackedOperand viewPackedA(const float *Data, int64_t M, int64_t K) {
+  return viewPacked(Data, M, K, getGemmBlocking().MR);
+}
+
+PackedOperand viewPackedB(const float *Data, int64_t N, int64_t K) {
+  return viewPacked(Data, N, K, getGemmBlocking().NR);
+}
+
 PackedOperand packA(const APacker &P, int64_t M, int64_t K) {
-  return packWhole(P, M, K, getGemmBlocking().MR);
+  PackedOperand Out = viewPacked(nullptr, M, K, getGemmBlocking().MR);
+  Out.Data = allocateFloats(getPackedASize(M, K));
+  packAInto(P, M, K, Out.Data.get());
+  return Out;
 }
 
 PackedOperand packB(const BPacker &P, int64_t N, int64_t K) {
-  return packWhole(P, N, K, getGemmBlocking().NR);
+  PackedOperand Out = viewPacked(nullptr, N, K, getGemmBlocking().NR);
+  Out.Data = allocateFloats(getPackedBSize(N, K));
+  packBInto(P, N, K, Out.Data.get());
+  return Out;
 }
 
 namespace {

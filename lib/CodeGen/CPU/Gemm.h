@@ -81,6 +81,15 @@ struct PackedOperand {
 /// Packs all of an operand through \p P (an A packer when \p IsA).
 PackedOperand packA(const APacker &P, int64_t M, int64_t K);
 PackedOperand packB(const BPacker &P, int64_t N, int64_t K);
+/// Floats a whole packed A of M x K (B of K x N) takes on this machine.
+size_t getPackedASize(int64_t M, int64_t K);
+size_t getPackedBSize(int64_t N, int64_t K);
+/// packA / packB into \p Dst (getPacked?Size floats), and an operand
+/// viewing panels packed that way elsewhere.
+void packAInto(const APacker &P, int64_t M, int64_t K, float *Dst);
+void packBInto(const BPacker &P, int64_t N, int64_t K, float *Dst);
+PackedOperand viewPackedA(const float *Data, int64_t M, int64_t K);
+PackedOperand viewPackedB(const float *Data, int64_t N, int64_t K);
 
 /// What happens to a tile after its sum: + bias (per column of C, or per
 /// row), + residual (a tensor laid out as C), then the activation.

@@ -356,15 +356,24 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
   if (X->getType().getElementType() != ElementType::F32)
     return false;
-  std::vector<float> W = getConstantFloats(N.getOperand(1));
-  if (W.empty())
+  const Value *WV = N.getOperand(1);
+  if (!isConstantF32(WV))
     return false;
+  // The weights are read only where something is derived from them (not
+  // at all when a DerivedStore holds it all).
+  std::vector<float> W;
+  auto Weights = [&]() -> const std::vector<float> & {
+    if (W.empty())
+      W = getConstantFloats(WV);
+    return W;
+  };
   std::vector<float> Bias;
   if (N.hasOperand(2)) {
     Bias = getConstantFloats(N.getOperand(2));
     if (Bias.empty())
       return false;
   }
+  const std::string Key = "conv/" + N.getResult(0)->getName();
   auto Plan = std::make_shared<ConvPlan>();
   ConvShape &S = Plan->S;
   // Written straight into the Concat that reads the result, at its
@@ -431,14 +440,14 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     }
     // Weights tap-major, channels padded to a vector multiple.
     const int64_t CP = (S.Cin + 63) / 64 * 64;
-    auto WP =
-        std::make_shared<AlignedFloats>(allocateFloats(size_t(Taps * CP)));
-    std::fill(WP->get(), WP->get() + Taps * CP, 0.0f);
-    for (int64_t C = 0; C < S.Cin; ++C)
-      for (int64_t T = 0; T < Taps; ++T)
-        WP->get()[T * CP + C] = W[C * Taps + T];
+    const float *WP = L.deriveFloats(
+        Key + "/taps" + std::to_string(CP), size_t(Taps * CP), [&](float *Dst) {
+          const std::vector<float> &WR = Weights();
+          for (int64_t C = 0; C < S.Cin; ++C)
+            for (int64_t T = 0; T < Taps; ++T)
+              Dst[T * CP + C] = WR[size_t(C * Taps + T)];
+        });
     DP.WeightStride = CP;
-    L.own(WP);
     ProgramImpl *PP = &P;
     const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
     const int64_t XCS = S.XC, YCS = S.YC;
@@ -454,11 +463,11 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
           const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
           for (int64_t B = 0; B < Batch; ++B) {
             if (Planar)
-              runDepthwisePlanar(DP, XCS, YCS, Xp + B * XBS, WP->get(),
+              runDepthwisePlanar(DP, XCS, YCS, Xp + B * XBS, WP,
                                  Plan->Bias->get(), Rp ? Rp + B * YBS : nullptr,
                                  Plan->Act, Yp + B * YBS, Threads);
             else
-              runDepthwise(DP, Xp + B * XBS, WP->get(), Plan->Bias->get(),
+              runDepthwise(DP, Xp + B * XBS, WP, Plan->Bias->get(),
                            Rp ? Rp + B * YBS : nullptr, Plan->Act, Yp + B * YBS,
                            Threads);
           }
@@ -532,23 +541,23 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                                   KH * S.Dilation[1] * DI.RowStride +
                                   KW * S.Dilation[2] * DI.PixelStride);
   }
-  const std::vector<float> &WR = W;
   for (int64_t G = 0; G < S.Group; ++G) {
+    const std::string GroupKey = Key + "/g" + std::to_string(G);
     if (Plan->PixelRows) {
       // B[k][n] = W[G*OG + n][c][tap], k = tap * CG + c.
-      auto F = [&WR, G, OG, CG, Taps](int64_t Nn, int64_t Kk) {
+      auto F = [&Weights, G, OG, CG, Taps](int64_t Nn, int64_t Kk) {
         int64_t Tap = Kk / CG, C = Kk % CG;
-        return WR[((G * OG + Nn) * CG + C) * Taps + Tap];
+        return Weights()[((G * OG + Nn) * CG + C) * Taps + Tap];
       };
       WeightPacker<decltype(F)> WPk(F);
-      Plan->Weights.push_back(packB(WPk, OG, K));
+      Plan->Weights.push_back(L.packConstantB(GroupKey, WPk, OG, K));
     } else {
       // A[m][k] = W[G*OG + m][c][tap], k = c * Taps + tap.
-      auto F = [&WR, G, OG, K](int64_t M, int64_t Kk) {
-        return WR[(G * OG + M) * K + Kk];
+      auto F = [&Weights, G, OG, K](int64_t M, int64_t Kk) {
+        return Weights()[(G * OG + M) * K + Kk];
       };
       WeightPacker<decltype(F)> WPk(F);
-      Plan->Weights.push_back(packA(WPk, OG, K));
+      Plan->Weights.push_back(L.packConstantA(GroupKey, WPk, OG, K));
     }
   }
   L.own(Plan);

@@ -139,9 +139,16 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
   if (X->getType().getElementType() != ElementType::F32 ||
       Y->getType().getElementType() != ElementType::F32)
     return false;
-  std::vector<float> W = getConstantFloats(N.getOperand(1));
-  if (W.empty())
+  const Value *WV = N.getOperand(1);
+  if (!isConstantF32(WV))
     return false;
+  // Read only where a DerivedStore does not hold the packed form.
+  std::vector<float> W;
+  auto Weights = [&]() -> const std::vector<float> & {
+    if (W.empty())
+      W = getConstantFloats(WV);
+    return W;
+  };
   std::vector<float> Bias;
   if (N.hasOperand(2)) {
     Bias = getConstantFloats(N.getOperand(2));
@@ -178,23 +185,24 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
                               S.Dilation[D], S.PadBegin[D]);
   }
   // W is [Cin][OG][taps]; group G's input channels come first.
-  const std::vector<float> &WR = W;
+  const std::string Key = "convtranspose/" + Y->getName();
   for (int64_t G = 0; G < S.Group; ++G) {
+    const std::string GroupKey = Key + "/g" + std::to_string(G);
     if (Plan->PixelRows) {
       // B[c][tap * OG + m].
-      auto F = [&WR, G, CG, OG, Taps](int64_t Col, int64_t C) {
+      auto F = [&Weights, G, CG, OG, Taps](int64_t Col, int64_t C) {
         const int64_t Tap = Col / OG, M = Col % OG;
-        return WR[size_t(((G * CG + C) * OG + M) * Taps + Tap)];
+        return Weights()[size_t(((G * CG + C) * OG + M) * Taps + Tap)];
       };
       WeightPacker<decltype(F)> WP(F);
-      Plan->Weights.push_back(packB(WP, ColN, CG));
+      Plan->Weights.push_back(L.packConstantB(GroupKey, WP, ColN, CG));
     } else {
       // A[m * Taps + tap][c].
-      auto F = [&WR, G, CG, OG, Taps](int64_t Row, int64_t C) {
-        return WR[size_t((G * CG + C) * OG * Taps + Row)];
+      auto F = [&Weights, G, CG, OG, Taps](int64_t Row, int64_t C) {
+        return Weights()[size_t((G * CG + C) * OG * Taps + Row)];
       };
       WeightPacker<decltype(F)> WP(F);
-      Plan->Weights.push_back(packA(WP, ColN, CG));
+      Plan->Weights.push_back(L.packConstantA(GroupKey, WP, ColN, CG));
     }
   }
   Plan->Bias = makePaddedFloats(Bias, S.Cout);

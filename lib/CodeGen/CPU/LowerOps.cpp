@@ -40,13 +40,16 @@ std::string withTail(std::string Name, const FusedTail &T) {
 }
 
 /// Element function over a row-major matrix, as a GEMM operand packer.
-class MatrixPacker final : public BPacker {
+/// Packs a constant matrix, read (row-major) on the first pack() call.
+class LazyMatrixPacker final : public BPacker {
 public:
-  MatrixPacker(const std::vector<float> &M, int64_t RowStride,
-               int64_t ColStride, float Scale)
-      : M(M), RowStride(RowStride), ColStride(ColStride), Scale(Scale) {}
+  LazyMatrixPacker(const Value *V, int64_t RowStride, int64_t ColStride,
+                   float Scale)
+      : V(V), RowStride(RowStride), ColStride(ColStride), Scale(Scale) {}
   void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
             float *Dst) const override {
+    if (M.empty())
+      M = getConstantFloats(V);
     for (int64_t K = 0; K < KC; ++K)
       for (int C = 0; C < NR; ++C)
         Dst[K * NR + C] =
@@ -56,7 +59,8 @@ public:
   }
 
 private:
-  const std::vector<float> &M;
+  const Value *V;
+  mutable std::vector<float> M;
   int64_t RowStride, ColStride;
   float Scale;
 };
@@ -216,8 +220,7 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     return false;
   if (!N.getOperand(1)->getConstantData())
     return lowerGemmOfActivations(L, N, Tail);
-  std::vector<float> B = getConstantFloats(N.getOperand(1));
-  if (B.empty())
+  if (!isConstantF32(N.getOperand(1)))
     return false;
   const float Alpha = N.getFloatAttr("alpha", 1.0f);
   const float Beta = N.getFloatAttr("beta", 1.0f);
@@ -229,8 +232,11 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const int64_t NC = TB ? BS[0] : BS[1];
   auto Plan = std::make_shared<MatmulPlan>();
   Plan->Act = Tail.Act;
-  MatrixPacker BP(B, TB ? 1 : NC, TB ? K : 1, Alpha);
-  Plan->B = packB(BP, NC, K);
+  {
+    // B is read only when a DerivedStore does not hold it packed.
+    LazyMatrixPacker BP(N.getOperand(1), TB ? 1 : NC, TB ? K : 1, Alpha);
+    Plan->B = L.packConstantB("gemm/" + N.getResult(0)->getName(), BP, NC, K);
+  }
   if (N.hasOperand(2)) {
     std::vector<float> C = getConstantFloats(N.getOperand(2));
     auto CS = N.getOperand(2)->getType().getStaticShape();
@@ -308,8 +314,7 @@ bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
     return lowerMatMulOfActivations(L, N, Tail);
   if (BT.getRank() != 2)
     return false;
-  std::vector<float> B = getConstantFloats(N.getOperand(1));
-  if (B.empty())
+  if (!isConstantF32(N.getOperand(1)))
     return false;
   auto AS = A->getType().getStaticShape();
   auto AStr = getStrides(A->getType());
@@ -326,8 +331,11 @@ bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
       return false;
   auto Plan = std::make_shared<MatmulPlan>();
   Plan->Act = Tail.Act;
-  MatrixPacker BP(B, NC, 1, 1.0f);
-  Plan->B = packB(BP, NC, K);
+  {
+    LazyMatrixPacker BP(N.getOperand(1), NC, 1, 1.0f);
+    Plan->B = L.packConstantB("matmul/" + N.getResult(0)->getName(), BP, NC,
+                              K);
+  }
   return addMatmulStep(L, N, Tail, A, Batch, M, K, AStr[R - 2], AStr[R - 1],
                        ABatch, Plan, M * NC, "matmul");
 }

@@ -62,6 +62,52 @@ std::vector<float> cpu::getConstantFloats(const Value *V) {
   return Out;
 }
 
+bool cpu::isConstantF32(const Value *V) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  return D && D->getElementType() == ElementType::F32 &&
+         D->getNumElements() > 0;
+}
+
+DerivedStore::~DerivedStore() = default;
+
+const float *
+LoweringContext::deriveFloats(llvm::StringRef Key, size_t Count,
+                              llvm::function_ref<void(float *)> Fill) {
+  if (Derived)
+    if (const float *Stored = Derived->find(Key, Count))
+      return Stored;
+  auto Data = std::make_shared<AlignedFloats>(allocateFloats(Count));
+  std::fill(Data->get(), Data->get() + Count, 0.0f);
+  Fill(Data->get());
+  if (Derived)
+    Derived->add(Key, Data->get(), Count);
+  return own(Data)->get();
+}
+
+PackedOperand LoweringContext::packConstantA(llvm::StringRef Key,
+                                             const APacker &Packer, int64_t M,
+                                             int64_t K) {
+  const std::string Full =
+      (Key + "/A" + llvm::Twine(getGemmBlocking().MR)).str();
+  return viewPackedA(deriveFloats(Full, getPackedASize(M, K),
+                                  [&](float *Dst) {
+                                    packAInto(Packer, M, K, Dst);
+                                  }),
+                     M, K);
+}
+
+PackedOperand LoweringContext::packConstantB(llvm::StringRef Key,
+                                             const BPacker &Packer, int64_t N,
+                                             int64_t K) {
+  const std::string Full =
+      (Key + "/B" + llvm::Twine(getGemmBlocking().NR)).str();
+  return viewPackedB(deriveFloats(Full, getPackedBSize(N, K),
+                                  [&](float *Dst) {
+                                    packBInto(Packer, N, K, Dst);
+                                  }),
+                     N, K);
+}
+
 std::shared_ptr<AlignedFloats>
 cpu::makePaddedFloats(llvm::ArrayRef<float> Values, int64_t Count) {
   const int64_t Padded = (Count + 63) / 64 * 64 + 64;
@@ -617,6 +663,7 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   auto P = std::make_unique<ProgramImpl>();
   P->Threads = std::max(1, Opts.Threads);
   LoweringContext L(G, *P);
+  L.setDerivedStore(Opts.Derived);
 
   std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
   for (size_t I = 0; I < Order.size(); ++I)

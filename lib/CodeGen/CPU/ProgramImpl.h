@@ -101,6 +101,8 @@ ChannelOrder getChannelOrder(const TensorType &T);
 
 /// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
 std::vector<float> getConstantFloats(const Value *V);
+/// Whether \p V is an f32 constant with elements (reads none of them).
+bool isConstantF32(const Value *V);
 
 /// \p Values in an aligned array zero-padded to a multiple of 64 entries
 /// plus 64 (vector loads of any tile past the last entry stay inside).
@@ -166,6 +168,24 @@ public:
   void addStep(StepInfo Info, std::vector<BufferId> Reads,
                std::vector<BufferId> Writes, std::function<void()> Run);
 
+  /// Constant floats derived from weights, under \p Key (see
+  /// DerivedStore): the store's copy when it has \p Count of them, else
+  /// made by \p Fill into zeroed, 64-byte aligned storage the program
+  /// owns (and handed to the store).
+  const float *deriveFloats(llvm::StringRef Key, size_t Count,
+                            llvm::function_ref<void(float *)> Fill);
+  /// A constant GEMM operand packed through deriveFloats; \p Key names
+  /// the node and operand (the blocking is added).
+  PackedOperand packConstantA(llvm::StringRef Key, const APacker &P,
+                              int64_t M, int64_t K);
+  PackedOperand packConstantB(llvm::StringRef Key, const BPacker &P,
+                              int64_t N, int64_t K);
+  void setDerivedStore(std::shared_ptr<DerivedStore> S) {
+    Derived = std::move(S);
+    if (Derived)
+      P.Owned.push_back(Derived);
+  }
+
   /// Keeps \p Data alive as long as the program; returns its pointer.
   template <typename T> T *own(std::shared_ptr<T> Data) {
     P.Owned.push_back(Data);
@@ -175,6 +195,7 @@ public:
 private:
   const Graph &G;
   ProgramImpl &P;
+  std::shared_ptr<DerivedStore> Derived;
   llvm::DenseMap<const Value *, BufferId> BufferOf;
   llvm::DenseMap<const Node *, size_t> NodeIndex, RunIndex;
   llvm::DenseSet<const Value *> InConcatSlot;

@@ -29,9 +29,29 @@ class Graph;
 
 namespace cpu {
 
+/// Constant data the lowering derives from a graph's weights (GEMM
+/// panels, reordered depthwise taps), under keys that name the node, what
+/// was derived and the SIMD blocking it was derived for. A lowering looks
+/// each array up here before computing it, and reports what it computed:
+/// a compiled artifact is a store filled by one lowering and read by the
+/// next, which then never reads the weights it was packed from.
+class DerivedStore {
+public:
+  virtual ~DerivedStore();
+  /// The \p Count floats stored under \p Key (64-byte aligned, readable up
+  /// to the next multiple of 16 floats), or null.
+  virtual const float *find(llvm::StringRef Key, size_t Count) const = 0;
+  /// \p Data (\p Count floats) was derived under \p Key; it lives as long
+  /// as the program.
+  virtual void add(llvm::StringRef Key, const float *Data, size_t Count) = 0;
+};
+
 struct CPUOptions {
   /// Threads each kernel splits its work over (1: the caller's thread).
   int Threads = 1;
+  /// Derived constants to reuse and record; null: everything is derived
+  /// from the weights. The program keeps a reference.
+  std::shared_ptr<DerivedStore> Derived;
 };
 
 /// One kernel call of a program, for reports (--verbose).
