@@ -4,7 +4,8 @@
 // the graph as it reads, so values must be defined before they are used. Any
 // malformed input gives a located error, never an assertion: every check the
 // IR core asserts (unique names, valid layouts, data sizes) happens here
-// first.
+// first. `dense_external<OFFSET>` constants become views of the external
+// blob, which readGraphFile maps only when the text refers to it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
-
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace strider;
 using namespace strider::asmsyntax;
@@ -31,21 +32,34 @@ static constexpr uint64_t MaxSplatBytes = uint64_t(1) << 30;
 
 namespace {
 
-/// The contents of `dense<...>` before the type is known.
+/// The contents of `dense<...>` or `dense_external<...>` before the type is
+/// known.
 struct DenseLiteral {
-  enum FormKind { Splat, List, Hex };
+  enum FormKind { Splat, List, Hex, External };
   const char *Loc = nullptr;
   FormKind Form = Splat;
   /// Element literals (one for a splat).
   std::vector<Token> Elements;
   /// The hex string token.
   Token HexData;
+  /// The offset of external data in the blob.
+  uint64_t Offset = 0;
 };
+
+/// Supplies the external blob the first time a constant needs it; errors
+/// say why it is missing ("cannot be read: ...").
+using ExternalDataLoader = llvm::function_ref<llvm::Expected<ExternalData>()>;
 
 class Parser {
 public:
-  Parser(llvm::StringRef Text, llvm::StringRef BufferName)
-      : Lex(Text), BufferName(BufferName), G(std::make_unique<Graph>()) {
+  /// \p External is the blob, or null to call \p Load (if given) when the
+  /// first `dense_external` needs it; \p WeightsName names it in messages.
+  Parser(llvm::StringRef Text, llvm::StringRef BufferName,
+         const ExternalData *External, std::string WeightsName,
+         ExternalDataLoader Load = nullptr)
+      : Lex(Text), BufferName(BufferName), External(External),
+        WeightsName(std::move(WeightsName)), LoadExternal(Load),
+        G(std::make_unique<Graph>()) {
     consume();
   }
 
@@ -95,12 +109,20 @@ private:
   bool parseDenseLiteral(DenseLiteral &Out);
   bool buildTensorData(const DenseLiteral &L, const TensorType &T,
                        TensorDataRef &Out);
+  bool buildExternalData(const DenseLiteral &L, const TensorType &T,
+                         uint64_t NumBytes, TensorDataRef &Out);
   bool encodeElement(const Token &T, ElementType Ty,
                      std::vector<uint8_t> &Bytes);
   bool checkNewValueName(const Token &NameTok, const std::string &Name);
 
   AsmLexer Lex;
   llvm::StringRef BufferName;
+  /// The blob of dense_external data, once known.
+  const ExternalData *External;
+  std::string WeightsName;
+  ExternalDataLoader LoadExternal;
+  /// What LoadExternal returned.
+  llvm::Optional<ExternalData> Loaded;
   Token Tok;
   std::unique_ptr<Graph> G;
   llvm::Optional<std::string> Error;
@@ -381,9 +403,32 @@ static bool isElementLiteral(const Token &T) {
          T.isIdentifier("inf") || T.isIdentifier("nan");
 }
 
+static bool isDenseKeyword(const Token &T) {
+  return T.isIdentifier("dense") || T.isIdentifier("dense_external");
+}
+
 bool Parser::parseDenseLiteral(DenseLiteral &Out) {
   Out.Loc = Tok.getLoc();
-  if (expectKeyword("dense") || expect(TokenKind::Less, "'<'"))
+  if (Tok.isIdentifier("dense_external")) {
+    consume();
+    Out.Form = DenseLiteral::External;
+    if (expect(TokenKind::Less, "'<'"))
+      return true;
+    if (!Tok.is(TokenKind::Integer))
+      return emitError("expected the data's byte offset in the weights file");
+    if (Tok.Text.startswith("-") || Tok.Text.getAsInteger(10, Out.Offset))
+      return emitError("dense_external offset " + spell(Tok) +
+                       " is out of range");
+    if (Out.Offset % 64)
+      return emitError("dense_external offset " + spell(Tok) +
+                       " is not a multiple of 64");
+    consume();
+    return expect(TokenKind::Greater, "'>'");
+  }
+  if (!Tok.isIdentifier("dense"))
+    return emitError("expected 'dense' or 'dense_external'");
+  consume();
+  if (expect(TokenKind::Less, "'<'"))
     return true;
   if (Tok.is(TokenKind::String)) {
     Out.Form = DenseLiteral::Hex;
@@ -517,8 +562,13 @@ bool Parser::buildTensorData(const DenseLiteral &L, const TensorType &T,
   if (llvm::MulOverflow(NumElements, EltSize, NumBytes))
     return emitError(L.Loc, "constant of type " + T.str() + " is too large");
 
+  if (L.Form == DenseLiteral::External)
+    return buildExternalData(L, T, uint64_t(NumBytes), Out);
+
   std::vector<uint8_t> Bytes;
   switch (L.Form) {
+  case DenseLiteral::External:
+    llvm_unreachable("handled above");
   case DenseLiteral::Hex: {
     llvm::StringRef Hex = L.HexData.Text.drop_front().drop_back();
     if (!Hex.consume_front("0x") && !Hex.consume_front("0X"))
@@ -567,6 +617,35 @@ bool Parser::buildTensorData(const DenseLiteral &L, const TensorType &T,
   }
   }
   llvm::Expected<TensorDataRef> D = TensorData::create(T, std::move(Bytes));
+  if (!D)
+    return emitError(L.Loc, llvm::toString(D.takeError()));
+  Out = std::move(*D);
+  return false;
+}
+
+bool Parser::buildExternalData(const DenseLiteral &L, const TensorType &T,
+                               uint64_t NumBytes, TensorDataRef &Out) {
+  if (!External && !Loaded) {
+    if (!LoadExternal)
+      return emitError(L.Loc, "dense_external<...> needs the weights file " +
+                                  WeightsName + ", which was not given");
+    llvm::Expected<ExternalData> Data = LoadExternal();
+    if (!Data)
+      return emitError(L.Loc, "dense_external<...> needs the weights file " +
+                                  WeightsName + ", which " +
+                                  llvm::toString(Data.takeError()));
+    Loaded = std::move(*Data);
+  }
+  const ExternalData &Blob = External ? *External : *Loaded;
+  uint64_t Size = Blob.Bytes.size();
+  if (L.Offset > Size || NumBytes > Size - L.Offset)
+    return emitError(L.Loc, "dense_external<" + llvm::Twine(L.Offset) +
+                                "> : " + T.str() + " needs " +
+                                llvm::Twine(NumBytes) + " bytes at offset " +
+                                llvm::Twine(L.Offset) + ", but " + Blob.Name +
+                                " has " + llvm::Twine(Size));
+  llvm::Expected<TensorDataRef> D = TensorData::createView(
+      T, Blob.Bytes.slice(L.Offset, NumBytes), Blob.Owner);
   if (!D)
     return emitError(L.Loc, llvm::toString(D.takeError()));
   Out = std::move(*D);
@@ -684,7 +763,7 @@ bool Parser::parseAttrValue(Attribute &Out) {
     consume();
     return parseAttrList(Prefix, Out);
   }
-  if (Tok.isIdentifier("dense")) {
+  if (isDenseKeyword(Tok)) {
     DenseLiteral L;
     TensorType T;
     TensorDataRef D;
@@ -957,7 +1036,57 @@ llvm::Expected<std::unique_ptr<Graph>> Parser::run() {
 }
 
 llvm::Expected<std::unique_ptr<Graph>>
-strider::parseGraph(llvm::StringRef Text, llvm::StringRef BufferName) {
-  Parser P(Text, BufferName);
+strider::parseGraph(llvm::StringRef Text, llvm::StringRef BufferName,
+                    const ExternalData *External) {
+  Parser P(Text, BufferName, External, (BufferName + ".weights").str());
+  return P.run();
+}
+
+static llvm::Error makeFileError(llvm::StringRef Path, const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Path + ": " + Msg);
+}
+
+/// Maps \p Path; errors say "cannot be read: <why>" without the path.
+static llvm::Expected<ExternalData> mapWeightsFile(llvm::StringRef Path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buf =
+      llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot be read: " +
+                                       Buf.getError().message());
+  std::shared_ptr<llvm::MemoryBuffer> Owner = std::move(*Buf);
+  ExternalData Data;
+  Data.Bytes = llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(Owner->getBufferStart()),
+      Owner->getBufferSize());
+  Data.Owner = std::move(Owner);
+  Data.Name = Path.str();
+  return Data;
+}
+
+llvm::Expected<ExternalData> strider::readExternalData(llvm::StringRef Path) {
+  llvm::Expected<ExternalData> Data = mapWeightsFile(Path);
+  if (!Data)
+    return makeFileError(Path, llvm::toString(Data.takeError()));
+  return Data;
+}
+
+llvm::Expected<std::unique_ptr<Graph>>
+strider::readGraphFile(llvm::StringRef Path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Text =
+      llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  bool Stdin = Path == "-";
+  std::string BufferName = Stdin ? std::string("<stdin>") : Path.str();
+  if (!Text)
+    return makeFileError(BufferName,
+                         "cannot read file: " + Text.getError().message());
+  std::string WeightsPath = BufferName + ".weights";
+  auto Load = [&]() { return mapWeightsFile(WeightsPath); };
+  // Standard input has no weights file next to it.
+  Parser P((*Text)->getBuffer(), BufferName, nullptr, WeightsPath,
+           Stdin ? ExternalDataLoader() : ExternalDataLoader(Load));
   return P.run();
 }

@@ -2,7 +2,8 @@
 //
 // Writes a graph as `.lir` text (docs/LangRef.md). Everything is printed in
 // a fixed order so that the output is deterministic, and in forms the parser
-// reads back to the same graph.
+// reads back to the same graph. Large constants may go to an external blob
+// instead, referenced by offset.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "strider/IR/Graph.h"
 
 #include "llvm/ADT/APInt.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/raw_ostream.h"
@@ -151,6 +153,11 @@ private:
 };
 } // namespace
 
+/// Whether \p D prints as a splat, `dense<V>`.
+static bool printsAsSplat(const TensorData &D) {
+  return D.getNumElements() > 0 && D.isSplat() && ElementPrinter(D).isExact(0);
+}
+
 /// Print `dense<...>` without the type.
 static void printDenseLiteral(llvm::raw_ostream &OS, const TensorData &D) {
   OS << "dense<";
@@ -187,6 +194,65 @@ static void printDenseLiteral(llvm::raw_ostream &OS, const TensorData &D) {
   OS << "\">";
 }
 
+ExternalDataWriter::~ExternalDataWriter() = default;
+
+/// Bytes of zeros that pad an entry of \p Size bytes to a multiple of 64.
+static size_t getPadding(uint64_t Size) { return size_t(-Size & 63); }
+
+uint64_t ExternalDataBuffer::write(llvm::ArrayRef<uint8_t> Data) {
+  uint64_t Offset = Bytes.size();
+  Bytes.insert(Bytes.end(), Data.begin(), Data.end());
+  Bytes.resize(Bytes.size() + getPadding(Data.size()), 0);
+  return Offset;
+}
+
+uint64_t ExternalDataStream::write(llvm::ArrayRef<uint8_t> Data) {
+  static const char Zeros[64] = {};
+  uint64_t Offset = Size;
+  OS.write(reinterpret_cast<const char *>(Data.data()), Data.size());
+  size_t Pad = getPadding(Data.size());
+  OS.write(Zeros, Pad);
+  Size += Data.size() + Pad;
+  return Offset;
+}
+
+namespace {
+/// Prints constant data inline or as references into an external blob,
+/// writing each TensorData object to the blob once.
+class DataPrinter {
+public:
+  explicit DataPrinter(const PrintOptions &Opts) : Opts(Opts) {}
+
+  /// Print `dense<...>` or `dense_external<OFFSET>`, without the type.
+  void printLiteral(llvm::raw_ostream &OS, const TensorData &D) {
+    if (!goesExternal(D))
+      return printDenseLiteral(OS, D);
+    auto [It, Inserted] = Offsets.try_emplace(&D, 0);
+    if (Inserted) {
+      It->second = Opts.External->write(D.getBytes());
+      assert(It->second % 64 == 0 && "external data offset not 64-aligned");
+    }
+    OS << "dense_external<" << It->second << '>';
+  }
+
+  /// Print the literal and the type.
+  void printTyped(llvm::raw_ostream &OS, const TensorData &D) {
+    printLiteral(OS, D);
+    OS << " : " << D.getType();
+  }
+
+private:
+  bool goesExternal(const TensorData &D) const {
+    return Opts.External && !D.getBytes().empty() &&
+           D.getBytes().size() >= Opts.MinExternalBytes && !printsAsSplat(D);
+  }
+
+  const PrintOptions &Opts;
+  /// Only looked up, never iterated: the output stays deterministic.
+  llvm::DenseMap<const TensorData *, uint64_t> Offsets;
+};
+} // namespace
+
 void strider::printTensorData(const TensorData &D, llvm::raw_ostream &OS) {
   printDenseLiteral(OS, D);
   OS << " : " << D.getType();
@@ -200,7 +266,8 @@ static void printFloat(llvm::raw_ostream &OS, float F) {
   OS << formatFloatLiteral(llvm::APFloat(F));
 }
 
-void strider::printAttribute(const Attribute &A, llvm::raw_ostream &OS) {
+static void printAttributeImpl(const Attribute &A, llvm::raw_ostream &OS,
+                               DataPrinter &Data) {
   switch (A.getKind()) {
   case AttrKind::Int:
     OS << A.getInt();
@@ -238,10 +305,16 @@ void strider::printAttribute(const Attribute &A, llvm::raw_ostream &OS) {
     if (!A.getTensor())
       OS << "<<null tensor>>";
     else
-      printTensorData(*A.getTensor(), OS);
+      Data.printTyped(OS, *A.getTensor());
     return;
   }
   llvm_unreachable("unknown attribute kind");
+}
+
+void strider::printAttribute(const Attribute &A, llvm::raw_ostream &OS) {
+  PrintOptions Inline;
+  DataPrinter Data(Inline);
+  printAttributeImpl(A, OS, Data);
 }
 
 //===----------------------------------------------------------------------===//
@@ -305,12 +378,13 @@ static void printModelLine(const Graph &G, llvm::raw_ostream &OS) {
     OS << "model {" << Fields << "}\n";
 }
 
-static void printInput(const Value &In, llvm::raw_ostream &OS) {
+static void printInput(const Value &In, llvm::raw_ostream &OS,
+                       DataPrinter &Data) {
   printValueName(OS, In.getName());
   OS << ": " << In.getType();
   if (const TensorDataRef &D = In.getDefaultData()) {
     OS << " = ";
-    printDenseLiteral(OS, *D);
+    Data.printLiteral(OS, *D);
     // The data's type is the input's unless stated.
     if (D->getType() != In.getType())
       OS << " : " << D->getType();
@@ -332,7 +406,8 @@ static void printLocation(const Graph &G, const Node &N,
   OS << ')';
 }
 
-static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS) {
+static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS,
+                      DataPrinter &Data) {
   OS << "  ";
   if (N.getNumResults()) {
     for (unsigned I = 0; I < N.getNumResults(); ++I) {
@@ -361,7 +436,7 @@ static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS) {
     llvm::interleaveComma(N.getAttrs(), OS, [&](const NamedAttribute &A) {
       printIdentifier(OS, A.Name);
       OS << " = ";
-      printAttribute(A.Value, OS);
+      printAttributeImpl(A.Value, OS, Data);
     });
     OS << '}';
   }
@@ -382,6 +457,12 @@ static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS) {
 }
 
 void strider::printGraph(const Graph &G, llvm::raw_ostream &OS) {
+  printGraph(G, OS, PrintOptions());
+}
+
+void strider::printGraph(const Graph &G, llvm::raw_ostream &OS,
+                         const PrintOptions &Opts) {
+  DataPrinter Data(Opts);
   printModelLine(G, OS);
   OS << "graph @";
   printIdentifier(OS, G.getName());
@@ -396,11 +477,11 @@ void strider::printGraph(const Graph &G, llvm::raw_ostream &OS) {
       OS << "\n    ";
     else if (I)
       OS << ' ';
-    printInput(*G.getInputs()[I], OS);
+    printInput(*G.getInputs()[I], OS, Data);
   }
   OS << ") {\n";
   for (const Node *N : G.nodes())
-    printNode(G, *N, OS);
+    printNode(G, *N, OS, Data);
   OS << "  return";
   for (unsigned I = 0; I < G.getOutputs().size(); ++I) {
     OS << (I ? ", " : " ");

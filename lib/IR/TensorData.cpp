@@ -13,8 +13,8 @@
 
 using namespace strider;
 
-llvm::Expected<TensorDataRef>
-TensorData::create(const TensorType &Type, std::vector<uint8_t> Bytes) {
+/// Checks that \p Type can hold constant data of \p NumBytes bytes.
+static llvm::Error checkDataType(const TensorType &Type, uint64_t NumBytes) {
   if (!Type.hasStaticShape())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "constant of type " + Type.str() +
@@ -30,12 +30,27 @@ TensorData::create(const TensorType &Type, std::vector<uint8_t> Bytes) {
                                          " is too large");
     Expected *= uint64_t(D);
   }
-  if (Expected != Bytes.size())
+  if (Expected != NumBytes)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "constant of type " + Type.str() + " needs " + llvm::Twine(Expected) +
-            " bytes of data, got " + llvm::Twine(uint64_t(Bytes.size())));
+            " bytes of data, got " + llvm::Twine(NumBytes));
+  return llvm::Error::success();
+}
+
+llvm::Expected<TensorDataRef>
+TensorData::create(const TensorType &Type, std::vector<uint8_t> Bytes) {
+  if (llvm::Error E = checkDataType(Type, Bytes.size()))
+    return E;
   return TensorDataRef(new TensorData(Type, std::move(Bytes)));
+}
+
+llvm::Expected<TensorDataRef>
+TensorData::createView(const TensorType &Type, llvm::ArrayRef<uint8_t> Bytes,
+                       std::shared_ptr<const void> Owner) {
+  if (llvm::Error E = checkDataType(Type, Bytes.size()))
+    return E;
+  return TensorDataRef(new TensorData(Type, Bytes, std::move(Owner)));
 }
 
 template <typename T>

@@ -2,7 +2,8 @@
 //
 // Reads an ONNX model, canonicalizes it, chooses a layout for every
 // activation and writes an output directory: the optimized, layout-explicit
-// model (model.onnx, and as textual IR with its layouts, model.lir), the
+// model (model.onnx, and as textual IR with its layouts, model.lir, whose
+// large constants are raw bytes in model.lir.weights), the
 // layout report (report.json, report.txt) and a
 // Graphviz view (layout.dot, plus layout.svg when `dot` is installed). The
 // directory is written under a temporary name and renamed into place, so a
@@ -160,6 +161,24 @@ static llvm::Error writeText(llvm::StringRef Dir, llvm::StringRef Name,
     W(OS);
     return llvm::Error::success();
   });
+}
+
+/// Write \p G to \p Dir/model.lir, its constants of 1 KiB or more to
+/// \p Dir/model.lir.weights (streamed, not held in memory twice).
+static llvm::Error writeTextualIR(const Graph &G, llvm::StringRef Dir) {
+  llvm::SmallString<256> LirPath(Dir);
+  llvm::sys::path::append(LirPath, "model.lir");
+  std::string WeightsPath = (LirPath + ".weights").str();
+  return writeOutputFile(
+      WeightsPath, [&](llvm::raw_ostream &WOS) -> llvm::Error {
+        ExternalDataStream Weights(WOS);
+        PrintOptions Print;
+        Print.External = &Weights;
+        return writeOutputFile(LirPath, [&](llvm::raw_ostream &OS) {
+          printGraph(G, OS, Print);
+          return llvm::Error::success();
+        });
+      });
 }
 
 /// Whether an existing \p Dir may be replaced: empty, or an earlier output.
@@ -326,9 +345,7 @@ static int compile() {
           writeText(Staging, "report.txt",
                     [&](llvm::raw_ostream &OS) { Report.printText(OS); }))
     return Cleanup(std::move(E));
-  if (llvm::Error E =
-          writeText(Staging, "model.lir",
-                    [&](llvm::raw_ostream &OS) { printGraph(G, OS); }))
+  if (llvm::Error E = writeTextualIR(G, Staging))
     return Cleanup(std::move(E));
   if (llvm::Error E =
           writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
@@ -378,6 +395,8 @@ int main(int argc, char **argv) {
       "Transposes)\n"
       "  OUTDIR/model.lir     the same as textual IR, layouts in its types "
       "(what strider-run runs)\n"
+      "  OUTDIR/model.lir.weights  model.lir's constants of 1 KiB or more "
+      "(raw bytes)\n"
       "  OUTDIR/report.json   every value's layout and why, every relayout, "
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"

@@ -1,7 +1,8 @@
 //===- strider-opt.cpp - Run passes on textual IR -------------------------===//
 //
-// Reads a .lir graph, verifies it, runs the requested passes (verifying
-// after each), and prints the result. The driver of Strider's lit tests.
+// Reads a .lir graph (with its .lir.weights file, if it has one), verifies
+// it, runs the requested passes (verifying after each), and prints the
+// result. The driver of Strider's lit tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "Common/LayoutFlags.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,6 +41,16 @@ static cl::opt<bool>
     VerifyEach("verify-each",
                cl::desc("Verify the graph after each pass (default on)"),
                cl::init(true), cl::cat(StriderCat));
+static cl::opt<bool> ExternalWeights(
+    "external-weights",
+    cl::desc("Write constants of 1 KiB or more to <output>.weights and "
+             "print them as dense_external<OFFSET> (needs -o <file>)"),
+    cl::init(false), cl::cat(StriderCat));
+static cl::opt<uint64_t> ExternalWeightsMinBytes(
+    "external-weights-min-bytes",
+    cl::desc("With --external-weights, the smallest constant (in bytes) "
+             "written to the weights file (default 1024)"),
+    cl::init(1024), cl::cat(StriderCat));
 static cl::opt<bool> SplitInputFile(
     "split-input-file",
     cl::desc("Split the input on '// -----' lines and process each chunk "
@@ -93,11 +105,13 @@ static bool checkLayoutFlags() {
 static cl::list<const PassInfo *, bool, cl::parser<const PassInfo *>>
     PassList(cl::desc("Passes, run in the order given:"), cl::cat(StriderCat));
 
-/// Parse, verify, transform and print one buffer. Returns false on error
-/// (already reported on stderr).
+/// Parse, verify, transform and print one buffer, its dense_external data
+/// in \p Weights (may be null), its large constants as \p Print says.
+/// Returns false on error (already reported on stderr).
 static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
-                          llvm::raw_ostream &OS) {
-  auto GraphOrErr = parseGraph(Text, BufferName);
+                          const ExternalData *Weights,
+                          const PrintOptions &Print, llvm::raw_ostream &OS) {
+  auto GraphOrErr = parseGraph(Text, BufferName, Weights);
   if (!GraphOrErr) {
     llvm::errs() << llvm::toString(GraphOrErr.takeError()) << "\n";
     return false;
@@ -120,7 +134,7 @@ static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
     llvm::errs() << llvm::toString(std::move(E)) << "\n";
     return false;
   }
-  printGraph(G, OS);
+  printGraph(G, OS, Print);
   if (LayoutReportFile == "-")
     for (size_t I = FirstReport; I < Reports.size(); ++I)
       printReport(Reports[I], OS);
@@ -153,6 +167,16 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (ExternalWeights && OutputFilename == "-") {
+    llvm::errs() << "strider-opt: --external-weights needs -o <file>\n";
+    return 1;
+  }
+  if (ExternalWeights && SplitInputFile) {
+    llvm::errs() << "strider-opt: --external-weights cannot be used with "
+                    "--split-input-file\n";
+    return 1;
+  }
+
   auto BufOrErr = readInputFile(InputFilename);
   if (!BufOrErr) {
     llvm::errs() << "strider-opt: " << llvm::toString(BufOrErr.takeError())
@@ -162,13 +186,40 @@ int main(int argc, char **argv) {
   llvm::StringRef Text = (*BufOrErr)->getBuffer();
   std::string BufferName =
       InputFilename == "-" ? std::string("<stdin>") : InputFilename.getValue();
+  // The input's weights file, mapped (not read) when there is one; without
+  // it, dense_external data is a parse error.
+  llvm::Optional<ExternalData> Weights;
+  std::string WeightsPath = BufferName + ".weights";
+  if (InputFilename != "-" && llvm::sys::fs::exists(WeightsPath)) {
+    llvm::Expected<ExternalData> W = readExternalData(WeightsPath);
+    if (!W) {
+      llvm::errs() << "strider-opt: " << llvm::toString(W.takeError()) << "\n";
+      return 1;
+    }
+    Weights = std::move(*W);
+  }
+  const ExternalData *InputWeights = Weights ? &*Weights : nullptr;
+  ExternalDataBuffer OutputWeights;
+  PrintOptions Print;
+  if (ExternalWeights)
+    Print.External = &OutputWeights;
+  Print.MinExternalBytes = ExternalWeightsMinBytes;
 
   bool Ok = true;
   llvm::Error WriteErr = writeOutputFile(
       OutputFilename, [&](llvm::raw_ostream &OS) -> llvm::Error {
         if (!SplitInputFile) {
-          Ok = processBuffer(Text, BufferName, OS);
-          return llvm::Error::success();
+          Ok = processBuffer(Text, BufferName, InputWeights, Print, OS);
+          if (!Ok || !ExternalWeights)
+            return llvm::Error::success();
+          // Renamed into place before the output that refers to it.
+          return writeOutputFile(
+              OutputFilename + ".weights",
+              [&](llvm::raw_ostream &WOS) -> llvm::Error {
+                const std::vector<uint8_t> &B = OutputWeights.getBytes();
+                WOS.write(reinterpret_cast<const char *>(B.data()), B.size());
+                return llvm::Error::success();
+              });
         }
         // Pad each chunk with the newlines before it so that error line
         // numbers refer to the whole file.
@@ -182,7 +233,7 @@ int main(int argc, char **argv) {
           if (!First)
             OS << "// -----\n";
           First = false;
-          Ok &= processBuffer(Chunk, BufferName, OS);
+          Ok &= processBuffer(Chunk, BufferName, InputWeights, Print, OS);
           if (Sep == llvm::StringRef::npos)
             break;
           Line += Text.slice(Start, End).count('\n');

@@ -82,12 +82,8 @@ static int exportONNX() {
     llvm::errs() << "strider-translate: --export-onnx needs -o <file>\n";
     return 1;
   }
-  auto BufOrErr = readInputFile(InputFilename);
-  if (!BufOrErr)
-    return fail(BufOrErr.takeError());
-  auto GraphOrErr = parseGraph((*BufOrErr)->getBuffer(),
-                               InputFilename == "-" ? std::string("<stdin>")
-                                                    : InputFilename.getValue());
+  // A .lir file's dense_external constants come from its .lir.weights.
+  auto GraphOrErr = readGraphFile(InputFilename);
   if (!GraphOrErr)
     return fail(GraphOrErr.takeError());
   if (llvm::Error E = verifyGraph(**GraphOrErr))

@@ -3,6 +3,8 @@
 // Immutable, shareable bytes of a constant tensor: initializers, Constant
 // node values and tensor attributes. Data is stored densely in the physical
 // order given by the type's layout, little-endian, with bool as one byte.
+// The bytes are either owned or a view of memory kept alive by an owner
+// object (e.g. a mapped weights file), so loading need not copy them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,14 @@ public:
   /// bytes (checked, returns an error otherwise).
   static llvm::Expected<TensorDataRef> create(const TensorType &Type,
                                               std::vector<uint8_t> Bytes);
+  /// Make constant data that refers to \p Bytes without copying them; the
+  /// data keeps \p Owner alive, which must keep \p Bytes valid and
+  /// unchanged (e.g. a mapped file; null if \p Bytes outlive the data).
+  /// Same checks as create(). No alignment is required, but kernels read
+  /// aligned data faster: keep \p Bytes 64-byte aligned where possible.
+  static llvm::Expected<TensorDataRef>
+  createView(const TensorType &Type, llvm::ArrayRef<uint8_t> Bytes,
+             std::shared_ptr<const void> Owner);
   /// Make data from int64 values converted to \p Elt (for shape-like
   /// constants built by the compiler).
   static TensorDataRef fromInt64(ElementType Elt,
@@ -40,6 +50,7 @@ public:
   const TensorType &getType() const { return Type; }
   ElementType getElementType() const { return Type.getElementType(); }
   int64_t getNumElements() const;
+  /// The data (owned or viewed), numElements * eltSize bytes.
   llvm::ArrayRef<uint8_t> getBytes() const { return Bytes; }
 
   /// Element \p I (physical order) converted to int64 (floats truncate).
@@ -60,12 +71,24 @@ public:
     return Type == O.Type && Bytes == O.Bytes;
   }
 
+  // Bytes may point into Owned: a copy would point into the original.
+  TensorData(const TensorData &) = delete;
+  TensorData &operator=(const TensorData &) = delete;
+
 private:
-  TensorData(TensorType Type, std::vector<uint8_t> Bytes)
-      : Type(std::move(Type)), Bytes(std::move(Bytes)) {}
+  TensorData(TensorType Type, std::vector<uint8_t> OwnedBytes)
+      : Type(std::move(Type)), Owned(std::move(OwnedBytes)), Bytes(Owned) {}
+  TensorData(TensorType Type, llvm::ArrayRef<uint8_t> Viewed,
+             std::shared_ptr<const void> Owner)
+      : Type(std::move(Type)), Owner(std::move(Owner)), Bytes(Viewed) {}
 
   TensorType Type;
-  std::vector<uint8_t> Bytes;
+  /// The bytes of data made by create() and the like; empty for a view.
+  std::vector<uint8_t> Owned;
+  /// What keeps a view's bytes alive; null for owned data.
+  std::shared_ptr<const void> Owner;
+  /// The data: Owned's bytes or the viewed ones.
+  llvm::ArrayRef<uint8_t> Bytes;
 };
 
 /// The elements (\p EltSize bytes each) of a dense tensor of logical shape

@@ -419,6 +419,145 @@ TEST(AsmParserTest, DefaultDataOfAnotherType) {
   EXPECT_EQ(*Back->getInputs()[1]->getDefaultData(), *L->getDefaultData());
 }
 
+/// \p N distinct f32 values starting at \p First.
+TensorDataRef rampData(int64_t N, float First) {
+  std::vector<float> V;
+  for (int64_t I = 0; I < N; ++I)
+    V.push_back(First + float(I));
+  return TensorData::fromFloat({N}, V);
+}
+
+TEST(AsmParserTest, ExternalData) {
+  Graph G;
+  Value *W = G.addInput("w", f32({300}));
+  W->setDefaultData(rampData(300, 1.0f)); // 1200 bytes, padded to 1216.
+  Value *S = G.addInput("s", f32({1024}));
+  S->setDefaultData(TensorData::fromFloat({1024}, std::vector<float>(1024, 2)));
+  Value *Small = G.addInput("small", f32({4}));
+  Small->setDefaultData(rampData(4, 0.5f));
+  // Two nodes share one TensorData: it is written once.
+  TensorDataRef Shared = rampData(256, -7.0f);
+  Value *Outs[2];
+  for (int I = 0; I < 2; ++I) {
+    Node *C = G.createNode(OpId::Constant, {}, {"c" + std::to_string(I)},
+                           {f32({256})});
+    C->setAttr("value", Attribute::getTensor(Shared));
+    Outs[I] = C->getResult(0);
+  }
+  // Equal bytes in another object are written again.
+  Node *Copy = G.createNode(OpId::Constant, {}, {"copy"}, {f32({256})});
+  Copy->setAttr("value", Attribute::getTensor(rampData(256, -7.0f)));
+  G.addOutput(W);
+  G.addOutput(Outs[0]);
+  G.addOutput(Outs[1]);
+  G.addOutput(Copy->getResult(0));
+
+  ExternalDataBuffer Buffer;
+  PrintOptions Opts;
+  Opts.External = &Buffer;
+  std::string Text;
+  {
+    llvm::raw_string_ostream OS(Text);
+    printGraph(G, OS, Opts);
+  }
+  EXPECT_NE(Text.find("%w: tensor<300 x f32> = dense_external<0>,"),
+            std::string::npos)
+      << Text;
+  // Splats and small data stay inline.
+  EXPECT_NE(Text.find("%s: tensor<1024 x f32> = dense<2.0>,"),
+            std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("%small: tensor<4 x f32> = dense<[0.5, 1.5, 2.5, "
+                      "3.5]>)"),
+            std::string::npos)
+      << Text;
+  std::string SharedRef = "{value = dense_external<1216> : tensor<256 x f32>}";
+  size_t First = Text.find(SharedRef);
+  ASSERT_NE(First, std::string::npos) << Text;
+  EXPECT_NE(Text.find(SharedRef, First + 1), std::string::npos) << Text;
+  EXPECT_NE(Text.find("{value = dense_external<2240> : tensor<256 x f32>}"),
+            std::string::npos)
+      << Text;
+  EXPECT_EQ(Buffer.getBytes().size(), 1216u + 1024u + 1024u);
+
+  // Parse against a copy of the blob: the constants view it, keep it alive
+  // and read back equal to the originals; printed inline, the graph is the
+  // original's inline print.
+  auto Blob = std::make_shared<std::vector<uint8_t>>(Buffer.getBytes());
+  std::weak_ptr<std::vector<uint8_t>> BlobAlive = Blob;
+  ExternalData External{*Blob, Blob, "test.lir.weights"};
+  auto Back = parseGraph(Text, "test.lir", &External);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  External.Owner.reset();
+  Blob.reset();
+  EXPECT_FALSE(BlobAlive.expired());
+  EXPECT_EQ(print(**Back), print(G));
+  const TensorData &BackW = *(*Back)->getInputs()[0]->getDefaultData();
+  EXPECT_EQ(BackW, *W->getDefaultData());
+  EXPECT_EQ(BackW.getBytes().data(), BlobAlive.lock()->data());
+  std::vector<Node *> Nodes = (*Back)->getNodeList();
+  ASSERT_EQ(Nodes.size(), 3u);
+  const TensorData &BackC = *Nodes[1]->getAttr("value")->getTensor();
+  EXPECT_EQ(BackC, *Shared);
+  EXPECT_EQ(BackC.getBytes().data(), BlobAlive.lock()->data() + 1216);
+  Back->reset();
+  EXPECT_TRUE(BlobAlive.expired());
+}
+
+TEST(AsmParserTest, ExternalDataPadding) {
+  ExternalDataBuffer Buffer;
+  EXPECT_EQ(Buffer.write({1, 2, 3}), 0u);
+  EXPECT_EQ(Buffer.write(std::vector<uint8_t>(64, 4)), 64u);
+  EXPECT_EQ(Buffer.write({}), 128u);
+  EXPECT_EQ(Buffer.write({5}), 128u);
+  ASSERT_EQ(Buffer.getBytes().size(), 192u);
+  EXPECT_EQ(Buffer.getBytes()[2], 3);
+  EXPECT_EQ(Buffer.getBytes()[3], 0);
+  EXPECT_EQ(Buffer.getBytes()[127], 4);
+  EXPECT_EQ(Buffer.getBytes()[128], 5);
+
+  // The stream writer writes the same blob.
+  std::string Streamed;
+  llvm::raw_string_ostream OS(Streamed);
+  ExternalDataStream Stream(OS);
+  EXPECT_EQ(Stream.write({1, 2, 3}), 0u);
+  EXPECT_EQ(Stream.write(std::vector<uint8_t>(64, 4)), 64u);
+  EXPECT_EQ(Stream.write({}), 128u);
+  EXPECT_EQ(Stream.write({5}), 128u);
+  EXPECT_EQ(Stream.getSize(), 192u);
+  OS.flush();
+  EXPECT_EQ(Streamed,
+            std::string(Buffer.getBytes().begin(), Buffer.getBytes().end()));
+}
+
+TEST(AsmParserTest, ExternalDataErrors) {
+  std::vector<uint8_t> Bytes(128, 0);
+  ExternalData External{Bytes, nullptr, "m.lir.weights"};
+  auto Error = [&](const char *Text, const ExternalData *E) {
+    auto G = parseGraph(Text, "m.lir", E);
+    return G ? std::string() : llvm::toString(G.takeError());
+  };
+  EXPECT_EQ(Error("graph @g(%w: tensor<4 x f32> = dense_external<0>) {\n"
+                  "  return %w\n}\n",
+                  nullptr),
+            "m.lir:1:32: error: dense_external<...> needs the weights file "
+            "m.lir.weights, which was not given");
+  EXPECT_EQ(Error("graph @g(%w: tensor<4 x f32> = dense_external<0>) {\n"
+                  "  return %w\n}\n",
+                  &External),
+            "");
+  EXPECT_EQ(Error("graph @g(%w: tensor<4 x f32> = dense_external<32>) {\n"
+                  "  return %w\n}\n",
+                  &External),
+            "m.lir:1:47: error: dense_external offset 32 is not a multiple "
+            "of 64");
+  EXPECT_EQ(Error("graph @g(%w: tensor<17 x f32> = dense_external<64>) {\n"
+                  "  return %w\n}\n",
+                  &External),
+            "m.lir:1:33: error: dense_external<64> : tensor<17 x f32> needs "
+            "68 bytes at offset 64, but m.lir.weights has 128");
+}
+
 TEST(AsmParserTest, Types) {
   std::unique_ptr<Graph> G = parseOk(R"(graph @g(
     %a: tensor<* x f32>, %b: tensor<* x ?>, %c: tensor<f32>,
@@ -680,7 +819,8 @@ TEST(AsmParserTest, GarbageNeverCrashes) {
 graph @"g g"(
     %x: tensor<N x 3 x 4 x 4 x f32, nhwc>,
     %w: tensor<2 x 2 x f16> = dense<"0x003C003C0040003C">,
-    %"b b": tensor<2 x i64> = dense<[1, -2]>) {
+    %"b b": tensor<2 x i64> = dense<[1, -2]>,
+    %e: tensor<2 x 2 x i32> = dense_external<64>) {
   %c = Constant() {value = dense<1.5> : tensor<2 x 3 x f32>} : tensor<2 x 3 x f32> loc("c")
   %y, _ = Dropout(%x, none) {seed = -3} : tensor<N x 3 x 4 x 4 x f32, [0, 2, 3, 1]> loc("f":"d") doc = "x\n\"y\""
   %z = "com.x".Op(%y) {f = [1.0, 2.5], s = strings[], t = ["a"], u = nan, v = -inf, w = ints[]} : tensor<* x ?>
@@ -688,9 +828,15 @@ graph @"g g"(
   return %y, %z
 }
 )";
-  ASSERT_TRUE(parseOk(Text));
+  // dense_external offsets are checked against this blob.
+  std::vector<uint8_t> Blob(192, 1);
+  ExternalData External{Blob, nullptr, "fuzz.lir.weights"};
+  auto Parse = [&](llvm::StringRef T) {
+    return parseGraph(T, "fuzz.lir", &External);
+  };
+  ASSERT_TRUE(bool(Parse(Text)));
   for (size_t I = 0; I < Text.size(); ++I)
-    (void)parseError(llvm::StringRef(Text).take_front(I));
+    llvm::consumeError(Parse(llvm::StringRef(Text).take_front(I)).takeError());
   std::mt19937 Rng(12345);
   const char Interesting[] = "%@\"\\<>[](){},:=.x?*-0123456789e_ \nfiaN";
   for (int Iter = 0; Iter < 3000; ++Iter) {
@@ -717,7 +863,7 @@ graph @"g g"(
       if (Mutated.empty())
         Mutated = "g";
     }
-    auto G = parseGraph(Mutated, "fuzz.lir");
+    auto G = Parse(Mutated);
     if (!G) {
       std::string Msg = llvm::toString(G.takeError());
       EXPECT_EQ(Msg.rfind("fuzz.lir:", 0), 0u) << Msg;

@@ -6,6 +6,8 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 using namespace strider;
 
@@ -88,6 +90,69 @@ TEST(TensorDataTest, CreateChecksSize) {
       {});
   EXPECT_FALSE(bool(Huge));
   llvm::consumeError(Huge.takeError());
+}
+
+TEST(TensorDataTest, ViewsAreNotCopies) {
+  std::vector<float> Values = {1.0f, -2.0f, 3.0f, 4.5f, 5.0f, 6.0f};
+  auto Storage = std::make_shared<std::vector<uint8_t>>(Values.size() * 4);
+  std::memcpy(Storage->data(), Values.data(), Storage->size());
+  const uint8_t *Raw = Storage->data();
+  std::weak_ptr<std::vector<uint8_t>> Alive = Storage;
+  TensorType Ty = TensorType::get(ElementType::F32, {2, 3});
+  auto View = TensorData::createView(Ty, *Storage, Storage);
+  ASSERT_TRUE(bool(View));
+  // The owner keeps the bytes alive as long as the data is.
+  Storage.reset();
+  EXPECT_FALSE(Alive.expired());
+  EXPECT_EQ((*View)->getBytes().data(), Raw);
+  EXPECT_EQ((*View)->getBytes().size(), 24u);
+  EXPECT_DOUBLE_EQ((*View)->getDouble(3), 4.5);
+  EXPECT_EQ((*View)->getInt(1), -2);
+  EXPECT_FALSE((*View)->isSplat());
+
+  // Equal to an owned copy, both ways.
+  TensorDataRef Owned = TensorData::fromFloat({2, 3}, Values);
+  EXPECT_EQ(**View, *Owned);
+  EXPECT_EQ(*Owned, **View);
+  EXPECT_EQ((*View)->getBytes().data(), Raw);
+
+  // withLayout copies into owned bytes that outlive the view and its owner.
+  Layout T(llvm::ArrayRef<unsigned>{1, 0});
+  TensorDataRef Transposed = (*View)->withLayout(T);
+  EXPECT_EQ(*Transposed, *Owned->withLayout(T));
+  EXPECT_NE(Transposed->getBytes().data(), Raw);
+  EXPECT_EQ(*Transposed->withLayout(Layout()), *Owned);
+  View->reset();
+  EXPECT_TRUE(Alive.expired());
+  EXPECT_EQ(Transposed->toDoubleVector(),
+            (std::vector<double>{1.0, 4.5, -2.0, 5.0, 3.0, 6.0}));
+}
+
+TEST(TensorDataTest, CreateViewChecks) {
+  uint8_t Bytes[16] = {};
+  auto Splat = TensorData::createView(TensorType::get(ElementType::I32, {4}),
+                                      Bytes, nullptr);
+  ASSERT_TRUE(bool(Splat));
+  EXPECT_TRUE((*Splat)->isSplat());
+  auto Short = TensorData::createView(TensorType::get(ElementType::F64, {4}),
+                                      Bytes, nullptr);
+  ASSERT_FALSE(bool(Short));
+  EXPECT_EQ(llvm::toString(Short.takeError()),
+            "constant of type tensor<4 x f64> needs 32 bytes of data, got 16");
+  auto Dyn = TensorData::createView(
+      TensorType(ElementType::F32, {Dim::getSymbol("N")}), Bytes, nullptr);
+  ASSERT_FALSE(bool(Dyn));
+  EXPECT_EQ(llvm::toString(Dyn.takeError()),
+            "constant of type tensor<N x f32> must have a static shape");
+  auto Unknown = TensorData::createView(
+      TensorType::get(ElementType::Unknown, {4}), Bytes, nullptr);
+  ASSERT_FALSE(bool(Unknown));
+  EXPECT_EQ(llvm::toString(Unknown.takeError()),
+            "constant has an unknown element type");
+  auto Empty = TensorData::createView(TensorType::get(ElementType::F32, {0}),
+                                      {}, nullptr);
+  ASSERT_TRUE(bool(Empty));
+  EXPECT_EQ(**Empty, *TensorData::fromFloat({0}, {}));
 }
 
 TEST(TensorDataTest, Accessors) {
