@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   llvm-14-dev llvm-14-tools
   libgtest-dev libgmock-dev libhwy-dev libdlpack-dev libonnx-testdata
+  clang-14 libclang-rt-14-dev
   python3-venv
 )
 

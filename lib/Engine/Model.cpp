@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/Engine/Artifact.h"
 #include "strider/Engine/Session.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
@@ -25,12 +27,24 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
   std::shared_ptr<Model> M(new Model());
   M->File = Path.str();
   if (llvm::sys::fs::is_directory(Path)) {
-    llvm::SmallString<256> Lir(Path), Onnx(Path);
+    llvm::SmallString<256> Art(Path), Lir(Path), Onnx(Path);
+    llvm::sys::path::append(Art, "model.strider");
     llvm::sys::path::append(Lir, "model.lir");
     llvm::sys::path::append(Onnx, "model.onnx");
-    M->File = (llvm::sys::fs::exists(Lir) ? Lir : Onnx).str().str();
+    M->File = (llvm::sys::fs::exists(Art)   ? Art
+               : llvm::sys::fs::exists(Lir) ? Lir
+                                            : Onnx)
+                  .str()
+                  .str();
   }
-  if (!llvm::StringRef(M->File).endswith(".lir")) {
+  if (llvm::StringRef(M->File).endswith(".strider")) {
+    auto A = readArtifact(M->File, cpu::getDerivedFormat());
+    if (!A)
+      return A.takeError();
+    M->G = std::move(A->G);
+    M->Derived = std::move(A->Derived);
+    M->FromArtifact = true;
+  } else if (!llvm::StringRef(M->File).endswith(".lir")) {
     ImportOptions IO;
     IO.Strict = Opts.Strict;
     IO.Warnings = &M->Warnings;
@@ -40,10 +54,8 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
     M->G = std::move(*G);
     M->FromOnnx = true;
   } else {
-    auto Buf = readInputFile(M->File);
-    if (!Buf)
-      return Buf.takeError();
-    auto G = parseGraph((*Buf)->getBuffer(), M->File);
+    // model.lir's large constants view its mapped model.lir.weights.
+    auto G = readGraphFile(M->File);
     if (!G)
       return G.takeError();
     if (llvm::Error E = verifyGraph(**G))

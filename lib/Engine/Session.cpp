@@ -121,7 +121,9 @@ Session::build(const ShapeKey &Key) {
     }
     Did += ")";
   }
-  if (!M->isFromOnnx()) {
+  if (M->isArtifact()) {
+    Did += "; layouts as compiled (artifact)";
+  } else if (!M->isFromOnnx()) {
     Did += "; layouts as compiled";
   } else if (!Opts.Optimize) {
     Did += "; not optimized";
@@ -135,6 +137,7 @@ Session::build(const ShapeKey &Key) {
   if (Opts.Kind == Backend::CPU) {
     cpu::CPUOptions CO;
     CO.Threads = Opts.Threads;
+    CO.Derived = M->getDerived();
     auto P = cpu::compileForCPU(*S->G, CO);
     if (!P)
       return P.takeError();

@@ -15,6 +15,7 @@
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/CodeGen/CPU/Tuning.h"
+#include "strider/Engine/Artifact.h"
 #include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
@@ -234,33 +235,65 @@ static bool renderSvg(llvm::StringRef Dir) {
   return false;
 }
 
+/// The CPU backend's program for \p G, when the target is a cpu-* one and
+/// every shape is static: lowered once, recording the constants it packs
+/// (for model.strider) and telling which nodes fall back.
+struct LoweredGraph {
+  bool Tried = false;
+  std::shared_ptr<cpu::DerivedStore> Recorded;
+  std::unique_ptr<cpu::Program> Program;
+  std::string Error;
+};
+
+static bool isStaticGraph(const Graph &G) {
+  for (const Node *N : G.nodes())
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (const Value *V = N->getResult(I))
+        if (!V->getType().hasStaticShape())
+          return false;
+  return true;
+}
+
+static LoweredGraph lowerForCPU(const Graph &G,
+                                const layout::LayoutOptions &Layout) {
+  LoweredGraph L;
+  for (const Node *N : G.nodes())
+    if (N->isOpaque())
+      return L;
+  if (!Layout.Target->Name.startswith("cpu-") || !isStaticGraph(G))
+    return L;
+  L.Tried = true;
+  L.Recorded = engine::createRecordingStore();
+  cpu::CPUOptions CO;
+  CO.Derived = L.Recorded;
+  auto P = cpu::compileForCPU(G, CO);
+  if (P)
+    L.Program = std::move(*P);
+  else
+    L.Error = llvm::toString(P.takeError());
+  return L;
+}
+
 /// Which nodes the target's backend would not run on its own kernels: for
 /// a cpu-* target and a static graph, the CPU backend's reference-kernel
 /// fallbacks (lowering the graph tells); otherwise the ops no backend has.
 static void printKernelCoverage(const Graph &G,
                                 const layout::LayoutOptions &Layout,
+                                const LoweredGraph &Lowered,
                                 llvm::raw_ostream &OS) {
   std::vector<std::string> Uncovered;
-  bool Static = true;
-  for (const Node *N : G.nodes()) {
+  for (const Node *N : G.nodes())
     if (N->isOpaque())
       Uncovered.push_back(N->getOpType().str() + " '" + N->getLoc().Name +
                           "' (no kernel in any backend)");
-    for (unsigned I = 0; I < N->getNumResults(); ++I)
-      if (const Value *V = N->getResult(I))
-        Static &= V->getType().hasStaticShape();
-  }
-  bool Cpu = Layout.Target->Name.startswith("cpu-");
-  if (Cpu && Static && Uncovered.empty()) {
-    auto P = cpu::compileForCPU(G, cpu::CPUOptions());
-    if (!P) {
-      Uncovered.push_back(llvm::toString(P.takeError()));
-    } else {
-      for (const cpu::StepInfo &S : (*P)->getSteps())
-        if (S.Fallback)
-          Uncovered.push_back(S.Kernel + " -> " + S.Nodes);
-    }
-  }
+  const bool Cpu = Layout.Target->Name.startswith("cpu-");
+  const bool Static = isStaticGraph(G);
+  if (!Lowered.Error.empty())
+    Uncovered.push_back(Lowered.Error);
+  if (Lowered.Program)
+    for (const cpu::StepInfo &S : Lowered.Program->getSteps())
+      if (S.Fallback)
+        Uncovered.push_back(S.Kernel + " -> " + S.Nodes);
   if (Uncovered.empty()) {
     if (Cpu && Static)
       OS << "kernels: every node runs on CPU backend kernels\n";
@@ -352,6 +385,22 @@ static int compile() {
             layout::printLayoutDot(G, OS);
           }))
     return Cleanup(std::move(E));
+  // model.strider: the graph, its weights, and (static shapes) the
+  // constants packed for this machine's kernels.
+  const LoweredGraph Lowered = lowerForCPU(G, Opts->Layout);
+  const bool WriteArtifact = Opts->Layout.Target->Name.startswith("cpu-");
+  if (WriteArtifact) {
+    llvm::SmallString<256> ArtifactPath(Staging);
+    llvm::sys::path::append(ArtifactPath, "model.strider");
+    if (llvm::Error E =
+            writeOutputFile(ArtifactPath, [&](llvm::raw_ostream &OS) {
+              return engine::writeArtifact(
+                  OS, G, Opts->Layout.Target->Name,
+                  Lowered.Program ? Lowered.Recorded.get() : nullptr,
+                  cpu::getDerivedFormat());
+            }))
+      return Cleanup(std::move(E));
+  }
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
@@ -375,7 +424,15 @@ static int compile() {
                    << Opts->Layout.Tuning->Threads << " thread(s)); "
                    << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
-    printKernelCoverage(G, Opts->Layout, llvm::outs());
+    printKernelCoverage(G, Opts->Layout, Lowered, llvm::outs());
+    if (WriteArtifact)
+      llvm::outs() << "artifact: " << OutputDir << "/model.strider"
+                   << (Lowered.Program
+                           ? " (constants packed for " +
+                                 cpu::getDerivedFormat() + ")"
+                           : std::string(" (no packed constants: dynamic "
+                                         "shapes are packed at first run)"))
+                   << "\n";
     llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
                  << "/report.json; graph: " << OutputDir << "/layout.dot"
                  << (HasSvg ? ", layout.svg" : "") << "\n";
@@ -393,10 +450,12 @@ int main(int argc, char **argv) {
       "choose NCHW/NHWC for every activation, and write\n"
       "  OUTDIR/model.onnx    the optimized model (layouts as explicit "
       "Transposes)\n"
-      "  OUTDIR/model.lir     the same as textual IR, layouts in its types "
-      "(what strider-run runs)\n"
+      "  OUTDIR/model.lir     the same as textual IR, layouts in its types\n"
       "  OUTDIR/model.lir.weights  model.lir's constants of 1 KiB or more "
       "(raw bytes)\n"
+      "  OUTDIR/model.strider the compiled artifact for cpu-* targets: graph, "
+      "weights and constants packed for this machine's kernels, mapped at "
+      "load (what strider-run and libstrider run)\n"
       "  OUTDIR/report.json   every value's layout and why, every relayout, "
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"

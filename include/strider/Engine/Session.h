@@ -41,6 +41,7 @@ class Graph;
 class Value;
 
 namespace cpu {
+class DerivedStore;
 class Program;
 }
 
@@ -55,9 +56,11 @@ struct LoadOptions {
 /// A model as loaded. Immutable: safe to share between threads.
 class Model {
 public:
-  /// Loads \p Path: `.lir` textual IR (parsed and verified), a
-  /// strider-compile output directory (its model.lir, else model.onnx), or
-  /// anything else as ONNX. Errors name the file read.
+  /// Loads \p Path: a `.strider` artifact (mapped and validated; see
+  /// Artifact.h), `.lir` textual IR (parsed and verified), a
+  /// strider-compile output directory (its model.strider, else model.lir,
+  /// else model.onnx), or anything else as ONNX. Errors name the file
+  /// read.
   static llvm::Expected<std::shared_ptr<const Model>>
   load(llvm::StringRef Path, const LoadOptions &Opts = LoadOptions());
   ~Model();
@@ -69,6 +72,12 @@ public:
   /// What the importer tolerated, one located line each.
   llvm::ArrayRef<std::string> getWarnings() const { return Warnings; }
   const Graph &getGraph() const { return *G; }
+  /// An artifact's packed constants (null for other models).
+  const std::shared_ptr<cpu::DerivedStore> &getDerived() const {
+    return Derived;
+  }
+  /// Whether it was loaded from an artifact.
+  bool isArtifact() const { return FromArtifact; }
 
   /// The inputs a caller feeds, in graph order: graph inputs without
   /// default data (inputs with defaults are constants unless a tool feeds
@@ -81,6 +90,8 @@ private:
   std::unique_ptr<Graph> G;
   std::string File;
   bool FromOnnx = false;
+  bool FromArtifact = false;
+  std::shared_ptr<cpu::DerivedStore> Derived;
   std::vector<std::string> Warnings;
   std::vector<const Value *> Inputs, Outputs;
 };

@@ -68,11 +68,16 @@ bool cpu::isConstantF32(const Value *V) {
          D->getNumElements() > 0;
 }
 
-DerivedStore::~DerivedStore() = default;
+std::string cpu::getDerivedFormat() {
+  const GemmBlocking B = getGemmBlocking();
+  return Program::getSimdTarget() + " mr" + std::to_string(B.MR) + " nr" +
+         std::to_string(B.NR);
+}
 
 const float *
 LoweringContext::deriveFloats(llvm::StringRef Key, size_t Count,
                               llvm::function_ref<void(float *)> Fill) {
+  P.ConstantBytes += int64_t(Count * sizeof(float));
   if (Derived)
     if (const float *Stored = Derived->find(Key, Count))
       return Stored;
@@ -188,16 +193,17 @@ BufferId LoweringContext::getBuffer(const Value *V) {
   auto It = BufferOf.find(V);
   if (It != BufferOf.end())
     return It->second;
-  const TensorData *D = V->getConstantData();
-  assert(D && "operand used before its definition");
+  assert(V->getConstantData() && "operand used before its definition");
+  const TensorDataRef &D =
+      V->getDefiningNode()->getAttr("value")->getTensor();
   BufferId B = BufferId(P.Buffers.size());
   BufferInfo Info;
   Info.Bytes = getByteSize(D->getType());
   Info.IsConstant = true;
   P.Buffers.push_back(Info);
   P.ConstantSlot.resize(P.Buffers.size(), -1);
-  P.ConstantSlot[B] = int(P.ConstantTensors.size());
-  P.ConstantTensors.push_back(Tensor::fromData(*D));
+  P.ConstantSlot[B] = int(P.Constants.size());
+  P.Constants.push_back(D);
   P.ConstantBytes += Info.Bytes;
   BufferOf[V] = B;
   return B;
@@ -378,12 +384,10 @@ bool cpu::getFusableActivation(const Node &N, Activation &Out) {
   return true;
 }
 
-bool cpu::lowerConstant(LoweringContext &L, const Node &N, const FusedTail &) {
-  // Constants live outside the arena; no step.
-  if (!N.getResult(0)->getConstantData())
-    return false;
-  L.getBuffer(N.getResult(0));
-  return true;
+bool cpu::lowerConstant(LoweringContext &, const Node &N, const FusedTail &) {
+  // Constants live outside the arena, and get a buffer only when a step
+  // reads them as one (weights that kernels read packed do not); no step.
+  return N.getResult(0)->getConstantData() != nullptr;
 }
 
 bool cpu::acceptsResidual(OpId Id) { return Id == OpId::Conv; }

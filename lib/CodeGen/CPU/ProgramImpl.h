@@ -53,8 +53,10 @@ public:
 
   std::vector<BufferInfo> Buffers;
   std::vector<int64_t> Offsets; ///< Arena offsets (activations).
-  std::vector<runtime::Tensor> ConstantTensors;
-  std::vector<int> ConstantSlot; ///< Per buffer: index in ConstantTensors.
+  /// Constants steps read as buffers: the graph's own data (shared, not
+  /// copied; an artifact's stays in its mapping).
+  std::vector<TensorDataRef> Constants;
+  std::vector<int> ConstantSlot; ///< Per buffer: index in Constants.
   std::unique_ptr<uint8_t[], void (*)(void *)> Arena{nullptr, nullptr};
   /// Packed weights and other data the steps own.
   std::vector<std::shared_ptr<void>> Owned;
@@ -71,8 +73,9 @@ public:
   int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
 
   uint8_t *bytes(BufferId B) {
-    if (Buffers[B].IsConstant)
-      return ConstantTensors[ConstantSlot[B]].getMutableBytes().data();
+    if (Buffers[B].IsConstant) // Read only: no step writes a constant.
+      return const_cast<uint8_t *>(
+          Constants[size_t(ConstantSlot[B])]->getBytes().data());
     return Arena.get() + Offsets[B];
   }
   float *f32(BufferId B) { return reinterpret_cast<float *>(bytes(B)); }

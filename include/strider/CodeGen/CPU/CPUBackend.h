@@ -37,7 +37,7 @@ namespace cpu {
 /// next, which then never reads the weights it was packed from.
 class DerivedStore {
 public:
-  virtual ~DerivedStore();
+  virtual ~DerivedStore() = default;
   /// The \p Count floats stored under \p Key (64-byte aligned, readable up
   /// to the next multiple of 16 floats), or null.
   virtual const float *find(llvm::StringRef Key, size_t Count) const = 0;
@@ -90,7 +90,8 @@ public:
   /// included), and the sum of their sizes without reuse.
   int64_t getArenaBytes() const;
   int64_t getUnplannedBytes() const;
-  /// Bytes of constants, packed.
+  /// Bytes of the constants the steps read: packed weights (derived here
+  /// or taken from a DerivedStore) and constants read as they are.
   int64_t getConstantBytes() const;
   /// The SIMD target the kernels dispatched to ("AVX3", "AVX2", ...).
   static std::string getSimdTarget();
@@ -98,6 +99,10 @@ public:
 private:
   std::unique_ptr<ProgramImpl> Impl;
 };
+
+/// What derived constants depend on besides the graph: the SIMD target
+/// and GEMM blocking of this machine's kernels ("AVX3 mr8 nr32").
+std::string getDerivedFormat();
 
 /// Lowers \p G. Errors (located at the node) for dynamic shapes or element
 /// types the backend cannot hold. \p G must outlive the program: steps
