@@ -6,10 +6,12 @@
 // (a crash, a sanitizer report, a leak) is a finding. Derived formats are
 // not compared, so seeds from any machine reach the graph parser.
 //
-// Seeds in test/fuzz/corpus carry valid checksums; a fuzzer that changes a
-// byte must usually fix a checksum to get past it, so the seeds include
-// artifacts whose sections are small enough for mutations of the header
-// fields to matter on their own.
+// The loader is built for it with checksum mismatches ignored
+// (STRIDER_FUZZING_IGNORE_CHECKSUMS), so that mutations reach the section
+// table, the derived index and the graph parser instead of stopping at the
+// first checksum; the main build's tests cover the checksums. Seeds in
+// test/fuzz/corpus are artifacts of three small models (a conv with packed
+// weights, a MatMul with a symbolic batch, a Gemm with 19 KB of weights).
 //
 //===----------------------------------------------------------------------===//
 
