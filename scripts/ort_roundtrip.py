@@ -505,6 +505,20 @@ def op_cases():
               [tin("a", [3, 4])], [tout("y")], [floats("b", rand((5, 4), 1))]),
         model("MatMul", [node("MatMul", ["a", "b"], ["y"])],
               [tin("a", [2, 3, 4]), tin("b", [4, 5])], [tout("y")]),
+        # Attention scores (rank 4: the layout variant goes through it
+        # with Transposes), '...' broadcast in the implicit form, and a
+        # diagonal of a constant scaled by a reduction.
+        model("Einsum", [node("Einsum", ["q", "k"], ["y"],
+                              equation="bhqd,bhkd->bhqk")],
+              [tin("q", [2, 3, 5, 4]), tin("k", [2, 3, 6, 4])], [tout("y")],
+              opset=12),
+        model("Einsum_implicit_ellipsis",
+              [node("Einsum", ["a", "b"], ["y"], equation="...ij,...jk")],
+              [tin("a", [2, 1, 3, 4]), tin("b", [1, 5, 4, 2])], [tout("y")]),
+        model("Einsum_diagonal_sum", [
+            node("Einsum", ["m"], ["d"], equation="ii->i"),
+            node("Einsum", ["x", "d"], ["y"], equation="bij,i->bj")],
+              [tin("x", [2, 4, 3])], [tout("y")], [floats("m", rand((4, 4), 1))]),
         model("Constant", [
             helper.make_node("Constant", [], ["c"], name="c",
                              value=init("cv", rand((3, 1, 6), 1))),

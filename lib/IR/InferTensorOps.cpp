@@ -1,11 +1,13 @@
 //===- InferTensorOps.cpp - Shape functions of axis-aware ops -------------===//
 //
-// Concat, Split, Slice, Pad, Softmax, LogSoftmax, the reductions, Gemm and
-// MatMul.
+// Concat, Split, Slice, Pad, Softmax, LogSoftmax, the reductions, Gemm,
+// MatMul and Einsum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "InferFunctions.h"
+
+#include "strider/IR/Einsum.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -563,7 +565,7 @@ llvm::Error detail::inferArgMin(const Node &N, ResultTypes &Results) {
 }
 
 //===----------------------------------------------------------------------===//
-// Gemm, MatMul
+// Gemm, MatMul, Einsum
 //===----------------------------------------------------------------------===//
 
 /// Check that the contracted dims \p KA and \p KB agree.
@@ -654,6 +656,57 @@ llvm::Error detail::inferMatMul(const Node &N, ResultTypes &Results) {
     Out.push_back(SA[RA - 2]);
   if (RB >= 2)
     Out.push_back(SB[RB - 1]);
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+/// The result has one dim per output label, sized by every operand dim of
+/// that label (a static 1 broadcasts); unranked when an operand is.
+llvm::Error detail::inferEinsum(const Node &N, ResultTypes &Results) {
+  const Attribute *EqAttr = N.getAttr("equation");
+  if (!EqAttr || EqAttr->getKind() != AttrKind::String)
+    return makeNodeError(N, "missing string attribute 'equation'");
+  auto Eq = parseEinsum(EqAttr->getString());
+  if (!Eq)
+    return makeNodeError(N, llvm::toString(Eq.takeError()));
+  ElementType Elt = ElementType::Unknown;
+  bool AllRanked = true;
+  llvm::SmallVector<unsigned, 2> Ranks;
+  llvm::SmallVector<llvm::ArrayRef<Dim>, 2> Shapes;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const TensorType *T = getOperandType(N, I);
+    if (!T)
+      return makeNodeError(N, "missing required operand " + llvm::Twine(I));
+    if (llvm::Error E = checkElementType(N, T->getElementType(),
+                                         "Inputs[" + std::to_string(I) + "]",
+                                         EltClass::Numeric))
+      return E;
+    if (llvm::Error E = unifyElementTypes(N, Elt, T->getElementType()))
+      return E;
+    AllRanked &= T->hasRank();
+    if (T->hasRank()) {
+      Ranks.push_back(T->getRank());
+      Shapes.push_back(T->getShape());
+    }
+  }
+  if (Eq->Inputs.size() != N.getNumOperands())
+    return makeNodeError(N, "equation '" + EqAttr->getString() + "' has " +
+                                llvm::Twine(Eq->Inputs.size()) +
+                                " input terms, but the node has " +
+                                llvm::Twine(N.getNumOperands()) + " inputs");
+  if (!AllRanked) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  auto B = bindEinsum(*Eq, Ranks);
+  if (!B)
+    return makeNodeError(N, llvm::toString(B.takeError()));
+  llvm::SmallVector<Dim, 8> Sizes;
+  if (llvm::Error E = resolveEinsumDims(*B, Shapes, Sizes))
+    return makeNodeError(N, llvm::toString(std::move(E)));
+  DimList Out;
+  for (unsigned L : B->Result)
+    Out.push_back(Sizes[L]);
   Results.push_back(makeType(Elt, Out));
   return llvm::Error::success();
 }

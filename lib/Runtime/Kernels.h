@@ -36,7 +36,7 @@ void addPoolingKernels(KernelTable &T);
 /// ReduceSum, ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare, ArgMax,
 /// ArgMin.
 void addNormalizationKernels(KernelTable &T);
-/// MatrixKernels.cpp: Gemm, MatMul.
+/// MatrixKernels.cpp: Gemm, MatMul, Einsum.
 void addMatrixKernels(KernelTable &T);
 /// ResizeKernels.cpp: Resize.
 void addResizeKernels(KernelTable &T);

@@ -1,13 +1,15 @@
-//===- MatrixKernels.cpp - Reference Gemm and MatMul ----------------------===//
+//===- MatrixKernels.cpp - Reference Gemm, MatMul and Einsum --------------===//
 //
-// Matrix products over logical indices, accumulating in double; operands
-// and results may be stored in any layout.
+// Matrix products over logical indices, accumulating in double (Einsum of
+// integers in wrapping 64-bit integers); operands and results may be
+// stored in any layout.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
 
 #include "strider/IR/Diagnostics.h"
+#include "strider/IR/Einsum.h"
 #include "strider/IR/Graph.h"
 
 using namespace strider;
@@ -150,9 +152,96 @@ llvm::Error matMulKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   return llvm::Error::success();
 }
 
+/// Einsum as its definition reads: every result element is the sum, over
+/// all values of the labels the result does not have, of the product of
+/// the operand elements those labels select. A label repeated in one
+/// operand walks its diagonal; a dim of size 1 under a larger label is
+/// read repeatedly (broadcast).
+llvm::Error einsumKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                         llvm::MutableArrayRef<Tensor> Results) {
+  auto Eq = parseEinsum(N.getStringAttr("equation", ""));
+  if (!Eq)
+    return makeNodeError(N, llvm::toString(Eq.takeError()));
+  llvm::SmallVector<unsigned, 2> Ranks;
+  llvm::SmallVector<llvm::ArrayRef<int64_t>, 2> Shapes;
+  for (const Tensor *T : Operands) {
+    if (!T)
+      return makeNodeError(N, "missing operand");
+    Ranks.push_back(T->getRank());
+    Shapes.push_back(T->getShape());
+  }
+  auto B = bindEinsum(*Eq, Ranks);
+  if (!B)
+    return makeNodeError(N, llvm::toString(B.takeError()));
+  llvm::SmallVector<int64_t, 8> Sizes;
+  if (llvm::Error E = resolveEinsumSizes(*B, Shapes, Sizes))
+    return makeNodeError(N, llvm::toString(std::move(E)));
+  Tensor &Y = Results[0];
+  llvm::SmallVector<int64_t, 6> Expected;
+  for (unsigned L : B->Result)
+    Expected.push_back(Sizes[L]);
+  if (Y.getShape() != llvm::ArrayRef<int64_t>(Expected))
+    return makeNodeError(N, "result shape does not match the equation");
+  // Loop order: the result's labels, then the summed ones. Each operand
+  // advances by the sum of the strides of its dims with a label.
+  llvm::SmallVector<unsigned, 8> Order(B->Result.begin(), B->Result.end());
+  for (unsigned L = 0; L < B->NumLabels; ++L)
+    if (!B->isInResult(L))
+      Order.push_back(L);
+  const unsigned NumOut = B->Result.size();
+  llvm::SmallVector<int64_t, 8> SumShape;
+  for (unsigned I = NumOut; I < Order.size(); ++I)
+    SumShape.push_back(Sizes[Order[I]]);
+  // LabelStride[Op][I]: how far operand Op moves when label Order[I] does.
+  llvm::SmallVector<llvm::SmallVector<int64_t, 8>, 2> LabelStride;
+  for (unsigned Op = 0; Op < Operands.size(); ++Op) {
+    llvm::SmallVector<int64_t, 8> ByLabel(B->NumLabels, 0);
+    for (unsigned D = 0; D < Ranks[Op]; ++D) {
+      const unsigned L = B->Operands[Op][D];
+      if (Shapes[Op][D] == Sizes[L])
+        ByLabel[L] += Operands[Op]->getStrides()[D];
+    }
+    LabelStride.emplace_back();
+    for (unsigned L : Order)
+      LabelStride.back().push_back(ByLabel[L]);
+  }
+  const bool Integer = isInteger(Y.getElementType());
+  llvm::SmallVector<int64_t, 2> Base(Operands.size());
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> Out) {
+    for (unsigned Op = 0; Op < Operands.size(); ++Op) {
+      Base[Op] = 0;
+      for (unsigned I = 0; I < NumOut; ++I)
+        Base[Op] += Out[I] * LabelStride[Op][I];
+    }
+    double Sum = 0;
+    uint64_t IntSum = 0;
+    forEachIndex(SumShape, [&](llvm::ArrayRef<int64_t> Summed) {
+      double Product = 1;
+      uint64_t IntProduct = 1;
+      for (unsigned Op = 0; Op < Operands.size(); ++Op) {
+        int64_t Off = Base[Op];
+        for (unsigned I = 0; I < Summed.size(); ++I)
+          Off += Summed[I] * LabelStride[Op][NumOut + I];
+        if (Integer)
+          IntProduct *= uint64_t(Operands[Op]->getInt(Off));
+        else
+          Product *= Operands[Op]->getDouble(Off);
+      }
+      Sum += Product;
+      IntSum += IntProduct;
+    });
+    if (Integer)
+      Y.setInt(Y.getOffset(Out), int64_t(IntSum));
+    else
+      Y.setDouble(Y.getOffset(Out), Sum);
+  });
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void runtime::addMatrixKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::Gemm)] = gemmKernel;
   T[static_cast<size_t>(OpId::MatMul)] = matMulKernel;
+  T[static_cast<size_t>(OpId::Einsum)] = einsumKernel;
 }

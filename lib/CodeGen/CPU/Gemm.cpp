@@ -514,6 +514,29 @@ void runGemm(const GemmProblem &P, int Threads) {
   parallelFor(Items, Threads, RunItem);
 }
 
+void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
+                          const float *B, int64_t BRow, int64_t BCol, int64_t M,
+                          int64_t N, int64_t K, float *C, int64_t LdM,
+                          int64_t LdN, const Epilogue &Epi, int Threads) {
+  StridedAPacker AP(A, ARow, ACol);
+  StridedBPacker BP(B, BRow, BCol);
+  DirectA D = DirectA::matrix(A, M, K, ARow);
+  GemmProblem G;
+  G.M = M;
+  G.N = N;
+  G.K = K;
+  if (ACol == 1)
+    G.Direct = &D;
+  else
+    G.A = &AP;
+  G.B = &BP;
+  G.C = C;
+  G.LdM = LdM;
+  G.LdN = LdN;
+  G.Epi = Epi;
+  runGemm(G, Threads);
+}
+
 void StridedAPacker::pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
                           float *Dst) const {
   for (int64_t K = 0; K < KC; ++K) {

@@ -191,6 +191,15 @@ private:
   int64_t RowStride, ColStride;
 };
 
+/// C = A * B + epilogue with both operands activations read through
+/// strides: A(r, k) at A[r * ARow + k * ACol] (rows read in place when
+/// ACol is 1, else packed per panel), B(k, c) at B[k * BRow + c * BCol],
+/// C(r, c) at C[r * LdM + c * LdN].
+void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
+                          const float *B, int64_t BRow, int64_t BCol, int64_t M,
+                          int64_t N, int64_t K, float *C, int64_t LdM,
+                          int64_t LdN, const Epilogue &Epi, int Threads);
+
 /// A packer over a matrix given by an element function: F(r, k) is element
 /// (r, k) of A, or element (k, r) of B (weights kept in whatever order a
 /// lowering has them, packed once at compile time).

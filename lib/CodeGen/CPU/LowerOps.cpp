@@ -118,31 +118,6 @@ bool isRowMajor(const TensorType &T) { return T.getLayout().isIdentity(); }
 
 } // namespace
 
-/// C[M x N] (row-major) = A[M x K] * B[K x N] + epilogue, both operands
-/// activations read through their row and column strides.
-static void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
-                                 const float *B, int64_t BRow, int64_t BCol,
-                                 int64_t M, int64_t N, int64_t K, float *C,
-                                 const Epilogue &Epi, int Threads) {
-  StridedAPacker AP(A, ARow, ACol);
-  StridedBPacker BP(B, BRow, BCol);
-  DirectA D = DirectA::matrix(A, M, K, ARow);
-  GemmProblem G;
-  G.M = M;
-  G.N = N;
-  G.K = K;
-  if (ACol == 1)
-    G.Direct = &D;
-  else
-    G.A = &AP;
-  G.B = &BP;
-  G.C = C;
-  G.LdM = N;
-  G.LdN = 1;
-  G.Epi = Epi;
-  runGemm(G, Threads);
-}
-
 /// Gemm whose B is an activation (alpha 1): A' and B' read through their
 /// strides (transA/transB swap them); C a column bias (scaled by beta)
 /// taken from a constant at compile time or from its buffer at run time,
@@ -209,7 +184,8 @@ static bool lowerGemmOfActivations(LoweringContext &L, const Node &N,
               Epi.Residual = RB >= 0 ? P->f32(RB) : nullptr;
               Epi.Act = Act;
               runGemmOfActivations(P->f32(AB), ARow, ACol, P->f32(BB), BRow,
-                                   BCol, M, NC, K, P->f32(YB), Epi, Threads);
+                                   BCol, M, NC, K, P->f32(YB), NC, 1, Epi,
+                                   Threads);
             });
   return true;
 }
@@ -298,7 +274,8 @@ static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
               for (int64_t I = 0; I < Batch; ++I)
                 runGemmOfActivations(P->f32(AB) + I * ABatch, ARow, ACol,
                                      P->f32(BB) + I * BBatch, BRow, BCol, M, NC,
-                                     K, P->f32(YB) + I * M * NC, Epi, Threads);
+                                     K, P->f32(YB) + I * M * NC, NC, 1, Epi,
+                                     Threads);
             });
   return true;
 }

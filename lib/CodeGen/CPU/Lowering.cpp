@@ -424,6 +424,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;
+    T[size_t(OpId::Einsum)] = lowerEinsum;
     T[size_t(OpId::LSTM)] = lowerLSTM;
     T[size_t(OpId::GRU)] = lowerGRU;
     for (OpId Id :

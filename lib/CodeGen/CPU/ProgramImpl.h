@@ -236,6 +236,7 @@ bool lowerConvTranspose(LoweringContext &L, const Node &N,
                         const FusedTail &Tail);
 bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerMatMul(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerEinsum(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerLSTM(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGRU(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail);

@@ -766,6 +766,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Transpose, 1, nullptr, nullptr},
     {OpId::Gemm, 7, minVersionGemm, nullptr},
     {OpId::MatMul, 1, nullptr, nullptr},
+    {OpId::Einsum, 12, nullptr, nullptr},
     {OpId::LSTM, 7, nullptr, nullptr},
     {OpId::GRU, 7, nullptr, nullptr},
     {OpId::Constant, 1, nullptr, nullptr},

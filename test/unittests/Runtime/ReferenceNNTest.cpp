@@ -26,6 +26,8 @@ namespace {
 
 constexpr ElementType F32 = ElementType::F32;
 constexpr ElementType I64 = ElementType::I64;
+constexpr ElementType I32 = ElementType::I32;
+constexpr ElementType F64 = ElementType::F64;
 
 /// A tensor given by its logical row-major values.
 struct TensorSpec {
@@ -193,6 +195,33 @@ const NNCase HandCases[] = {
     {"MatMulDot", OpId::MatMul, {},
      {{F32, {3}, {1, 2, 3}}, {F32, {3}, {4, 5, 6}}},
      {{F32, {}, {32}}}},
+    {"EinsumTrace", OpId::Einsum, {{"equation", Attribute::getString("ii")}},
+     {{F32, {2, 2}, {1, 2, 3, 4}}},
+     {{F32, {}, {5}}}},
+    {"EinsumBatchDiagonal", OpId::Einsum,
+     {{"equation", Attribute::getString("...ii->...i")}},
+     {{F64, {2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}}},
+     {{F64, {2, 2}, {1, 4, 5, 8}}}},
+    {"EinsumTransposeI32", OpId::Einsum,
+     {{"equation", Attribute::getString("ij->ji")}},
+     {{I32, {2, 3}, {1, 2, 3, 4, 5, 6}}},
+     {{I32, {3, 2}, {1, 4, 2, 5, 3, 6}}}},
+    {"EinsumRowSums", OpId::Einsum, {{"equation", Attribute::getString("ij->i")}},
+     {{F32, {2, 3}, {1, 2, 3, 4, 5, 6}}},
+     {{F32, {2}, {6, 15}}}},
+    {"EinsumOuter", OpId::Einsum, {{"equation", Attribute::getString("i,j")}},
+     {{I64, {2}, {1, 2}}, {I64, {3}, {3, 4, 5}}},
+     {{I64, {2, 3}, {3, 4, 5, 6, 8, 10}}}},
+    // '...' of 1 and 0 dims; the 1 of B's j broadcasts against A's 2.
+    {"EinsumEllipsisAndBroadcast", OpId::Einsum,
+     {{"equation", Attribute::getString("...ij,...jk->...ik")}},
+     {{F32, {2, 1, 2}, {1, 2, 3, 4}}, {F32, {1, 2}, {5, 6}}},
+     {{F32, {2, 1, 2}, {15, 18, 35, 42}}}},
+    {"EinsumAttentionScores", OpId::Einsum,
+     {{"equation", Attribute::getString("bhqd,bhkd->bhqk")}},
+     {{F32, {1, 2, 2, 2}, {1, 0, 0, 1, 1, 1, 2, -1}},
+      {F32, {1, 2, 1, 2}, {3, 4, 5, 6}}},
+     {{F32, {1, 2, 2, 1}, {3, 4, 11, 4}}}},
     {"ResizeNearestDouble", OpId::Resize,
      {{"mode", Attribute::getString("nearest")}},
      {{F32, {1, 1, 1, 2}, {1, 2}}, Absent, {F32, {4}, {1, 1, 2, 2}}},
@@ -460,6 +489,13 @@ TEST(ReferenceNNErrorTest, MatMulInnerDims) {
            {{F32, {2, 3}, {1, 2, 3, 4, 5, 6}}, {F32, {2, 2}, {1, 2, 3, 4}}},
            {{F32, {2, 2}, {0, 0, 0, 0}}}};
   EXPECT_EQ(errorOf(C), "node (MatMul) producing 'out0': inner dims 3 and 2 do not match");
+}
+
+TEST(ReferenceNNErrorTest, EinsumLabelSizes) {
+  NNCase C{"", OpId::Einsum, {{"equation", Attribute::getString("ij,jk")}},
+           {{F32, {1, 3}, {1, 2, 3}}, {F32, {2, 1}, {1, 2}}},
+           {{F32, {1, 1}, {0}}}};
+  EXPECT_EQ(errorOf(C), "node (Einsum) producing 'out0': label 'j' has size 3 in input 0 and 2 in input 1");
 }
 
 } // namespace

@@ -863,6 +863,25 @@ TEST(LayoutPropertyTest, ChannelsLastMatchesChannelsFirst) {
   }
 }
 
+TEST(MatrixKernelTest, EinsumOfIntegersIsExact) {
+  // Integers are summed in 64 bits (wrapping), not through double:
+  // 2^40 * 2^20 + 1 * 3 needs more than a double's 53 bits.
+  Tensor A(I64, {1, 2}), B(I64, {2, 1});
+  A.setInt(0, int64_t(1) << 40);
+  A.setInt(1, 1);
+  B.setInt(0, int64_t(1) << 20);
+  B.setInt(1, 3);
+  OpCase C{OpId::Einsum,
+           {&A, &B},
+           {{"equation", Attribute::getString("ij,jk->ik")}},
+           {ty(I64, {1, 1})}};
+  for (bool Permuted : {false, true}) {
+    auto R = runOp(C, Permuted);
+    ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+    EXPECT_EQ((*R)[0].getInt(0), (int64_t(1) << 60) + 3);
+  }
+}
+
 } // namespace
 
 TEST(InterpreterTest, EveryOpOfTheTableHasAKernel) {
