@@ -266,6 +266,20 @@ def test_strided_inputs(session, ort_run, resnet_block):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=what)
 
 
+def test_field_of_structured_array_is_copied(session):
+    # Byte strides of 5 are no whole number of f32 elements: copied first.
+    records = np.zeros((1, 3, 32, 32), dtype=[("value", "<f4"), ("flag", "u1")])
+    records["value"] = images(1, seed=12)
+    field = records["value"]
+    tensors = session._input_tensors({"image": field})
+    assert tensors.tensors[0].data != field.__array_interface__["data"][0]
+    assert tensors.arrays[0].flags.c_contiguous
+    np.testing.assert_array_equal(
+        session.run(None, {"image": field})[0],
+        session.run(None, {"image": images(1, seed=12)})[0],
+    )
+
+
 def test_outputs_are_fresh_arrays(session):
     x = images(1)
     (a,) = session.run(None, {"image": x})
