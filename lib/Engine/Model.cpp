@@ -41,6 +41,9 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
     auto A = readArtifact(M->File, cpu::getDerivedFormat());
     if (!A)
       return A.takeError();
+    // Errors name the artifact, not the ONNX file it was compiled from.
+    for (Node *N : A->G->nodes())
+      N->setLoc(Location{M->File, N->getLoc().Name});
     M->G = std::move(A->G);
     M->Derived = std::move(A->Derived);
     M->FromArtifact = true;
