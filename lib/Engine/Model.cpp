@@ -41,9 +41,6 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
     auto A = readArtifact(M->File, cpu::getDerivedFormat());
     if (!A)
       return A.takeError();
-    // Errors name the artifact, not the ONNX file it was compiled from.
-    for (Node *N : A->G->nodes())
-      N->setLoc(Location{M->File, N->getLoc().Name});
     M->G = std::move(A->G);
     M->Derived = std::move(A->Derived);
     M->FromArtifact = true;
@@ -63,12 +60,14 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
       return G.takeError();
     if (llvm::Error E = verifyGraph(**G))
       return E;
-    // Locations keep the ONNX file the graph was compiled from; errors
-    // name the file this model was read from.
-    for (Node *N : (*G)->nodes())
-      N->setLoc(Location{M->File, N->getLoc().Name});
-    (*G)->setSourceFile(M->File);
     M->G = std::move(*G);
+  }
+  if (!M->FromOnnx) {
+    // Locations of a compiled graph keep the ONNX file it was compiled
+    // from; errors name the file this model was read from.
+    for (Node *N : M->G->nodes())
+      N->setLoc(Location{M->File, N->getLoc().Name});
+    M->G->setSourceFile(M->File);
   }
   for (const Value *In : M->G->getInputs())
     if (!In->getDefaultData())
