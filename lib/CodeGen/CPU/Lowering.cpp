@@ -14,7 +14,7 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/Layout/CostModel.h"
-#include "strider/Runtime/MemoryPlan.h"
+#include "strider/CodeGen/Fusion.h"
 
 #include "hwy/targets.h"
 
@@ -307,83 +307,6 @@ void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
 // Fusion and the op table
 //===----------------------------------------------------------------------===//
 
-/// Activations without attributes: one per op.
-static const std::pair<OpId, ActKind> PlainActivations[] = {
-    {OpId::Relu, ActKind::Relu},
-    {OpId::Sigmoid, ActKind::Sigmoid},
-    {OpId::HardSwish, ActKind::HardSwish},
-    {OpId::Tanh, ActKind::Tanh},
-    {OpId::Softplus, ActKind::Softplus},
-    {OpId::Softsign, ActKind::Softsign},
-    {OpId::Erf, ActKind::Erf},
-    {OpId::Exp, ActKind::Exp},
-    {OpId::Sqrt, ActKind::Sqrt},
-    {OpId::Log, ActKind::Log},
-    {OpId::Reciprocal, ActKind::Reciprocal},
-    {OpId::Neg, ActKind::Neg},
-    {OpId::Abs, ActKind::Abs},
-    {OpId::Floor, ActKind::Floor},
-    {OpId::Ceil, ActKind::Ceil},
-    {OpId::Sin, ActKind::Sin},
-    {OpId::Cos, ActKind::Cos},
-};
-
-bool cpu::getFusableActivation(const Node &N, Activation &Out) {
-  Activation A;
-  switch (N.getOpId()) {
-  case OpId::LeakyRelu:
-    A.Kind = ActKind::LeakyRelu;
-    A.Alpha = N.getFloatAttr("alpha", 0.01f);
-    break;
-  case OpId::Elu:
-    A.Kind = ActKind::Elu;
-    A.Alpha = N.getFloatAttr("alpha", 1.0f);
-    break;
-  case OpId::Selu:
-    A.Kind = ActKind::Selu;
-    A.Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
-    A.Beta = N.getFloatAttr("gamma", 1.05070102214813232421875f);
-    break;
-  case OpId::HardSigmoid:
-    A.Kind = ActKind::HardSigmoid;
-    A.Alpha = N.getFloatAttr("alpha", 0.2f);
-    A.Beta = N.getFloatAttr("beta", 0.5f);
-    break;
-  case OpId::Gelu:
-    A.Kind = N.getStringAttr("approximate", "none") == "tanh"
-                 ? ActKind::GeluTanh
-                 : ActKind::Gelu;
-    break;
-  case OpId::Clip: {
-    A.Kind = ActKind::Clip;
-    A.Alpha = -INFINITY;
-    A.Beta = INFINITY;
-    for (unsigned I = 1; I < 3; ++I) {
-      if (!N.hasOperand(I))
-        continue;
-      const TensorData *D = N.getOperand(I)->getConstantData();
-      if (!D || D->getNumElements() != 1)
-        return false;
-      (I == 1 ? A.Alpha : A.Beta) = float(D->getDouble(0));
-    }
-    break;
-  }
-  default: {
-    const auto *It = llvm::find_if(PlainActivations, [&](const auto &P) {
-      return P.first == N.getOpId();
-    });
-    if (It == std::end(PlainActivations))
-      return false;
-    A.Kind = It->second;
-    break;
-  }
-  }
-  if (N.getResult(0)->getType().getElementType() != ElementType::F32)
-    return false;
-  Out = A;
-  return true;
-}
-
 bool cpu::lowerConstant(LoweringContext &, const Node &N, const FusedTail &) {
   // Constants live outside the arena, and get a buffer only when a step
   // reads them as one (weights that kernels read packed do not); no step.
@@ -479,87 +402,6 @@ const LowerTable &getLowerTable() {
     return T;
   }();
   return Table;
-}
-
-/// The single non-output consumer of \p V, if \p V has exactly one use.
-const Node *getSoleUser(const Graph &G, const Value *V) {
-  if (!V || G.isGraphOutput(V) || V->getUses().size() != 1)
-    return nullptr;
-  return V->getUses()[0].User;
-}
-
-/// Whether tensors of types \p A and \p B hold the same bytes (same
-/// element type and shape, layouts equal or differing only in unit dims).
-bool sameBytes(const TensorType &A, const TensorType &B) {
-  return A.getElementType() == B.getElementType() &&
-         A.getShape() == B.getShape() &&
-         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
-                                      B.getLayout(), layout::DimBindings());
-}
-
-/// The fusion group starting at producer \p N; nodes in \p Claimed belong
-/// to other groups already.
-FusedTail findTail(const Graph &G, const Node &N,
-                   const llvm::DenseMap<const Node *, const Node *> &Claimed) {
-  FusedTail T;
-  T.Result = N.getResult(0);
-  T.Last = &N;
-  if (N.getNumResults() != 1 || !acceptsActivation(N.getOpId()))
-    return T;
-  const Node *U = getSoleUser(G, T.Result);
-  if (U && Claimed.count(U))
-    U = nullptr;
-  if (U && acceptsResidual(N.getOpId()) && U->getOpId() == OpId::Add &&
-      U->getNumOperands() == 2) {
-    const Value *Other =
-        U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
-    if (Other != T.Result && sameBytes(Other->getType(), T.Result->getType()) &&
-        sameBytes(U->getResult(0)->getType(), T.Result->getType())) {
-      T.Residual = Other;
-      T.Result = U->getResult(0);
-      T.Last = U;
-      T.Followers.push_back(U);
-      U = getSoleUser(G, T.Result);
-      if (U && Claimed.count(U))
-        U = nullptr;
-    }
-  }
-  // x * Sigmoid(x) (SiLU as exporters write it): x has exactly those two
-  // users, and the Sigmoid only the Mul.
-  if (!U && !G.isGraphOutput(T.Result) && T.Result->getUses().size() == 2) {
-    const Node *Sig = nullptr, *Mul = nullptr;
-    for (const Use &Us : T.Result->getUses()) {
-      if (Us.User->getOpId() == OpId::Sigmoid)
-        Sig = Us.User;
-      else if (Us.User->getOpId() == OpId::Mul)
-        Mul = Us.User;
-    }
-    if (Sig && Mul && !Claimed.count(Sig) && !Claimed.count(Mul) &&
-        getSoleUser(G, Sig->getResult(0)) == Mul &&
-        sameBytes(Sig->getResult(0)->getType(), T.Result->getType()) &&
-        sameBytes(Mul->getResult(0)->getType(), T.Result->getType()) &&
-        Mul->getNumOperands() == 2 &&
-        ((Mul->getOperand(0) == T.Result &&
-          Mul->getOperand(1) == Sig->getResult(0)) ||
-         (Mul->getOperand(1) == T.Result &&
-          Mul->getOperand(0) == Sig->getResult(0)))) {
-      T.Act.Kind = ActKind::SiLU;
-      T.Result = Mul->getResult(0);
-      T.Last = Mul;
-      T.Followers.push_back(Sig);
-      T.Followers.push_back(Mul);
-      return T;
-    }
-  }
-  Activation A;
-  if (U && getFusableActivation(*U, A) &&
-      sameBytes(U->getResult(0)->getType(), T.Result->getType())) {
-    T.Act = A;
-    T.Result = U->getResult(0);
-    T.Last = U;
-    T.Followers.push_back(U);
-  }
-  return T;
 }
 
 std::string getResultNames(const Node &N) {
@@ -686,25 +528,21 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   }
 
   // Groups: the producer is lowered when its last node is reached.
-  llvm::DenseMap<const Node *, const Node *> GroupOf; // member -> producer
-  llvm::DenseMap<const Node *, FusedTail> Tails;
   const LowerTable &Table = getLowerTable();
-  for (const Node *N : Order) {
-    if (GroupOf.count(N))
-      continue;
-    if (N->isOpaque() || !Table[size_t(N->getOpId())])
-      continue;
-    FusedTail T = findTail(G, *N, GroupOf);
-    for (const Node *M : T.Followers)
-      GroupOf[M] = N;
+  const codegen::FusionRules Rules{acceptsResidual, acceptsActivation};
+  codegen::FusionGroups Groups = codegen::findFusionGroups(
+      G, Order, Rules,
+      [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
+  const auto &GroupOf = Groups.GroupOf;
+  auto &Tails = Groups.Tails;
+  for (const auto &KV : Tails) {
     // Every member of a group runs at its last node.
-    if (!T.Followers.empty()) {
-      const size_t Run = L.getNodeIndex(T.Last);
-      L.setRunIndex(N, Run);
-      for (const Node *M : T.Followers)
-        L.setRunIndex(M, Run);
-    }
-    Tails[N] = std::move(T);
+    if (KV.second.Followers.empty())
+      continue;
+    const size_t Run = L.getNodeIndex(KV.second.Last);
+    L.setRunIndex(KV.first, Run);
+    for (const Node *M : KV.second.Followers)
+      L.setRunIndex(M, Run);
   }
 
   for (const Node *N : Order) {
@@ -749,39 +587,23 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
     P->Outputs.push_back(B);
   }
 
-  // Live ranges: inputs from before the first step, outputs to after the
-  // last; everything else from its first write to its last read.
-  const int NumSteps = int(P->Steps.size());
-  std::vector<int> Begin(P->Buffers.size(), NumSteps + 1),
-      End(P->Buffers.size(), -1);
+  std::vector<int64_t> Bytes;
+  std::vector<uint8_t> Planned;
+  for (const BufferInfo &B : P->Buffers) {
+    Bytes.push_back(B.Bytes);
+    Planned.push_back(!B.IsConstant);
+  }
+  std::vector<codegen::StepBuffers> StepUses;
+  for (const ProgramImpl::Step &S : P->Steps)
+    StepUses.push_back({S.Reads, S.Writes});
+  std::vector<int> InputIds, OutputIds;
   for (const ProgramImpl::Binding &B : P->Inputs)
-    Begin[B.Buffer] = -1;
-  for (int S = 0; S < NumSteps; ++S) {
-    for (BufferId B : P->Steps[S].Writes) {
-      Begin[B] = std::min(Begin[B], S);
-      End[B] = std::max(End[B], S);
-    }
-    for (BufferId B : P->Steps[S].Reads)
-      End[B] = std::max(End[B], S);
-  }
+    InputIds.push_back(B.Buffer);
   for (const ProgramImpl::Binding &B : P->Outputs)
-    End[B.Buffer] = NumSteps;
-  std::vector<runtime::BufferRequest> Requests;
-  std::vector<BufferId> Planned;
-  for (BufferId B = 0; B < BufferId(P->Buffers.size()); ++B) {
-    if (P->Buffers[B].IsConstant)
-      continue;
-    runtime::BufferRequest R;
-    R.Bytes = P->Buffers[B].Bytes;
-    R.Begin = Begin[B] > NumSteps ? End[B] : Begin[B];
-    R.End = std::max(End[B], R.Begin);
-    Requests.push_back(R);
-    Planned.push_back(B);
-  }
-  runtime::MemoryPlan Plan = runtime::planMemory(Requests, 64);
-  P->Offsets.assign(P->Buffers.size(), 0);
-  for (size_t I = 0; I < Planned.size(); ++I)
-    P->Offsets[Planned[I]] = Plan.Offsets[I];
+    OutputIds.push_back(B.Buffer);
+  codegen::ArenaPlan Plan =
+      codegen::planArena(Bytes, Planned, StepUses, InputIds, OutputIds, 64);
+  P->Offsets = std::move(Plan.Offsets);
   P->ArenaBytes = Plan.ArenaBytes;
   // A vector's worth of slack: SIMD tails may read (never write) past the
   // end of the last buffer.

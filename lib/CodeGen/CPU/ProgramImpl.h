@@ -16,6 +16,7 @@
 #include "Gemm.h"
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/CodeGen/Fusion.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
@@ -204,27 +205,14 @@ private:
   llvm::DenseSet<const Value *> InConcatSlot;
 };
 
-/// A fusion group: a producer (conv, Gemm, binary elementwise) with an
-/// optional residual Add and an optional activation after it, computed by
-/// one kernel whose epilogue does the rest.
-struct FusedTail {
-  const Value *Residual = nullptr; ///< The Add's other operand.
-  Activation Act;
-  const Value *Result = nullptr; ///< The value the group defines.
-  const Node *Last = nullptr;    ///< The group's last node.
-  /// The group's nodes after the producer, in order.
-  llvm::SmallVector<const Node *, 2> Followers;
-};
+using codegen::FusedTail;
+using codegen::getFusableActivation;
 
 /// Lowers one op. Returns false (adding nothing) when the op's operands,
 /// attributes or layouts are outside what the fast kernels handle; the
 /// node then runs its reference kernel.
 using LowerFn = bool (*)(LoweringContext &L, const Node &N,
                          const FusedTail &Tail);
-
-/// The activation node \p N computes, if it is one the epilogues fuse
-/// (Clip needs constant bounds).
-bool getFusableActivation(const Node &N, Activation &Out);
 
 /// Ops whose fast kernels take a fused residual Add / activation.
 bool acceptsResidual(OpId Id);

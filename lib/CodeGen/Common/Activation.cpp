@@ -1,8 +1,8 @@
 //===- Activation.cpp - Fused activation names ----------------------------===//
 
-#include "Activation.h"
+#include "strider/CodeGen/Activation.h"
 
-using namespace strider::cpu;
+using namespace strider::codegen;
 
 const char *Activation::getName() const {
   switch (Kind) {

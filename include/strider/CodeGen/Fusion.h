@@ -1,0 +1,89 @@
+//===- Fusion.h - Fusion groups shared by the backends ----------*- C++ -*-===//
+//
+// Every backend lowers a graph the same way: producers that take an
+// epilogue (a conv, a GEMM, a binary elementwise op) absorb the residual
+// Add and the activation after them, and the group is emitted at its last
+// node. The backends differ only in which producers take which epilogue
+// (FusionRules); finding the groups is done here once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_CODEGEN_FUSION_H
+#define STRIDER_CODEGEN_FUSION_H
+
+#include "strider/CodeGen/Activation.h"
+#include "strider/IR/Graph.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
+
+namespace strider {
+namespace codegen {
+
+/// A fusion group: a producer with an optional residual Add and an
+/// optional activation after it, computed by one kernel whose epilogue
+/// does the rest.
+struct FusedTail {
+  const Value *Residual = nullptr; ///< The Add's other operand.
+  Activation Act;
+  const Value *Result = nullptr; ///< The value the group defines.
+  const Node *Last = nullptr;    ///< The group's last node.
+  /// The group's nodes after the producer, in order.
+  llvm::SmallVector<const Node *, 2> Followers;
+};
+
+/// Which epilogues a backend's producer kernels take.
+struct FusionRules {
+  bool (*AcceptsResidual)(OpId) = nullptr;
+  bool (*AcceptsActivation)(OpId) = nullptr;
+};
+
+/// The activation node \p N computes, if it is one the epilogues fuse
+/// (f32 or a half type; Clip needs constant bounds).
+bool getFusableActivation(const Node &N, Activation &Out);
+
+/// Whether tensors of types \p A and \p B hold the same bytes (same
+/// element type and shape, layouts equal or differing only in unit dims).
+bool haveSameBytes(const TensorType &A, const TensorType &B);
+
+/// The fusion groups of a graph.
+struct FusionGroups {
+  /// Member after a producer -> that producer.
+  llvm::DenseMap<const Node *, const Node *> GroupOf;
+  /// Producer -> its group (a group of one node when nothing fused).
+  llvm::DenseMap<const Node *, FusedTail> Tails;
+};
+
+/// Groups the nodes of \p Order (the graph's nodes in program order):
+/// every node for which \p IsLowerable holds gets a group, greedily in
+/// order, under \p Rules.
+FusionGroups findFusionGroups(const Graph &G,
+                              llvm::ArrayRef<const Node *> Order,
+                              const FusionRules &Rules,
+                              llvm::function_ref<bool(const Node &)> IsLowerable);
+
+/// The buffers of a program placed in one arena: buffer ids index the
+/// byte sizes; a step lists the buffers it reads and writes.
+struct StepBuffers {
+  llvm::ArrayRef<int> Reads, Writes;
+};
+struct ArenaPlan {
+  std::vector<int64_t> Offsets; ///< Per buffer id (0 where not planned).
+  int64_t ArenaBytes = 0;
+};
+/// Places the buffers for which \p Planned holds by their live ranges:
+/// inputs live from before the first step, outputs to after the last,
+/// everything else from its first write to its last read.
+ArenaPlan planArena(llvm::ArrayRef<int64_t> Bytes, llvm::ArrayRef<uint8_t> Planned,
+                    llvm::ArrayRef<StepBuffers> Steps,
+                    llvm::ArrayRef<int> Inputs, llvm::ArrayRef<int> Outputs,
+                    int64_t Alignment);
+
+} // namespace codegen
+} // namespace strider
+
+#endif // STRIDER_CODEGEN_FUSION_H

@@ -1,0 +1,234 @@
+//===- Fusion.cpp - Fusion groups shared by the backends -----------------===//
+//
+// See Fusion.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/Fusion.h"
+
+#include "strider/Layout/CostModel.h"
+#include "strider/Runtime/MemoryPlan.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace strider;
+using namespace strider::codegen;
+
+/// Activations without attributes: one per op.
+static const std::pair<OpId, ActKind> PlainActivations[] = {
+    {OpId::Relu, ActKind::Relu},
+    {OpId::Sigmoid, ActKind::Sigmoid},
+    {OpId::HardSwish, ActKind::HardSwish},
+    {OpId::Tanh, ActKind::Tanh},
+    {OpId::Softplus, ActKind::Softplus},
+    {OpId::Softsign, ActKind::Softsign},
+    {OpId::Erf, ActKind::Erf},
+    {OpId::Exp, ActKind::Exp},
+    {OpId::Sqrt, ActKind::Sqrt},
+    {OpId::Log, ActKind::Log},
+    {OpId::Reciprocal, ActKind::Reciprocal},
+    {OpId::Neg, ActKind::Neg},
+    {OpId::Abs, ActKind::Abs},
+    {OpId::Floor, ActKind::Floor},
+    {OpId::Ceil, ActKind::Ceil},
+    {OpId::Sin, ActKind::Sin},
+    {OpId::Cos, ActKind::Cos},
+};
+
+bool codegen::getFusableActivation(const Node &N, Activation &Out) {
+  Activation A;
+  switch (N.getOpId()) {
+  case OpId::LeakyRelu:
+    A.Kind = ActKind::LeakyRelu;
+    A.Alpha = N.getFloatAttr("alpha", 0.01f);
+    break;
+  case OpId::Elu:
+    A.Kind = ActKind::Elu;
+    A.Alpha = N.getFloatAttr("alpha", 1.0f);
+    break;
+  case OpId::Selu:
+    A.Kind = ActKind::Selu;
+    A.Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
+    A.Beta = N.getFloatAttr("gamma", 1.05070102214813232421875f);
+    break;
+  case OpId::HardSigmoid:
+    A.Kind = ActKind::HardSigmoid;
+    A.Alpha = N.getFloatAttr("alpha", 0.2f);
+    A.Beta = N.getFloatAttr("beta", 0.5f);
+    break;
+  case OpId::Gelu:
+    A.Kind = N.getStringAttr("approximate", "none") == "tanh"
+                 ? ActKind::GeluTanh
+                 : ActKind::Gelu;
+    break;
+  case OpId::Clip: {
+    A.Kind = ActKind::Clip;
+    A.Alpha = -INFINITY;
+    A.Beta = INFINITY;
+    for (unsigned I = 1; I < 3; ++I) {
+      if (!N.hasOperand(I))
+        continue;
+      const TensorData *D = N.getOperand(I)->getConstantData();
+      if (!D || D->getNumElements() != 1)
+        return false;
+      (I == 1 ? A.Alpha : A.Beta) = float(D->getDouble(0));
+    }
+    break;
+  }
+  default: {
+    const auto *It = llvm::find_if(PlainActivations, [&](const auto &P) {
+      return P.first == N.getOpId();
+    });
+    if (It == std::end(PlainActivations))
+      return false;
+    A.Kind = It->second;
+    break;
+  }
+  }
+  const ElementType E = N.getResult(0)->getType().getElementType();
+  if (E != ElementType::F32 && E != ElementType::F16 && E != ElementType::BF16)
+    return false;
+  Out = A;
+  return true;
+}
+
+/// The single non-output consumer of \p V, if \p V has exactly one use.
+static const Node *getSoleUser(const Graph &G, const Value *V) {
+  if (!V || G.isGraphOutput(V) || V->getUses().size() != 1)
+    return nullptr;
+  return V->getUses()[0].User;
+}
+
+/// Whether tensors of types \p A and \p B hold the same bytes (same
+/// element type and shape, layouts equal or differing only in unit dims).
+bool codegen::haveSameBytes(const TensorType &A, const TensorType &B) {
+  return A.getElementType() == B.getElementType() &&
+         A.getShape() == B.getShape() &&
+         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
+                                      B.getLayout(), layout::DimBindings());
+}
+
+/// The fusion group starting at producer \p N; nodes in \p Claimed belong
+/// to other groups already.
+static FusedTail findTail(const Graph &G, const Node &N,
+                   const llvm::DenseMap<const Node *, const Node *> &Claimed,
+                   const FusionRules &Rules) {
+  FusedTail T;
+  T.Result = N.getResult(0);
+  T.Last = &N;
+  if (N.getNumResults() != 1 || !Rules.AcceptsActivation(N.getOpId()))
+    return T;
+  const Node *U = getSoleUser(G, T.Result);
+  if (U && Claimed.count(U))
+    U = nullptr;
+  if (U && Rules.AcceptsResidual(N.getOpId()) && U->getOpId() == OpId::Add &&
+      U->getNumOperands() == 2) {
+    const Value *Other =
+        U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
+    if (Other != T.Result && haveSameBytes(Other->getType(), T.Result->getType()) &&
+        haveSameBytes(U->getResult(0)->getType(), T.Result->getType())) {
+      T.Residual = Other;
+      T.Result = U->getResult(0);
+      T.Last = U;
+      T.Followers.push_back(U);
+      U = getSoleUser(G, T.Result);
+      if (U && Claimed.count(U))
+        U = nullptr;
+    }
+  }
+  // x * Sigmoid(x) (SiLU as exporters write it): x has exactly those two
+  // users, and the Sigmoid only the Mul.
+  if (!U && !G.isGraphOutput(T.Result) && T.Result->getUses().size() == 2) {
+    const Node *Sig = nullptr, *Mul = nullptr;
+    for (const Use &Us : T.Result->getUses()) {
+      if (Us.User->getOpId() == OpId::Sigmoid)
+        Sig = Us.User;
+      else if (Us.User->getOpId() == OpId::Mul)
+        Mul = Us.User;
+    }
+    if (Sig && Mul && !Claimed.count(Sig) && !Claimed.count(Mul) &&
+        getSoleUser(G, Sig->getResult(0)) == Mul &&
+        haveSameBytes(Sig->getResult(0)->getType(), T.Result->getType()) &&
+        haveSameBytes(Mul->getResult(0)->getType(), T.Result->getType()) &&
+        Mul->getNumOperands() == 2 &&
+        ((Mul->getOperand(0) == T.Result &&
+          Mul->getOperand(1) == Sig->getResult(0)) ||
+         (Mul->getOperand(1) == T.Result &&
+          Mul->getOperand(0) == Sig->getResult(0)))) {
+      T.Act.Kind = ActKind::SiLU;
+      T.Result = Mul->getResult(0);
+      T.Last = Mul;
+      T.Followers.push_back(Sig);
+      T.Followers.push_back(Mul);
+      return T;
+    }
+  }
+  Activation A;
+  if (U && getFusableActivation(*U, A) &&
+      haveSameBytes(U->getResult(0)->getType(), T.Result->getType())) {
+    T.Act = A;
+    T.Result = U->getResult(0);
+    T.Last = U;
+    T.Followers.push_back(U);
+  }
+  return T;
+}
+
+FusionGroups
+codegen::findFusionGroups(const Graph &G, llvm::ArrayRef<const Node *> Order,
+                          const FusionRules &Rules,
+                          llvm::function_ref<bool(const Node &)> IsLowerable) {
+  FusionGroups Out;
+  for (const Node *N : Order) {
+    if (Out.GroupOf.count(N) || N->isOpaque() || !IsLowerable(*N))
+      continue;
+    FusedTail T = findTail(G, *N, Out.GroupOf, Rules);
+    for (const Node *M : T.Followers)
+      Out.GroupOf[M] = N;
+    Out.Tails[N] = std::move(T);
+  }
+  return Out;
+}
+
+ArenaPlan codegen::planArena(llvm::ArrayRef<int64_t> Bytes,
+                             llvm::ArrayRef<uint8_t> Planned,
+                             llvm::ArrayRef<StepBuffers> Steps,
+                             llvm::ArrayRef<int> Inputs,
+                             llvm::ArrayRef<int> Outputs, int64_t Alignment) {
+  const int NumSteps = int(Steps.size());
+  std::vector<int> Begin(Bytes.size(), NumSteps + 1), End(Bytes.size(), -1);
+  for (int B : Inputs)
+    Begin[size_t(B)] = -1;
+  for (int S = 0; S < NumSteps; ++S) {
+    for (int B : Steps[size_t(S)].Writes) {
+      Begin[size_t(B)] = std::min(Begin[size_t(B)], S);
+      End[size_t(B)] = std::max(End[size_t(B)], S);
+    }
+    for (int B : Steps[size_t(S)].Reads)
+      End[size_t(B)] = std::max(End[size_t(B)], S);
+  }
+  for (int B : Outputs)
+    End[size_t(B)] = NumSteps;
+  std::vector<runtime::BufferRequest> Requests;
+  std::vector<size_t> Ids;
+  for (size_t B = 0; B < Bytes.size(); ++B) {
+    if (!Planned[B])
+      continue;
+    runtime::BufferRequest R;
+    R.Bytes = Bytes[B];
+    // A buffer never written (an input nobody reads) lives where it ends.
+    R.Begin = Begin[B] > NumSteps ? End[B] : Begin[B];
+    R.End = std::max(End[B], R.Begin);
+    Requests.push_back(R);
+    Ids.push_back(B);
+  }
+  runtime::MemoryPlan Plan = runtime::planMemory(Requests, Alignment);
+  ArenaPlan Out;
+  Out.Offsets.assign(Bytes.size(), 0);
+  for (size_t I = 0; I < Ids.size(); ++I)
+    Out.Offsets[Ids[I]] = Plan.Offsets[I];
+  Out.ArenaBytes = Plan.ArenaBytes;
+  return Out;
+}
