@@ -1,0 +1,214 @@
+//===- Kernels.h - The CUDA backend's own kernels ---------------*- C++ -*-===//
+//
+// Private to lib/CodeGen/CUDA. Every kernel the backend launches itself
+// (everything but convolutions and GEMMs, which go to cuDNN and cuBLASLt):
+// a parameter struct the host-side lowering fills with static shapes and
+// element strides, and a launcher that enqueues the kernel on a stream.
+// Parameter structs are plain data: the lowering is tested on machines
+// without a GPU by inspecting them.
+//
+// Conventions:
+// - Shapes and strides are in elements, in physical order (outermost
+//   first) unless a field says otherwise; a stride of 0 broadcasts.
+// - Activations are f32, f16 or bf16 (DType); arithmetic is f32 in
+//   registers whatever the storage type; per-channel parameters (scale,
+//   bias, normalization weights) are f32.
+// - Launchers never allocate or synchronize: they are captured into a
+//   CUDA graph. They return the launch's status (cudaGetLastError).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CUDA_KERNELS_H
+#define STRIDER_LIB_CODEGEN_CUDA_KERNELS_H
+
+#include "strider/CodeGen/Activation.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strider {
+namespace cuda {
+
+/// Storage type of a tensor on the device.
+enum class DType : uint8_t { F32, F16, BF16 };
+inline size_t getDTypeBytes(DType T) { return T == DType::F32 ? 4 : 2; }
+const char *getDTypeName(DType T); ///< "f32", "f16", "bf16"
+
+constexpr int MaxRank = 6;
+
+//===----------------------------------------------------------------------===//
+// Data movement (DataMovementKernels.cu, CopyPlan.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Y[i] = convert(X[i]) for every index i of Shape, with element strides
+/// on both sides: relayouts, Transpose, Concat/Split/Slice copies, Expand
+/// and Tile (zero X strides), and Cast between float types.
+struct CopyParams {
+  int Rank = 0;
+  int64_t Shape[MaxRank] = {};
+  int64_t XStrides[MaxRank] = {}, YStrides[MaxRank] = {};
+  DType XType = DType::F32, YType = DType::F32;
+};
+
+/// How launchCopy runs a copy, decided on the host (planCopy) so that it
+/// is tested without a GPU.
+enum class CopyStrategy : uint8_t {
+  Contiguous,  ///< Both sides dense in the same order: a flat copy.
+  Transpose2D, ///< Batch of Rows x Cols -> Cols x Rows: shared-memory tiles.
+  Generic,     ///< Any strides: one thread per output element.
+};
+struct CopyPlan {
+  CopyStrategy Strategy = CopyStrategy::Generic;
+  /// The copy after merging dims that are contiguous on both sides and
+  /// dropping unit dims (Rank 0: a single element).
+  CopyParams Params;
+  /// Transpose2D: Y[b][c][r] = X[b][r][c] for b < Batch (the batch dims
+  /// are Params' outer dims), with X row stride XRowStride and Y row
+  /// stride YRowStride; the inner unit stride is implied.
+  int64_t Rows = 0, Cols = 0, Batch = 1;
+  int64_t XRowStride = 0, YRowStride = 0;
+  /// Contiguous and Transpose2D: elements per 16-byte access on both
+  /// sides (1 when alignment or sizes do not allow vectors).
+  int Vector = 1;
+};
+/// Plans \p P: simplifies the dims and picks a strategy. Pointers to the
+/// data are assumed 16-byte aligned plus the offsets the strides imply.
+CopyPlan planCopy(const CopyParams &P);
+cudaError_t launchCopy(const CopyPlan &P, const void *X, void *Y,
+                       cudaStream_t S);
+
+/// Pad (ONNX modes) of a tensor of physical shape XShape into YShape:
+/// Y index i reads X index i - Begin (per physical dim), or Value /
+/// reflection / the edge outside X. Both dense in the same physical order.
+struct PadParams {
+  enum Mode : uint8_t { Constant, Reflect, Edge };
+  int Rank = 0;
+  int64_t XShape[MaxRank] = {}, YShape[MaxRank] = {};
+  int64_t Begin[MaxRank] = {}; ///< May be negative (crops).
+  Mode PadMode = Constant;
+  float Value = 0.0f;
+  DType Type = DType::F32;
+};
+cudaError_t launchPad(const PadParams &P, const void *X, void *Y,
+                      cudaStream_t S);
+
+/// Resize as separable per-axis sampling (runtime::ResizeSampling): for
+/// each of the up to 3 innermost logical spatial axes, every output
+/// position reads Taps input positions with weights. The tables are
+/// device arrays the lowering uploads with the weights: Index[a] and
+/// Weight[a] hold Out[a] * Taps[a] entries.
+struct ResizeParams {
+  int64_t N = 1, C = 1;
+  int Spatial = 2; ///< 1..3
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1};
+  int Taps[3] = {1, 1, 1};
+  const int32_t *Index[3] = {};
+  const float *Weight[3] = {};
+  bool ChannelsLast = false; ///< X and Y in N, spatial..., C order.
+  DType Type = DType::F32;
+};
+cudaError_t launchResize(const ResizeParams &P, const void *X, void *Y,
+                         cudaStream_t S);
+
+//===----------------------------------------------------------------------===//
+// Elementwise (ElementwiseKernels.cu)
+//===----------------------------------------------------------------------===//
+
+enum class BinaryOp : uint8_t { None, Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+
+/// Y = Act(A op B) over Y's dense physical shape; A and B read with
+/// broadcast strides in Y's physical order. Op None: Y = Act(A) (B is
+/// ignored).
+struct ElementwiseParams {
+  BinaryOp Op = BinaryOp::None;
+  codegen::Activation Act;
+  int Rank = 0;
+  int64_t Shape[MaxRank] = {};
+  int64_t AStrides[MaxRank] = {}, BStrides[MaxRank] = {};
+  DType AType = DType::F32, BType = DType::F32, YType = DType::F32;
+};
+cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
+                              const void *B, void *Y, cudaStream_t S);
+
+/// Y = Act(X * Scale[c] + Bias[c] + Residual) over Count elements, channel
+/// c = (i / ChannelStride) % Channels (NCHW: ChannelStride = pixels; NHWC:
+/// 1). Scale, Bias and Residual may be null; X may equal Y. What follows
+/// a library conv or GEMM that could not fuse its epilogue, and
+/// BatchNormalization in inference form.
+struct EpilogueParams {
+  int64_t Count = 0;
+  int64_t Channels = 1, ChannelStride = 1;
+  codegen::Activation Act;
+  DType XType = DType::F32, ResidualType = DType::F32, YType = DType::F32;
+};
+cudaError_t launchEpilogue(const EpilogueParams &P, const void *X,
+                           const float *Scale, const float *Bias,
+                           const void *Residual, void *Y, cudaStream_t S);
+
+//===----------------------------------------------------------------------===//
+// Pooling, normalization, softmax, reductions (ReductionKernels.cu,
+// PoolingKernels.cu)
+//===----------------------------------------------------------------------===//
+
+/// MaxPool / AveragePool over 1-3 spatial dims, NCHW or NHWC (X and Y in
+/// the same order).
+struct PoolParams {
+  bool Max = true;
+  bool CountIncludePad = false;
+  int Spatial = 2;
+  int64_t N = 1, C = 1;
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1};
+  int64_t Kernel[3] = {1, 1, 1}, Stride[3] = {1, 1, 1};
+  int64_t Dilation[3] = {1, 1, 1}, PadBegin[3] = {0, 0, 0};
+  bool ChannelsLast = false;
+  DType Type = DType::F32;
+};
+cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
+                       cudaStream_t S);
+
+/// A reduction over the middle of Outer x Reduced x Inner (dense):
+/// Y[o][i] = reduce_r X[o][r][i]. Covers GlobalAveragePool/GlobalMaxPool
+/// (NCHW: Outer=N*C, Inner=1; NHWC: Outer=N, Reduced=pixels, Inner=C) and
+/// ReduceX over a contiguous block of physical dims.
+struct ReduceParams {
+  enum Kind : uint8_t { Sum, Mean, Max, Min, Prod, L2, SumSquare };
+  Kind Op = Sum;
+  int64_t Outer = 1, Reduced = 1, Inner = 1;
+  DType XType = DType::F32, YType = DType::F32;
+};
+cudaError_t launchReduce(const ReduceParams &P, const void *X, void *Y,
+                         cudaStream_t S);
+
+/// Softmax / LogSoftmax along the middle of Outer x Axis x Inner (dense).
+struct SoftmaxParams {
+  int64_t Outer = 1, Axis = 1, Inner = 1;
+  bool Log = false;
+  DType XType = DType::F32, YType = DType::F32;
+};
+cudaError_t launchSoftmax(const SoftmaxParams &P, const void *X, void *Y,
+                          cudaStream_t S);
+
+/// Normalizes the Reduced elements of every (o, i) of Outer x Reduced x
+/// Inner (dense) to zero mean and unit variance, then scales: Y = (X -
+/// mean) / sqrt(var + Epsilon) * Scale[k] + Bias[k], k = the affine index:
+/// LayerNormalization (Inner = 1, k = r), InstanceNormalization NCHW
+/// (Outer = N*C, Inner = 1, k = o % Channels) and NHWC (Outer = N,
+/// Reduced = pixels, Inner = C, k = i). Scale and Bias may be null.
+struct NormParams {
+  int64_t Outer = 1, Reduced = 1, Inner = 1;
+  enum AffineIndex : uint8_t { ByReduced, ByOuterChannel, ByInner };
+  AffineIndex Affine = ByReduced;
+  int64_t Channels = 1; ///< ByOuterChannel: k = o % Channels.
+  float Epsilon = 1e-5f;
+  codegen::Activation Act;
+  DType XType = DType::F32, YType = DType::F32;
+};
+cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
+                       const float *Bias, void *Y, cudaStream_t S);
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CUDA_KERNELS_H

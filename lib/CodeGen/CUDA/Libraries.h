@@ -1,0 +1,148 @@
+//===- Libraries.h - Convolutions and GEMMs through cuDNN, cuBLASLt -*- C++ -*-===//
+//
+// Private to lib/CodeGen/CUDA. cuDNN 9 and cuBLASLt are loaded at run time
+// (dlopen of libcudnn.so.9 and libcublasLt.so.13 / .12), so that the
+// backend's binaries start, and report a clear error, on machines without
+// them, and use whichever copy the machine has (a PyTorch environment's).
+//
+// A runner is made once per conv or GEMM when a program is loaded: it
+// uploads the weights in the form its library wants (layout, type), picks
+// an algorithm (a tuned one if given, else the library's heuristic) and
+// says which part of the wanted epilogue it fuses; running it enqueues
+// work on a stream without allocating or synchronizing.
+//
+// The descriptors (ConvDesc, GemmDesc) are plain data filled by the
+// host-side lowering; describeConv/describeGemm and the checks are host
+// code tested without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CUDA_LIBRARIES_H
+#define STRIDER_LIB_CODEGEN_CUDA_LIBRARIES_H
+
+#include "Kernels.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strider {
+namespace cuda {
+
+/// How a library accumulates and which units it may use.
+enum class MathMode : uint8_t {
+  FP32, ///< Plain fp32 (tensor cores off).
+  TF32, ///< fp32 storage, TF32 tensor cores.
+  Half, ///< f16/bf16 storage (the DType of the operands), fp32 accumulation.
+};
+
+/// What an epilogue adds after a conv or GEMM, and what the runner fused.
+struct EpilogueSpec {
+  bool Bias = false;
+  bool Residual = false;
+  codegen::Activation Act;
+};
+
+/// A convolution (forward, or ConvTranspose as the backward-data conv)
+/// of 1-3 spatial dims. Logical sizes; the layout flags say how X, W and
+/// Y are stored (channels-last: N, spatial..., C; W as K, spatial..., C/G).
+struct ConvDesc {
+  bool Transposed = false;
+  int Spatial = 2;
+  int64_t N = 1, C = 1, K = 1, Groups = 1;
+  int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1}, Filter[3] = {1, 1, 1};
+  int64_t Stride[3] = {1, 1, 1}, Dilation[3] = {1, 1, 1};
+  int64_t PadBegin[3] = {0, 0, 0}, PadEnd[3] = {0, 0, 0};
+  bool XChannelsLast = false, YChannelsLast = false;
+  DType Type = DType::F32; ///< X, W and Y.
+  MathMode Math = MathMode::FP32;
+  EpilogueSpec Epilogue; ///< Residual has Y's layout and type.
+};
+/// The key of a conv in tuning files and reports:
+/// "x=1x64x56x56 w=64x64x3x3 s=1x1 p=1x1x1x1 d=1x1 g=1 xl=nhwc yl=nhwc f16".
+std::string getConvKey(const ConvDesc &D);
+/// Why cuDNN cannot run \p D as described (asymmetric padding, ...), or
+/// empty.
+std::string checkConv(const ConvDesc &D);
+
+/// Y[b] = A[b] (M x K) * B[b] (K x N) (+ Bias[n]) with row-major operands;
+/// either operand may be transposed and batched with a stride (0: shared).
+/// B may be a constant (uploaded once).
+struct GemmDesc {
+  int64_t Batch = 1, M = 1, N = 1, K = 1;
+  bool TransA = false, TransB = false;
+  int64_t BatchStrideA = 0, BatchStrideB = 0, BatchStrideY = 0;
+  float Alpha = 1.0f;
+  DType Type = DType::F32; ///< A, B and Y.
+  MathMode Math = MathMode::FP32;
+  EpilogueSpec Epilogue; ///< Bias indexed by n; no residual.
+};
+std::string getGemmKey(const GemmDesc &D);
+
+/// One algorithm's measured time, from a tuning run.
+struct AlgoTiming {
+  std::string Algo; ///< Library-specific name, stable across runs.
+  double Nanoseconds = 0;
+  size_t WorkspaceBytes = 0;
+};
+
+/// The loaded libraries and their handles for one device and stream.
+class Libraries {
+public:
+  /// Loads cuDNN and cuBLASLt and makes handles bound to \p Stream on
+  /// the current device. Errors name the library that is missing.
+  static llvm::Expected<std::unique_ptr<Libraries>> create(cudaStream_t Stream);
+  ~Libraries();
+  Libraries(const Libraries &) = delete;
+  Libraries &operator=(const Libraries &) = delete;
+  struct Impl;
+  Impl &getImpl() { return *I; }
+
+private:
+  explicit Libraries(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+class ConvRunner {
+public:
+  /// \p Weights (K, C/G, spatial... logical, f32) and \p Bias (K, or
+  /// null) are host data converted and uploaded here. \p Algo: a tuned
+  /// algorithm name, or empty for the heuristic's choice.
+  static llvm::Expected<std::unique_ptr<ConvRunner>>
+  create(Libraries &L, const ConvDesc &D, const float *Weights,
+         const float *Bias, const std::string &Algo);
+  virtual ~ConvRunner() = default;
+  virtual size_t getWorkspaceBytes() const = 0;
+  /// The part of D.Epilogue done by run(); the rest is the caller's.
+  virtual EpilogueSpec getFused() const = 0;
+  virtual std::string getAlgo() const = 0;
+  virtual cudaError_t run(const void *X, const void *Residual, void *Y,
+                          void *Workspace, cudaStream_t S) const = 0;
+};
+
+class GemmRunner {
+public:
+  /// \p ConstantB: B as host f32 (row-major K x N, or N x K when
+  /// TransB), or null when B is an activation passed to run().
+  static llvm::Expected<std::unique_ptr<GemmRunner>>
+  create(Libraries &L, const GemmDesc &D, const float *ConstantB,
+         const float *Bias, const std::string &Algo);
+  virtual ~GemmRunner() = default;
+  virtual size_t getWorkspaceBytes() const = 0;
+  virtual EpilogueSpec getFused() const = 0;
+  virtual std::string getAlgo() const = 0;
+  virtual cudaError_t run(const void *A, const void *B, void *Y,
+                          void *Workspace, cudaStream_t S) const = 0;
+};
+
+/// Times every algorithm the library offers for \p D on random data
+/// (cuDNN's find), fastest first.
+llvm::Expected<std::vector<AlgoTiming>> findConvAlgorithms(Libraries &L,
+                                                           const ConvDesc &D);
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CUDA_LIBRARIES_H
