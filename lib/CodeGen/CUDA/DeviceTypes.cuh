@@ -1,0 +1,85 @@
+//===- DeviceTypes.cuh - Loads and stores of device storage types -*- CUDA -*-===//
+//
+// Private to lib/CodeGen/CUDA, device code only. Kernels compute in f32
+// and read and write f32, f16 or bf16 storage through these, chosen by a
+// template parameter (one instantiation per DType combination).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CUDA_DEVICETYPES_CUH
+#define STRIDER_LIB_CODEGEN_CUDA_DEVICETYPES_CUH
+
+#include "Kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace strider {
+namespace cuda {
+
+template <DType T> struct Storage;
+template <> struct Storage<DType::F32> {
+  using Type = float;
+  static __device__ __forceinline__ float load(const float *P) { return *P; }
+  static __device__ __forceinline__ void store(float *P, float V) { *P = V; }
+};
+template <> struct Storage<DType::F16> {
+  using Type = __half;
+  static __device__ __forceinline__ float load(const __half *P) {
+    return __half2float(*P);
+  }
+  static __device__ __forceinline__ void store(__half *P, float V) {
+    *P = __float2half_rn(V);
+  }
+};
+template <> struct Storage<DType::BF16> {
+  using Type = __nv_bfloat16;
+  static __device__ __forceinline__ float load(const __nv_bfloat16 *P) {
+    return __bfloat162float(*P);
+  }
+  static __device__ __forceinline__ void store(__nv_bfloat16 *P, float V) {
+    *P = __float2bfloat16_rn(V);
+  }
+};
+
+/// Element \p I of \p Base (storage type \p T) as f32.
+template <DType T>
+__device__ __forceinline__ float loadAs(const void *Base, int64_t I) {
+  return Storage<T>::load(static_cast<const typename Storage<T>::Type *>(Base) +
+                          I);
+}
+template <DType T>
+__device__ __forceinline__ void storeAs(void *Base, int64_t I, float V) {
+  Storage<T>::store(static_cast<typename Storage<T>::Type *>(Base) + I, V);
+}
+
+/// Calls \p F with the DType \p T as a template argument:
+/// dispatchType(T, [&](auto Tag) { launch<decltype(Tag)::value>(...); }).
+template <DType T> struct DTypeTag {
+  static constexpr DType value = T;
+};
+template <typename Fn> cudaError_t dispatchType(DType T, Fn &&F) {
+  switch (T) {
+  case DType::F32:
+    return F(DTypeTag<DType::F32>());
+  case DType::F16:
+    return F(DTypeTag<DType::F16>());
+  case DType::BF16:
+    return F(DTypeTag<DType::BF16>());
+  }
+  return cudaErrorInvalidValue;
+}
+
+/// Blocks of \p Threads threads covering \p Count items, capped for
+/// grid-stride loops.
+inline unsigned getBlocks(int64_t Count, int Threads) {
+  int64_t B = (Count + Threads - 1) / Threads;
+  if (B < 1)
+    B = 1;
+  return unsigned(B > (1 << 20) ? (1 << 20) : B);
+}
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CUDA_DEVICETYPES_CUH
