@@ -621,33 +621,6 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   return true;
 }
 
-/// Splits \p T's physical order into [Outer][Len][Inner] around the dims
-/// marked in \p Middle (unit dims go anywhere); false if those are not
-/// physically adjacent.
-static bool splitAround(const TensorType &T, const std::vector<bool> &Middle,
-                        int64_t &Outer, int64_t &Len, int64_t &Inner) {
-  auto Shape = T.getStaticShape();
-  auto Perm = T.getLayout().getPermutation(T.getRank());
-  Outer = Len = Inner = 1;
-  int Phase = 0; // 0: before the middle run, 1: in it, 2: after it.
-  for (unsigned P = 0; P < Perm.size(); ++P) {
-    const unsigned D = Perm[P];
-    if (Shape[D] == 1)
-      continue;
-    if (Middle[D]) {
-      if (Phase == 2)
-        return false;
-      Phase = 1;
-      Len *= Shape[D];
-    } else {
-      if (Phase == 1)
-        Phase = 2;
-      (Phase == 0 ? Outer : Inner) *= Shape[D];
-    }
-  }
-  return true;
-}
-
 bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
                        const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;

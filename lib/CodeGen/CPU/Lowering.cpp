@@ -122,64 +122,6 @@ cpu::makePaddedFloats(llvm::ArrayRef<float> Values, int64_t Count) {
   return Out;
 }
 
-ChannelOrder cpu::getChannelOrder(const TensorType &T) {
-  auto Shape = T.getStaticShape();
-  if (Shape.size() < 2)
-    return ChannelOrder::Other;
-  auto Str = getStrides(T);
-  const int64_t C = Shape[1];
-  int64_t Pixels = 1;
-  for (unsigned I = 2; I < Shape.size(); ++I)
-    Pixels *= Shape[I];
-  bool Last = Str[1] == 1 && Str[0] == Pixels * C;
-  bool First = Str[1] == Pixels && Str[0] == C * Pixels;
-  for (unsigned I = 2; I < Shape.size(); ++I) {
-    int64_t Inner = 1;
-    for (unsigned J = I + 1; J < Shape.size(); ++J)
-      Inner *= Shape[J];
-    Last &= Str[I] == Inner * C;
-    First &= Str[I] == Inner;
-  }
-  return Last    ? ChannelOrder::Last
-         : First ? ChannelOrder::First
-                 : ChannelOrder::Other;
-}
-
-llvm::SmallVector<int64_t, 6> cpu::getStrides(const TensorType &T) {
-  unsigned Rank = T.getRank();
-  llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();
-  llvm::SmallVector<unsigned, 6> Perm = T.getLayout().getPermutation(Rank);
-  llvm::SmallVector<int64_t, 6> Strides(Rank, 0);
-  int64_t Stride = 1;
-  for (unsigned P = Rank; P-- > 0;) {
-    Strides[Perm[P]] = Stride;
-    Stride *= Shape[Perm[P]];
-  }
-  return Strides;
-}
-
-void cpu::getPhysicalShape(const TensorType &T, int64_t *Out) {
-  unsigned R = T.getRank();
-  auto Shape = T.getStaticShape();
-  auto Perm = T.getLayout().getPermutation(R);
-  for (unsigned P = 0; P < R; ++P)
-    Out[P] = Shape[Perm[P]];
-}
-
-void cpu::getBroadcastStrides(const TensorType &Operand,
-                              const TensorType &Result, int64_t *Out) {
-  unsigned R = Result.getRank();
-  auto S = Operand.getStaticShape();
-  auto Str = getStrides(Operand);
-  unsigned OR = S.size();
-  llvm::SmallVector<int64_t, 6> Logical(R, 0);
-  for (unsigned I = 0; I < OR; ++I)
-    Logical[R - OR + I] = S[I] == 1 ? 0 : Str[I];
-  auto Perm = Result.getLayout().getPermutation(R);
-  for (unsigned P = 0; P < R; ++P)
-    Out[P] = Logical[Perm[P]];
-}
-
 //===----------------------------------------------------------------------===//
 // LoweringContext
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,7 @@
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/CodeGen/Fusion.h"
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
@@ -82,26 +83,12 @@ public:
   float *f32(BufferId B) { return reinterpret_cast<float *>(bytes(B)); }
 };
 
-/// Per-dim element strides of a dense tensor of type \p T in its layout.
-llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
-
-/// The dims of a dense tensor of type \p T in its physical order
-/// (outermost first) into \p Out (rank entries).
-void getPhysicalShape(const TensorType &T, int64_t *Out);
-/// Element strides of an operand of type \p Operand read at every index of
-/// a result of type \p Result it broadcasts to (numpy rules: 0 along
-/// broadcast dims), in the result's physical dim order, into \p Out.
-void getBroadcastStrides(const TensorType &Operand, const TensorType &Result,
-                         int64_t *Out);
-
-/// How a dense tensor of logical shape (N, C, spatial...) is stored, for
-/// kernels that walk it as Batch x Channels x Pixels.
-enum class ChannelOrder {
-  Last,  ///< Channels innermost, pixels nested above them (NHWC).
-  First, ///< Contiguous channel planes (NCHW).
-  Other,
-};
-ChannelOrder getChannelOrder(const TensorType &T);
+using codegen::ChannelOrder;
+using codegen::getBroadcastStrides;
+using codegen::getChannelOrder;
+using codegen::getPhysicalShape;
+using codegen::getStrides;
+using codegen::splitAround;
 
 /// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
 std::vector<float> getConstantFloats(const Value *V);

@@ -1,0 +1,52 @@
+//===- TensorGeometry.h - Strides and physical orders -----------*- C++ -*-===//
+//
+// How a dense tensor with static shape and a layout is laid out in memory,
+// in the terms kernels take: element strides per logical dim, the dims in
+// physical order, broadcast strides, channel order. Shared by the
+// backends' lowerings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_CODEGEN_TENSORGEOMETRY_H
+#define STRIDER_CODEGEN_TENSORGEOMETRY_H
+
+#include "strider/IR/Types.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
+
+namespace strider {
+namespace codegen {
+
+/// Per-dim element strides of a dense tensor of type \p T in its layout.
+llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
+
+/// The dims of a dense tensor of type \p T in its physical order
+/// (outermost first) into \p Out (rank entries).
+void getPhysicalShape(const TensorType &T, int64_t *Out);
+/// Element strides of an operand of type \p Operand read at every index of
+/// a result of type \p Result it broadcasts to (numpy rules: 0 along
+/// broadcast dims), in the result's physical dim order, into \p Out.
+void getBroadcastStrides(const TensorType &Operand, const TensorType &Result,
+                         int64_t *Out);
+
+/// How a dense tensor of logical shape (N, C, spatial...) is stored, for
+/// kernels that walk it as Batch x Channels x Pixels.
+enum class ChannelOrder {
+  Last,  ///< Channels innermost, pixels nested above them (NHWC).
+  First, ///< Contiguous channel planes (NCHW).
+  Other,
+};
+ChannelOrder getChannelOrder(const TensorType &T);
+
+/// Splits \p T's physical order into [Outer][Len][Inner] around the dims
+/// marked in \p Middle (unit dims go anywhere); false if those are not
+/// physically adjacent.
+bool splitAround(const TensorType &T, const std::vector<bool> &Middle,
+                 int64_t &Outer, int64_t &Len, int64_t &Inner);
+
+} // namespace codegen
+} // namespace strider
+
+#endif // STRIDER_CODEGEN_TENSORGEOMETRY_H

@@ -1,0 +1,93 @@
+//===- TensorGeometry.cpp - Strides and physical orders -------------------===//
+//
+// See TensorGeometry.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/TensorGeometry.h"
+
+using namespace strider;
+using namespace strider::codegen;
+
+ChannelOrder codegen::getChannelOrder(const TensorType &T) {
+  auto Shape = T.getStaticShape();
+  if (Shape.size() < 2)
+    return ChannelOrder::Other;
+  auto Str = getStrides(T);
+  const int64_t C = Shape[1];
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Shape.size(); ++I)
+    Pixels *= Shape[I];
+  bool Last = Str[1] == 1 && Str[0] == Pixels * C;
+  bool First = Str[1] == Pixels && Str[0] == C * Pixels;
+  for (unsigned I = 2; I < Shape.size(); ++I) {
+    int64_t Inner = 1;
+    for (unsigned J = I + 1; J < Shape.size(); ++J)
+      Inner *= Shape[J];
+    Last &= Str[I] == Inner * C;
+    First &= Str[I] == Inner;
+  }
+  return Last    ? ChannelOrder::Last
+         : First ? ChannelOrder::First
+                 : ChannelOrder::Other;
+}
+
+llvm::SmallVector<int64_t, 6> codegen::getStrides(const TensorType &T) {
+  unsigned Rank = T.getRank();
+  llvm::SmallVector<int64_t, 6> Shape = T.getStaticShape();
+  llvm::SmallVector<unsigned, 6> Perm = T.getLayout().getPermutation(Rank);
+  llvm::SmallVector<int64_t, 6> Strides(Rank, 0);
+  int64_t Stride = 1;
+  for (unsigned P = Rank; P-- > 0;) {
+    Strides[Perm[P]] = Stride;
+    Stride *= Shape[Perm[P]];
+  }
+  return Strides;
+}
+
+void codegen::getPhysicalShape(const TensorType &T, int64_t *Out) {
+  unsigned R = T.getRank();
+  auto Shape = T.getStaticShape();
+  auto Perm = T.getLayout().getPermutation(R);
+  for (unsigned P = 0; P < R; ++P)
+    Out[P] = Shape[Perm[P]];
+}
+
+void codegen::getBroadcastStrides(const TensorType &Operand,
+                              const TensorType &Result, int64_t *Out) {
+  unsigned R = Result.getRank();
+  auto S = Operand.getStaticShape();
+  auto Str = getStrides(Operand);
+  unsigned OR = S.size();
+  llvm::SmallVector<int64_t, 6> Logical(R, 0);
+  for (unsigned I = 0; I < OR; ++I)
+    Logical[R - OR + I] = S[I] == 1 ? 0 : Str[I];
+  auto Perm = Result.getLayout().getPermutation(R);
+  for (unsigned P = 0; P < R; ++P)
+    Out[P] = Logical[Perm[P]];
+}
+
+bool codegen::splitAround(const TensorType &T, const std::vector<bool> &Middle,
+                        int64_t &Outer, int64_t &Len, int64_t &Inner) {
+  auto Shape = T.getStaticShape();
+  auto Perm = T.getLayout().getPermutation(T.getRank());
+  Outer = Len = Inner = 1;
+  int Phase = 0; // 0: before the middle run, 1: in it, 2: after it.
+  for (unsigned P = 0; P < Perm.size(); ++P) {
+    const unsigned D = Perm[P];
+    if (Shape[D] == 1)
+      continue;
+    if (Middle[D]) {
+      if (Phase == 2)
+        return false;
+      Phase = 1;
+      Len *= Shape[D];
+    } else {
+      if (Phase == 1)
+        Phase = 2;
+      (Phase == 0 ? Outer : Inner) *= Shape[D];
+    }
+  }
+  return true;
+}
+
