@@ -46,6 +46,14 @@ ChannelOrder getChannelOrder(const TensorType &T);
 bool splitAround(const TensorType &T, const std::vector<bool> &Middle,
                  int64_t &Outer, int64_t &Len, int64_t &Inner);
 
+/// A reduction of \p XT over the dims marked in \p Reduced into \p YT
+/// (which keeps them as 1 when \p Keep) as Outer x Len x Inner (see
+/// splitAround); false unless \p YT holds the kept dims in the same
+/// physical order.
+bool splitReduction(const TensorType &XT, const TensorType &YT,
+                    const std::vector<bool> &Reduced, bool Keep,
+                    int64_t &Outer, int64_t &Len, int64_t &Inner);
+
 } // namespace codegen
 } // namespace strider
 

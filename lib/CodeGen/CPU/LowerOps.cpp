@@ -684,32 +684,6 @@ bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   return true;
 }
 
-/// Splits \p XT into [Outer][Len][Inner] around the \p Reduced dims (see
-/// splitAround); false unless \p YT holds the kept dims (all dims under
-/// \p Keep, the reduced ones as 1) in the same physical order.
-static bool planReduction(const TensorType &XT, const TensorType &YT,
-                          const std::vector<bool> &Reduced, bool Keep,
-                          int64_t &Outer, int64_t &Len, int64_t &Inner) {
-  if (!splitAround(XT, Reduced, Outer, Len, Inner))
-    return false;
-  const int64_t R = XT.getRank();
-  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
-  std::vector<int64_t> YToX;
-  for (int64_t D = 0; D < R; ++D)
-    if (!Reduced[size_t(D)] || Keep)
-      YToX.push_back(D);
-  if (YToX.size() != YShape.size())
-    return false;
-  std::vector<int64_t> SeqX, SeqY;
-  for (unsigned D : XT.getLayout().getPermutation(unsigned(R)))
-    if (!Reduced[D] && XShape[D] != 1)
-      SeqX.push_back(D);
-  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
-    if (YShape[D] != 1)
-      SeqY.push_back(YToX[D]);
-  return SeqX == SeqY;
-}
-
 bool cpu::lowerReduce(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;
@@ -734,7 +708,7 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
     Reduced.assign(size_t(R), true);
   }
   int64_t Outer, Len, Inner;
-  if (!planReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
+  if (!splitReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
                      Len, Inner))
     return false;
   static const std::pair<OpId, ReduceKind> Kinds[] = {
@@ -777,7 +751,7 @@ bool cpu::lowerArgReduce(LoweringContext &L, const Node &N,
   std::vector<bool> Reduced(size_t(R), false);
   Reduced[size_t(Axis < 0 ? Axis + R : Axis)] = true;
   int64_t Outer, Len, Inner;
-  if (!planReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
+  if (!splitReduction(XT, YT, Reduced, N.getIntAttr("keepdims", 1) != 0, Outer,
                      Len, Inner) ||
       Len < 1 || Len > std::numeric_limits<int32_t>::max())
     return false;

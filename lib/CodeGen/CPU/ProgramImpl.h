@@ -89,6 +89,7 @@ using codegen::getChannelOrder;
 using codegen::getPhysicalShape;
 using codegen::getStrides;
 using codegen::splitAround;
+using codegen::splitReduction;
 
 /// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
 std::vector<float> getConstantFloats(const Value *V);

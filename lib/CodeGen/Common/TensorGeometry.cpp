@@ -91,3 +91,27 @@ bool codegen::splitAround(const TensorType &T, const std::vector<bool> &Middle,
   return true;
 }
 
+
+bool codegen::splitReduction(const TensorType &XT, const TensorType &YT,
+                               const std::vector<bool> &Reduced, bool Keep,
+                               int64_t &Outer, int64_t &Len, int64_t &Inner) {
+  if (!splitAround(XT, Reduced, Outer, Len, Inner))
+    return false;
+  const int64_t R = XT.getRank();
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  std::vector<int64_t> YToX;
+  for (int64_t D = 0; D < R; ++D)
+    if (!Reduced[size_t(D)] || Keep)
+      YToX.push_back(D);
+  if (YToX.size() != YShape.size())
+    return false;
+  std::vector<int64_t> SeqX, SeqY;
+  for (unsigned D : XT.getLayout().getPermutation(unsigned(R)))
+    if (!Reduced[D] && XShape[D] != 1)
+      SeqX.push_back(D);
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+    if (YShape[D] != 1)
+      SeqY.push_back(YToX[D]);
+  return SeqX == SeqY;
+}
+

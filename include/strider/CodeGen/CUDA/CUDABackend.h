@@ -1,0 +1,147 @@
+//===- CUDABackend.h - Lowering to the CUDA backend -------------*- C++ -*-===//
+//
+// The CPU backend's twin for NVIDIA GPUs. A verified, shape-inferred graph
+// (static shapes, layouts chosen, precisions assigned) is lowered in two
+// stages:
+//
+// - planForCUDA (host code, no GPU needed): the fusion groups and the
+//   activation arena of the CPU backend, and one step per kernel launch or
+//   library call: convolutions through cuDNN, Gemm/MatMul through
+//   cuBLASLt, everything else through the backend's own kernels. A plan is
+//   plain data, printed by print() and tested on machines without a GPU.
+// - Program::load: the plan on a device: one arena allocation, weights
+//   uploaded and arranged once, the libraries' algorithms chosen, pinned
+//   host buffers for inputs and outputs, and the whole program captured
+//   once as a CUDA graph that every run() replays (no allocation and no
+//   synchronization inside a run but the final one).
+//
+// Ops without a CUDA kernel are an error naming the node: there is no
+// silent host fallback inside a GPU program.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_CODEGEN_CUDA_CUDABACKEND_H
+#define STRIDER_CODEGEN_CUDA_CUDABACKEND_H
+
+#include "strider/Runtime/Reference.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace strider {
+
+class Graph;
+
+namespace cuda {
+
+/// What convolutions and matmuls compute in (`--precision`). FP16 and
+/// BF16 graphs come from the assign-precision pass (half values in the
+/// graph); FP32 and TF32 differ only in the libraries' math mode.
+enum class Precision : uint8_t { FP32, TF32, FP16, BF16 };
+llvm::Optional<Precision> parsePrecision(llvm::StringRef Name);
+llvm::StringRef getPrecisionName(Precision P);
+
+struct CUDAOptions {
+  int Device = 0;
+  Precision Math = Precision::FP32;
+  /// Inputs and outputs through pinned host buffers (asynchronous copies).
+  bool Pinned = true;
+  /// Capture the program once as a CUDA graph and replay it.
+  bool UseGraph = true;
+  /// Tuned library algorithms by conv/GEMM key (Libraries.h keys; from a
+  /// cuda tuning file); others use the libraries' heuristics.
+  std::map<std::string, std::string> Algorithms;
+};
+
+/// One step of a plan, for reports.
+struct StepInfo {
+  std::string Nodes;  ///< The node(s) it computes, by result name.
+  std::string Kernel; ///< "cudnn.conv nhwc>nhwc f16 +bias+relu", ...
+  int64_t Flops = 0;  ///< Of the conv and GEMM steps; 0 elsewhere.
+};
+
+class PlanImpl;
+
+/// A lowered program, not yet on a device.
+class Plan {
+public:
+  explicit Plan(std::unique_ptr<PlanImpl> Impl);
+  ~Plan();
+  Plan(const Plan &) = delete;
+  Plan &operator=(const Plan &) = delete;
+
+  llvm::ArrayRef<StepInfo> getSteps() const;
+  /// Bytes of the device arena holding every activation, and of the
+  /// constants uploaded at load (weights in their device form).
+  int64_t getArenaBytes() const;
+  int64_t getConstantBytes() const;
+  /// One line per step, then the arena and constant totals.
+  void print(llvm::raw_ostream &OS) const;
+  PlanImpl &getImpl() { return *Impl; }
+  const PlanImpl &getImpl() const { return *Impl; }
+
+private:
+  std::unique_ptr<PlanImpl> Impl;
+};
+
+/// Lowers \p G (host only). Errors, located at the node, for dynamic
+/// shapes, element types the backend does not hold and ops it has no
+/// kernel for. \p G must outlive the plan.
+llvm::Expected<std::unique_ptr<Plan>> planForCUDA(const Graph &G,
+                                                  const CUDAOptions &Opts);
+
+/// Whether device \p Ordinal can run programs: an error saying why not
+/// ("no CUDA device on this machine", "device 3 does not exist (2
+/// devices)") otherwise.
+llvm::Error checkDevice(int Ordinal);
+
+class ProgramImpl;
+
+/// A plan loaded on a device. Not reentrant: one run at a time.
+class Program {
+public:
+  /// Loads \p P on the device \p Opts names (see the file comment).
+  static llvm::Expected<std::unique_ptr<Program>>
+  load(std::unique_ptr<Plan> P, const CUDAOptions &Opts);
+  ~Program();
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  /// As cpu::Program::run: inputs by name in any layout, outputs in their
+  /// graph layouts.
+  llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+
+  llvm::ArrayRef<StepInfo> getSteps() const;
+  /// With profiling on, run() launches step by step with CUDA events
+  /// around each (no graph replay) and adds each step's time (seconds).
+  void setProfiling(bool On);
+  llvm::ArrayRef<double> getStepSeconds() const;
+  unsigned getProfiledRuns() const;
+  int64_t getArenaBytes() const;
+  /// "NVIDIA H100 80GB HBM3 (sm_90)".
+  std::string getDeviceName() const;
+
+private:
+  explicit Program(std::unique_ptr<ProgramImpl> Impl);
+  std::unique_ptr<ProgramImpl> Impl;
+};
+
+/// planForCUDA then Program::load.
+llvm::Expected<std::unique_ptr<Program>> compileForCUDA(const Graph &G,
+                                                        const CUDAOptions &Opts);
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_CODEGEN_CUDA_CUDABACKEND_H

@@ -1,0 +1,442 @@
+//===- PlanCompute.cpp - Elementwise, normalization, pooling, reductions --===//
+//
+// The ops the backend's own kernels compute: elementwise chains (with the
+// activation of their fusion group), BatchNormalization as a per-channel
+// epilogue, Instance/LayerNormalization, pooling, reductions and softmax.
+// Each is described by its kernel's parameter struct (Kernels.h) over the
+// tensors' physical orders, so channels-last runs without relayouts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/CodeGen/TensorGeometry.h"
+#include "strider/IR/WindowGeometry.h"
+#include "strider/Layout/CostModel.h"
+
+#include <cmath>
+
+using namespace strider;
+using namespace strider::cuda;
+using codegen::ChannelOrder;
+using codegen::FusedTail;
+
+namespace {
+
+const std::pair<OpId, BinaryOp> BinaryOps[] = {
+    {OpId::Add, BinaryOp::Add},     {OpId::Sub, BinaryOp::Sub},
+    {OpId::Mul, BinaryOp::Mul},     {OpId::Div, BinaryOp::Div},
+    {OpId::Pow, BinaryOp::Pow},     {OpId::Max, BinaryOp::Max},
+    {OpId::Min, BinaryOp::Min},     {OpId::PRelu, BinaryOp::PRelu},
+    {OpId::Sum, BinaryOp::Add},
+};
+
+const std::pair<OpId, ReduceParams::Kind> ReduceKinds[] = {
+    {OpId::ReduceSum, ReduceParams::Sum},
+    {OpId::ReduceMean, ReduceParams::Mean},
+    {OpId::ReduceMax, ReduceParams::Max},
+    {OpId::ReduceMin, ReduceParams::Min},
+    {OpId::ReduceProd, ReduceParams::Prod},
+    {OpId::ReduceL2, ReduceParams::L2},
+    {OpId::ReduceSumSquare, ReduceParams::SumSquare},
+};
+
+bool sameLayoutBytes(const TensorType &A, const TensorType &B) {
+  return A.getShape() == B.getShape() &&
+         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
+                                      B.getLayout(), layout::DimBindings());
+}
+
+/// Pixels of a (N, C, spatial...) shape.
+int64_t getPixels(llvm::ArrayRef<int64_t> Shape) {
+  int64_t P = 1;
+  for (size_t I = 2; I < Shape.size(); ++I)
+    P *= Shape[I];
+  return P;
+}
+
+/// The activation buffer of \p V and a new one for the group's result:
+/// the common head of every single-input kernel.
+llvm::Error getInOut(PlanContext &C, const Node &N, const Value *X,
+                     const Value *Y, BufferId &XB, BufferId &YB) {
+  auto XE = C.getBuffer(X, N);
+  if (!XE)
+    return XE.takeError();
+  XB = *XE;
+  auto YE = C.defineBuffer(Y, N);
+  if (!YE)
+    return YE.takeError();
+  YB = *YE;
+  return llvm::Error::success();
+}
+
+DType dtypeOf(const Value *V) {
+  return getDType(V->getType().getElementType()).getValueOr(DType::F32);
+}
+
+} // namespace
+
+llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
+                                  const FusedTail &T) {
+  const Value *Y = T.Result;
+  const TensorType &YT = Y->getType();
+  if (YT.getRank() > MaxRank || !YT.hasStaticShape())
+    return unsupported(N, "an elementwise op of rank " +
+                              llvm::Twine(YT.getRank()));
+  if (T.Residual)
+    return unsupported(N, "a residual Add after an elementwise op");
+  ElementwiseParams P;
+  P.Rank = int(YT.getRank());
+  codegen::getPhysicalShape(YT, P.Shape);
+  P.YType = dtypeOf(Y);
+  const Value *A = N.getOperand(0), *B = nullptr;
+  const auto *Bin = llvm::find_if(
+      BinaryOps, [&](const auto &E) { return E.first == N.getOpId(); });
+  if (Bin != std::end(BinaryOps) &&
+      !(N.getOpId() == OpId::Sum && N.getNumOperands() == 1)) {
+    if (N.getNumOperands() != 2)
+      return unsupported(N, "Sum of " + llvm::Twine(N.getNumOperands()) +
+                                " operands (two at most)");
+    P.Op = Bin->second;
+    P.Act = T.Act;
+    B = N.getOperand(1);
+  } else if (N.getOpId() != OpId::Sum) {
+    if (!codegen::getFusableActivation(N, P.Act))
+      return unsupported(N, "op '" + N.getOpType() + "' on " +
+                                A->getType().str());
+    if (!T.Act.isNone())
+      return unsupported(N, "an activation after an activation");
+  }
+  for (const Value *V : {A, B}) {
+    if (!V)
+      continue;
+    if (V->getType().getRank() > YT.getRank())
+      return unsupported(N, "broadcasting " + V->getType().str() + " to " +
+                                YT.str());
+  }
+  codegen::getBroadcastStrides(A->getType(), YT, P.AStrides);
+  P.AType = dtypeOf(A);
+  if (B) {
+    codegen::getBroadcastStrides(B->getType(), YT, P.BStrides);
+    P.BType = dtypeOf(B);
+  }
+  auto AB = C.getBuffer(A, N);
+  if (!AB)
+    return AB.takeError();
+  Arg BArg;
+  if (B) {
+    auto BB = C.getBuffer(B, N);
+    if (!BB)
+      return BB.takeError();
+    BArg.Buffer = *BB;
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  std::string Kernel = "elementwise.";
+  Kernel += B ? N.getOpType().lower() : std::string(P.Act.getName());
+  if (B && !P.Act.isNone())
+    Kernel += std::string("+") + P.Act.getName();
+  Kernel += std::string(" ") + getDTypeName(P.YType);
+  C.addStep({getStepNodes(N, T), Kernel, 0}, P, {{*AB, 0}, BArg, {*YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
+                                const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = T.Result;
+  const TensorType &XT = X->getType();
+  if (T.Residual || N.getNumOperands() != 5 || !sameLayoutBytes(XT, Y->getType()))
+    return unsupported(N, "BatchNormalization in this form (training "
+                          "outputs or a layout change)");
+  auto Shape = XT.getStaticShape();
+  if (Shape.size() < 2)
+    return unsupported(N, "BatchNormalization of rank < 2");
+  const int64_t Ch = Shape[1];
+  std::vector<float> Scale = getConstantFloats(N.getOperand(1)),
+                     Bias = getConstantFloats(N.getOperand(2)),
+                     Mean = getConstantFloats(N.getOperand(3)),
+                     Var = getConstantFloats(N.getOperand(4));
+  for (const std::vector<float> *V : {&Scale, &Bias, &Mean, &Var})
+    if (int64_t(V->size()) != Ch)
+      return unsupported(N, "BatchNormalization with non-constant or "
+                            "mis-sized statistics");
+  const float Eps = N.getFloatAttr("epsilon", 1e-5f);
+  for (int64_t I = 0; I < Ch; ++I) {
+    const float S = Scale[size_t(I)] / std::sqrt(Var[size_t(I)] + Eps);
+    Scale[size_t(I)] = S;
+    Bias[size_t(I)] -= Mean[size_t(I)] * S;
+  }
+  EpilogueParams P;
+  P.Count = XT.getNumElements().getValueOr(0);
+  P.Channels = Ch;
+  const ChannelOrder O = codegen::getChannelOrder(XT);
+  if (Shape.size() == 2 || O == ChannelOrder::Last)
+    P.ChannelStride = 1;
+  else if (O == ChannelOrder::First)
+    P.ChannelStride = getPixels(Shape);
+  else
+    return unsupported(N, "BatchNormalization in layout " + XT.str());
+  P.Act = T.Act;
+  P.XType = dtypeOf(X);
+  P.YType = dtypeOf(Y);
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  Arg SArg{C.addConstantFloats(Scale), 0}, BArg{C.addConstantFloats(Bias), 0};
+  C.addStep({getStepNodes(N, T),
+             std::string("epilogue.batchnorm ") +
+                 getOrderName(P.ChannelStride == 1 && Shape.size() > 2) +
+                 (P.Act.isNone() ? "" : std::string("+") + P.Act.getName()),
+             0},
+            P, {{XB, 0}, SArg, BArg, Arg(), {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType();
+  if (T.Residual || !T.Act.isNone() || T.Result != Y ||
+      !sameLayoutBytes(XT, Y->getType()) ||
+      (N.getOpId() == OpId::LayerNormalization &&
+       (N.hasResult(1) || N.hasResult(2))))
+    return unsupported(N, N.getOpType() + " in this form (extra outputs or "
+                                          "a layout change)");
+  auto Shape = XT.getStaticShape();
+  const int64_t R = int64_t(Shape.size());
+  NormParams P;
+  int64_t NormAxis = R; // LayerNormalization: the first normalized dim.
+  P.Epsilon = N.getFloatAttr("epsilon", 1e-5f);
+  P.XType = dtypeOf(X);
+  P.YType = dtypeOf(Y);
+  if (N.getOpId() == OpId::InstanceNormalization) {
+    const ChannelOrder O = codegen::getChannelOrder(XT);
+    if (R < 3 || O == ChannelOrder::Other)
+      return unsupported(N, "InstanceNormalization in layout " + XT.str());
+    P.Reduced = getPixels(Shape);
+    P.Channels = Shape[1];
+    if (O == ChannelOrder::First) {
+      P.Outer = Shape[0] * Shape[1];
+      P.Affine = NormParams::ByOuterChannel;
+    } else {
+      P.Outer = Shape[0];
+      P.Inner = Shape[1];
+      P.Affine = NormParams::ByInner;
+    }
+  } else {
+    int64_t Axis = N.getIntAttr("axis", -1);
+    if (Axis < 0)
+      Axis += R;
+    if (Axis < 0 || Axis >= R)
+      return unsupported(N, "LayerNormalization over axis " +
+                                llvm::Twine(Axis));
+    NormAxis = Axis;
+    std::vector<bool> Middle(size_t(R), false);
+    for (int64_t I = Axis; I < R; ++I)
+      Middle[size_t(I)] = true;
+    if (!codegen::splitAround(XT, Middle, P.Outer, P.Reduced, P.Inner) ||
+        P.Inner != 1)
+      return unsupported(N, "LayerNormalization whose normalized dims are "
+                            "not innermost in layout " +
+                                XT.str());
+    P.Affine = NormParams::ByReduced;
+  }
+  const int64_t Affine =
+      P.Affine == NormParams::ByReduced
+          ? P.Reduced
+          : (P.Affine == NormParams::ByInner ? P.Inner : P.Channels);
+  std::vector<float> Scale = getConstantFloats(N.getOperand(1));
+  std::vector<float> Bias =
+      N.hasOperand(2) ? getConstantFloats(N.getOperand(2)) : std::vector<float>();
+  if (int64_t(Scale.size()) != Affine ||
+      (N.hasOperand(2) && int64_t(Bias.size()) != Affine))
+    return unsupported(N, N.getOpType() +
+                              " with non-constant or broadcast scale/bias");
+  // For LayerNormalization the affine index runs over the normalized dims
+  // in physical order, the constants in logical order: they agree when
+  // those dims keep their logical order.
+  if (P.Affine == NormParams::ByReduced) {
+    auto Str = codegen::getStrides(XT);
+    int64_t Prev = -1;
+    for (int64_t I = R; I-- > NormAxis;) {
+      if (Shape[size_t(I)] == 1)
+        continue;
+      if (Str[size_t(I)] < Prev)
+        return unsupported(N, "LayerNormalization in layout " + XT.str());
+      Prev = Str[size_t(I)];
+    }
+  }
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  Arg SArg{C.addConstantFloats(Scale), 0}, BArg;
+  if (!Bias.empty())
+    BArg.Buffer = C.addConstantFloats(Bias);
+  C.addStep({getStepNodes(N, T),
+             std::string("norm.") + N.getOpType().lower() +
+                 (P.Inner == 1 ? ".rows" : ".strided") + " " +
+                 getDTypeName(P.XType),
+             0},
+            P, {{XB, 0}, SArg, BArg, {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const unsigned R = XT.getRank();
+  if (T.Residual || !T.Act.isNone() || N.hasResult(1) || R < 3 || R > 5)
+    return unsupported(N, N.getOpType() + " in this form (indices output or "
+                                          "rank outside 3-5)");
+  const ChannelOrder XO = codegen::getChannelOrder(XT),
+                     YO = codegen::getChannelOrder(YT);
+  if (XO == ChannelOrder::Other || XO != YO)
+    return unsupported(N, N.getOpType() + " from layout " + XT.str() +
+                              " to " + YT.str());
+  auto XS = XT.getStaticShape(), YS = YT.getStaticShape();
+  llvm::SmallVector<int64_t, 3> InSpatial(XS.begin() + 2, XS.end());
+  auto Axes = resolveWindow(N, InSpatial, llvm::None);
+  if (!Axes)
+    return Axes.takeError();
+  PoolParams P;
+  P.Max = N.getOpId() == OpId::MaxPool;
+  P.CountIncludePad = N.getIntAttr("count_include_pad", 0) != 0;
+  P.Spatial = int(R - 2);
+  P.N = XS[0];
+  P.C = XS[1];
+  for (int I = 0; I < P.Spatial; ++I) {
+    const WindowAxis &A = (*Axes)[size_t(I)];
+    P.In[I] = XS[size_t(I) + 2];
+    P.Out[I] = YS[size_t(I) + 2];
+    P.Kernel[I] = A.Kernel;
+    P.Stride[I] = A.Stride;
+    P.Dilation[I] = A.Dilation;
+    P.PadBegin[I] = A.PadBegin;
+  }
+  P.ChannelsLast = XO == ChannelOrder::Last;
+  P.Type = dtypeOf(X);
+  if (dtypeOf(Y) != P.Type)
+    return unsupported(N, N.getOpType() + " changing the element type");
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string("pool.") + (P.Max ? "max " : "average ") +
+                 getOrderName(P.ChannelsLast) + " " + getDTypeName(P.Type),
+             0},
+            P, {{XB, 0}, {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planGlobalPool(PlanContext &C, const Node &N,
+                                 const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType();
+  const ChannelOrder O = codegen::getChannelOrder(XT);
+  if (T.Residual || !T.Act.isNone() || XT.getRank() < 3 ||
+      O == ChannelOrder::Other)
+    return unsupported(N, N.getOpType() + " of " + XT.str());
+  auto S = XT.getStaticShape();
+  ReduceParams P;
+  P.Op = N.getOpId() == OpId::GlobalMaxPool ? ReduceParams::Max
+                                            : ReduceParams::Mean;
+  P.Reduced = getPixels(S);
+  if (O == ChannelOrder::First) {
+    P.Outer = S[0] * S[1];
+  } else {
+    P.Outer = S[0];
+    P.Inner = S[1];
+  }
+  P.XType = dtypeOf(X);
+  P.YType = dtypeOf(Y);
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string("reduce.") +
+                 (P.Op == ReduceParams::Max ? "max" : "mean") +
+                 (P.Inner == 1 ? ".rows " : ".strided ") +
+                 getDTypeName(P.XType),
+             0},
+            P, {{XB, 0}, {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planReduce(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = T.Result;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  if (T.Residual || !T.Act.isNone())
+    return unsupported(N, "a fused epilogue on a reduction");
+  std::vector<bool> Reduced(size_t(R), false);
+  if (N.hasOperand(1)) {
+    const TensorData *D = N.getOperand(1)->getConstantData();
+    if (!D)
+      return unsupported(N, N.getOpType() + " with axes computed at run time");
+    for (int64_t A : D->toInt64Vector()) {
+      if (A < -R || A >= R)
+        return unsupported(N, N.getOpType() + " over axis " + llvm::Twine(A));
+      Reduced[size_t(A < 0 ? A + R : A)] = true;
+    }
+  }
+  if (std::find(Reduced.begin(), Reduced.end(), true) == Reduced.end()) {
+    if (N.getIntAttr("noop_with_empty_axes", 0) != 0)
+      return unsupported(N, N.getOpType() + " with noop_with_empty_axes");
+    Reduced.assign(size_t(R), true);
+  }
+  ReduceParams P;
+  if (!codegen::splitReduction(XT, YT, Reduced,
+                               N.getIntAttr("keepdims", 1) != 0, P.Outer,
+                               P.Reduced, P.Inner))
+    return unsupported(N, N.getOpType() + " over dims that are not adjacent "
+                                          "in layout " +
+                              XT.str());
+  const auto *K = llvm::find_if(
+      ReduceKinds, [&](const auto &E) { return E.first == N.getOpId(); });
+  assert(K != std::end(ReduceKinds) && "planReduce on another op");
+  P.Op = K->second;
+  P.XType = dtypeOf(X);
+  P.YType = dtypeOf(Y);
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             "reduce." + N.getOpType().lower() +
+                 (P.Inner == 1 ? ".rows " : ".strided ") +
+                 getDTypeName(P.XType),
+             0},
+            P, {{XB, 0}, {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planSoftmax(PlanContext &C, const Node &N,
+                              const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = T.Result;
+  const TensorType &XT = X->getType();
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  if (T.Residual || !T.Act.isNone() || R == 0 || Axis < -R || Axis >= R ||
+      !sameLayoutBytes(XT, Y->getType()))
+    return unsupported(N, N.getOpType() + " in this form");
+  if (Axis < 0)
+    Axis += R;
+  std::vector<bool> Middle(size_t(R), false);
+  Middle[size_t(Axis)] = true;
+  SoftmaxParams P;
+  if (!codegen::splitAround(XT, Middle, P.Outer, P.Axis, P.Inner))
+    return unsupported(N, N.getOpType() + " in layout " + XT.str());
+  P.Log = N.getOpId() == OpId::LogSoftmax;
+  P.XType = dtypeOf(X);
+  P.YType = dtypeOf(Y);
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string(P.Log ? "log_softmax" : "softmax") +
+                 (P.Inner == 1 ? ".rows " : ".strided ") +
+                 getDTypeName(P.XType),
+             0},
+            P, {{XB, 0}, {YB, 0}});
+  return llvm::Error::success();
+}

@@ -1,0 +1,436 @@
+//===- PlanDataMovement.cpp - Copies, views and layout changes ------------===//
+//
+// Every op here is a strided copy (CopyParams, planned by planCopy into a
+// flat copy, a tiled transpose or a generic walk), a view of its operand's
+// buffer, a Pad or a Resize: relayouts, Transposes that are not views,
+// Cast between float types, Expand (zero strides), Concat (one copy per
+// operand into its slice of the result), Split and Slice (copies of
+// slices, any steps).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/CodeGen/TensorGeometry.h"
+#include "strider/Layout/CostModel.h"
+#include "strider/Runtime/ResizeSampling.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cuda;
+using codegen::ChannelOrder;
+using codegen::FusedTail;
+
+namespace {
+
+std::vector<int64_t> constantInts(const Node &N, unsigned I) {
+  if (!N.hasOperand(I))
+    return {};
+  const TensorData *D = N.getOperand(I)->getConstantData();
+  return D ? D->toInt64Vector() : std::vector<int64_t>();
+}
+
+DType dtypeOf(const Value *V) {
+  return getDType(V->getType().getElementType()).getValueOr(DType::F32);
+}
+
+/// Copy parameters over \p Shape (logical dims of the index space).
+CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
+                    llvm::ArrayRef<int64_t> XStrides,
+                    llvm::ArrayRef<int64_t> YStrides, DType XT, DType YT) {
+  CopyParams P;
+  P.Rank = int(Shape.size());
+  for (size_t I = 0; I < Shape.size(); ++I) {
+    P.Shape[I] = Shape[I];
+    P.XStrides[I] = XStrides[I];
+    P.YStrides[I] = YStrides[I];
+  }
+  P.XType = XT;
+  P.YType = YT;
+  return P;
+}
+
+const char *getStrategyName(CopyStrategy S) {
+  switch (S) {
+  case CopyStrategy::Contiguous:
+    return "contiguous";
+  case CopyStrategy::Transpose2D:
+    return "transpose2d";
+  case CopyStrategy::Generic:
+    return "generic";
+  }
+  return "?";
+}
+
+/// Adds a copy step from \p X (at element offset \p XOff) to \p Y (at
+/// \p YOff).
+void addCopy(PlanContext &C, const std::string &Nodes, const char *What,
+             const CopyParams &P, Arg X, Arg Y) {
+  CopyPlan Plan = planCopy(P);
+  std::string Kernel = std::string("copy.") + What + " " +
+                       getStrategyName(Plan.Strategy) + " " +
+                       getDTypeName(P.XType);
+  if (P.YType != P.XType)
+    Kernel += std::string(">") + getDTypeName(P.YType);
+  C.addStep({Nodes, Kernel, 0}, Plan, {X, Y});
+}
+
+llvm::Error checkRank(const Node &N, const TensorType &T) {
+  if (T.getRank() > unsigned(MaxRank) || !T.hasStaticShape())
+    return unsupported(N, N.getOpType() + " of " + T.str() + " (rank " +
+                              llvm::Twine(MaxRank) + " at most)");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.hasResult(I))
+      return unsupported(N, "Dropout's mask output");
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const bool View = N.getOpId() == OpId::Identity ||
+                            N.getOpId() == OpId::Dropout
+                        ? XT == YT
+                        : layout::isReshapeBitcast(XT, YT, layout::DimBindings());
+  if (!View)
+    return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
+                              YT.str() + " that moves elements");
+  // The view shares the operand's buffer (an activation, or a constant
+  // uploaded once).
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  C.alias(Y, X);
+  (void)T;
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
+                               const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  auto YShape = YT.getStaticShape();
+  auto XS = codegen::getStrides(XT), YS = codegen::getStrides(YT);
+  llvm::SmallVector<int64_t, 6> Src(YShape.size(), 0);
+  const char *What = "relayout";
+  switch (N.getOpId()) {
+  case OpId::Transpose: {
+    std::vector<int64_t> Perm = layout::getTransposePerm(N);
+    if (layout::isTransposeView(XT, Perm, YT, layout::DimBindings())) {
+      auto XB = C.getBuffer(X, N);
+      if (!XB)
+        return XB.takeError();
+      C.alias(Y, X);
+      return llvm::Error::success();
+    }
+    // Output dim J reads input dim Perm[J].
+    for (size_t J = 0; J < Perm.size(); ++J)
+      Src[J] = XS[size_t(Perm[J])];
+    What = "transpose";
+    break;
+  }
+  case OpId::Expand: {
+    int64_t Bc[MaxRank];
+    // Broadcast strides come in Y's physical order; the copy runs over
+    // Y's logical dims, so undo the permutation.
+    codegen::getBroadcastStrides(XT, YT, Bc);
+    auto Perm = YT.getLayout().getPermutation(YT.getRank());
+    for (size_t P = 0; P < Perm.size(); ++P)
+      Src[Perm[P]] = Bc[P];
+    What = "expand";
+    break;
+  }
+  case OpId::Cast:
+    if (XT.getShape() != YT.getShape())
+      return unsupported(N, "Cast changing the shape");
+    What = "cast";
+    LLVM_FALLTHROUGH;
+  default:
+    // Relayout, Cast: same logical shape.
+    for (size_t J = 0; J < YShape.size(); ++J)
+      Src[J] = XS[J];
+    break;
+  }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  addCopy(C, getStepNodes(N, T), What,
+          makeCopy(YShape, Src, YS, dtypeOf(X), dtypeOf(Y)), {*XB, 0},
+          {*YB, 0});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planConcat(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *Y = N.getResult(0);
+  const TensorType &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  const int64_t R = YT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (Axis < 0 || Axis >= R)
+    return unsupported(N, "Concat along axis " + llvm::Twine(Axis));
+  auto YS = codegen::getStrides(YT);
+  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(Y)));
+  std::vector<std::pair<BufferId, const Value *>> Parts;
+  for (const Value *X : N.getOperands()) {
+    if (dtypeOf(X) != dtypeOf(Y))
+      return unsupported(N, "Concat of mixed element types");
+    auto XB = C.getBuffer(X, N);
+    if (!XB)
+      return XB.takeError();
+    Parts.push_back({*XB, X});
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  int64_t Offset = 0;
+  for (const auto &Part : Parts) {
+    const TensorType &XT = Part.second->getType();
+    auto XShape = XT.getStaticShape();
+    addCopy(C, getStepNodes(N, T), "concat",
+            makeCopy(XShape, codegen::getStrides(XT), YS, dtypeOf(Part.second),
+                     dtypeOf(Y)),
+            {Part.first, 0}, {*YB, Offset * YS[size_t(Axis)] * Elt});
+    Offset += XShape[size_t(Axis)];
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planSplit(PlanContext &C, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0);
+  const TensorType &XT = X->getType();
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (Axis < 0 || Axis >= R)
+    return unsupported(N, "Split along axis " + llvm::Twine(Axis));
+  auto XS = codegen::getStrides(XT);
+  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(X)));
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  int64_t Offset = 0;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    const Value *Y = N.getResult(I);
+    if (!Y)
+      return unsupported(N, "Split with an unused output");
+    auto YB = C.defineBuffer(Y, N);
+    if (!YB)
+      return YB.takeError();
+    const TensorType &YT = Y->getType();
+    auto YShape = YT.getStaticShape();
+    addCopy(C, Y->getName(), "split",
+            makeCopy(YShape, XS, codegen::getStrides(YT), dtypeOf(X),
+                     dtypeOf(Y)),
+            {*XB, Offset * XS[size_t(Axis)] * Elt}, {*YB, 0});
+    Offset += YShape[size_t(Axis)];
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  const int64_t R = XT.getRank();
+  std::vector<int64_t> Starts = constantInts(N, 1), Ends = constantInts(N, 2);
+  std::vector<int64_t> Axes = constantInts(N, 3), Steps = constantInts(N, 4);
+  if (Starts.empty() || Starts.size() != Ends.size() ||
+      (N.hasOperand(3) && Axes.size() != Starts.size()) ||
+      (N.hasOperand(4) && Steps.size() != Starts.size()))
+    return unsupported(N, "Slice with bounds computed at run time");
+  auto XShape = XT.getStaticShape();
+  auto XS = codegen::getStrides(XT);
+  llvm::SmallVector<int64_t, 6> Src(XS.begin(), XS.end());
+  int64_t Off = 0;
+  for (size_t I = 0; I < Starts.size(); ++I) {
+    int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
+    if (A < 0)
+      A += R;
+    const int64_t Step = Steps.empty() ? 1 : Steps[I];
+    if (A < 0 || A >= R || Step == 0)
+      return unsupported(N, "Slice along axis " + llvm::Twine(A));
+    const int64_t Dim = XShape[size_t(A)];
+    int64_t S = Starts[I];
+    if (S < 0)
+      S += Dim;
+    S = Step > 0 ? std::min(std::max<int64_t>(S, 0), Dim)
+                 : std::min(std::max<int64_t>(S, 0), Dim - 1);
+    Off += S * XS[size_t(A)];
+    Src[size_t(A)] = XS[size_t(A)] * Step;
+  }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(X)));
+  addCopy(C, getStepNodes(N, T), "slice",
+          makeCopy(YT.getStaticShape(), Src, codegen::getStrides(YT),
+                   dtypeOf(X), dtypeOf(Y)),
+          {*XB, Off * Elt}, {*YB, 0});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  const int64_t R = XT.getRank();
+  PadParams P;
+  const std::string Mode = N.getStringAttr("mode", "constant");
+  if (Mode == "constant")
+    P.PadMode = PadParams::Constant;
+  else if (Mode == "reflect")
+    P.PadMode = PadParams::Reflect;
+  else if (Mode == "edge")
+    P.PadMode = PadParams::Edge;
+  else
+    return unsupported(N, "Pad mode '" + Mode + "'");
+  std::vector<int64_t> Pads = constantInts(N, 1), Axes;
+  if (N.hasOperand(3)) {
+    Axes = constantInts(N, 3);
+  } else {
+    for (int64_t I = 0; I < R; ++I)
+      Axes.push_back(I);
+  }
+  if (Pads.size() != 2 * Axes.size() || Axes.empty())
+    return unsupported(N, "Pad with pads computed at run time");
+  std::vector<int64_t> Begin(size_t(R), 0);
+  for (size_t K = 0; K < Axes.size(); ++K) {
+    const int64_t A = Axes[K] < 0 ? Axes[K] + R : Axes[K];
+    if (A < 0 || A >= R)
+      return unsupported(N, "Pad along axis " + llvm::Twine(Axes[K]));
+    Begin[size_t(A)] = Pads[K];
+  }
+  if (N.hasOperand(2) && P.PadMode == PadParams::Constant) {
+    const TensorData *D = N.getOperand(2)->getConstantData();
+    if (!D || D->getNumElements() > 1)
+      return unsupported(N, "Pad with a fill value computed at run time");
+    if (D->getNumElements() == 1)
+      P.Value = float(D->getDouble(0));
+  }
+  if (XT.getLayout().getPermutation(unsigned(R)) !=
+      YT.getLayout().getPermutation(unsigned(R)))
+    return unsupported(N, "Pad from layout " + XT.str() + " to " + YT.str());
+  P.Rank = int(R);
+  codegen::getPhysicalShape(XT, P.XShape);
+  codegen::getPhysicalShape(YT, P.YShape);
+  auto Perm = XT.getLayout().getPermutation(unsigned(R));
+  for (int64_t I = 0; I < R; ++I)
+    P.Begin[I] = Begin[Perm[size_t(I)]];
+  P.Type = dtypeOf(X);
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T), "pad." + Mode + " " + getDTypeName(P.Type), 0},
+            P, {{*XB, 0}, {*YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planResize(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const unsigned Rank = XT.getRank();
+  const ChannelOrder XO = codegen::getChannelOrder(XT);
+  if (Rank < 3 || Rank > 5 || XO == ChannelOrder::Other ||
+      XO != codegen::getChannelOrder(YT))
+    return unsupported(N, "Resize from " + XT.str() + " to " + YT.str());
+  std::vector<runtime::Tensor> Ops(4);
+  const runtime::Tensor *Ptrs[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (unsigned I = 1; I < 4 && I < N.getNumOperands(); ++I) {
+    if (!N.hasOperand(I))
+      continue;
+    const TensorData *D = N.getOperand(I)->getConstantData();
+    if (!D)
+      return unsupported(N, "Resize with scales or sizes computed at run time");
+    if (D->getNumElements() == 0)
+      continue;
+    Ops[I] = runtime::Tensor::fromData(*D);
+    Ptrs[I] = &Ops[I];
+  }
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto Sampling = runtime::computeResizeSampling(N, XShape, YShape, Ptrs[1],
+                                                 Ptrs[2], Ptrs[3]);
+  if (!Sampling)
+    return Sampling.takeError();
+  ResizeParams P;
+  P.N = XShape[0];
+  P.C = XShape[1];
+  P.Spatial = int(Rank - 2);
+  P.ChannelsLast = XO == ChannelOrder::Last;
+  P.Type = dtypeOf(X);
+  // Batch and channels pass through; spatial axes become tap tables.
+  std::vector<Arg> Tables;
+  for (unsigned D = 0; D < Rank; ++D) {
+    const runtime::ResizeAxis &A = Sampling->Axes[D];
+    size_t Taps = 1;
+    for (size_t O = 0; O < A.Taps.size(); ++O) {
+      if (A.Extrapolated[O])
+        return unsupported(N, "Resize with extrapolation "
+                              "(tf_crop_and_resize outside the input)");
+      if (D < 2 &&
+          (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
+           A.Taps[O][0].Weight != 1.0))
+        return unsupported(N, "Resize of the batch or channel dim");
+      Taps = std::max(Taps, A.Taps[O].size());
+    }
+    if (D < 2)
+      continue;
+    const int S = int(D - 2);
+    P.In[S] = XShape[D];
+    P.Out[S] = YShape[D];
+    P.Taps[S] = int(Taps);
+    // Positions with fewer taps read index 0 with weight 0.
+    std::vector<int32_t> Index(A.Taps.size() * Taps, 0);
+    std::vector<float> Weight(A.Taps.size() * Taps, 0.0f);
+    for (size_t O = 0; O < A.Taps.size(); ++O)
+      for (size_t K = 0; K < A.Taps[O].size(); ++K) {
+        Index[O * Taps + K] = int32_t(A.Taps[O][K].Index);
+        Weight[O * Taps + K] = float(A.Taps[O][K].Weight);
+      }
+    std::vector<uint8_t> IndexBytes(Index.size() * sizeof(int32_t));
+    if (!Index.empty())
+      std::memcpy(IndexBytes.data(), Index.data(), IndexBytes.size());
+    Tables.push_back({C.addConstant(std::move(IndexBytes)), 0});
+    Tables.push_back({C.addConstantFloats(Weight), 0});
+  }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  std::vector<Arg> Args{{*XB, 0}, {*YB, 0}};
+  Args.insert(Args.end(), Tables.begin(), Tables.end());
+  C.addStep({getStepNodes(N, T),
+             "resize." + N.getStringAttr("mode", "nearest") + " " +
+                 getOrderName(P.ChannelsLast) + " " + getDTypeName(P.Type),
+             0},
+            P, std::move(Args));
+  return llvm::Error::success();
+}

@@ -1,0 +1,197 @@
+//===- PlanImpl.h - CUDA plan internals and the lowering context -*- C++ -*-===//
+//
+// Private to lib/CodeGen/CUDA. A plan is a list of steps, each a kernel's
+// or library call's parameters (plain data, Kernels.h and Libraries.h)
+// and the buffers it takes, plus the buffers: activations placed in one
+// device arena, constants uploaded at load. Lowering functions, one per op
+// family (Plan*.cpp), add steps through a PlanContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CUDA_PLANIMPL_H
+#define STRIDER_LIB_CODEGEN_CUDA_PLANIMPL_H
+
+#include "Kernels.h"
+#include "Libraries.h"
+
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#include "strider/CodeGen/Fusion.h"
+#include "strider/IR/Graph.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <memory>
+#include <variant>
+#include <vector>
+
+namespace strider {
+namespace cuda {
+
+using BufferId = int;
+
+struct PlanBuffer {
+  int64_t Bytes = 0;
+  bool IsConstant = false;
+  /// Constants: the bytes uploaded at load, already in their device form.
+  std::shared_ptr<const std::vector<uint8_t>> Data;
+};
+
+/// A buffer and a byte offset into it (a slot of a concat, a slice).
+struct Arg {
+  BufferId Buffer = -1;
+  int64_t Offset = 0;
+};
+
+/// A library convolution: the descriptor and the host weights the runner
+/// converts and uploads at load.
+struct ConvStep {
+  ConvDesc Desc;
+  std::shared_ptr<const std::vector<float>> Weights, Bias;
+};
+struct GemmStep {
+  GemmDesc Desc;
+  /// B when it is a constant (row-major as GemmDesc says), else null.
+  std::shared_ptr<const std::vector<float>> B;
+  std::shared_ptr<const std::vector<float>> Bias;
+};
+
+/// Parameters of a step, and what its Args are, in order:
+///   CopyPlan, PadParams, PoolParams, ReduceParams, SoftmaxParams: X, Y
+///   ResizeParams: X, Y, then Index and Weight tables per spatial axis
+///   ElementwiseParams: A, B (-1 for unary ops), Y
+///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
+///   NormParams: X, Scale, Bias, Y
+///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
+///     does not fuse)
+///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
+using StepParams =
+    std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
+                 EpilogueParams, PoolParams, ReduceParams, SoftmaxParams,
+                 NormParams, ConvStep, GemmStep>;
+
+struct PlanStep {
+  StepInfo Info;
+  StepParams Params;
+  std::vector<Arg> Args;
+  std::vector<BufferId> Reads, Writes;
+};
+
+struct Binding {
+  std::string Name;
+  TensorType Type; ///< Static shape, element type, layout.
+  BufferId Buffer = -1;
+  TensorDataRef Default; ///< Inputs: the default data, if any.
+};
+
+class PlanImpl {
+public:
+  std::vector<PlanBuffer> Buffers;
+  std::vector<int64_t> Offsets; ///< Arena byte offsets of activations.
+  std::vector<PlanStep> Steps;
+  std::vector<StepInfo> Infos;
+  std::vector<Binding> Inputs, Outputs;
+  int64_t ArenaBytes = 0, ConstantBytes = 0;
+  Precision Math = Precision::FP32;
+};
+
+/// The device storage type of \p E, if the backend holds it.
+llvm::Optional<DType> getDType(ElementType E);
+
+class PlanContext {
+public:
+  PlanContext(const Graph &G, PlanImpl &P, const CUDAOptions &Opts)
+      : G(G), P(P), Opts(Opts) {}
+
+  const Graph &getGraph() const { return G; }
+  const CUDAOptions &getOptions() const { return Opts; }
+  MathMode getMathMode(DType T) const;
+
+  /// The buffer holding \p V (constants are uploaded as they are, in
+  /// their element type); errors for element types the backend does not
+  /// hold, located at \p User.
+  llvm::Expected<BufferId> getBuffer(const Value *V, const Node &User);
+  /// A new activation buffer for result \p V.
+  llvm::Expected<BufferId> defineBuffer(const Value *V, const Node &Def);
+  /// A constant buffer holding \p Data (already in device form).
+  BufferId addConstant(std::vector<uint8_t> Data);
+  BufferId addConstantFloats(llvm::ArrayRef<float> Data);
+  /// \p Result shares \p Operand's buffer (views).
+  void alias(const Value *Result, const Value *Operand);
+  bool hasBuffer(const Value *V) const { return BufferOf.count(V); }
+
+  void addStep(StepInfo Info, StepParams Params, std::vector<Arg> Args);
+  /// Counts constants a runner uploads itself (weights) in the totals.
+  void addRunnerConstantBytes(int64_t Bytes) { P.ConstantBytes += Bytes; }
+
+private:
+  const Graph &G;
+  PlanImpl &P;
+  const CUDAOptions &Opts;
+  llvm::DenseMap<const Value *, BufferId> BufferOf;
+};
+
+/// f32 data of constant \p V in its logical (row-major) order; empty if
+/// \p V is not a float constant (f16/bf16 constants are widened).
+std::vector<float> getConstantFloats(const Value *V);
+/// The results a step computes, for reports: \p N's, then those of the
+/// group's followers ("conv1,relu1").
+std::string getStepNodes(const Node &N, const codegen::FusedTail &T);
+/// " +bias+residual+relu" for the parts of \p E that are set.
+std::string getEpilogueSuffix(const EpilogueSpec &E);
+/// "nchw", "nhwc" (any rank: channels-first or -last).
+const char *getOrderName(bool ChannelsLast);
+
+/// An error located at \p N: "no CUDA kernel for <what>".
+llvm::Error unsupported(const Node &N, const llvm::Twine &What);
+
+/// Lowers one op (or fusion group, \p Tail) into steps; errors say why
+/// the backend cannot run it.
+using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
+                               const codegen::FusedTail &Tail);
+
+// One file per family: PlanLibraries.cpp, PlanCompute.cpp,
+// PlanDataMovement.cpp.
+llvm::Error planConv(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+llvm::Error planGemm(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+llvm::Error planMatMul(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
+llvm::Error planElementwise(PlanContext &C, const Node &N,
+                            const codegen::FusedTail &Tail);
+llvm::Error planBatchNorm(PlanContext &C, const Node &N,
+                          const codegen::FusedTail &Tail);
+llvm::Error planNorm(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+llvm::Error planPool(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+llvm::Error planGlobalPool(PlanContext &C, const Node &N,
+                           const codegen::FusedTail &Tail);
+llvm::Error planReduce(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
+llvm::Error planSoftmax(PlanContext &C, const Node &N,
+                        const codegen::FusedTail &Tail);
+llvm::Error planView(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+llvm::Error planCopyLike(PlanContext &C, const Node &N,
+                         const codegen::FusedTail &Tail);
+llvm::Error planConcat(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
+llvm::Error planSplit(PlanContext &C, const Node &N,
+                      const codegen::FusedTail &Tail);
+llvm::Error planSlice(PlanContext &C, const Node &N,
+                      const codegen::FusedTail &Tail);
+llvm::Error planPad(PlanContext &C, const Node &N,
+                    const codegen::FusedTail &Tail);
+llvm::Error planResize(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
+
+/// Whether the library producers and elementwise kernels take a fused
+/// residual Add / activation in this backend.
+bool acceptsResidual(OpId Id);
+bool acceptsActivation(OpId Id);
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CUDA_PLANIMPL_H

@@ -1,0 +1,272 @@
+//===- PlanLibraries.cpp - Convolutions and GEMMs for the libraries -------===//
+//
+// Conv and ConvTranspose become cuDNN steps (ConvDesc), Gemm and MatMul
+// cuBLASLt steps (GemmDesc), each with the epilogue of its fusion group.
+// The weights stay host floats in the plan: the runner converts them to
+// the form its library wants when the program is loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/CodeGen/TensorGeometry.h"
+#include "strider/IR/WindowGeometry.h"
+
+using namespace strider;
+using namespace strider::cuda;
+using codegen::ChannelOrder;
+using codegen::FusedTail;
+
+namespace {
+
+std::shared_ptr<const std::vector<float>> share(std::vector<float> V) {
+  return std::make_shared<const std::vector<float>>(std::move(V));
+}
+
+/// Whether \p T is stored row-major (its layout is the identity on every
+/// dim that is not 1).
+bool isRowMajor(const TensorType &T) {
+  auto Shape = T.getStaticShape();
+  auto Str = codegen::getStrides(T);
+  int64_t Expect = 1;
+  for (size_t I = Shape.size(); I-- > 0;) {
+    if (Shape[I] != 1 && Str[I] != Expect)
+      return false;
+    Expect *= Shape[I];
+  }
+  return true;
+}
+
+} // namespace
+
+llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
+  const bool Transposed = N.getOpId() == OpId::ConvTranspose;
+  const Value *X = N.getOperand(0), *W = N.getOperand(1);
+  const Value *Y = T.Result;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const unsigned R = XT.getRank();
+  if (R < 3 || R > 5 || !XT.hasStaticShape() || !YT.hasStaticShape())
+    return unsupported(N, "a convolution of rank " + llvm::Twine(R) +
+                              " (1 to 3 spatial dims)");
+  std::vector<float> Weights = getConstantFloats(W);
+  if (Weights.empty())
+    return unsupported(N, "a convolution whose weights are not a constant");
+  auto XD = getDType(XT.getElementType()), YD = getDType(YT.getElementType());
+  if (!XD || !YD || *XD != *YD)
+    return unsupported(N, "a convolution from " + XT.str() + " to " +
+                              YT.str() + " (one float type)");
+  const ChannelOrder XO = codegen::getChannelOrder(XT),
+                     YO = codegen::getChannelOrder(YT);
+  if (XO == ChannelOrder::Other || YO == ChannelOrder::Other)
+    return unsupported(N, "a convolution in layout " + XT.str() + " -> " +
+                              YT.str());
+  auto XS = XT.getStaticShape(), YS = YT.getStaticShape();
+  auto WS = W->getType().getStaticShape();
+  llvm::SmallVector<int64_t, 3> InSpatial(XS.begin() + 2, XS.end());
+  llvm::SmallVector<int64_t, 3> WSpatial(WS.begin() + 2, WS.end());
+  auto Axes = resolveWindow(N, InSpatial, llvm::makeArrayRef(WSpatial),
+                            Transposed);
+  if (!Axes)
+    return Axes.takeError();
+
+  ConvDesc D;
+  D.Transposed = Transposed;
+  D.Spatial = int(R - 2);
+  D.N = XS[0];
+  D.C = XS[1];
+  D.Groups = N.getIntAttr("group", 1);
+  D.K = YS[1];
+  for (int I = 0; I < D.Spatial; ++I) {
+    const WindowAxis &A = (*Axes)[size_t(I)];
+    D.In[I] = XS[size_t(I) + 2];
+    D.Out[I] = YS[size_t(I) + 2];
+    D.Filter[I] = A.Kernel;
+    D.Stride[I] = A.Stride;
+    D.Dilation[I] = A.Dilation;
+    D.PadBegin[I] = A.PadBegin;
+    D.PadEnd[I] = A.PadEnd;
+  }
+  D.XChannelsLast = XO == ChannelOrder::Last;
+  D.YChannelsLast = YO == ChannelOrder::Last;
+  D.Type = *XD;
+  D.Math = C.getMathMode(D.Type);
+  std::vector<float> Bias;
+  if (N.hasOperand(2)) {
+    Bias = getConstantFloats(N.getOperand(2));
+    if (Bias.empty())
+      return unsupported(N, "a convolution whose bias is not a constant");
+  }
+  D.Epilogue.Bias = !Bias.empty();
+  D.Epilogue.Residual = T.Residual != nullptr;
+  D.Epilogue.Act = T.Act;
+  if (T.Residual) {
+    auto RD = getDType(T.Residual->getType().getElementType());
+    if (!RD || *RD != D.Type)
+      return unsupported(N, "a residual of type " +
+                                T.Residual->getType().str());
+  }
+  std::string Why = checkConv(D);
+  if (!Why.empty())
+    return unsupported(N, "this convolution: " + Why);
+
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  Arg Residual;
+  if (T.Residual) {
+    auto RB = C.getBuffer(T.Residual, N);
+    if (!RB)
+      return RB.takeError();
+    Residual.Buffer = *RB;
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  Arg BiasArg;
+  if (!Bias.empty())
+    BiasArg.Buffer = C.addConstantFloats(Bias);
+
+  int64_t Taps = 1, OutPixels = 1, InPixels = 1;
+  for (int I = 0; I < D.Spatial; ++I) {
+    Taps *= D.Filter[I];
+    OutPixels *= D.Out[I];
+    InPixels *= D.In[I];
+  }
+  StepInfo Info;
+  Info.Nodes = getStepNodes(N, T);
+  Info.Kernel = std::string(Transposed ? "cudnn.conv_transpose " : "cudnn.conv ") +
+                getOrderName(D.XChannelsLast) + ">" +
+                getOrderName(D.YChannelsLast) + " " + getDTypeName(D.Type) +
+                (D.Math == MathMode::TF32 ? " tf32" : "") +
+                getEpilogueSuffix(D.Epilogue);
+  // Transposed: every input pixel scatters through every tap.
+  Info.Flops = 2 * D.N * (Transposed ? InPixels * D.C * (D.K / D.Groups)
+                                     : OutPixels * D.K * (D.C / D.Groups)) *
+               Taps;
+  C.addRunnerConstantBytes(int64_t(Weights.size() * getDTypeBytes(D.Type)));
+  ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
+  C.addStep(Info, std::move(S), {{*XB, 0}, Residual, {*YB, 0}, BiasArg});
+  return llvm::Error::success();
+}
+
+/// A GEMM step computing \p Y from \p A and \p B (either constant).
+static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
+                           GemmDesc D, const Value *A, const Value *B,
+                           std::vector<float> Bias) {
+  const Value *Y = T.Result;
+  auto AD = getDType(A->getType().getElementType());
+  auto BD = getDType(B->getType().getElementType());
+  auto YD = getDType(Y->getType().getElementType());
+  if (!AD || !BD || !YD || *AD != *BD || *AD != *YD)
+    return unsupported(N, "a matrix product of " + A->getType().str() +
+                              " and " + B->getType().str() + " to " +
+                              Y->getType().str() + " (one float type)");
+  for (const Value *V : {A, B, Y})
+    if (!V->getConstantData() && !isRowMajor(V->getType()))
+      return unsupported(N, "a matrix product with operand '" + V->getName() +
+                                "' in layout " + V->getType().str());
+  D.Type = *AD;
+  D.Math = C.getMathMode(D.Type);
+  D.Epilogue.Bias = !Bias.empty();
+  D.Epilogue.Act = T.Act;
+  std::vector<float> ConstB = getConstantFloats(B);
+  auto AB = C.getBuffer(A, N);
+  if (!AB)
+    return AB.takeError();
+  Arg BArg;
+  if (ConstB.empty()) {
+    auto BB = C.getBuffer(B, N);
+    if (!BB)
+      return BB.takeError();
+    BArg.Buffer = *BB;
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  Arg BiasArg;
+  if (!Bias.empty())
+    BiasArg.Buffer = C.addConstantFloats(Bias);
+  StepInfo Info;
+  Info.Nodes = getStepNodes(N, T);
+  Info.Kernel = std::string("cublaslt.gemm ") + (D.TransA ? "t" : "n") +
+                (D.TransB ? "t" : "n") + " " + getDTypeName(D.Type) +
+                (D.Math == MathMode::TF32 ? " tf32" : "") +
+                (D.Batch > 1 ? " batch" + std::to_string(D.Batch) : "") +
+                getEpilogueSuffix(D.Epilogue);
+  Info.Flops = 2 * D.Batch * D.M * D.N * D.K;
+  if (!ConstB.empty())
+    C.addRunnerConstantBytes(int64_t(ConstB.size() * getDTypeBytes(D.Type)));
+  GemmStep S{D, ConstB.empty() ? nullptr : std::make_shared<const std::vector<float>>(std::move(ConstB)),
+             share(std::move(Bias))};
+  C.addStep(Info, std::move(S), {{*AB, 0}, BArg, {*YB, 0}, BiasArg});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  auto AS = A->getType().getStaticShape(), BS = B->getType().getStaticShape();
+  if (AS.size() != 2 || BS.size() != 2)
+    return unsupported(N, "a Gemm of rank other than 2");
+  GemmDesc D;
+  D.TransA = N.getIntAttr("transA", 0) != 0;
+  D.TransB = N.getIntAttr("transB", 0) != 0;
+  D.M = D.TransA ? AS[1] : AS[0];
+  D.K = D.TransA ? AS[0] : AS[1];
+  D.N = D.TransB ? BS[0] : BS[1];
+  D.Alpha = N.getFloatAttr("alpha", 1.0f);
+  const float Beta = N.getFloatAttr("beta", 1.0f);
+  std::vector<float> Bias;
+  if (N.hasOperand(2) && Beta != 0.0f) {
+    const Value *CV = N.getOperand(2);
+    Bias = getConstantFloats(CV);
+    auto CS = CV->getType().getStaticShape();
+    int64_t Count = 1;
+    for (int64_t S : CS)
+      Count *= S;
+    // A bias along N: shape (N), (1, N) or a scalar broadcast to it.
+    const bool AlongN = (CS.size() == 1 && (CS[0] == D.N || CS[0] == 1)) ||
+                        (CS.size() == 2 && CS[0] == 1) || CS.empty();
+    if (Bias.empty() || !AlongN)
+      return unsupported(N, "a Gemm whose C operand is not a constant vector "
+                            "along N");
+    if (Count == 1)
+      Bias.assign(size_t(D.N), Bias[0]);
+    for (float &V : Bias)
+      V *= Beta;
+  }
+  return addGemm(C, N, T, D, A, B, std::move(Bias));
+}
+
+llvm::Error cuda::planMatMul(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *A = N.getOperand(0), *B = N.getOperand(1);
+  auto AS = A->getType().getStaticShape(), BS = B->getType().getStaticShape();
+  if (AS.size() < 2 || BS.size() < 2)
+    return unsupported(N, "a MatMul of vectors (rank 1)");
+  GemmDesc D;
+  D.M = AS[AS.size() - 2];
+  D.K = AS.back();
+  D.N = BS.back();
+  int64_t ABatch = 1, BBatch = 1;
+  for (size_t I = 0; I + 2 < AS.size(); ++I)
+    ABatch *= AS[I];
+  for (size_t I = 0; I + 2 < BS.size(); ++I)
+    BBatch *= BS[I];
+  if (BBatch == 1) {
+    // One B for every batch: the batch folds into M (A is row-major).
+    D.M *= ABatch;
+  } else {
+    // Batched: the batch dims must match exactly (no broadcast of A).
+    auto YS = T.Result->getType().getStaticShape();
+    if (ABatch != BBatch || AS.size() != BS.size() ||
+        !std::equal(AS.begin(), AS.end() - 2, BS.begin()) ||
+        YS.size() != AS.size())
+      return unsupported(N, "a MatMul broadcasting " + A->getType().str() +
+                                " against " + B->getType().str());
+    D.Batch = ABatch;
+    D.BatchStrideA = D.M * D.K;
+    D.BatchStrideB = D.K * D.N;
+    D.BatchStrideY = D.M * D.N;
+  }
+  return addGemm(C, N, T, D, A, B, {});
+}

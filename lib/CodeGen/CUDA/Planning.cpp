@@ -1,0 +1,436 @@
+//===- Planning.cpp - IR graph to CUDA plan -------------------------------===//
+//
+// The CPU backend's lowering structure on the GPU: the graph is walked in
+// order, producers absorb the residual Add and activation after them
+// (codegen::findFusionGroups under this backend's rules), each node or
+// group is offered to the planning function of its op (a table by OpId),
+// and once every step is known the activations are placed in one arena by
+// their live ranges (codegen::planArena). Host code only: nothing here
+// touches a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/IR/Diagnostics.h"
+#include "strider/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cuda;
+using codegen::FusedTail;
+
+llvm::Optional<Precision> cuda::parsePrecision(llvm::StringRef Name) {
+  return llvm::StringSwitch<llvm::Optional<Precision>>(Name)
+      .Case("fp32", Precision::FP32)
+      .Case("tf32", Precision::TF32)
+      .Case("fp16", Precision::FP16)
+      .Case("bf16", Precision::BF16)
+      .Default(llvm::None);
+}
+
+llvm::StringRef cuda::getPrecisionName(Precision P) {
+  switch (P) {
+  case Precision::FP32:
+    return "fp32";
+  case Precision::TF32:
+    return "tf32";
+  case Precision::FP16:
+    return "fp16";
+  case Precision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+llvm::Optional<DType> cuda::getDType(ElementType E) {
+  switch (E) {
+  case ElementType::F32:
+    return DType::F32;
+  case ElementType::F16:
+    return DType::F16;
+  case ElementType::BF16:
+    return DType::BF16;
+  default:
+    return llvm::None;
+  }
+}
+
+std::vector<float> cuda::getConstantFloats(const Value *V) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  if (!D || !getDType(D->getElementType()))
+    return {};
+  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
+  std::vector<float> Out(size_t(T.getNumElements()));
+  for (size_t I = 0; I < Out.size(); ++I)
+    Out[I] = float(T.getDouble(int64_t(I)));
+  return Out;
+}
+
+std::string cuda::getStepNodes(const Node &N, const FusedTail &T) {
+  std::string S;
+  auto Add = [&](const Node &M) {
+    for (unsigned I = 0; I < M.getNumResults(); ++I)
+      if (M.hasResult(I))
+        S += (S.empty() ? "" : ",") + M.getResult(I)->getName();
+  };
+  Add(N);
+  for (const Node *M : T.Followers)
+    Add(*M);
+  return S;
+}
+
+std::string cuda::getEpilogueSuffix(const EpilogueSpec &E) {
+  std::string S;
+  if (E.Bias)
+    S += "+bias";
+  if (E.Residual)
+    S += "+residual";
+  if (!E.Act.isNone())
+    S += std::string("+") + E.Act.getName();
+  return S;
+}
+
+const char *cuda::getOrderName(bool ChannelsLast) {
+  return ChannelsLast ? "nhwc" : "nchw";
+}
+
+llvm::Error cuda::unsupported(const Node &N, const llvm::Twine &What) {
+  return makeNodeError(N, "no CUDA kernel for " + What);
+}
+
+//===----------------------------------------------------------------------===//
+// PlanContext
+//===----------------------------------------------------------------------===//
+
+MathMode PlanContext::getMathMode(DType T) const {
+  if (T != DType::F32)
+    return MathMode::Half;
+  return Opts.Math == Precision::TF32 ? MathMode::TF32 : MathMode::FP32;
+}
+
+static int64_t getByteSize(const TensorType &T) {
+  return T.getNumElements().getValueOr(0) *
+         int64_t(getElementByteSize(T.getElementType()));
+}
+
+static llvm::Error checkHeld(const Value *V, const Node &User) {
+  const TensorType &T = V->getType();
+  if (!T.hasStaticShape())
+    return makeNodeError(User, "value '" + V->getName() + "' has type " +
+                                   T.str() +
+                                   ": the CUDA backend needs static shapes "
+                                   "(bind symbolic dims with --dim)");
+  if (!getDType(T.getElementType()))
+    return makeNodeError(User, "value '" + V->getName() + "' has type " +
+                                   T.str() +
+                                   ": the CUDA backend holds f32, f16 and "
+                                   "bf16 tensors");
+  return llvm::Error::success();
+}
+
+llvm::Expected<BufferId> PlanContext::getBuffer(const Value *V,
+                                                const Node &User) {
+  auto It = BufferOf.find(V);
+  if (It != BufferOf.end())
+    return It->second;
+  const TensorData *D = V->getConstantData();
+  assert(D && "operand used before its definition");
+  if (llvm::Error E = checkHeld(V, User))
+    return E;
+  runtime::Tensor T =
+      runtime::Tensor::fromData(*D).withLayout(V->getType().getLayout());
+  llvm::ArrayRef<uint8_t> Bytes = T.getBytes();
+  BufferId B = addConstant(std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  BufferOf[V] = B;
+  return B;
+}
+
+llvm::Expected<BufferId> PlanContext::defineBuffer(const Value *V,
+                                                   const Node &Def) {
+  if (llvm::Error E = checkHeld(V, Def))
+    return E;
+  BufferId B = BufferId(P.Buffers.size());
+  PlanBuffer Info;
+  Info.Bytes = getByteSize(V->getType());
+  P.Buffers.push_back(Info);
+  BufferOf[V] = B;
+  return B;
+}
+
+BufferId PlanContext::addConstant(std::vector<uint8_t> Data) {
+  BufferId B = BufferId(P.Buffers.size());
+  PlanBuffer Info;
+  Info.Bytes = int64_t(Data.size());
+  Info.IsConstant = true;
+  Info.Data = std::make_shared<const std::vector<uint8_t>>(std::move(Data));
+  P.ConstantBytes += Info.Bytes;
+  P.Buffers.push_back(std::move(Info));
+  return B;
+}
+
+BufferId PlanContext::addConstantFloats(llvm::ArrayRef<float> Data) {
+  std::vector<uint8_t> Bytes(Data.size() * sizeof(float));
+  if (!Data.empty())
+    std::memcpy(Bytes.data(), Data.data(), Bytes.size());
+  return addConstant(std::move(Bytes));
+}
+
+void PlanContext::alias(const Value *Result, const Value *Operand) {
+  BufferOf[Result] = BufferOf.lookup(Operand);
+}
+
+void PlanContext::addStep(StepInfo Info, StepParams Params,
+                          std::vector<Arg> Args) {
+  PlanStep S;
+  S.Info = Info;
+  S.Params = std::move(Params);
+  S.Args = std::move(Args);
+  // The written argument: the last activation of the list for every kind
+  // but the library steps (Y is third of four) and Resize (Y is second).
+  int Written = -1;
+  if (std::holds_alternative<ConvStep>(S.Params) ||
+      std::holds_alternative<GemmStep>(S.Params))
+    Written = 2;
+  else if (std::holds_alternative<ResizeParams>(S.Params) ||
+           std::holds_alternative<CopyPlan>(S.Params) ||
+           std::holds_alternative<PadParams>(S.Params) ||
+           std::holds_alternative<PoolParams>(S.Params) ||
+           std::holds_alternative<ReduceParams>(S.Params) ||
+           std::holds_alternative<SoftmaxParams>(S.Params))
+    Written = 1;
+  else
+    Written = int(S.Args.size()) - 1;
+  for (int I = 0; I < int(S.Args.size()); ++I) {
+    const BufferId B = S.Args[size_t(I)].Buffer;
+    if (B < 0 || P.Buffers[size_t(B)].IsConstant)
+      continue;
+    (I == Written ? S.Writes : S.Reads).push_back(B);
+  }
+  P.Infos.push_back(S.Info);
+  P.Steps.push_back(std::move(S));
+}
+
+//===----------------------------------------------------------------------===//
+// The op table
+//===----------------------------------------------------------------------===//
+
+bool cuda::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
+
+bool cuda::acceptsActivation(OpId Id) {
+  switch (Id) {
+  case OpId::Conv:
+  case OpId::Gemm:
+  case OpId::MatMul:
+  case OpId::BatchNormalization:
+  case OpId::Add:
+  case OpId::Sub:
+  case OpId::Mul:
+  case OpId::Div:
+  case OpId::PRelu:
+  case OpId::Pow:
+  case OpId::Max:
+  case OpId::Min:
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+using PlanTable = std::array<PlanFn, size_t(OpId::Opaque)>;
+
+llvm::Error planConstant(PlanContext &, const Node &, const FusedTail &) {
+  // Constants get a buffer when a step reads them as one.
+  return llvm::Error::success();
+}
+
+const PlanTable &getPlanTable() {
+  static const PlanTable Table = [] {
+    PlanTable T{};
+    T[size_t(OpId::Conv)] = planConv;
+    T[size_t(OpId::ConvTranspose)] = planConv;
+    T[size_t(OpId::Gemm)] = planGemm;
+    T[size_t(OpId::MatMul)] = planMatMul;
+    for (OpId Id :
+         {OpId::Relu,        OpId::LeakyRelu, OpId::Clip,       OpId::Sigmoid,
+          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,
+          OpId::Gelu,        OpId::Elu,       OpId::Exp,        OpId::Sqrt,
+          OpId::Neg,         OpId::Abs,       OpId::Reciprocal, OpId::Floor,
+          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos,
+          OpId::Selu,        OpId::Softplus,  OpId::Softsign,   OpId::Add,
+          OpId::Sub,         OpId::Mul,       OpId::Div,        OpId::PRelu,
+          OpId::Pow,         OpId::Max,       OpId::Min,        OpId::Sum})
+      T[size_t(Id)] = planElementwise;
+    T[size_t(OpId::BatchNormalization)] = planBatchNorm;
+    T[size_t(OpId::InstanceNormalization)] = planNorm;
+    T[size_t(OpId::LayerNormalization)] = planNorm;
+    T[size_t(OpId::MaxPool)] = planPool;
+    T[size_t(OpId::AveragePool)] = planPool;
+    T[size_t(OpId::GlobalAveragePool)] = planGlobalPool;
+    T[size_t(OpId::GlobalMaxPool)] = planGlobalPool;
+    for (OpId Id :
+         {OpId::ReduceMean, OpId::ReduceMax, OpId::ReduceSum, OpId::ReduceMin,
+          OpId::ReduceProd, OpId::ReduceL2, OpId::ReduceSumSquare})
+      T[size_t(Id)] = planReduce;
+    T[size_t(OpId::Softmax)] = planSoftmax;
+    T[size_t(OpId::LogSoftmax)] = planSoftmax;
+    for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
+                    OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
+      T[size_t(Id)] = planView;
+    for (OpId Id :
+         {OpId::Transpose, OpId::Relayout, OpId::Cast, OpId::Expand})
+      T[size_t(Id)] = planCopyLike;
+    T[size_t(OpId::Concat)] = planConcat;
+    T[size_t(OpId::Split)] = planSplit;
+    T[size_t(OpId::Slice)] = planSlice;
+    T[size_t(OpId::Pad)] = planPad;
+    T[size_t(OpId::Resize)] = planResize;
+    T[size_t(OpId::Constant)] = planConstant;
+    return T;
+  }();
+  return Table;
+}
+
+llvm::Error planNode(PlanContext &C, const Node &N, const FusedTail &T) {
+  PlanFn F = N.isOpaque() ? nullptr : getPlanTable()[size_t(N.getOpId())];
+  if (!F)
+    return unsupported(N, "op '" + N.getOpType() +
+                              "' (run the model with --backend=cpu)");
+  return F(C, N, T);
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Plan>>
+cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
+  for (const Node *N : G.nodes())
+    if (N->isOpaque())
+      return makeNodeError(*N, "op '" + N->getOpType() +
+                                   "' is not supported (no kernel in any "
+                                   "backend)");
+  auto P = std::make_unique<PlanImpl>();
+  P->Math = Opts.Math;
+  PlanContext C(G, *P, Opts);
+
+  std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
+  for (const Value *In : G.getInputs()) {
+    if (In->getConstantData() && !In->hasUses())
+      continue;
+    if (llvm::Error E = checkHeld(In, *Order.front()))
+      return makeGraphError(G, "input '" + In->getName() + "' has type " +
+                                   In->getType().str() +
+                                   ": the CUDA backend takes static f32, f16 "
+                                   "and bf16 inputs");
+    Binding B;
+    B.Name = In->getName();
+    B.Type = In->getType();
+    B.Buffer = *C.defineBuffer(In, *Order.front());
+    B.Default = In->getDefaultData();
+    P->Inputs.push_back(B);
+  }
+
+  const codegen::FusionRules Rules{acceptsResidual, acceptsActivation};
+  const PlanTable &Table = getPlanTable();
+  codegen::FusionGroups Groups = codegen::findFusionGroups(
+      G, Order, Rules,
+      [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
+
+  for (const Node *N : Order) {
+    if (Groups.GroupOf.count(N)) {
+      const Node *Producer = Groups.GroupOf.lookup(N);
+      const FusedTail &T = Groups.Tails[Producer];
+      if (T.Last != N)
+        continue; // A middle member: done with its group.
+      // Planning functions check everything before they add a step, so
+      // a refused group adds nothing: plan its members one by one.
+      llvm::Error Fused = planNode(C, *Producer, T);
+      if (!Fused)
+        continue;
+      llvm::consumeError(std::move(Fused));
+      llvm::SmallVector<const Node *, 3> Members{Producer};
+      Members.append(T.Followers.begin(), T.Followers.end());
+      for (const Node *M : Members) {
+        FusedTail Plain;
+        Plain.Result = M->getResult(0);
+        Plain.Last = M;
+        if (llvm::Error E = planNode(C, *M, Plain))
+          return E;
+      }
+      continue;
+    }
+    auto It = Groups.Tails.find(N);
+    FusedTail Plain;
+    if (It == Groups.Tails.end()) {
+      Plain.Result = N->getNumResults() ? N->getResult(0) : nullptr;
+      Plain.Last = N;
+    }
+    const FusedTail &T = It == Groups.Tails.end() ? Plain : It->second;
+    if (T.Last != N)
+      continue; // Planned at its last node.
+    if (llvm::Error E = planNode(C, *N, T))
+      return E;
+  }
+
+  for (const Value *Out : G.getOutputs()) {
+    Binding B;
+    B.Name = Out->getName();
+    B.Type = Out->getType();
+    const Node *Def = Out->getDefiningNode();
+    auto Buf = C.getBuffer(Out, Def ? *Def : *Order.back());
+    if (!Buf)
+      return Buf.takeError();
+    B.Buffer = *Buf;
+    P->Outputs.push_back(B);
+  }
+
+  std::vector<int64_t> Bytes;
+  std::vector<uint8_t> Planned;
+  for (const PlanBuffer &B : P->Buffers) {
+    Bytes.push_back(B.Bytes);
+    Planned.push_back(!B.IsConstant);
+  }
+  std::vector<codegen::StepBuffers> Uses;
+  for (const PlanStep &S : P->Steps)
+    Uses.push_back({S.Reads, S.Writes});
+  std::vector<int> InIds, OutIds;
+  for (const Binding &B : P->Inputs)
+    InIds.push_back(B.Buffer);
+  for (const Binding &B : P->Outputs)
+    OutIds.push_back(B.Buffer);
+  // 256 bytes: cudaMalloc's alignment, which cuDNN and cuBLASLt prefer.
+  codegen::ArenaPlan Arena =
+      codegen::planArena(Bytes, Planned, Uses, InIds, OutIds, 256);
+  P->Offsets = std::move(Arena.Offsets);
+  P->ArenaBytes = Arena.ArenaBytes;
+  return std::make_unique<Plan>(std::move(P));
+}
+
+//===----------------------------------------------------------------------===//
+// Plan
+//===----------------------------------------------------------------------===//
+
+Plan::Plan(std::unique_ptr<PlanImpl> Impl) : Impl(std::move(Impl)) {}
+Plan::~Plan() = default;
+llvm::ArrayRef<StepInfo> Plan::getSteps() const { return Impl->Infos; }
+int64_t Plan::getArenaBytes() const { return Impl->ArenaBytes; }
+int64_t Plan::getConstantBytes() const { return Impl->ConstantBytes; }
+
+void Plan::print(llvm::raw_ostream &OS) const {
+  for (const StepInfo &S : Impl->Infos) {
+    OS << "  " << S.Nodes << ": " << S.Kernel;
+    if (S.Flops)
+      OS << "  (" << llvm::format("%.3f", double(S.Flops) * 1e-9)
+         << " GFLOP)";
+    OS << "\n";
+  }
+  OS << "steps " << Impl->Infos.size() << ", arena " << Impl->ArenaBytes
+     << " bytes, constants " << Impl->ConstantBytes << " bytes\n";
+}

@@ -1,0 +1,510 @@
+//===- Program.cpp - A CUDA plan loaded on a device -----------------------===//
+//
+// Loading allocates everything a run needs once: the activation arena, the
+// constants (uploaded as the plan holds them), one runner per library
+// step (weights converted and uploaded by the runner), the largest
+// workspace any runner asks for, pinned host buffers for the inputs and
+// outputs, and a CUDA graph of every step captured on the program's
+// stream. A run copies the inputs in, replays the graph, copies the
+// outputs out and synchronizes once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/Runtime/Tensor.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cuda;
+using runtime::Tensor;
+using runtime::TensorMap;
+
+namespace {
+
+llvm::Error cudaFailure(cudaError_t Code, const llvm::Twine &What) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 What + ": " + cudaGetErrorString(Code));
+}
+
+#define STRIDER_CUDA_TRY(Call, What)                                           \
+  do {                                                                         \
+    cudaError_t Status_ = (Call);                                              \
+    if (Status_ != cudaSuccess)                                                \
+      return cudaFailure(Status_, What);                                       \
+  } while (false)
+
+/// What a runner left of the epilogue it was asked for: it must be a
+/// suffix of bias, residual, activation (the order they apply in).
+llvm::Expected<EpilogueSpec> getRemainder(const EpilogueSpec &Wanted,
+                                          const EpilogueSpec &Fused,
+                                          const std::string &Step) {
+  EpilogueSpec Rest;
+  Rest.Bias = Wanted.Bias && !Fused.Bias;
+  Rest.Residual = Wanted.Residual && !Fused.Residual;
+  if (!Wanted.Act.isNone() && Fused.Act.isNone())
+    Rest.Act = Wanted.Act;
+  const bool ActFused = !Wanted.Act.isNone() && !Fused.Act.isNone();
+  if ((Rest.Bias && (Fused.Residual || ActFused)) ||
+      (Rest.Residual && ActFused))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "step '" + Step +
+            "': the library fused a later part of the epilogue without an "
+            "earlier one");
+  return Rest;
+}
+
+} // namespace
+
+namespace strider {
+namespace cuda {
+
+class ProgramImpl {
+public:
+  std::unique_ptr<Plan> ThePlan;
+  CUDAOptions Opts;
+  std::string DeviceName;
+  cudaStream_t Stream = nullptr;
+  uint8_t *Arena = nullptr;
+  std::vector<uint8_t *> Constants; ///< Per buffer id; null for activations.
+  void *Workspace = nullptr;
+  size_t WorkspaceBytes = 0;
+  std::unique_ptr<Libraries> Libs;
+  /// Per step: its runner, if it is a library step.
+  std::vector<std::unique_ptr<ConvRunner>> Convs;
+  std::vector<std::unique_ptr<GemmRunner>> Gemms;
+  /// Per step: the epilogue its library left, launched after it.
+  struct Remainder {
+    EpilogueParams Params;
+    bool Bias = false, Residual = false;
+  };
+  std::vector<llvm::Optional<Remainder>> Remainders;
+  std::vector<uint8_t *> PinnedIn, PinnedOut;
+  cudaGraphExec_t Exec = nullptr;
+  std::vector<cudaEvent_t> Events;
+  bool Profile = false;
+  std::vector<double> StepSeconds;
+  unsigned ProfiledRuns = 0;
+
+  ~ProgramImpl();
+  const PlanImpl &plan() const { return ThePlan->getImpl(); }
+  void *ptr(const Arg &A) const;
+  cudaError_t launch(size_t Step);
+  llvm::Error launchAll();
+  llvm::Error load();
+};
+
+} // namespace cuda
+} // namespace strider
+
+ProgramImpl::~ProgramImpl() {
+  // Teardown errors have no one to go to; the device may be gone.
+  if (Exec)
+    (void)cudaGraphExecDestroy(Exec);
+  for (cudaEvent_t E : Events)
+    (void)cudaEventDestroy(E);
+  Convs.clear();
+  Gemms.clear();
+  Libs.reset();
+  for (uint8_t *P : Constants)
+    if (P)
+      (void)cudaFree(P);
+  for (uint8_t *P : PinnedIn)
+    (void)cudaFreeHost(P);
+  for (uint8_t *P : PinnedOut)
+    (void)cudaFreeHost(P);
+  if (Workspace)
+    (void)cudaFree(Workspace);
+  if (Arena)
+    (void)cudaFree(Arena);
+  if (Stream)
+    (void)cudaStreamDestroy(Stream);
+}
+
+void *ProgramImpl::ptr(const Arg &A) const {
+  if (A.Buffer < 0)
+    return nullptr;
+  const size_t B = size_t(A.Buffer);
+  uint8_t *Base = plan().Buffers[B].IsConstant ? Constants[B]
+                                               : Arena + plan().Offsets[B];
+  return Base + A.Offset;
+}
+
+cudaError_t ProgramImpl::launch(size_t I) {
+  const PlanStep &S = plan().Steps[I];
+  auto A = [&](size_t K) { return ptr(S.Args[K]); };
+  cudaError_t Status = std::visit(
+      [&](const auto &P) -> cudaError_t {
+        using T = std::decay_t<decltype(P)>;
+        if constexpr (std::is_same_v<T, CopyPlan>) {
+          return launchCopy(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, PadParams>) {
+          return launchPad(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, ResizeParams>) {
+          ResizeParams R = P;
+          for (int D = 0; D < R.Spatial; ++D) {
+            R.Index[D] = static_cast<const int32_t *>(A(2 + 2 * size_t(D)));
+            R.Weight[D] = static_cast<const float *>(A(3 + 2 * size_t(D)));
+          }
+          return launchResize(R, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, ElementwiseParams>) {
+          return launchElementwise(P, A(0), A(1), A(2), Stream);
+        } else if constexpr (std::is_same_v<T, EpilogueParams>) {
+          return launchEpilogue(P, A(0), static_cast<const float *>(A(1)),
+                                static_cast<const float *>(A(2)), A(3), A(4),
+                                Stream);
+        } else if constexpr (std::is_same_v<T, PoolParams>) {
+          return launchPool(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, ReduceParams>) {
+          return launchReduce(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, SoftmaxParams>) {
+          return launchSoftmax(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, NormParams>) {
+          return launchNorm(P, A(0), static_cast<const float *>(A(1)),
+                            static_cast<const float *>(A(2)), A(3), Stream);
+        } else if constexpr (std::is_same_v<T, ConvStep>) {
+          return Convs[I]->run(A(0), A(1), A(2), Workspace, Stream);
+        } else {
+          static_assert(std::is_same_v<T, GemmStep>, "a step kind is missing");
+          return Gemms[I]->run(A(0), A(1), A(2), Workspace, Stream);
+        }
+      },
+      S.Params);
+  if (Status != cudaSuccess || !Remainders[I])
+    return Status;
+  // The library step's epilogue, in place on its result.
+  const Remainder &R = *Remainders[I];
+  void *Y = A(2);
+  return launchEpilogue(R.Params, Y, nullptr,
+                        R.Bias ? static_cast<const float *>(A(3)) : nullptr,
+                        R.Residual ? A(1) : nullptr, Y, Stream);
+}
+
+llvm::Error ProgramImpl::launchAll() {
+  for (size_t I = 0; I < plan().Steps.size(); ++I)
+    STRIDER_CUDA_TRY(launch(I), "step '" + plan().Steps[I].Info.Nodes + "' (" +
+                                    plan().Steps[I].Info.Kernel + ")");
+  return llvm::Error::success();
+}
+
+/// The epilogue kernel's parameters for what a library left of \p Rest
+/// on a result of \p Count elements.
+static EpilogueParams makeRemainder(const EpilogueSpec &Rest, int64_t Count,
+                                    int64_t Channels, int64_t ChannelStride,
+                                    DType T) {
+  EpilogueParams E;
+  E.Count = Count;
+  E.Channels = Channels;
+  E.ChannelStride = ChannelStride;
+  E.Act = Rest.Act;
+  E.XType = E.ResidualType = E.YType = T;
+  return E;
+}
+
+llvm::Error ProgramImpl::load() {
+  const PlanImpl &P = plan();
+  STRIDER_CUDA_TRY(cudaSetDevice(Opts.Device), "cudaSetDevice");
+  cudaDeviceProp Prop;
+  STRIDER_CUDA_TRY(cudaGetDeviceProperties(&Prop, Opts.Device),
+                   "cudaGetDeviceProperties");
+  DeviceName = std::string(Prop.name) + " (sm_" + std::to_string(Prop.major) +
+               std::to_string(Prop.minor) + ")";
+  STRIDER_CUDA_TRY(cudaStreamCreateWithFlags(&Stream, cudaStreamNonBlocking),
+                   "cudaStreamCreate");
+  if (P.ArenaBytes)
+    STRIDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Arena),
+                                size_t(P.ArenaBytes)),
+                     "cannot allocate the " + llvm::Twine(P.ArenaBytes) +
+                         "-byte activation arena");
+  Constants.assign(P.Buffers.size(), nullptr);
+  for (size_t B = 0; B < P.Buffers.size(); ++B) {
+    const PlanBuffer &PB = P.Buffers[B];
+    if (!PB.IsConstant)
+      continue;
+    STRIDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Constants[B]),
+                                std::max<size_t>(size_t(PB.Bytes), 1)),
+                     "cudaMalloc (constants)");
+    if (PB.Bytes)
+      STRIDER_CUDA_TRY(cudaMemcpy(Constants[B], PB.Data->data(),
+                                  size_t(PB.Bytes), cudaMemcpyHostToDevice),
+                       "uploading constants");
+  }
+
+  // Library runners and the epilogues they leave.
+  Convs.resize(P.Steps.size());
+  Gemms.resize(P.Steps.size());
+  Remainders.resize(P.Steps.size());
+  for (size_t I = 0; I < P.Steps.size(); ++I) {
+    const PlanStep &S = P.Steps[I];
+    const ConvStep *C = std::get_if<ConvStep>(&S.Params);
+    const GemmStep *G = std::get_if<GemmStep>(&S.Params);
+    if (!C && !G)
+      continue;
+    if (!Libs) {
+      auto L = Libraries::create(Stream);
+      if (!L)
+        return L.takeError();
+      Libs = std::move(*L);
+    }
+    EpilogueSpec Wanted, Fused;
+    size_t Work = 0;
+    int64_t Count = 0, Channels = 1, ChannelStride = 1;
+    DType T;
+    if (C) {
+      auto It = Opts.Algorithms.find(getConvKey(C->Desc));
+      auto R = ConvRunner::create(
+          *Libs, C->Desc, C->Weights->data(),
+          C->Bias && !C->Bias->empty() ? C->Bias->data() : nullptr,
+          It == Opts.Algorithms.end() ? std::string() : It->second);
+      if (!R)
+        return R.takeError();
+      Convs[I] = std::move(*R);
+      Wanted = C->Desc.Epilogue;
+      Fused = Convs[I]->getFused();
+      Work = Convs[I]->getWorkspaceBytes();
+      int64_t Pixels = 1;
+      for (int D = 0; D < C->Desc.Spatial; ++D)
+        Pixels *= C->Desc.Out[D];
+      Count = C->Desc.N * C->Desc.K * Pixels;
+      Channels = C->Desc.K;
+      ChannelStride = C->Desc.YChannelsLast ? 1 : Pixels;
+      T = C->Desc.Type;
+    } else {
+      auto It = Opts.Algorithms.find(getGemmKey(G->Desc));
+      auto R = GemmRunner::create(
+          *Libs, G->Desc, G->B ? G->B->data() : nullptr,
+          G->Bias && !G->Bias->empty() ? G->Bias->data() : nullptr,
+          It == Opts.Algorithms.end() ? std::string() : It->second);
+      if (!R)
+        return R.takeError();
+      Gemms[I] = std::move(*R);
+      Wanted = G->Desc.Epilogue;
+      Fused = Gemms[I]->getFused();
+      Work = Gemms[I]->getWorkspaceBytes();
+      Count = G->Desc.Batch * G->Desc.M * G->Desc.N;
+      Channels = G->Desc.N;
+      T = G->Desc.Type;
+    }
+    auto Rest = getRemainder(Wanted, Fused, S.Info.Nodes);
+    if (!Rest)
+      return Rest.takeError();
+    if (Rest->Bias || Rest->Residual || !Rest->Act.isNone())
+      Remainders[I] = ProgramImpl::Remainder{
+          makeRemainder(*Rest, Count, Rest->Bias ? Channels : 1, ChannelStride,
+                        T),
+          Rest->Bias, Rest->Residual};
+    WorkspaceBytes = std::max(WorkspaceBytes, Work);
+  }
+  if (WorkspaceBytes)
+    STRIDER_CUDA_TRY(cudaMalloc(&Workspace, WorkspaceBytes),
+                     "cannot allocate the " + llvm::Twine(WorkspaceBytes) +
+                         "-byte library workspace");
+
+  if (Opts.Pinned) {
+    for (const Binding &B : P.Inputs) {
+      uint8_t *H = nullptr;
+      STRIDER_CUDA_TRY(
+          cudaMallocHost(reinterpret_cast<void **>(&H),
+                         std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
+          "cudaMallocHost (inputs)");
+      PinnedIn.push_back(H);
+    }
+    for (const Binding &B : P.Outputs) {
+      uint8_t *H = nullptr;
+      STRIDER_CUDA_TRY(
+          cudaMallocHost(reinterpret_cast<void **>(&H),
+                         std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
+          "cudaMallocHost (outputs)");
+      PinnedOut.push_back(H);
+    }
+  }
+
+  if (Opts.UseGraph && !P.Steps.empty()) {
+    cudaGraph_t Graph = nullptr;
+    STRIDER_CUDA_TRY(
+        cudaStreamBeginCapture(Stream, cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
+    llvm::Error Launched = launchAll();
+    cudaError_t End = cudaStreamEndCapture(Stream, &Graph);
+    if (Launched)
+      return Launched;
+    STRIDER_CUDA_TRY(End, "cudaStreamEndCapture");
+    cudaError_t Inst = cudaGraphInstantiate(&Exec, Graph, 0);
+    (void)cudaGraphDestroy(Graph);
+    STRIDER_CUDA_TRY(Inst, "cudaGraphInstantiate");
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Program
+//===----------------------------------------------------------------------===//
+
+llvm::Error cuda::checkDevice(int Ordinal) {
+  int Count = 0;
+  cudaError_t Status = cudaGetDeviceCount(&Count);
+  if (Status != cudaSuccess) {
+    (void)cudaGetLastError(); // Clear the sticky state.
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::Twine("no CUDA device on this machine (") +
+            cudaGetErrorString(Status) + ")");
+  }
+  if (Count == 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no CUDA device on this machine");
+  if (Ordinal < 0 || Ordinal >= Count)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "device " + llvm::Twine(Ordinal) + " does not exist (" +
+            llvm::Twine(Count) + (Count == 1 ? " device)" : " devices)"));
+  return llvm::Error::success();
+}
+
+Program::Program(std::unique_ptr<ProgramImpl> Impl) : Impl(std::move(Impl)) {}
+Program::~Program() = default;
+
+llvm::Expected<std::unique_ptr<Program>>
+Program::load(std::unique_ptr<Plan> P, const CUDAOptions &Opts) {
+  if (llvm::Error E = checkDevice(Opts.Device))
+    return E;
+  auto I = std::make_unique<ProgramImpl>();
+  I->ThePlan = std::move(P);
+  I->Opts = Opts;
+  if (llvm::Error E = I->load())
+    return E;
+  return std::unique_ptr<Program>(new Program(std::move(I)));
+}
+
+llvm::ArrayRef<StepInfo> Program::getSteps() const {
+  return Impl->ThePlan->getSteps();
+}
+void Program::setProfiling(bool On) {
+  Impl->Profile = On;
+  Impl->StepSeconds.assign(Impl->plan().Steps.size(), 0.0);
+  Impl->ProfiledRuns = 0;
+}
+llvm::ArrayRef<double> Program::getStepSeconds() const {
+  return Impl->StepSeconds;
+}
+unsigned Program::getProfiledRuns() const { return Impl->ProfiledRuns; }
+int64_t Program::getArenaBytes() const { return Impl->plan().ArenaBytes; }
+std::string Program::getDeviceName() const { return Impl->DeviceName; }
+
+llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
+  ProgramImpl &I = *Impl;
+  const PlanImpl &P = I.plan();
+  for (const auto &KV : Inputs)
+    if (llvm::none_of(P.Inputs,
+                      [&](const Binding &B) { return B.Name == KV.first; }))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "unknown input '" + KV.first + "'");
+  STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
+  // Host tensors in the bindings' layouts; they must outlive the
+  // asynchronous copies from pageable memory.
+  std::vector<Tensor> Staged(P.Inputs.size());
+  for (size_t K = 0; K < P.Inputs.size(); ++K) {
+    const Binding &B = P.Inputs[K];
+    TensorType Logical =
+        TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
+    auto It = Inputs.find(B.Name);
+    Tensor T;
+    if (It == Inputs.end()) {
+      if (!B.Default)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "missing input '" + B.Name +
+                                           "' of type " + Logical.str());
+      T = Tensor::fromData(*B.Default);
+    } else {
+      T = It->second;
+    }
+    if (T.getElementType() != B.Type.getElementType() ||
+        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "input '" + B.Name + "' has type " +
+              (T.getElementType() == ElementType::Unknown
+                   ? std::string("<empty>")
+                   : TensorType::get(T.getElementType(), T.getShape()).str()) +
+              ", expected " + Logical.str());
+    Staged[K] = T.getLayout() == B.Type.getLayout()
+                    ? std::move(T)
+                    : T.withLayout(B.Type.getLayout());
+    llvm::ArrayRef<uint8_t> Bytes = Staged[K].getBytes();
+    const void *Src = Bytes.data();
+    if (!I.PinnedIn.empty()) {
+      if (!Bytes.empty())
+        std::memcpy(I.PinnedIn[K], Bytes.data(), Bytes.size());
+      Src = I.PinnedIn[K];
+    }
+    if (!Bytes.empty())
+      STRIDER_CUDA_TRY(cudaMemcpyAsync(I.ptr({B.Buffer, 0}), Src, Bytes.size(),
+                                       cudaMemcpyHostToDevice, I.Stream),
+                       "copying input '" + B.Name + "' to the device");
+  }
+  if (I.Profile) {
+    // Step by step, an event after each, no graph: per-step times.
+    if (I.Events.size() != P.Steps.size() + 1) {
+      I.Events.resize(P.Steps.size() + 1, nullptr);
+      for (cudaEvent_t &E : I.Events)
+        STRIDER_CUDA_TRY(cudaEventCreate(&E), "cudaEventCreate");
+    }
+    STRIDER_CUDA_TRY(cudaEventRecord(I.Events[0], I.Stream), "cudaEventRecord");
+    for (size_t S = 0; S < P.Steps.size(); ++S) {
+      STRIDER_CUDA_TRY(I.launch(S), "step '" + P.Steps[S].Info.Nodes + "'");
+      STRIDER_CUDA_TRY(cudaEventRecord(I.Events[S + 1], I.Stream),
+                       "cudaEventRecord");
+    }
+  } else if (I.Exec) {
+    STRIDER_CUDA_TRY(cudaGraphLaunch(I.Exec, I.Stream), "cudaGraphLaunch");
+  } else if (llvm::Error E = I.launchAll()) {
+    return E;
+  }
+  std::vector<Tensor> Results;
+  for (size_t K = 0; K < P.Outputs.size(); ++K) {
+    const Binding &B = P.Outputs[K];
+    Results.emplace_back(B.Type.getElementType(), B.Type.getStaticShape(),
+                         B.Type.getLayout());
+    llvm::MutableArrayRef<uint8_t> Bytes = Results.back().getMutableBytes();
+    if (Bytes.empty())
+      continue;
+    void *Dst = I.PinnedOut.empty() ? Bytes.data() : I.PinnedOut[K];
+    STRIDER_CUDA_TRY(cudaMemcpyAsync(Dst, I.ptr({B.Buffer, 0}), Bytes.size(),
+                                     cudaMemcpyDeviceToHost, I.Stream),
+                     "copying output '" + B.Name + "' from the device");
+  }
+  STRIDER_CUDA_TRY(cudaStreamSynchronize(I.Stream), "running the program");
+  if (I.Profile) {
+    for (size_t S = 0; S < P.Steps.size(); ++S) {
+      float Ms = 0;
+      STRIDER_CUDA_TRY(cudaEventElapsedTime(&Ms, I.Events[S], I.Events[S + 1]),
+                       "cudaEventElapsedTime");
+      I.StepSeconds[S] += double(Ms) * 1e-3;
+    }
+    ++I.ProfiledRuns;
+  }
+  TensorMap Out;
+  for (size_t K = 0; K < P.Outputs.size(); ++K) {
+    llvm::MutableArrayRef<uint8_t> Bytes = Results[K].getMutableBytes();
+    if (!I.PinnedOut.empty() && !Bytes.empty())
+      std::memcpy(Bytes.data(), I.PinnedOut[K], Bytes.size());
+    Out[P.Outputs[K].Name] = std::move(Results[K]);
+  }
+  return Out;
+}
+
+llvm::Expected<std::unique_ptr<Program>>
+cuda::compileForCUDA(const Graph &G, const CUDAOptions &Opts) {
+  // The device first: a machine without one gets that message, not a
+  // planning error.
+  if (llvm::Error E = checkDevice(Opts.Device))
+    return E;
+  auto P = planForCUDA(G, Opts);
+  if (!P)
+    return P.takeError();
+  return Program::load(std::move(*P), Opts);
+}

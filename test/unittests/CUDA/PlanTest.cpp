@@ -1,0 +1,319 @@
+//===- PlanTest.cpp - The CUDA backend's host-side lowering ---------------===//
+//
+// planForCUDA on small graphs, no GPU needed: which steps a graph becomes
+// (library calls with fused epilogues, own kernels, views), their
+// parameters in each layout, the arena, and the errors for what the
+// backend does not run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/IR/AsmParser.h"
+#include "strider/IR/Graph.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace strider;
+using namespace strider::cuda;
+
+namespace {
+
+std::unique_ptr<Graph> parse(llvm::StringRef Text) {
+  auto G = parseGraph(Text, "test.lir");
+  EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  return G ? std::move(*G) : nullptr;
+}
+
+std::unique_ptr<Plan> plan(const Graph &G, CUDAOptions Opts = {}) {
+  auto P = planForCUDA(G, Opts);
+  EXPECT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  return P ? std::move(*P) : nullptr;
+}
+
+std::string planError(const Graph &G) {
+  auto P = planForCUDA(G, CUDAOptions());
+  if (P)
+    return "<planned>";
+  return llvm::toString(P.takeError());
+}
+
+std::vector<std::string> kernels(const Plan &P) {
+  std::vector<std::string> K;
+  for (const StepInfo &S : P.getSteps())
+    K.push_back(S.Kernel);
+  return K;
+}
+
+template <typename T> const T &params(const Plan &P, size_t Step) {
+  return std::get<T>(P.getImpl().Steps.at(Step).Params);
+}
+
+// A conv block in NHWC: conv + bias + residual + relu is one cuDNN step,
+// and the pool reads channels-last.
+const char *ResidualNHWC = R"(
+graph @block(%x: tensor<1 x 8 x 6 x 6 x f32, nhwc>) -> (%p) {
+  %w = Constant() {value = dense<0.5> : tensor<8 x 8 x 3 x 3 x f32>} : tensor<8 x 8 x 3 x 3 x f32>
+  %b = Constant() {value = dense<0.25> : tensor<8 x f32>} : tensor<8 x f32>
+  %c = Conv(%x, %w, %b) {pads = [1, 1, 1, 1]} : tensor<1 x 8 x 6 x 6 x f32, nhwc> loc("conv")
+  %s = Add(%c, %x) : tensor<1 x 8 x 6 x 6 x f32, nhwc> loc("add")
+  %r = Relu(%s) : tensor<1 x 8 x 6 x 6 x f32, nhwc> loc("relu")
+  %p = MaxPool(%r) {kernel_shape = [2, 2], strides = [2, 2]} : tensor<1 x 8 x 3 x 3 x f32, nhwc> loc("pool")
+}
+)";
+
+TEST(CudaPlanTest, ConvBlockFusesIntoOneLibraryCall) {
+  auto G = parse(ResidualNHWC);
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P),
+            (std::vector<std::string>{
+                "cudnn.conv nhwc>nhwc f32+bias+residual+relu",
+                "pool.max nhwc f32"}));
+  EXPECT_EQ(P->getSteps()[0].Nodes, "c,s,r");
+  // 2 * N * K * pixels * C * taps.
+  EXPECT_EQ(P->getSteps()[0].Flops, 2 * 8 * 36 * 8 * 9);
+  const ConvStep &C = params<ConvStep>(*P, 0);
+  EXPECT_TRUE(C.Desc.XChannelsLast);
+  EXPECT_TRUE(C.Desc.YChannelsLast);
+  EXPECT_EQ(C.Desc.PadBegin[0], 1);
+  EXPECT_EQ(C.Desc.PadEnd[1], 1);
+  EXPECT_EQ(C.Desc.Filter[0], 3);
+  EXPECT_EQ(C.Desc.Math, MathMode::FP32);
+  EXPECT_TRUE(C.Desc.Epilogue.Bias && C.Desc.Epilogue.Residual);
+  EXPECT_EQ(C.Desc.Epilogue.Act.Kind, codegen::ActKind::Relu);
+  ASSERT_EQ(C.Weights->size(), 8u * 8 * 9);
+  // X and the residual are the same input buffer.
+  const PlanStep &S = P->getImpl().Steps[0];
+  EXPECT_EQ(S.Args[0].Buffer, S.Args[1].Buffer);
+  const PoolParams &Pool = params<PoolParams>(*P, 1);
+  EXPECT_TRUE(Pool.ChannelsLast);
+  EXPECT_EQ(Pool.Out[0], 3);
+  EXPECT_EQ(Pool.Kernel[1], 2);
+  // Input, conv result, pool result: all live at once at the pool.
+  EXPECT_EQ(P->getArenaBytes(), 3 * 1024 + 2 * 512);
+}
+
+TEST(CudaPlanTest, TF32IsAMathModeOfFloatConvs) {
+  auto G = parse(ResidualNHWC);
+  ASSERT_TRUE(G);
+  CUDAOptions O;
+  O.Math = Precision::TF32;
+  auto P = plan(*G, O);
+  ASSERT_TRUE(P);
+  EXPECT_EQ(params<ConvStep>(*P, 0).Desc.Math, MathMode::TF32);
+  EXPECT_EQ(P->getSteps()[0].Kernel,
+            "cudnn.conv nhwc>nhwc f32 tf32+bias+residual+relu");
+}
+
+TEST(CudaPlanTest, HalfGraphsUseHalfMath) {
+  auto G = parse(R"(
+graph @half(%x: tensor<2 x 4 x 5 x 5 x f16>) -> (%y) {
+  %w = Constant() {value = dense<0.5> : tensor<6 x 4 x 1 x 1 x f16>} : tensor<6 x 4 x 1 x 1 x f16>
+  %c = Conv(%x, %w) : tensor<2 x 6 x 5 x 5 x f16> loc("conv")
+  %y = Cast(%c) {to = 1} : tensor<2 x 6 x 5 x 5 x f32> loc("cast")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P), (std::vector<std::string>{
+                             "cudnn.conv nchw>nchw f16",
+                             "copy.cast contiguous f16>f32"}));
+  EXPECT_EQ(params<ConvStep>(*P, 0).Desc.Math, MathMode::Half);
+  EXPECT_EQ(params<ConvStep>(*P, 0).Desc.Type, DType::F16);
+  // The weights stay host floats, uploaded as f16 by the runner: 2 bytes
+  // each in the totals.
+  EXPECT_EQ(P->getConstantBytes(), 6 * 4 * 2);
+}
+
+TEST(CudaPlanTest, RelayoutIsATiledTranspose) {
+  auto G = parse(R"(
+graph @relayout(%x: tensor<1 x 64 x 56 x 56 x f32>) -> (%y) {
+  %y = Relayout(%x) : tensor<1 x 64 x 56 x 56 x f32, nhwc> loc("r")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(P->getSteps().size(), 1u);
+  const CopyPlan &C = params<CopyPlan>(*P, 0);
+  EXPECT_EQ(C.Strategy, CopyStrategy::Transpose2D);
+  EXPECT_EQ(C.Rows * C.Cols * C.Batch, 64 * 56 * 56);
+}
+
+TEST(CudaPlanTest, ElementwiseBroadcastStrides) {
+  auto G = parse(R"(
+graph @bias(%x: tensor<2 x 3 x 4 x 5 x f32, nhwc>) -> (%y) {
+  %b = Constant() {value = dense<1.0> : tensor<3 x 1 x 1 x f32>} : tensor<3 x 1 x 1 x f32>
+  %a = Mul(%x, %b) : tensor<2 x 3 x 4 x 5 x f32, nhwc> loc("mul")
+  %y = Sigmoid(%a) : tensor<2 x 3 x 4 x 5 x f32, nhwc> loc("sig")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P),
+            (std::vector<std::string>{"elementwise.mul+sigmoid f32"}));
+  const ElementwiseParams &E = params<ElementwiseParams>(*P, 0);
+  EXPECT_EQ(E.Op, BinaryOp::Mul);
+  EXPECT_EQ(E.Act.Kind, codegen::ActKind::Sigmoid);
+  // Physical order N, H, W, C: x dense; b varies along C only.
+  EXPECT_EQ(std::vector<int64_t>(E.Shape, E.Shape + 4),
+            (std::vector<int64_t>{2, 4, 5, 3}));
+  EXPECT_EQ(std::vector<int64_t>(E.AStrides, E.AStrides + 4),
+            (std::vector<int64_t>{60, 15, 3, 1}));
+  EXPECT_EQ(std::vector<int64_t>(E.BStrides, E.BStrides + 4),
+            (std::vector<int64_t>{0, 0, 0, 1}));
+}
+
+TEST(CudaPlanTest, ConcatCopiesIntoSlicesAndViewsShareBuffers) {
+  auto G = parse(R"(
+graph @cat(%a: tensor<1 x 2 x 3 x 3 x f32, nhwc>, %b: tensor<1 x 4 x 3 x 3 x f32, nhwc>) -> (%f) {
+  %c = Concat(%a, %b) {axis = 1} : tensor<1 x 6 x 3 x 3 x f32, nhwc> loc("cat")
+  %r = Relayout(%c) : tensor<1 x 6 x 3 x 3 x f32> loc("r")
+  %s = Constant() {value = dense<[1, 54]> : tensor<2 x i64>} : tensor<2 x i64>
+  %f = Reshape(%r, %s) : tensor<1 x 54 x f32> loc("flat")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(P->getSteps().size(), 3u);
+  const PlanImpl &I = P->getImpl();
+  // The second operand lands after the first's 2 channels (f32).
+  EXPECT_EQ(I.Steps[0].Args[1].Offset, 0);
+  EXPECT_EQ(I.Steps[1].Args[1].Offset, 2 * 4);
+  EXPECT_EQ(I.Steps[0].Args[1].Buffer, I.Steps[1].Args[1].Buffer);
+  // The reshape is a view: the output is the relayout's buffer.
+  EXPECT_EQ(I.Outputs[0].Buffer, I.Steps[2].Args[1].Buffer);
+}
+
+TEST(CudaPlanTest, SoftmaxAndReductionsFollowThePhysicalOrder) {
+  auto G = parse(R"(
+graph @heads(%x: tensor<2 x 8 x 4 x 4 x f32, nhwc>) -> (%s, %m) {
+  %s = Softmax(%x) {axis = 1} : tensor<2 x 8 x 4 x 4 x f32, nhwc> loc("softmax")
+  %m = GlobalAveragePool(%x) : tensor<2 x 8 x 1 x 1 x f32, nhwc> loc("gap")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  const SoftmaxParams &S = params<SoftmaxParams>(*P, 0);
+  EXPECT_EQ(S.Outer, 2 * 16);
+  EXPECT_EQ(S.Axis, 8);
+  EXPECT_EQ(S.Inner, 1);
+  const ReduceParams &R = params<ReduceParams>(*P, 1);
+  EXPECT_EQ(R.Op, ReduceParams::Mean);
+  EXPECT_EQ(R.Outer, 2);
+  EXPECT_EQ(R.Reduced, 16);
+  EXPECT_EQ(R.Inner, 8);
+}
+
+TEST(CudaPlanTest, BatchNormFoldsIntoAChannelEpilogue) {
+  auto G = parse(R"(
+graph @bn(%x: tensor<1 x 2 x 3 x 3 x f32>) -> (%y) {
+  %g = Constant() {value = dense<[2.0, 4.0]> : tensor<2 x f32>} : tensor<2 x f32>
+  %b = Constant() {value = dense<[1.0, 0.0]> : tensor<2 x f32>} : tensor<2 x f32>
+  %m = Constant() {value = dense<[0.5, 1.0]> : tensor<2 x f32>} : tensor<2 x f32>
+  %v = Constant() {value = dense<[3.0, 15.0]> : tensor<2 x f32>} : tensor<2 x f32>
+  %n = BatchNormalization(%x, %g, %b, %m, %v) {epsilon = 1.0} : tensor<1 x 2 x 3 x 3 x f32> loc("bn")
+  %y = Relu(%n) : tensor<1 x 2 x 3 x 3 x f32> loc("relu")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P),
+            (std::vector<std::string>{"epilogue.batchnorm nchw+relu"}));
+  const EpilogueParams &E = params<EpilogueParams>(*P, 0);
+  EXPECT_EQ(E.ChannelStride, 9);
+  EXPECT_EQ(E.Channels, 2);
+  // scale = g / sqrt(v + eps) = [1, 1]; shift = b - m * scale.
+  const PlanImpl &I = P->getImpl();
+  const auto &Scale = *I.Buffers[size_t(I.Steps[0].Args[1].Buffer)].Data;
+  const auto &Shift = *I.Buffers[size_t(I.Steps[0].Args[2].Buffer)].Data;
+  float S[2], B[2];
+  std::memcpy(S, Scale.data(), sizeof(S));
+  std::memcpy(B, Shift.data(), sizeof(B));
+  EXPECT_FLOAT_EQ(S[0], 1.0f);
+  EXPECT_FLOAT_EQ(S[1], 1.0f);
+  EXPECT_FLOAT_EQ(B[0], 0.5f);
+  EXPECT_FLOAT_EQ(B[1], -1.0f);
+}
+
+TEST(CudaPlanTest, GemmBiasAndTransposes) {
+  auto G = parse(R"(
+graph @fc(%x: tensor<4 x 16 x f32>) -> (%y) {
+  %w = Constant() {value = dense<0.5> : tensor<10 x 16 x f32>} : tensor<10 x 16 x f32>
+  %b = Constant() {value = dense<1.0> : tensor<10 x f32>} : tensor<10 x f32>
+  %g = Gemm(%x, %w, %b) {transB = 1, beta = 2.0} : tensor<4 x 10 x f32> loc("fc")
+  %y = Relu(%g) : tensor<4 x 10 x f32> loc("relu")
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P),
+            (std::vector<std::string>{"cublaslt.gemm nt f32+bias+relu"}));
+  const GemmStep &S = params<GemmStep>(*P, 0);
+  EXPECT_EQ(S.Desc.M, 4);
+  EXPECT_EQ(S.Desc.N, 10);
+  EXPECT_EQ(S.Desc.K, 16);
+  ASSERT_TRUE(S.B);
+  // beta scales the bias on the host.
+  EXPECT_FLOAT_EQ((*S.Bias)[3], 2.0f);
+}
+
+TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
+  auto Int = parse(R"(
+graph @ints(%x: tensor<4 x i64>) -> (%y) {
+  %y = Neg(%x) : tensor<4 x i64> loc("neg")
+}
+)");
+  ASSERT_TRUE(Int);
+  EXPECT_NE(planError(*Int).find("the CUDA backend takes static f32, f16 and "
+                                 "bf16 inputs"),
+            std::string::npos)
+      << planError(*Int);
+  auto TopK = parse(R"(
+graph @topk(%x: tensor<4 x 8 x f32>) -> (%v, %i) {
+  %k = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
+  %v, %i = TopK(%x, %k) : tensor<4 x 2 x f32>, tensor<4 x 2 x i64> loc("topk")
+}
+)");
+  ASSERT_TRUE(TopK);
+  const std::string E = planError(*TopK);
+  EXPECT_NE(E.find("'topk'"), std::string::npos) << E;
+  EXPECT_NE(E.find("no CUDA kernel for op 'TopK' (run the model with "
+                   "--backend=cpu)"),
+            std::string::npos)
+      << E;
+  auto Dyn = parse(R"(
+graph @dyn(%x: tensor<N x 4 x f32>) -> (%y) {
+  %y = Relu(%x) : tensor<N x 4 x f32> loc("relu")
+}
+)");
+  ASSERT_TRUE(Dyn);
+  EXPECT_NE(planError(*Dyn).find("static"), std::string::npos)
+      << planError(*Dyn);
+}
+
+TEST(CudaPlanTest, PrintListsStepsAndTotals) {
+  auto G = parse(ResidualNHWC);
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  P->print(OS);
+  EXPECT_NE(S.find("c,s,r: cudnn.conv nhwc>nhwc f32+bias+residual+relu"),
+            std::string::npos)
+      << S;
+  EXPECT_NE(S.find("steps 2, arena 4096 bytes"), std::string::npos) << S;
+}
+
+} // namespace
