@@ -8,6 +8,17 @@
 
 #include "strider/Engine/Session.h"
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#if STRIDER_HAS_CUDA
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#else
+namespace strider {
+namespace cuda {
+/// Without nvcc there is no CUDA program; specializations only need the
+/// type to be complete (their pointer to one stays null).
+class Program {};
+} // namespace cuda
+} // namespace strider
+#endif
 #include "strider/IR/Graph.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
@@ -40,6 +51,25 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
                      llvm::Twine(Opts.Threads) + ")");
   if (Opts.MaxSpecializations < 1)
     Opts.MaxSpecializations = 1;
+  if (Opts.Kind == Backend::CUDA) {
+#if STRIDER_HAS_CUDA
+    auto Precision = cuda::parsePrecision(Opts.Precision);
+    if (!Precision)
+      return makeError("unknown precision '" + Opts.Precision +
+                       "' (fp32, tf32, fp16 or bf16)");
+    if (llvm::Error E = cuda::checkDevice(Opts.Device))
+      return E;
+    if (Opts.Target.empty())
+      Opts.Target = "cuda-sm90";
+#else
+    return makeError("this build of Strider has no CUDA backend (nvcc was "
+                     "not found when it was configured)");
+#endif
+  } else if (Opts.Precision != "fp32") {
+    return makeError("precision '" + Opts.Precision +
+                     "' needs the CUDA backend: the CPU backends compute in "
+                     "f32");
+  }
   if (Opts.Target.empty())
     Opts.Target = getDefaultTarget();
   if (auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
@@ -143,6 +173,17 @@ Session::build(const ShapeKey &Key) {
       return P.takeError();
     S->Program = std::move(*P);
   }
+#if STRIDER_HAS_CUDA
+  if (Opts.Kind == Backend::CUDA) {
+    cuda::CUDAOptions CO;
+    CO.Device = Opts.Device;
+    CO.Math = *cuda::parsePrecision(Opts.Precision);
+    auto P = cuda::compileForCUDA(*S->G, CO);
+    if (!P)
+      return P.takeError();
+    S->CudaProgram = std::move(*P);
+  }
+#endif
   return S;
 }
 
@@ -166,6 +207,10 @@ llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
   if (S.Program)
     return S.Program->run(Inputs);
+#if STRIDER_HAS_CUDA
+  if (S.CudaProgram)
+    return S.CudaProgram->run(Inputs);
+#endif
   return runtime::runReference(*S.G, Inputs);
 }
 

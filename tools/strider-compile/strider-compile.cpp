@@ -14,6 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#if STRIDER_HAS_CUDA
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#endif
 #include "strider/CodeGen/CPU/Tuning.h"
 #include "strider/Engine/Artifact.h"
 #include "strider/IR/AsmPrinter.h"
@@ -274,13 +277,47 @@ static LoweredGraph lowerForCPU(const Graph &G,
   return L;
 }
 
+/// The CUDA backend's plan for \p G, when the target is a cuda-* one and
+/// every shape is static (planning needs no GPU).
+struct CudaPlan {
+  bool Tried = false;
+  std::string Text; ///< Plan::print's, for cuda-plan.txt.
+  size_t Steps = 0;
+  std::string Error;
+};
+
+static CudaPlan planForCUDATarget(const Graph &G,
+                                  const layout::LayoutOptions &Layout) {
+  CudaPlan Out;
+#if STRIDER_HAS_CUDA
+  for (const Node *N : G.nodes())
+    if (N->isOpaque())
+      return Out;
+  if (!Layout.Target->Name.startswith("cuda-") || !isStaticGraph(G))
+    return Out;
+  Out.Tried = true;
+  auto P = cuda::planForCUDA(G, cuda::CUDAOptions());
+  if (!P) {
+    Out.Error = llvm::toString(P.takeError());
+    return Out;
+  }
+  llvm::raw_string_ostream OS(Out.Text);
+  (*P)->print(OS);
+  Out.Steps = (*P)->getSteps().size();
+#else
+  (void)G;
+  (void)Layout;
+#endif
+  return Out;
+}
+
 /// Which nodes the target's backend would not run on its own kernels: for
 /// a cpu-* target and a static graph, the CPU backend's reference-kernel
 /// fallbacks (lowering the graph tells); otherwise the ops no backend has.
 static void printKernelCoverage(const Graph &G,
                                 const layout::LayoutOptions &Layout,
                                 const LoweredGraph &Lowered,
-                                llvm::raw_ostream &OS) {
+                                const CudaPlan &Cuda, llvm::raw_ostream &OS) {
   std::vector<std::string> Uncovered;
   for (const Node *N : G.nodes())
     if (N->isOpaque())
@@ -290,6 +327,8 @@ static void printKernelCoverage(const Graph &G,
   const bool Static = isStaticGraph(G);
   if (!Lowered.Error.empty())
     Uncovered.push_back(Lowered.Error);
+  if (!Cuda.Error.empty())
+    Uncovered.push_back(Cuda.Error);
   if (Lowered.Program)
     for (const cpu::StepInfo &S : Lowered.Program->getSteps())
       if (S.Fallback)
@@ -297,7 +336,10 @@ static void printKernelCoverage(const Graph &G,
   if (Uncovered.empty()) {
     if (Cpu && Static)
       OS << "kernels: every node runs on CPU backend kernels\n";
-    else if (Cpu)
+    else if (Cuda.Tried)
+      OS << "kernels: every node runs on CUDA backend kernels (" << Cuda.Steps
+         << " steps, cuda-plan.txt)\n";
+    else if (Cpu || Layout.Target->Name.startswith("cuda-"))
       OS << "kernels: not checked (dynamic shapes; give --shape)\n";
     return;
   }
@@ -388,6 +430,12 @@ static int compile() {
   // model.strider: the graph, its weights, and (static shapes) the
   // constants packed for this machine's kernels.
   const LoweredGraph Lowered = lowerForCPU(G, Opts->Layout);
+  // cuda-plan.txt: what the CUDA backend will launch (static shapes).
+  const CudaPlan Cuda = planForCUDATarget(G, Opts->Layout);
+  if (!Cuda.Text.empty())
+    if (llvm::Error E = writeText(Staging, "cuda-plan.txt",
+                                  [&](llvm::raw_ostream &OS) { OS << Cuda.Text; }))
+      return Cleanup(std::move(E));
   const bool WriteArtifact = Opts->Layout.Target->Name.startswith("cpu-");
   if (WriteArtifact) {
     llvm::SmallString<256> ArtifactPath(Staging);
@@ -424,7 +472,7 @@ static int compile() {
                    << Opts->Layout.Tuning->Threads << " thread(s)); "
                    << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
-    printKernelCoverage(G, Opts->Layout, Lowered, llvm::outs());
+    printKernelCoverage(G, Opts->Layout, Lowered, Cuda, llvm::outs());
     if (WriteArtifact)
       llvm::outs() << "artifact: " << OutputDir << "/model.strider"
                    << (Lowered.Program
@@ -459,6 +507,9 @@ int main(int argc, char **argv) {
       "  OUTDIR/report.json   every value's layout and why, every relayout, "
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"
+      "  OUTDIR/cuda-plan.txt for cuda-* targets with static shapes: every "
+      "kernel launch and library call of the CUDA backend's program, and its "
+      "memory\n"
       "  OUTDIR/layout.dot    Graphviz view (layout.svg with Graphviz "
       "installed)\n"
       "With --tune --tuning-file=FILE, convs are first timed on this machine "

@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#if STRIDER_HAS_CUDA
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#endif
 #include "strider/Engine/Session.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
@@ -50,8 +53,10 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     Backend("backend",
             cl::desc("Executor: reference (plain loops, the oracle; the "
-                     "default) or cpu (SIMD kernels, threads, fused "
-                     "epilogues, planned memory)"),
+                     "default), cpu (SIMD kernels, threads, fused "
+                     "epilogues, planned memory) or cuda (cuDNN, cuBLASLt "
+                     "and Strider's kernels on a GPU, replayed as a CUDA "
+                     "graph; needs a GPU)"),
             cl::init("reference"), cl::cat(RunCat));
 static cl::list<std::string>
     InputFlags("input",
@@ -101,6 +106,18 @@ static cl::opt<unsigned>
 static cl::opt<unsigned> Warmup("warmup",
                                 cl::desc("Untimed runs before --bench (1)"),
                                 cl::init(1), cl::cat(RunCat));
+static cl::opt<int>
+    Device("device", cl::desc("With --backend=cuda: the GPU to run on (0)"),
+           cl::init(0), cl::cat(RunCat));
+static cl::opt<std::string> PrecisionFlag(
+    "precision",
+    cl::desc("With --backend=cuda: what convolutions and matmuls compute "
+             "in: fp32 (default), tf32 (fp32 storage, TF32 tensor cores), "
+             "fp16 or bf16 (mixed precision as with AMP: half storage and "
+             "tensor cores for convs and matmuls, fp32 accumulation; "
+             "normalizations, softmax, reductions and the graph's inputs "
+             "and outputs stay fp32)"),
+    cl::init("fp32"), cl::cat(RunCat));
 static cl::opt<unsigned>
     Threads("threads",
             cl::desc("Threads of the backend (the reference interpreter runs "
@@ -108,15 +125,17 @@ static cl::opt<unsigned>
             cl::init(1), cl::cat(RunCat));
 static cl::opt<bool>
     Verbose("verbose",
-            cl::desc("With --backend=cpu: list the program's kernel calls "
-                     "(fallbacks to reference kernels marked) and its "
+            cl::desc("With --backend=cpu or cuda: list the program's kernel "
+                     "calls (fallbacks to reference kernels marked) and its "
                      "memory plan, on stderr"),
             cl::init(false), cl::cat(RunCat));
 static cl::opt<bool>
     Profile("profile",
-            cl::desc("With --backend=cpu and --bench: time every kernel call "
-                     "of the timed runs and print the slowest kernel calls "
-                     "and the time per kernel kind, on stderr"),
+            cl::desc("With --backend=cpu or cuda and --bench: time every "
+                     "kernel call of the timed runs (cuda: CUDA events "
+                     "around each launch, no graph replay) and print the "
+                     "slowest kernel calls and the time per kernel kind, on "
+                     "stderr"),
             cl::init(false), cl::cat(RunCat));
 static cl::opt<bool> NoOptimize(
     "no-optimize",
@@ -316,11 +335,13 @@ static void printProgram(const cpu::Program &P, llvm::raw_ostream &OS) {
      << " bytes); constants: " << P.getConstantBytes() << " bytes\n";
 }
 
-/// --profile: the slowest kernel calls and the time per kernel kind.
-static void printProfile(const cpu::Program &P, llvm::raw_ostream &OS) {
+/// --profile: the slowest kernel calls and the time per kernel kind (of a
+/// cpu::Program or a cuda::Program).
+template <typename ProgramT>
+static void printProfile(const ProgramT &P, llvm::raw_ostream &OS) {
   llvm::ArrayRef<double> Sec = P.getStepSeconds();
   unsigned Runs = std::max(1u, P.getProfiledRuns());
-  llvm::ArrayRef<cpu::StepInfo> Steps = P.getSteps();
+  auto Steps = P.getSteps();
   double Total = 0;
   for (double S : Sec)
     Total += S;
@@ -396,7 +417,11 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   for (const std::string &W : M.getWarnings())
     llvm::errs() << "strider-run: warning: " << W << "\n";
   engine::SessionOptions SO;
-  SO.Kind = Backend == "cpu" ? engine::Backend::CPU : engine::Backend::Reference;
+  SO.Kind = Backend == "cpu"    ? engine::Backend::CPU
+            : Backend == "cuda" ? engine::Backend::CUDA
+                                : engine::Backend::Reference;
+  SO.Device = Device;
+  SO.Precision = PrecisionFlag;
   SO.Threads = int(Threads);
   SO.Optimize = !NoOptimize;
   SO.Target = TargetName;
@@ -425,6 +450,17 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   cpu::Program *Prog = S.Program.get();
   if (Prog && Verbose)
     printProgram(*Prog, llvm::errs());
+#if STRIDER_HAS_CUDA
+  cuda::Program *CudaProg = S.CudaProgram.get();
+  if (CudaProg && Verbose) {
+    llvm::errs() << "cuda program on " << CudaProg->getDeviceName() << ", "
+                 << CudaProg->getSteps().size() << " steps:\n";
+    for (const cuda::StepInfo &Step : CudaProg->getSteps())
+      llvm::errs() << "  " << Step.Kernel << " -> " << Step.Nodes << "\n";
+    llvm::errs() << "activation arena: " << CudaProg->getArenaBytes()
+                 << " bytes\n";
+  }
+#endif
   auto Exec = [&](const TensorMap &In) { return Run.run(S, In); };
   unsigned Fallbacks = 0;
   if (Prog)
@@ -465,6 +501,10 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
         return Again.takeError();
       if (Prog && Profile && I + 1 == Warmup)
         Prog->setProfiling(true);
+#if STRIDER_HAS_CUDA
+      if (CudaProg && Profile && I + 1 == Warmup)
+        CudaProg->setProfiling(true);
+#endif
       if (I >= Warmup)
         R.Millis.push_back(
             std::chrono::duration<double, std::milli>(End - Start).count());
@@ -472,6 +512,10 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
     llvm::sort(R.Millis);
     if (Prog && Profile)
       printProfile(*Prog, llvm::errs());
+#if STRIDER_HAS_CUDA
+    if (CudaProg && Profile)
+      printProfile(*CudaProg, llvm::errs());
+#endif
   }
 
   if (!OutputDir.empty()) {
@@ -672,9 +716,17 @@ static int run() {
     llvm::errs() << "strider-run: " << llvm::toString(std::move(E)) << "\n";
     return 1;
   };
-  if (Backend != "reference" && Backend != "cpu")
+  if (Backend != "reference" && Backend != "cpu" && Backend != "cuda")
     return Fail(toolError("unknown backend '" + Backend +
-                          "' (available: reference, cpu)"));
+                          "' (available: reference, cpu, cuda)"));
+  if (Backend != "cuda" && PrecisionFlag != "fp32")
+    return Fail(toolError("--precision=" + PrecisionFlag +
+                          " needs --backend=cuda: the other backends compute "
+                          "in fp32"));
+  if (Backend == "cuda" && Threads != 1)
+    return Fail(toolError("--threads is for the cpu backend (got --threads=" +
+                          llvm::Twine(Threads.getValue()) +
+                          " with --backend=cuda)"));
   if (Threads < 1)
     return Fail(toolError("--threads must be at least 1"));
   if (Backend == "reference" && Threads != 1)

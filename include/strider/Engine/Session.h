@@ -43,7 +43,10 @@ class Value;
 namespace cpu {
 class DerivedStore;
 class Program;
-}
+} // namespace cpu
+namespace cuda {
+class Program;
+} // namespace cuda
 
 namespace engine {
 
@@ -99,6 +102,7 @@ private:
 enum class Backend {
   Reference, ///< The reference interpreter (plain loops; the oracle).
   CPU,       ///< The CPU SIMD backend.
+  CUDA,      ///< The CUDA backend (builds with nvcc; needs a GPU to run).
 };
 
 struct SessionOptions {
@@ -116,6 +120,11 @@ struct SessionOptions {
   std::map<std::string, int64_t> Dims;
   /// Specializations kept; the least recently used one goes first.
   unsigned MaxSpecializations = 8;
+  /// Backend::CUDA: the device ordinal, and what convolutions and matmuls
+  /// compute in (fp32, tf32, fp16 or bf16; fp16/bf16 run the
+  /// assign-precision pass on ONNX input).
+  int Device = 0;
+  std::string Precision = "fp32";
 };
 
 /// The graph and program for one set of input shapes.
@@ -127,6 +136,8 @@ struct Specialization {
   std::string Summary;
   /// The CPU backend's program (Backend::CPU).
   std::unique_ptr<cpu::Program> Program;
+  /// The CUDA backend's program (Backend::CUDA).
+  std::unique_ptr<cuda::Program> CudaProgram;
   ~Specialization();
 };
 
