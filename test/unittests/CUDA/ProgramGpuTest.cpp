@@ -1,0 +1,183 @@
+//===- ProgramGpuTest.cpp - CUDA programs against the reference -----------===//
+//
+// Small graphs that cover every step kind of the CUDA backend (library
+// convs and GEMMs with their epilogues in both layouts, the own kernels,
+// views, copies) compiled with compileForCUDA, run on a GPU and compared
+// with the reference interpreter. Skips itself on machines without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#include "strider/IR/AsmParser.h"
+#include "strider/IR/Graph.h"
+#include "strider/Runtime/Reference.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace strider;
+using namespace strider::runtime;
+
+namespace {
+
+bool hasDevice() {
+  llvm::Error E = cuda::checkDevice(0);
+  if (!E)
+    return true;
+  llvm::consumeError(std::move(E));
+  return false;
+}
+
+Tensor randomTensor(const TensorType &T, unsigned Seed) {
+  Tensor R = Tensor::zeros(TensorType::get(T.getElementType(),
+                                           T.getStaticShape()));
+  std::mt19937 Gen(Seed);
+  std::uniform_real_distribution<double> D(-1.0, 1.0);
+  for (int64_t I = 0; I < R.getNumElements(); ++I)
+    R.setDouble(I, D(Gen));
+  return R;
+}
+
+struct Case {
+  const char *Name;
+  const char *Text;
+  double Tol;
+  cuda::Precision Math = cuda::Precision::FP32;
+};
+
+const Case Cases[] = {
+    {"conv_nhwc_residual_relu", R"(
+graph @g(%x: tensor<2 x 8 x 9 x 9 x f32, nhwc>) -> (%p) {
+  %w = Constant() {value = dense<0.05> : tensor<8 x 8 x 3 x 3 x f32>} : tensor<8 x 8 x 3 x 3 x f32>
+  %b = Constant() {value = dense<0.25> : tensor<8 x f32>} : tensor<8 x f32>
+  %c = Conv(%x, %w, %b) {pads = [1, 1, 1, 1]} : tensor<2 x 8 x 9 x 9 x f32, nhwc>
+  %s = Add(%c, %x) : tensor<2 x 8 x 9 x 9 x f32, nhwc>
+  %r = Relu(%s) : tensor<2 x 8 x 9 x 9 x f32, nhwc>
+  %p = MaxPool(%r) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<2 x 8 x 5 x 5 x f32, nhwc>
+}
+)",
+     1e-4},
+    {"conv_mixed_directions_and_relayout", R"(
+graph @g(%x: tensor<1 x 6 x 7 x 5 x f32>) -> (%y) {
+  %w = Constant() {value = dense<0.1> : tensor<12 x 3 x 3 x 3 x f32>} : tensor<12 x 3 x 3 x 3 x f32>
+  %c = Conv(%x, %w) {group = 2, strides = [2, 1], dilations = [1, 2], pads = [1, 2, 1, 2]} : tensor<1 x 12 x 4 x 5 x f32, nhwc>
+  %y = Relayout(%c) : tensor<1 x 12 x 4 x 5 x f32>
+}
+)",
+     1e-4},
+    {"elementwise_softmax_norms", R"(
+graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) -> (%s, %i, %m) {
+  %k = Constant() {value = dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4 x 1 x 1 x f32>} : tensor<4 x 1 x 1 x f32>
+  %a = Mul(%x, %k) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
+  %t = Tanh(%a) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
+  %s = Softmax(%t) {axis = 1} : tensor<2 x 4 x 6 x 6 x f32, nhwc>
+  %g = Constant() {value = dense<[1.0, 2.0, 0.5, 1.5]> : tensor<4 x f32>} : tensor<4 x f32>
+  %h = Constant() {value = dense<[0.0, 0.1, 0.2, 0.3]> : tensor<4 x f32>} : tensor<4 x f32>
+  %i = InstanceNormalization(%t, %g, %h) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
+  %m = GlobalAveragePool(%i) : tensor<2 x 4 x 1 x 1 x f32, nhwc>
+}
+)",
+     1e-4},
+    {"gemm_concat_slice", R"(
+graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) -> (%y) {
+  %w = Constant() {value = dense<0.125> : tensor<10 x 16 x f32>} : tensor<10 x 16 x f32>
+  %b = Constant() {value = dense<0.5> : tensor<10 x f32>} : tensor<10 x f32>
+  %g = Gemm(%x, %w, %b) {transB = 1} : tensor<3 x 10 x f32>
+  %r = Relu(%g) : tensor<3 x 10 x f32>
+  %c = Concat(%r, %z) {axis = 1} : tensor<3 x 14 x f32>
+  %st = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %en = Constant() {value = dense<[13]> : tensor<1 x i64>} : tensor<1 x i64>
+  %ax = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %sp = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
+  %y = Slice(%c, %st, %en, %ax, %sp) : tensor<3 x 6 x f32>
+}
+)",
+     1e-4},
+    {"half_conv_chain", R"(
+graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) -> (%y) {
+  %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
+  %w = Constant() {value = dense<0.05> : tensor<8 x 8 x 3 x 3 x f16>} : tensor<8 x 8 x 3 x 3 x f16>
+  %c = Conv(%h, %w) {pads = [1, 1, 1, 1]} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
+  %r = Relu(%c) : tensor<1 x 8 x 8 x 8 x f16, nhwc>
+  %y = Cast(%r) {to = 1} : tensor<1 x 8 x 8 x 8 x f32>
+}
+)",
+     2e-2, cuda::Precision::FP16},
+};
+
+class CudaProgramTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaProgramTest, MatchesTheReference) {
+  if (!hasDevice())
+    GTEST_SKIP() << "no CUDA device on this machine";
+  const Case &C = GetParam();
+  auto G = parseGraph(C.Text, C.Name);
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  TensorMap Inputs;
+  unsigned Seed = 1;
+  for (const Value *In : (*G)->getInputs())
+    Inputs[In->getName()] = randomTensor(In->getType(), Seed++);
+  auto Expected = runReference(**G, Inputs);
+  ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
+  cuda::CUDAOptions O;
+  O.Math = C.Math;
+  for (bool Graph : {true, false}) {
+    O.UseGraph = Graph;
+    auto P = cuda::compileForCUDA(**G, O);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    for (int Run = 0; Run < 2; ++Run) { // A replay gives the same.
+      auto Got = (*P)->run(Inputs);
+      ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
+      for (const auto &[Name, Want] : *Expected) {
+        ASSERT_TRUE(Got->count(Name)) << Name;
+        Tensor A = Got->at(Name).withLayout(Layout());
+        Tensor B = Want.withLayout(Layout());
+        ASSERT_EQ(A.getNumElements(), B.getNumElements()) << Name;
+        for (int64_t I = 0; I < A.getNumElements(); ++I)
+          ASSERT_NEAR(A.getDouble(I), B.getDouble(I),
+                      C.Tol * (1 + std::fabs(B.getDouble(I))))
+              << Name << "[" << I << "] graph=" << Graph;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, CudaProgramTest, ::testing::ValuesIn(Cases),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
+TEST(CudaProgramTest, ProfilingTimesEveryStep) {
+  if (!hasDevice())
+    GTEST_SKIP() << "no CUDA device on this machine";
+  auto G = parseGraph(Cases[0].Text, "g");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  TensorMap In;
+  In["x"] = randomTensor((*G)->getInputs()[0]->getType(), 7);
+  (*P)->setProfiling(true);
+  for (int I = 0; I < 3; ++I)
+    ASSERT_TRUE(bool((*P)->run(In)));
+  EXPECT_EQ((*P)->getProfiledRuns(), 3u);
+  ASSERT_EQ((*P)->getStepSeconds().size(), (*P)->getSteps().size());
+  for (double S : (*P)->getStepSeconds())
+    EXPECT_GT(S, 0.0);
+}
+
+TEST(CudaProgramTest, WrongInputsAreErrors) {
+  if (!hasDevice())
+    GTEST_SKIP() << "no CUDA device on this machine";
+  auto G = parseGraph(Cases[0].Text, "g");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  TensorMap In;
+  In["x"] = Tensor::zeros(TensorType::get(ElementType::F32, {1, 2, 3}));
+  auto R = (*P)->run(In);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(llvm::toString(R.takeError()).find("input 'x' has type"),
+            std::string::npos);
+}
+
+} // namespace
