@@ -22,6 +22,9 @@ class Program {};
 #include "strider/IR/Graph.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Precision.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Layout/Target.h"
 
 using namespace strider;
 using namespace strider::engine;
@@ -162,6 +165,24 @@ Session::build(const ShapeKey &Key) {
     if (!Summary)
       return Summary.takeError();
     Did += "; " + *Summary;
+  }
+  // Mixed precision on the GPU: convs and matmuls in half, casts placed
+  // by assign-precision (graphs of any origin that are still f32).
+  if (Opts.Kind == Backend::CUDA) {
+    llvm::Optional<ElementType> Half = parseHalfPrecision(Opts.Precision);
+    if (Half && *Half != ElementType::Unknown) {
+      PrecisionOptions PO;
+      PO.Half = *Half;
+      const layout::TargetDescription *T = layout::lookupTarget(Opts.Target);
+      PO.Target = T && T->Name.startswith("cuda-") ? T : nullptr;
+      auto R = assignPrecision(*S->G, PO);
+      if (!R)
+        return makeError(File + ": " + llvm::toString(R.takeError()));
+      if (llvm::Error E = verifyGraph(*S->G))
+        return makeError(File + ": after assign-precision: " +
+                         llvm::toString(std::move(E)));
+      Did += "; " + R->summary();
+    }
   }
   S->Summary = std::move(Did);
   if (Opts.Kind == Backend::CPU) {

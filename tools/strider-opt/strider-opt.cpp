@@ -68,8 +68,19 @@ static cl::opt<std::string>
                        cl::value_desc("format"), cl::init("text"),
                        cl::cat(toolflags::LayoutFlagsCat));
 
+static cl::opt<std::string> PrecisionFlag(
+    "precision",
+    cl::desc("assign-precision's half type: fp16, bf16, or fp32 (the "
+             "default: the pass changes nothing)"),
+    cl::value_desc("type"), cl::init("fp32"), cl::cat(StriderCat));
+static cl::opt<bool> PrecisionReportFlag(
+    "precision-report",
+    cl::desc("Print assign-precision's summary and casts after each graph"),
+    cl::cat(StriderCat));
+
 static PipelineOptions Options;
 static std::vector<layout::LayoutReport> Reports;
+static std::vector<PrecisionReport> PrecisionReports;
 
 static void printReport(const layout::LayoutReport &R, llvm::raw_ostream &OS) {
   if (LayoutReportFormat == "json")
@@ -98,6 +109,18 @@ static bool checkLayoutFlags() {
     return false;
   }
   Options.LayoutReports = &Reports;
+  llvm::Optional<ElementType> Half = parseHalfPrecision(PrecisionFlag);
+  if (!Half) {
+    llvm::errs() << "strider-opt: unknown precision '" << PrecisionFlag
+                 << "' (expected fp32, fp16 or bf16)\n";
+    return false;
+  }
+  Options.Precision.Half = *Half;
+  // Costs of a GPU target; the default cuda one for cpu-* targets.
+  Options.Precision.Target =
+      Options.Layout.Target->Name.startswith("cuda-") ? Options.Layout.Target
+                                                      : nullptr;
+  Options.PrecisionReports = &PrecisionReports;
   return true;
 }
 
@@ -130,6 +153,7 @@ static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
     PM.addPass(P->Create());
   PM.configure(Options);
   size_t FirstReport = Reports.size();
+  size_t FirstPrecisionReport = PrecisionReports.size();
   if (llvm::Error E = PM.run(G)) {
     llvm::errs() << llvm::toString(std::move(E)) << "\n";
     return false;
@@ -138,6 +162,9 @@ static bool processBuffer(llvm::StringRef Text, llvm::StringRef BufferName,
   if (LayoutReportFile == "-")
     for (size_t I = FirstReport; I < Reports.size(); ++I)
       printReport(Reports[I], OS);
+  if (PrecisionReportFlag)
+    for (size_t I = FirstPrecisionReport; I < PrecisionReports.size(); ++I)
+      PrecisionReports[I].print(OS);
   return true;
 }
 

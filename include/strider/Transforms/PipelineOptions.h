@@ -9,6 +9,7 @@
 #define STRIDER_TRANSFORMS_PIPELINEOPTIONS_H
 
 #include "strider/Layout/LayoutAssignment.h"
+#include "strider/Transforms/Precision.h"
 #include "strider/Transforms/Specialize.h"
 
 #include <vector>
@@ -23,6 +24,10 @@ struct PipelineOptions {
   std::vector<layout::LayoutReport> *LayoutReports = nullptr;
   /// Input shapes and dim sizes of specialize-shapes.
   ShapeBindings Shapes;
+  /// The half type of assign-precision (--precision).
+  PrecisionOptions Precision;
+  /// Where assign-precision appends its report; null: dropped.
+  std::vector<PrecisionReport> *PrecisionReports = nullptr;
 };
 
 } // namespace strider
