@@ -120,7 +120,8 @@ enum class BinaryOp : uint8_t { None, Add, Sub, Mul, Div, Pow, Max, Min, PRelu }
 
 /// Y = Act(A op B) over Y's dense physical shape; A and B read with
 /// broadcast strides in Y's physical order. Op None: Y = Act(A) (B is
-/// ignored).
+/// ignored). AType must be YType, and BType YType or F32 (else
+/// cudaErrorInvalidValue).
 struct ElementwiseParams {
   BinaryOp Op = BinaryOp::None;
   codegen::Activation Act;
@@ -136,7 +137,8 @@ cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
 /// c = (i / ChannelStride) % Channels (NCHW: ChannelStride = pixels; NHWC:
 /// 1). Scale, Bias and Residual may be null; X may equal Y. What follows
 /// a library conv or GEMM that could not fuse its epilogue, and
-/// BatchNormalization in inference form.
+/// BatchNormalization in inference form. XType, YType and (with a
+/// Residual) ResidualType must agree.
 struct EpilogueParams {
   int64_t Count = 0;
   int64_t Channels = 1, ChannelStride = 1;
@@ -153,7 +155,12 @@ cudaError_t launchEpilogue(const EpilogueParams &P, const void *X,
 //===----------------------------------------------------------------------===//
 
 /// MaxPool / AveragePool over 1-3 spatial dims, NCHW or NHWC (X and Y in
-/// the same order).
+/// the same order). Output o of a spatial axis reads input positions
+/// o * Stride - PadBegin + k * Dilation, k < Kernel, that lie inside the
+/// input; an average divides by their number, or with CountIncludePad by
+/// the number of positions inside the padded input [-PadBegin, In +
+/// PadEnd) (a ceil_mode window may reach past it). A window with nothing
+/// to read gives -inf (max) or NaN (average).
 struct PoolParams {
   bool Max = true;
   bool CountIncludePad = false;
@@ -162,6 +169,7 @@ struct PoolParams {
   int64_t In[3] = {1, 1, 1}, Out[3] = {1, 1, 1};
   int64_t Kernel[3] = {1, 1, 1}, Stride[3] = {1, 1, 1};
   int64_t Dilation[3] = {1, 1, 1}, PadBegin[3] = {0, 0, 0};
+  int64_t PadEnd[3] = {0, 0, 0};
   bool ChannelsLast = false;
   DType Type = DType::F32;
 };
@@ -171,7 +179,8 @@ cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
 /// A reduction over the middle of Outer x Reduced x Inner (dense):
 /// Y[o][i] = reduce_r X[o][r][i]. Covers GlobalAveragePool/GlobalMaxPool
 /// (NCHW: Outer=N*C, Inner=1; NHWC: Outer=N, Reduced=pixels, Inner=C) and
-/// ReduceX over a contiguous block of physical dims.
+/// ReduceX over a contiguous block of physical dims. Here and in
+/// SoftmaxParams and NormParams, XType must be YType.
 struct ReduceParams {
   enum Kind : uint8_t { Sum, Mean, Max, Min, Prod, L2, SumSquare };
   Kind Op = Sum;

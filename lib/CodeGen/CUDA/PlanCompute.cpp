@@ -120,6 +120,15 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     codegen::getBroadcastStrides(B->getType(), YT, P.BStrides);
     P.BType = dtypeOf(B);
   }
+  // The kernel reads A in the result's type, B in it or in f32.
+  if (P.AType != P.YType ||
+      (B && P.BType != P.YType && P.BType != DType::F32))
+    return unsupported(N, "op '" + N.getOpType() + "' from " +
+                              A->getType().str() +
+                              (B ? " and " + B->getType().str() : "") +
+                              " to " + YT.str() +
+                              " (operands of the result's type; the second "
+                              "may be f32)");
   auto AB = C.getBuffer(A, N);
   if (!AB)
     return AB.takeError();
@@ -312,6 +321,7 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
     P.Stride[I] = A.Stride;
     P.Dilation[I] = A.Dilation;
     P.PadBegin[I] = A.PadBegin;
+    P.PadEnd[I] = A.PadEnd;
   }
   P.ChannelsLast = XO == ChannelOrder::Last;
   P.Type = dtypeOf(X);

@@ -1,0 +1,336 @@
+//===- DeviceMath.h - Scalar math of the compute kernels --------*- C++ -*-===//
+//
+// Private to lib/CodeGen/CUDA. What the elementwise, pooling and reduction
+// kernels compute per element (fused activations, binary ops, pooling
+// windows, reduction steps) as __host__ __device__ functions, and the
+// host-side choices of how those kernels walk their data (dim merging,
+// thread shapes). Plain C++ outside nvcc, so host unit tests check it
+// against the CPU backend's scalar definitions without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_CUDA_DEVICEMATH_H
+#define STRIDER_LIB_CODEGEN_CUDA_DEVICEMATH_H
+
+#include "Kernels.h"
+
+#include <math.h>
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define STRIDER_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define STRIDER_HOST_DEVICE inline
+#endif
+
+namespace strider {
+namespace cuda {
+
+//===----------------------------------------------------------------------===//
+// Per-element math
+//===----------------------------------------------------------------------===//
+
+/// codegen::applyScalar's formulas (strider/CodeGen/Activation.h) in
+/// functions that device code can call.
+STRIDER_HOST_DEVICE float applyActivation(const codegen::Activation &A,
+                                          float X) {
+  using codegen::ActKind;
+  switch (A.Kind) {
+  case ActKind::None:
+    return X;
+  case ActKind::Relu:
+    return X > 0.0f ? X : 0.0f;
+  case ActKind::Clip: {
+    // std::min(std::max(X, Alpha), Beta), NaN kept.
+    const float Lo = X < A.Alpha ? A.Alpha : X;
+    return A.Beta < Lo ? A.Beta : Lo;
+  }
+  case ActKind::LeakyRelu:
+    return X < 0.0f ? A.Alpha * X : X;
+  case ActKind::Sigmoid:
+    return 1.0f / (1.0f + expf(-X));
+  case ActKind::HardSigmoid: {
+    const float V = A.Alpha * X + A.Beta;
+    const float Lo = V < 0.0f ? 0.0f : V;
+    return 1.0f < Lo ? 1.0f : Lo;
+  }
+  case ActKind::HardSwish: {
+    const float V = X / 6.0f + 0.5f;
+    const float Lo = V < 0.0f ? 0.0f : V;
+    return X * (1.0f < Lo ? 1.0f : Lo);
+  }
+  case ActKind::SiLU:
+    return X / (1.0f + expf(-X));
+  case ActKind::Tanh:
+    return tanhf(X);
+  case ActKind::Elu:
+    return X < 0.0f ? A.Alpha * expm1f(X) : X;
+  case ActKind::Selu:
+    return A.Beta * (X <= 0.0f ? A.Alpha * expm1f(X) : X);
+  case ActKind::Softplus:
+    // max(x, 0) + ln(1 + e^-|x|): e^x never overflows.
+    return (X < 0.0f ? 0.0f : X) + log1pf(expf(-fabsf(X)));
+  case ActKind::Softsign:
+    return X / (1.0f + fabsf(X));
+  case ActKind::Exp:
+    return expf(X);
+  case ActKind::Log:
+    return logf(X);
+  case ActKind::Sqrt:
+    return sqrtf(X);
+  case ActKind::Reciprocal:
+    return 1.0f / X;
+  case ActKind::Neg:
+    return -X;
+  case ActKind::Abs:
+    return fabsf(X);
+  case ActKind::Floor:
+    return floorf(X);
+  case ActKind::Ceil:
+    return ceilf(X);
+  case ActKind::Sin:
+    return sinf(X);
+  case ActKind::Cos:
+    return cosf(X);
+  case ActKind::Erf:
+    return erff(X);
+  case ActKind::Gelu:
+    return 0.5f * X * (1.0f + erff(X * 0.70710678118654752440f));
+  case ActKind::GeluTanh:
+    return 0.5f * X *
+           (1.0f + tanhf(codegen::GeluTanhScale * (X + 0.044715f * X * X * X)));
+  }
+  return X;
+}
+
+/// A op B for the binary ops of ElementwiseParams, as the CPU backend
+/// computes them: Max and Min give NaN when either operand is NaN, PRelu
+/// scales negative A by B, Pow is C's powf. None gives A.
+STRIDER_HOST_DEVICE float applyBinary(BinaryOp Op, float A, float B) {
+  switch (Op) {
+  case BinaryOp::None:
+    return A;
+  case BinaryOp::Add:
+    return A + B;
+  case BinaryOp::Sub:
+    return A - B;
+  case BinaryOp::Mul:
+    return A * B;
+  case BinaryOp::Div:
+    return A / B;
+  case BinaryOp::Pow:
+    return powf(A, B);
+  case BinaryOp::Max:
+    return B != B || B > A ? B : A;
+  case BinaryOp::Min:
+    return B != B || B < A ? B : A;
+  case BinaryOp::PRelu:
+    return A < 0.0f ? A * B : A;
+  }
+  return A;
+}
+
+/// The taps of one axis of a pooling window: taps [Lo, Hi) read the
+/// input, and an average counts Counted of them (see PoolParams).
+struct PoolTaps {
+  int64_t Lo = 0, Hi = 0, Counted = 0;
+};
+
+/// ceil(\p A / \p B) for \p B > 0 and any sign of \p A.
+STRIDER_HOST_DEVICE int64_t ceilDivSigned(int64_t A, int64_t B) {
+  return A >= 0 ? (A + B - 1) / B : -((-A) / B);
+}
+
+/// The taps of output position \p O along an axis of input size \p In.
+STRIDER_HOST_DEVICE PoolTaps getPoolTaps(int64_t O, int64_t In, int64_t Kernel,
+                                         int64_t Stride, int64_t Dilation,
+                                         int64_t PadBegin, int64_t PadEnd,
+                                         bool CountPad) {
+  const int64_t Base = O * Stride - PadBegin;
+  // The first tap at a position >= 0, the first at a position >= In, and
+  // the first at a position >= In + PadEnd, each clamped to [0, Kernel].
+  auto FirstAtOrAbove = [&](int64_t Pos) {
+    const int64_t K = ceilDivSigned(Pos - Base, Dilation);
+    return K < 0 ? int64_t(0) : (K > Kernel ? Kernel : K);
+  };
+  PoolTaps T;
+  T.Lo = FirstAtOrAbove(0);
+  T.Hi = FirstAtOrAbove(In);
+  if (T.Hi < T.Lo)
+    T.Hi = T.Lo;
+  T.Counted = CountPad ? FirstAtOrAbove(In + PadEnd) : T.Hi - T.Lo;
+  return T;
+}
+
+/// The average of \p Sum over \p Count elements; NaN when there are none.
+STRIDER_HOST_DEVICE float getAverage(float Sum, int64_t Count) {
+  return Count ? Sum / float(Count) : nanf("");
+}
+
+/// What a reduction of nothing gives, before finishReduce.
+STRIDER_HOST_DEVICE float getReduceInit(ReduceParams::Kind K) {
+  return K == ReduceParams::Max    ? -INFINITY
+         : K == ReduceParams::Min  ? INFINITY
+         : K == ReduceParams::Prod ? 1.0f
+                                   : 0.0f;
+}
+/// An element as it enters the reduction (squared for L2 and SumSquare).
+STRIDER_HOST_DEVICE float mapReduce(ReduceParams::Kind K, float V) {
+  return K == ReduceParams::L2 || K == ReduceParams::SumSquare ? V * V : V;
+}
+/// Two partial reductions (or one and a mapped element) combined.
+STRIDER_HOST_DEVICE float combineReduce(ReduceParams::Kind K, float A,
+                                        float B) {
+  switch (K) {
+  case ReduceParams::Max:
+    return fmaxf(A, B);
+  case ReduceParams::Min:
+    return fminf(A, B);
+  case ReduceParams::Prod:
+    return A * B;
+  default:
+    return A + B;
+  }
+}
+/// The result from the combined value of \p Count elements.
+STRIDER_HOST_DEVICE float finishReduce(ReduceParams::Kind K, float Acc,
+                                       int64_t Count) {
+  if (K == ReduceParams::Mean)
+    return getAverage(Acc, Count);
+  if (K == ReduceParams::L2)
+    return sqrtf(Acc);
+  return Acc;
+}
+
+//===----------------------------------------------------------------------===//
+// Host-side choices
+//===----------------------------------------------------------------------===//
+
+/// \p P with unit dims dropped and adjacent dims merged where A, B and Y
+/// all step through them as through one dim (B's strides are ignored, and
+/// zero in the result, for Op None). The result has Rank >= 1; a single
+/// element is Shape {1} with zero strides. Precondition: no zero dim.
+inline ElementwiseParams simplifyElementwise(const ElementwiseParams &P) {
+  const bool HasB = P.Op != BinaryOp::None;
+  ElementwiseParams S = P;
+  S.Rank = 0;
+  for (int D = 0; D < MaxRank; ++D) {
+    S.Shape[D] = 1;
+    S.AStrides[D] = S.BStrides[D] = 0;
+  }
+  for (int D = 0; D < P.Rank; ++D) {
+    if (P.Shape[D] == 1)
+      continue;
+    const int64_t AS = P.AStrides[D], BS = HasB ? P.BStrides[D] : 0;
+    const int L = S.Rank - 1;
+    if (L >= 0 && S.AStrides[L] == AS * P.Shape[D] &&
+        S.BStrides[L] == BS * P.Shape[D]) {
+      S.Shape[L] *= P.Shape[D];
+      S.AStrides[L] = AS;
+      S.BStrides[L] = BS;
+      continue;
+    }
+    S.Shape[S.Rank] = P.Shape[D];
+    S.AStrides[S.Rank] = AS;
+    S.BStrides[S.Rank] = BS;
+    ++S.Rank;
+  }
+  if (S.Rank == 0)
+    S.Rank = 1;
+  return S;
+}
+
+/// Whether every element index and operand offset of \p P (simplified or
+/// not) fits 32-bit arithmetic.
+inline bool fitsInt32(const ElementwiseParams &P) {
+  int64_t Count = 1, MaxA = 0, MaxB = 0;
+  for (int D = 0; D < P.Rank; ++D) {
+    Count *= P.Shape[D];
+    MaxA += (P.Shape[D] - 1) * P.AStrides[D];
+    MaxB += (P.Shape[D] - 1) * P.BStrides[D];
+  }
+  const int64_t Limit = INT32_MAX;
+  return Count <= Limit && MaxA <= Limit && MaxB <= Limit;
+}
+
+/// How a kernel over Outer x Reduced x Inner (reduction, softmax,
+/// normalization) spreads its work over threads.
+struct ReduceLaunch {
+  enum Strategy : uint8_t {
+    /// Inner == 1: ThreadsX threads (a multiple of 32) cooperate on a row
+    /// of Reduced contiguous elements; a block holds ThreadsY rows.
+    Rows,
+    /// A block of 32 x ThreadsY threads takes 32 consecutive output columns
+    /// (o, i), flattened; the ThreadsY threads of a column split Reduced.
+    Columns,
+  };
+  Strategy How = Columns;
+  int ThreadsX = 32, ThreadsY = 1;
+};
+
+/// The launch shape for a kernel over \p Outer x \p Reduced x \p Inner:
+/// rows when they are long and contiguous, columns otherwise, with more
+/// threads per row or column when there are few of them.
+inline ReduceLaunch chooseReduceLaunch(int64_t Outer, int64_t Reduced,
+                                       int64_t Inner) {
+  ReduceLaunch L;
+  if (Inner == 1 && Reduced > 32) {
+    L.How = ReduceLaunch::Rows;
+    if (Reduced > 1024 || (Outer < 128 && Reduced > 256))
+      L.ThreadsX = Reduced > 8192 ? 512 : 256;
+    else
+      L.ThreadsX = 32;
+    L.ThreadsY = L.ThreadsX < 256 ? 256 / L.ThreadsX : 1;
+    return L;
+  }
+  L.How = ReduceLaunch::Columns;
+  L.ThreadsX = 32;
+  const int64_t Tiles = (Outer * Inner + 31) / 32;
+  if (Reduced < 16)
+    L.ThreadsY = 1;
+  else if (Tiles >= 1024)
+    L.ThreadsY = 4;
+  else if (Tiles >= 128)
+    L.ThreadsY = 8;
+  else
+    L.ThreadsY = 16;
+  return L;
+}
+
+/// The most threads a block of chooseReduceLaunch has.
+constexpr int MaxReduceThreads = 512;
+
+/// The index into NormParams' Scale and Bias of element (\p O, \p R, \p I).
+STRIDER_HOST_DEVICE int64_t getAffineIndex(NormParams::AffineIndex Affine,
+                                           int64_t Channels, int64_t O,
+                                           int64_t R, int64_t I) {
+  return Affine == NormParams::ByReduced ? R
+         : Affine == NormParams::ByInner ? I
+                                         : O % Channels;
+}
+
+/// \p P over exactly 3 spatial dims: fewer are padded with unit dims in
+/// front (a 1D pool becomes 1 x 1 x W).
+inline PoolParams normalizePool(const PoolParams &P) {
+  PoolParams Q = P;
+  const int Shift = 3 - P.Spatial;
+  for (int D = 0; D < 3; ++D) {
+    const int S = D - Shift;
+    const bool Real = S >= 0;
+    Q.In[D] = Real ? P.In[S] : 1;
+    Q.Out[D] = Real ? P.Out[S] : 1;
+    Q.Kernel[D] = Real ? P.Kernel[S] : 1;
+    Q.Stride[D] = Real ? P.Stride[S] : 1;
+    Q.Dilation[D] = Real ? P.Dilation[S] : 1;
+    Q.PadBegin[D] = Real ? P.PadBegin[S] : 0;
+    Q.PadEnd[D] = Real ? P.PadEnd[S] : 0;
+  }
+  Q.Spatial = 3;
+  return Q;
+}
+
+} // namespace cuda
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_CUDA_DEVICEMATH_H
