@@ -62,6 +62,10 @@ struct ConvDesc {
 };
 /// The key of a conv in tuning files and reports:
 /// "x=1x64x56x56 w=64x64x3x3 s=1x1 p=1x1x1x1 d=1x1 g=1 xl=nhwc yl=nhwc f16".
+/// Dims are logical (N, C, spatial...; w as ONNX's weight), pads begin
+/// then end; " tf32" follows the type under MathMode::TF32. ConvTranspose:
+/// "transposed x=... w=... y=1x32x56x56 s=..." (y: the output size, which
+/// output_padding leaves open).
 std::string getConvKey(const ConvDesc &D);
 /// Why cuDNN cannot run \p D as described (asymmetric padding, ...), or
 /// empty.
@@ -79,6 +83,10 @@ struct GemmDesc {
   MathMode Math = MathMode::FP32;
   EpilogueSpec Epilogue; ///< Bias indexed by n; no residual.
 };
+/// The key of a GEMM in tuning files and reports:
+/// "b=1 m=64 n=128 k=256 ta=0 tb=1 f16", then " tf32" under
+/// MathMode::TF32, " sa=.. sb=.. sy=.." (batch strides) when b > 1, and the
+/// epilogue cuBLASLt fuses: " bias", " relu" / " gelu" (tanh form).
 std::string getGemmKey(const GemmDesc &D);
 
 /// One algorithm's measured time, from a tuning run.
