@@ -49,26 +49,28 @@ struct Case {
 
 const Case Cases[] = {
     {"conv_nhwc_residual_relu", R"(
-graph @g(%x: tensor<2 x 8 x 9 x 9 x f32, nhwc>) -> (%p) {
+graph @g(%x: tensor<2 x 8 x 9 x 9 x f32, nhwc>) {
   %w = Constant() {value = dense<0.05> : tensor<8 x 8 x 3 x 3 x f32>} : tensor<8 x 8 x 3 x 3 x f32>
   %b = Constant() {value = dense<0.25> : tensor<8 x f32>} : tensor<8 x f32>
   %c = Conv(%x, %w, %b) {pads = [1, 1, 1, 1]} : tensor<2 x 8 x 9 x 9 x f32, nhwc>
   %s = Add(%c, %x) : tensor<2 x 8 x 9 x 9 x f32, nhwc>
   %r = Relu(%s) : tensor<2 x 8 x 9 x 9 x f32, nhwc>
   %p = MaxPool(%r) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<2 x 8 x 5 x 5 x f32, nhwc>
+  return %p
 }
 )",
      1e-4},
     {"conv_mixed_directions_and_relayout", R"(
-graph @g(%x: tensor<1 x 6 x 7 x 5 x f32>) -> (%y) {
+graph @g(%x: tensor<1 x 6 x 7 x 5 x f32>) {
   %w = Constant() {value = dense<0.1> : tensor<12 x 3 x 3 x 3 x f32>} : tensor<12 x 3 x 3 x 3 x f32>
   %c = Conv(%x, %w) {group = 2, strides = [2, 1], dilations = [1, 2], pads = [1, 2, 1, 2]} : tensor<1 x 12 x 4 x 5 x f32, nhwc>
-  %y = Relayout(%c) : tensor<1 x 12 x 4 x 5 x f32>
+  %y = relayout(%c) : tensor<1 x 12 x 4 x 5 x f32>
+  return %y
 }
 )",
      1e-4},
     {"elementwise_softmax_norms", R"(
-graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) -> (%s, %i, %m) {
+graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) {
   %k = Constant() {value = dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4 x 1 x 1 x f32>} : tensor<4 x 1 x 1 x f32>
   %a = Mul(%x, %k) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
   %t = Tanh(%a) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
@@ -77,11 +79,12 @@ graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) -> (%s, %i, %m) {
   %h = Constant() {value = dense<[0.0, 0.1, 0.2, 0.3]> : tensor<4 x f32>} : tensor<4 x f32>
   %i = InstanceNormalization(%t, %g, %h) : tensor<2 x 4 x 6 x 6 x f32, nhwc>
   %m = GlobalAveragePool(%i) : tensor<2 x 4 x 1 x 1 x f32, nhwc>
+  return %s, %i, %m
 }
 )",
      1e-4},
     {"gemm_concat_slice", R"(
-graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) -> (%y) {
+graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) {
   %w = Constant() {value = dense<0.125> : tensor<10 x 16 x f32>} : tensor<10 x 16 x f32>
   %b = Constant() {value = dense<0.5> : tensor<10 x f32>} : tensor<10 x f32>
   %g = Gemm(%x, %w, %b) {transB = 1} : tensor<3 x 10 x f32>
@@ -92,16 +95,18 @@ graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) -> (%y) {
   %ax = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
   %sp = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
   %y = Slice(%c, %st, %en, %ax, %sp) : tensor<3 x 6 x f32>
+  return %y
 }
 )",
      1e-4},
     {"half_conv_chain", R"(
-graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) -> (%y) {
+graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
   %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
   %w = Constant() {value = dense<0.05> : tensor<8 x 8 x 3 x 3 x f16>} : tensor<8 x 8 x 3 x 3 x f16>
   %c = Conv(%h, %w) {pads = [1, 1, 1, 1]} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
   %r = Relu(%c) : tensor<1 x 8 x 8 x 8 x f16, nhwc>
   %y = Cast(%r) {to = 1} : tensor<1 x 8 x 8 x 8 x f32>
+  return %y
 }
 )",
      2e-2, cuda::Precision::FP16},
