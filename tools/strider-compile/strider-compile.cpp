@@ -86,6 +86,13 @@ static cl::opt<bool> TuneVerbose("tune-verbose",
                                           "is measured"),
                                  cl::init(false), cl::cat(CompileCat));
 
+static cl::opt<std::string> PrecisionFlag(
+    "precision",
+    cl::desc("cuda-* targets: fp32 (default), fp16 or bf16: convolutions "
+             "and matmuls in half precision, casts placed by the "
+             "assign-precision pass (listed in precision.txt)"),
+    cl::init("fp32"), cl::cat(CompileCat));
+
 static int fail(llvm::Error E) {
   llvm::errs() << "strider-compile: " << llvm::toString(std::move(E)) << "\n";
   return 1;
@@ -151,7 +158,18 @@ static llvm::Expected<PipelineOptions> parseOptions() {
   if (Tune)
     if (llvm::Error E = setUpTuning(*Layout))
       return E;
+  llvm::Optional<ElementType> Half = parseHalfPrecision(PrecisionFlag);
+  if (!Half)
+    return makeToolError("unknown precision '" + PrecisionFlag +
+                         "' (fp32, fp16 or bf16)");
+  if (*Half != ElementType::Unknown &&
+      !Layout->Target->Name.startswith("cuda-"))
+    return makeToolError("--precision=" + PrecisionFlag +
+                         " is for cuda-* targets; --target=" +
+                         Layout->Target->Name + " computes in f32");
   PipelineOptions Opts;
+  Opts.Precision.Half = *Half;
+  Opts.Precision.Target = Layout->Target;
   Opts.Layout = std::move(*Layout);
   return Opts;
 }
@@ -296,7 +314,10 @@ static CudaPlan planForCUDATarget(const Graph &G,
   if (!Layout.Target->Name.startswith("cuda-") || !isStaticGraph(G))
     return Out;
   Out.Tried = true;
-  auto P = cuda::planForCUDA(G, cuda::CUDAOptions());
+  cuda::CUDAOptions CO;
+  if (auto Math = cuda::parsePrecision(PrecisionFlag))
+    CO.Math = *Math;
+  auto P = cuda::planForCUDA(G, CO);
   if (!P) {
     Out.Error = llvm::toString(P.takeError());
     return Out;
@@ -385,8 +406,12 @@ static int compile() {
     return fail(
         makeToolError(InputFilename + ": " + llvm::toString(std::move(E))));
   }
+  std::vector<PrecisionReport> PrecisionReports;
+  Opts->PrecisionReports = &PrecisionReports;
   PassManager PM;
   llvm::cantFail(parsePassPipeline(Pipeline, PM));
+  if (Opts->Precision.Half != ElementType::Unknown)
+    llvm::cantFail(parsePassPipeline("assign-precision", PM));
   PM.configure(*Opts);
   if (llvm::Error E = PM.run(G)) {
     llvm::errs() << llvm::toString(std::move(E)) << "\n";
@@ -422,6 +447,12 @@ static int compile() {
     return Cleanup(std::move(E));
   if (llvm::Error E = writeTextualIR(G, Staging))
     return Cleanup(std::move(E));
+  if (!PrecisionReports.empty())
+    if (llvm::Error E = writeText(Staging, "precision.txt",
+                                  [&](llvm::raw_ostream &OS) {
+                                    PrecisionReports.back().print(OS);
+                                  }))
+      return Cleanup(std::move(E));
   if (llvm::Error E =
           writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
             layout::printLayoutDot(G, OS);
@@ -472,6 +503,8 @@ static int compile() {
                    << Opts->Layout.Tuning->Threads << " thread(s)); "
                    << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
+    if (!PrecisionReports.empty())
+      llvm::outs() << PrecisionReports.back().summary() << " (precision.txt)\n";
     printKernelCoverage(G, Opts->Layout, Lowered, Cuda, llvm::outs());
     if (WriteArtifact)
       llvm::outs() << "artifact: " << OutputDir << "/model.strider"
@@ -507,6 +540,8 @@ int main(int argc, char **argv) {
       "  OUTDIR/report.json   every value's layout and why, every relayout, "
       "totals\n"
       "  OUTDIR/report.txt    the same as text\n"
+      "  OUTDIR/precision.txt with --precision=fp16|bf16: what runs in half "
+      "precision and every cast\n"
       "  OUTDIR/cuda-plan.txt for cuda-* targets with static shapes: every "
       "kernel launch and library call of the CUDA backend's program, and its "
       "memory\n"
