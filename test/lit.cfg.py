@@ -23,3 +23,10 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 if config.strider_has_cuda:
     config.available_features.add("cuda")
+    # A machine with an NVIDIA GPU and its driver (tests of the no-GPU
+    # behaviour are unsupported there).
+    import shutil, subprocess
+    smi = shutil.which("nvidia-smi")
+    if smi and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("gpu")

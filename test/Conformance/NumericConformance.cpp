@@ -17,6 +17,9 @@
 #include "ConformanceSupport.h"
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#if STRIDER_HAS_CUDA
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#endif
 #include "strider/IR/Graph.h"
 #include "strider/IR/OpInfo.h"
 #include "strider/Import/ONNX.h"
@@ -51,8 +54,10 @@ static cl::list<std::string> TestRoots(cl::Positional, cl::OneOrMore,
 static cl::opt<bool> Verbose("v", cl::desc("Print every test's status"));
 static cl::opt<std::string>
     Backend("backend", cl::init("reference"),
-            cl::desc("Executor: reference (the interpreter) or cpu (the "
-                     "SIMD backend's program, its fallbacks included)"));
+            cl::desc("Executor: reference (the interpreter), cpu (the "
+                     "SIMD backend's program, its fallbacks included) or "
+                     "cuda (the CUDA backend on GPU 0; tests whose graphs "
+                     "it cannot plan count as unsupported)"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
@@ -255,6 +260,18 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     if (!Prog)
       return failed("lowering: " + llvm::toString(Prog.takeError()));
     Out = (*Prog)->run(Bound);
+#if STRIDER_HAS_CUDA
+  } else if (Backend == "cuda") {
+    // What the backend cannot plan (an op without a CUDA kernel, f64 or
+    // integer activations) is unsupported, not failed.
+    auto Plan = cuda::planForCUDA(G, cuda::CUDAOptions());
+    if (!Plan)
+      return unsupported("cuda: " + llvm::toString(Plan.takeError()));
+    auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
+    if (!Prog)
+      return failed("loading: " + llvm::toString(Prog.takeError()));
+    Out = (*Prog)->run(Bound);
+#endif
   } else {
     Out = runtime::runReference(G, Bound);
   }
@@ -366,10 +383,23 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Check Strider's reference interpreter against ONNX backend tests\n");
-  if (Backend != "reference" && Backend != "cpu") {
+  if (Backend != "reference" && Backend != "cpu" && Backend != "cuda") {
     llvm::errs() << "strider-numeric-conformance: unknown backend '"
-                 << Backend << "' (available: reference, cpu)\n";
+                 << Backend << "' (available: reference, cpu, cuda)\n";
     return 1;
+  }
+  if (Backend == "cuda") {
+#if STRIDER_HAS_CUDA
+    if (llvm::Error E = cuda::checkDevice(0)) {
+      llvm::errs() << "strider-numeric-conformance: --backend=cuda: "
+                   << llvm::toString(std::move(E)) << "\n";
+      return 1;
+    }
+#else
+    llvm::errs() << "strider-numeric-conformance: this build has no CUDA "
+                    "backend (nvcc was not found when it was configured)\n";
+    return 1;
+#endif
   }
   auto DirsOrErr = collectTestDirs(TestRoots);
   if (!DirsOrErr) {
