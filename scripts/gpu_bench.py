@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Strider's CUDA backend against PyTorch on the same GPU, in the same run.
+
+Runs on a GPU machine with PyTorch (scripts/gpu_check.sh calls it). For
+ResNet-50, MobileNetV2 and a UNet (defined here in PyTorch, random weights,
+eval mode) at batch 1 and 32:
+
+  - PyTorch eager NCHW fp32, eager channels_last + autocast fp16, and
+    torch.compile of the latter where it works;
+  - the same model exported to ONNX (opset 17) and run by
+    `strider-run MODEL.onnx --backend=cuda --precision=fp32|fp16 --bench N`.
+
+Every timing covers one inference as a caller sees it: the input copied
+from pinned host memory to the GPU, the network, the output copied back,
+synchronized (strider-run times its run() the same way). Medians of
+--runs runs after --warmup runs. Accuracy: Strider's fp16 output against
+PyTorch's fp32 output on the same input (max abs and max relative error,
+top-1 agreement over the batch for the classifiers).
+
+Writes WORK/results.md and WORK/results.json and prints the table.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# ---------------------------------------------------------------- models
+
+
+def conv_bn(cin, cout, k, stride=1, groups=1, act=True):
+    layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    if act:
+        layers.append(nn.ReLU(inplace=True))
+    return nn.Sequential(*layers)
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        cout = width * 4
+        self.body = nn.Sequential(conv_bn(cin, width, 1), conv_bn(width, width, 3, stride),
+                                  conv_bn(width, cout, 1, act=False))
+        self.short = (conv_bn(cin, cout, 1, stride, act=False)
+                      if stride != 1 or cin != cout else nn.Identity())
+
+    def forward(self, x):
+        return F.relu(self.body(x) + self.short(x))
+
+
+class ResNet50(nn.Module):
+    def __init__(self, classes=1000):
+        super().__init__()
+        layers = [conv_bn(3, 64, 7, 2), nn.MaxPool2d(3, 2, 1)]
+        cin = 64
+        for width, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+            for i in range(blocks):
+                layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+                cin = width * 4
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = F.adaptive_avg_pool2d(self.features(x), 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6()]
+        layers += [nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), nn.ReLU6(),
+                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.body = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.body(x) if self.residual else self.body(x)
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self, classes=1000):
+        super().__init__()
+        settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                    (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+        cin = 32
+        for t, c, n, s in settings:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(1280, classes)
+
+    def forward(self, x):
+        x = F.adaptive_avg_pool2d(self.features(x), 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+def double_conv(cin, cout):
+    return nn.Sequential(conv_bn(cin, cout, 3), conv_bn(cout, cout, 3))
+
+
+class UNet(nn.Module):
+    def __init__(self, widths=(32, 64, 128, 256), classes=2):
+        super().__init__()
+        self.downs = nn.ModuleList()
+        cin = 3
+        for w in widths:
+            self.downs.append(double_conv(cin, w))
+            cin = w
+        self.mid = double_conv(widths[-1], widths[-1] * 2)
+        cin = widths[-1] * 2
+        self.ups = nn.ModuleList()
+        for w in reversed(widths):
+            self.ups.append(double_conv(cin + w, w))
+            cin = w
+        self.head = nn.Conv2d(cin, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for d in self.downs:
+            x = d(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.mid(x)
+        for u, s in zip(self.ups, reversed(skips)):
+            x = F.interpolate(x, scale_factor=2.0, mode="nearest")
+            x = u(torch.cat([x, s], 1))
+        return self.head(x)
+
+
+MODELS = {
+    "resnet50": (ResNet50, 224, True),
+    "mobilenetv2": (MobileNetV2, 224, True),
+    "unet": (UNet, 256, False),
+}
+
+
+# ---------------------------------------------------------------- timing
+
+
+def time_torch(fn, x_host, runs, warmup):
+    """Median milliseconds of host->GPU copy, fn, GPU->host copy, sync."""
+    times = []
+    out = None
+    for i in range(warmup + runs):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            y = fn(x_host.to("cuda", non_blocking=True))
+            out = y.float().to("cpu")
+        torch.cuda.synchronize()
+        if i >= warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), out
+
+
+def run_strider(strider_run, onnx_path, precision, x_npy, runs, warmup, out_dir):
+    cmd = [strider_run, onnx_path, "--backend=cuda", f"--precision={precision}",
+           "--input", f"x={x_npy}", "--bench", str(runs), "--warmup", str(warmup),
+           "--json", "--output-dir", out_dir, "--quiet"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+    doc = json.loads(p.stdout)
+    runs_doc = doc if isinstance(doc, list) else [doc]
+    bench = runs_doc[0].get("bench", {})
+    median = bench.get("median_ms")
+    y = np.load(os.path.join(out_dir, "y.npy"))
+    return median, y, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--strider-run", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    torch.manual_seed(0)
+    gpu = torch.cuda.get_device_name(0)
+    rows = []
+    for name in args.models.split(","):
+        ctor, size, classifier = MODELS[name]
+        model = ctor().eval()
+        for batch in (int(b) for b in args.batches.split(",")):
+            x = torch.randn(batch, 3, size, size).pin_memory()
+            row = {"model": name, "batch": batch}
+            m32 = model.to("cuda")
+            row["torch_fp32"], ref = time_torch(m32, x, args.runs, args.warmup)
+            mcl = model.to("cuda", memory_format=torch.channels_last)
+
+            def amp(t, m=mcl):
+                with torch.autocast("cuda", dtype=torch.float16):
+                    return m(t.contiguous(memory_format=torch.channels_last))
+            row["torch_cl_amp"], _ = time_torch(amp, x, args.runs, args.warmup)
+            try:
+                compiled = torch.compile(mcl)
+
+                def comp(t, m=compiled):
+                    with torch.autocast("cuda", dtype=torch.float16):
+                        return m(t.contiguous(memory_format=torch.channels_last))
+                row["torch_compile"], _ = time_torch(comp, x, args.runs, args.warmup)
+            except Exception as e:  # no Triton, no compiler: say so
+                row["torch_compile"] = None
+                row["torch_compile_error"] = str(e).splitlines()[0][:120]
+            model = model.to("cpu", memory_format=torch.contiguous_format)
+            onnx_path = os.path.join(args.work, f"{name}_b{batch}.onnx")
+            if not os.path.exists(onnx_path):
+                torch.onnx.export(model, x.clone(), onnx_path, input_names=["x"],
+                                  output_names=["y"], opset_version=17, dynamo=False)
+            x_npy = os.path.join(args.work, f"{name}_b{batch}_x.npy")
+            np.save(x_npy, x.numpy())
+            for prec in ("fp32", "fp16"):
+                out_dir = os.path.join(args.work, f"{name}_b{batch}_{prec}")
+                ms, y, err = run_strider(args.strider_run, onnx_path, prec, x_npy,
+                                         args.runs, args.warmup, out_dir)
+                row[f"strider_{prec}"] = ms
+                if err:
+                    row[f"strider_{prec}_error"] = err
+                    continue
+                r = ref.numpy()
+                diff = np.abs(y - r)
+                row[f"{prec}_max_abs"] = float(diff.max())
+                row[f"{prec}_max_rel"] = float((diff / (np.abs(r) + 1e-3)).max())
+                if classifier:
+                    row[f"{prec}_top1"] = float((y.argmax(1) == r.argmax(1)).mean())
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+
+    def fmt(v):
+        return "-" if v is None else f"{v:.2f}"
+    lines = [f"GPU: {gpu}; torch {torch.__version__}; medians of {args.runs} runs, ms "
+             "(host copies included)", "",
+             "| model | batch | torch fp32 | torch channels_last+AMP | torch.compile | "
+             "Strider fp32 | Strider fp16 | AMP / Strider fp16 | compile / Strider fp16 | "
+             "fp16 max abs err | top-1 agree |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s16 = r.get("strider_fp16")
+        ratio = lambda k: fmt(r[k] / s16) if s16 and r.get(k) else "-"
+        lines.append(f"| {r['model']} | {r['batch']} | {fmt(r['torch_fp32'])} | "
+                     f"{fmt(r['torch_cl_amp'])} | {fmt(r.get('torch_compile'))} | "
+                     f"{fmt(r.get('strider_fp32'))} | {fmt(s16)} | {ratio('torch_cl_amp')} | "
+                     f"{ratio('torch_compile')} | {r.get('fp16_max_abs', '-')} | "
+                     f"{r.get('fp16_top1', '-')} |")
+    table = "\n".join(lines)
+    print(table)
+    with open(os.path.join(args.work, "results.md"), "w") as f:
+        f.write(table + "\n")
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    failed = [r for r in rows if "strider_fp32_error" in r or "strider_fp16_error" in r]
+    for r in failed:
+        print(f"strider failed on {r['model']} b{r['batch']}: "
+              f"{r.get('strider_fp32_error') or r.get('strider_fp16_error')}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
