@@ -240,9 +240,11 @@ Cost PrecisionAssigner::getNodeCost(const Node &N, const PrecisionRule &R,
   // GB/s = bytes per ns: bytes * 1000 / GBs picoseconds.
   double Ps = Bytes * 1000.0 / T.MemoryGBs;
   if (R.Class == PrecisionClass::Compute) {
-    // Half tensor cores run twice the TF32 rate the target's peak
-    // describes.
-    const double GFlops = T.PeakGFlops * (InHalf ? 2.0 : 1.0);
+    // The target's peak is the TF32 tensor-core rate. Half tensor cores
+    // run twice that; a conv or matmul left in f32 under --precision=fp16
+    // runs with plain FMA math (no TF32), about an eighth of it on A100
+    // and H100.
+    const double GFlops = T.PeakGFlops * (InHalf ? 2.0 : 0.125);
     Ps += double(estimateFlops(N)) * 1000.0 / GFlops;
   }
   return saturate(Ps);
