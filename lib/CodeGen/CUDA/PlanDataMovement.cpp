@@ -84,6 +84,32 @@ llvm::Error checkRank(const Node &N, const TensorType &T) {
   return llvm::Error::success();
 }
 
+/// Whether \p N keeps the logical tensor and only changes its layout or
+/// float type (relayout, Cast between held types).
+bool isIdentityCopy(const Node &N) {
+  if (N.getOpId() != OpId::Relayout && N.getOpId() != OpId::Cast)
+    return false;
+  if (!N.hasOperand(0) || !N.hasResult(0))
+    return false;
+  const TensorType &XT = N.getOperand(0)->getType();
+  const TensorType &YT = N.getResult(0)->getType();
+  return XT.getShape() == YT.getShape() && getDType(XT.getElementType()) &&
+         getDType(YT.getElementType());
+}
+
+/// Whether \p N is a relayout or Cast whose only reader is another one:
+/// the reader then copies from N's operand in one pass (a cast and a
+/// relayout cost one read and one write, not two of each), and N plans
+/// no step of its own.
+bool isFoldedIntoReader(const Graph &G, const Node &N) {
+  if (!isIdentityCopy(N))
+    return false;
+  const Value *Y = N.getResult(0);
+  return Y->getUses().size() == 1 && !G.isGraphOutput(Y) &&
+         Y->getUses().front().OperandIndex == 0 &&
+         isIdentityCopy(*Y->getUses().front().User);
+}
+
 } // namespace
 
 llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
@@ -111,7 +137,18 @@ llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
 
 llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
                                const FusedTail &T) {
+  if (isFoldedIntoReader(C.getGraph(), N))
+    return llvm::Error::success();
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  std::string Nodes = getStepNodes(N, T);
+  // Relayouts and Casts folded into this one: copy from their source.
+  if (isIdentityCopy(N))
+    while (const Node *D = X->getDefiningNode()) {
+      if (!isFoldedIntoReader(C.getGraph(), *D))
+        break;
+      Nodes = D->getResult(0)->getName() + "," + Nodes;
+      X = D->getOperand(0);
+    }
   const TensorType &XT = X->getType(), &YT = Y->getType();
   if (llvm::Error E = checkRank(N, YT))
     return E;
@@ -165,9 +202,13 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
-  addCopy(C, getStepNodes(N, T), What,
-          makeCopy(YShape, Src, YS, dtypeOf(X), dtypeOf(Y)), {*XB, 0},
-          {*YB, 0});
+  if (isIdentityCopy(N)) {
+    const bool Casts = dtypeOf(X) != dtypeOf(Y);
+    const bool Moves = XT.getLayout() != YT.getLayout();
+    What = Casts && Moves ? "relayout+cast" : Casts ? "cast" : "relayout";
+  }
+  addCopy(C, Nodes, What, makeCopy(YShape, Src, YS, dtypeOf(X), dtypeOf(Y)),
+          {*XB, 0}, {*YB, 0});
   return llvm::Error::success();
 }
 

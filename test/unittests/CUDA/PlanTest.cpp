@@ -150,6 +150,40 @@ graph @relayout(%x: tensor<1 x 64 x 56 x 56 x f32>) {
   EXPECT_EQ(C.Rows * C.Cols * C.Batch, 64 * 56 * 56);
 }
 
+// A Cast and a relayout in a row are one copy from the first's operand;
+// not when the intermediate value has another reader or is an output.
+TEST(CudaPlanTest, CastAndRelayoutFoldIntoOneCopy) {
+  auto G = parse(R"(
+graph @fold(%x: tensor<2 x 16 x 8 x 8 x f32>) {
+  %h = Cast(%x) {to = 10} : tensor<2 x 16 x 8 x 8 x f16>
+  %r = relayout(%h) : tensor<2 x 16 x 8 x 8 x f16, nhwc>
+  %b = Cast(%r) {to = 1} : tensor<2 x 16 x 8 x 8 x f32, nhwc>
+  return %b
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(P->getSteps().size(), 1u);
+  EXPECT_EQ(P->getSteps()[0].Nodes, "h,r,b");
+  EXPECT_EQ(P->getSteps()[0].Kernel, "copy.relayout transpose2d f32");
+  EXPECT_EQ(params<CopyPlan>(*P, 0).Strategy, CopyStrategy::Transpose2D);
+
+  auto Shared = parse(R"(
+graph @shared(%x: tensor<2 x 16 x 8 x 8 x f32>) {
+  %h = Cast(%x) {to = 10} : tensor<2 x 16 x 8 x 8 x f16>
+  %r = relayout(%h) : tensor<2 x 16 x 8 x 8 x f16, nhwc>
+  return %r, %h
+}
+)");
+  ASSERT_TRUE(Shared);
+  auto Q = plan(*Shared);
+  ASSERT_TRUE(Q);
+  EXPECT_EQ(kernels(*Q), (std::vector<std::string>{
+                             "copy.cast contiguous f32>f16",
+                             "copy.relayout transpose2d f16"}));
+}
+
 TEST(CudaPlanTest, ElementwiseBroadcastStrides) {
   auto G = parse(R"(
 graph @bias(%x: tensor<2 x 3 x 4 x 5 x f32, nhwc>) {
