@@ -226,8 +226,11 @@ def main():
             model = model.to("cpu", memory_format=torch.contiguous_format)
             onnx_path = os.path.join(args.work, f"{name}_b{batch}.onnx")
             if not os.path.exists(onnx_path):
-                torch.onnx.export(model, x.clone(), onnx_path, input_names=["x"],
-                                  output_names=["y"], opset_version=17, dynamo=False)
+                export = dict(input_names=["x"], output_names=["y"], opset_version=17)
+                try:  # the TorchScript exporter; newer torch defaults to dynamo
+                    torch.onnx.export(model, x.clone(), onnx_path, dynamo=False, **export)
+                except TypeError:  # torch before 2.5 has no dynamo argument
+                    torch.onnx.export(model, x.clone(), onnx_path, **export)
             x_npy = os.path.join(args.work, f"{name}_b{batch}_x.npy")
             np.save(x_npy, x.numpy())
             for prec in ("fp32", "fp16"):
