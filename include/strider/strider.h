@@ -136,14 +136,25 @@ STRIDER_API void strider_session_options_free(strider_session_options *options);
 STRIDER_API strider_status
 strider_session_options_set_threads(strider_session_options *options,
                                     int threads);
-/* "cpu" (SIMD kernels; the default) or "reference" (the interpreter). */
+/* "cpu" (SIMD kernels; the default), "reference" (the interpreter) or
+ * "cuda" (an NVIDIA GPU; the build needs nvcc, the machine a GPU, cuDNN 9
+ * and cuBLASLt: strider_session_create says STRIDER_ERROR_UNSUPPORTED
+ * otherwise). */
 STRIDER_API strider_status
 strider_session_options_set_backend(strider_session_options *options,
                                     const char *backend);
-/* Where tensors live; this build runs on kDLCPU device 0 only. */
+/* Where the session runs: kDLCPU device 0 (the default), or {kDLCUDA, N}
+ * for GPU N of the cuda backend. Tensors given to and returned by runs
+ * are in host memory either way (kDLCPU, or kDLCUDAHost pinned memory). */
 STRIDER_API strider_status
 strider_session_options_set_device(strider_session_options *options,
                                    DLDevice device);
+/* What the cuda backend's convolutions and matmuls compute in: "fp32"
+ * (the default), "tf32", "fp16" or "bf16" (mixed precision: see
+ * docs/CUDABackend.md). Other backends accept "fp32" only. */
+STRIDER_API strider_status
+strider_session_options_set_precision(strider_session_options *options,
+                                      const char *precision);
 /* Size of a symbolic dim of the inputs, beyond what fed shapes bind. */
 STRIDER_API strider_status
 strider_session_options_set_dim(strider_session_options *options,

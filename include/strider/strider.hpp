@@ -163,6 +163,14 @@ public:
     check(strider_session_options_set_backend(O, Name.c_str()));
     return *this;
   }
+  SessionOptions &device(DLDevice D) {
+    check(strider_session_options_set_device(O, D));
+    return *this;
+  }
+  SessionOptions &precision(const std::string &Name) {
+    check(strider_session_options_set_precision(O, Name.c_str()));
+    return *this;
+  }
   SessionOptions &dim(const std::string &Symbol, int64_t Size) {
     check(strider_session_options_set_dim(O, Symbol.c_str(), Size));
     return *this;

@@ -274,6 +274,8 @@ struct strider_model {
 
 struct strider_session_options {
   engine::SessionOptions Opts;
+  /// A kDLCUDA device was set: only the cuda backend runs there.
+  bool CudaDevice = false;
 };
 
 struct strider_session {
@@ -394,12 +396,11 @@ strider_session_options_set_backend(strider_session_options *options,
   else if (B == "reference")
     options->Opts.Kind = engine::Backend::Reference;
   else if (B == "cuda")
-    return fail(STRIDER_ERROR_UNSUPPORTED,
-                "the cuda backend cannot run models yet (available: cpu, "
-                "reference)");
+    options->Opts.Kind = engine::Backend::CUDA;
   else
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
-                "unknown backend '" + B + "' (available: cpu, reference)");
+                "unknown backend '" + B +
+                    "' (available: cpu, reference, cuda)");
   return STRIDER_OK;
 }
 
@@ -409,13 +410,38 @@ strider_session_options_set_device(strider_session_options *options,
   if (!options)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
                 "strider_session_options_set_device: options is NULL");
+  // kDLCUDA names the GPU of the cuda backend; tensors stay in host
+  // memory either way.
+  if (device.device_type == kDLCUDA && device.device_id >= 0) {
+    options->Opts.Device = device.device_id;
+    options->CudaDevice = true;
+    return STRIDER_OK;
+  }
   if (device.device_type != kDLCPU || device.device_id != 0)
     return fail(STRIDER_ERROR_UNSUPPORTED,
                 "device (type " + llvm::Twine(int(device.device_type)) +
                     ", id " + llvm::Twine(device.device_id) +
-                    ") is not available: this build runs on kDLCPU device "
-                    "0 only");
+                    ") is not available: kDLCPU device 0, or a kDLCUDA "
+                    "device for the cuda backend");
+  options->Opts.Device = 0;
+  options->CudaDevice = false;
   return STRIDER_OK;
+}
+
+strider_status
+strider_session_options_set_precision(strider_session_options *options,
+                                      const char *precision) {
+  return guarded([&]() -> strider_status {
+    if (!options || !precision)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_options_set_precision: a pointer is NULL");
+    llvm::StringRef P(precision);
+    if (P != "fp32" && P != "tf32" && P != "fp16" && P != "bf16")
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "unknown precision '" + P + "' (fp32, tf32, fp16 or bf16)");
+    options->Opts.Precision = P.str();
+    return STRIDER_OK;
+  });
 }
 
 strider_status strider_session_options_set_dim(strider_session_options *options,
@@ -457,6 +483,12 @@ strider_status strider_session_create(const strider_model *model,
                   "strider_session_create: model is NULL");
     engine::SessionOptions Opts = options ? options->Opts
                                           : engine::SessionOptions();
+    if (options && options->CudaDevice && Opts.Kind != engine::Backend::CUDA)
+      return fail(STRIDER_ERROR_UNSUPPORTED,
+                  "a kDLCUDA device needs the cuda backend "
+                  "(strider_session_options_set_backend)");
+    if (llvm::Error E = engine::checkBackendAvailable(Opts))
+      return fail(STRIDER_ERROR_UNSUPPORTED, std::move(E));
     auto S = engine::Session::create(model->M, Opts);
     if (!S)
       return fail(STRIDER_ERROR_INVALID_ARGUMENT, S.takeError());

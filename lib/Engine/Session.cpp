@@ -44,6 +44,20 @@ Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts)
     : M(std::move(M)), Opts(std::move(Opts)) {}
 Session::~Session() = default;
 
+llvm::Error engine::checkBackendAvailable(const SessionOptions &Opts) {
+  if (Opts.Kind != Backend::CUDA)
+    return llvm::Error::success();
+#if STRIDER_HAS_CUDA
+  if (!cuda::parsePrecision(Opts.Precision))
+    return makeError("unknown precision '" + Opts.Precision +
+                     "' (fp32, tf32, fp16 or bf16)");
+  return cuda::checkDevice(Opts.Device);
+#else
+  return makeError("this build of Strider has no CUDA backend (nvcc was "
+                   "not found when it was configured)");
+#endif
+}
+
 llvm::Expected<std::unique_ptr<Session>>
 Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
   if (Opts.Threads < 1)
@@ -54,20 +68,11 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
                      llvm::Twine(Opts.Threads) + ")");
   if (Opts.MaxSpecializations < 1)
     Opts.MaxSpecializations = 1;
+  if (llvm::Error E = checkBackendAvailable(Opts))
+    return E;
   if (Opts.Kind == Backend::CUDA) {
-#if STRIDER_HAS_CUDA
-    auto Precision = cuda::parsePrecision(Opts.Precision);
-    if (!Precision)
-      return makeError("unknown precision '" + Opts.Precision +
-                       "' (fp32, tf32, fp16 or bf16)");
-    if (llvm::Error E = cuda::checkDevice(Opts.Device))
-      return E;
     if (Opts.Target.empty())
       Opts.Target = "cuda-sm90";
-#else
-    return makeError("this build of Strider has no CUDA backend (nvcc was "
-                     "not found when it was configured)");
-#endif
   } else if (Opts.Precision != "fp32") {
     return makeError("precision '" + Opts.Precision +
                      "' needs the CUDA backend: the CPU backends compute in "

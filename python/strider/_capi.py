@@ -33,6 +33,7 @@ class Status(enum.IntEnum):
 # DLPack 0.6 (dlpack/dlpack.h) -------------------------------------------------
 
 KDL_CPU = 1
+KDL_CUDA = 2
 KDL_INT = 0
 KDL_UINT = 1
 KDL_FLOAT = 2
@@ -105,6 +106,8 @@ _SIGNATURES = {
     "strider_session_options_free": (None, [OptionsPtr]),
     "strider_session_options_set_threads": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_options_set_backend": (_status, [OptionsPtr, ctypes.c_char_p]),
+    "strider_session_options_set_device": (_status, [OptionsPtr, DLDevice]),
+    "strider_session_options_set_precision": (_status, [OptionsPtr, ctypes.c_char_p]),
     "strider_session_options_set_dim": (_status, [OptionsPtr, ctypes.c_char_p, ctypes.c_int64]),
     "strider_session_options_set_optimize": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_create": (_status, [ModelPtr, OptionsPtr, ctypes.POINTER(SessionPtr)]),

@@ -165,7 +165,13 @@ class InferenceSession:
     or the bytes of an ONNX model. Options:
 
     - ``threads``: threads each kernel splits its work over (default 1);
-    - ``backend``: "cpu" (SIMD kernels) or "reference" (the interpreter);
+    - ``backend``: "cpu" (SIMD kernels), "reference" (the interpreter) or
+      "cuda" (an NVIDIA GPU: a CUDA build, a GPU, cuDNN 9 and cuBLASLt;
+      arrays stay NumPy arrays in host memory);
+    - ``device``: with backend="cuda", the GPU's ordinal (default 0);
+    - ``precision``: with backend="cuda", "fp32" (default), "tf32", "fp16"
+      or "bf16" (convolutions and matmuls in half precision, casts placed
+      by the compiler);
     - ``optimize``: False runs an ONNX model as imported (no
       canonicalization or layout assignment);
     - ``dims``: sizes of symbolic dims, {"N": 1}, beyond what the fed
@@ -178,7 +184,8 @@ class InferenceSession:
     loaded or an option is refused.
     """
 
-    def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None):
+    def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
+                 device=0, precision="fp32"):
         self._lock = threading.Lock()
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
@@ -196,6 +203,10 @@ class InferenceSession:
             check(lib.strider_session_options_set_threads(options, int(threads)))
             check(lib.strider_session_options_set_backend(options, str(backend).encode()))
             check(lib.strider_session_options_set_optimize(options, 1 if optimize else 0))
+            if backend == "cuda":
+                check(lib.strider_session_options_set_device(
+                    options, _capi.DLDevice(_capi.KDL_CUDA, int(device))))
+            check(lib.strider_session_options_set_precision(options, str(precision).encode()))
             for symbol, size in (dims or {}).items():
                 check(lib.strider_session_options_set_dim(options, str(symbol).encode(), int(size)))
             check(lib.strider_session_create(model, options, ctypes.byref(session)))

@@ -214,7 +214,8 @@ def test_bad_model(tmp_path):
     [
         ({"threads": 0}, Status.INVALID_ARGUMENT, "threads must be at least 1"),
         ({"backend": "gpu"}, Status.INVALID_ARGUMENT, "unknown backend 'gpu'"),
-        ({"backend": "cuda"}, Status.UNSUPPORTED, "cuda backend"),
+        ({"precision": "fp8"}, Status.INVALID_ARGUMENT, "unknown precision 'fp8'"),
+        ({"precision": "fp16"}, Status.INVALID_ARGUMENT, "needs the CUDA backend"),
         ({"dims": {"N": -1}}, Status.INVALID_ARGUMENT, "dim 'N' cannot be -1"),
     ],
 )
@@ -222,6 +223,21 @@ def test_bad_options(resnet_block, options, status, match):
     with pytest.raises(StriderError, match=match) as info:
         strider.InferenceSession(resnet_block, **options)
     check_error(info, status)
+
+
+def test_cuda_backend_runs_or_says_why_not(resnet_block):
+    # Where the build and machine have no GPU: one UNSUPPORTED error that
+    # says so. Where they do: the CPU backend's outputs.
+    try:
+        sess = strider.InferenceSession(resnet_block, backend="cuda")
+    except StriderError as e:
+        assert e.status == Status.UNSUPPORTED
+        assert "no CUDA device" in str(e) or "no CUDA backend" in str(e), str(e)
+        return
+    x = np.random.default_rng(0).standard_normal((2, 3, 32, 32), dtype=np.float32)
+    want = strider.InferenceSession(resnet_block).run(None, {"image": x})[0]
+    got = sess.run(None, {"image": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_bad_dim_binding(resnet_block):

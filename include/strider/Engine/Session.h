@@ -127,6 +127,12 @@ struct SessionOptions {
   std::string Precision = "fp32";
 };
 
+/// Whether this build and machine can run \p Opts' backend: for
+/// Backend::CUDA, a known precision, a CUDA build and device Opts.Device
+/// present ("no CUDA device on this machine", ...). Session::create checks
+/// this first; callers use it to tell a missing backend from other errors.
+llvm::Error checkBackendAvailable(const SessionOptions &Opts);
+
 /// The graph and program for one set of input shapes.
 struct Specialization {
   std::unique_ptr<Graph> G;

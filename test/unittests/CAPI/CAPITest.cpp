@@ -265,6 +265,48 @@ TEST_F(Fixture, BadTensorsAreRefused) {
   strider_session_free(S);
 }
 
+// The cuda backend runs the model where the build and machine allow it
+// and matches the CPU backend; elsewhere session creation says why with
+// STRIDER_ERROR_UNSUPPORTED. A kDLCUDA device needs the cuda backend, and
+// half precision the cuda backend.
+TEST_F(Fixture, CudaBackendRunsOrSaysWhyNot) {
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_device(O, DLDevice{kDLCUDA, 0}),
+            STRIDER_OK);
+  strider_session *S = nullptr;
+  EXPECT_FAILS(strider_session_create(M, O, &S), STRIDER_ERROR_UNSUPPORTED,
+               "a kDLCUDA device needs the cuda backend");
+  ASSERT_EQ(strider_session_options_set_device(O, DLDevice{kDLCPU, 0}),
+            STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_precision(O, "fp16"), STRIDER_OK);
+  EXPECT_FAILS(strider_session_create(M, O, &S),
+               STRIDER_ERROR_INVALID_ARGUMENT, "needs the CUDA backend");
+  ASSERT_EQ(strider_session_options_set_precision(O, "fp32"), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_backend(O, "cuda"), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_device(O, DLDevice{kDLCUDA, 0}),
+            STRIDER_OK);
+  strider_status Status = strider_session_create(M, O, &S);
+  strider_session_options_free(O);
+  if (Status != STRIDER_OK) {
+    EXPECT_EQ(Status, STRIDER_ERROR_UNSUPPORTED) << strider_last_error();
+    const std::string Why = strider_last_error();
+    EXPECT_TRUE(Why.find("no CUDA device") != std::string::npos ||
+                Why.find("no CUDA backend") != std::string::npos)
+        << Why;
+    EXPECT_EQ(S, nullptr);
+    return;
+  }
+  strider_session *Cpu = session();
+  std::vector<float> Input = image(2);
+  std::vector<float> Want = run(Cpu, Input, 2), Got = run(S, Input, 2);
+  ASSERT_EQ(Got.size(), Want.size());
+  for (size_t I = 0; I < Got.size(); ++I)
+    EXPECT_NEAR(Got[I], Want[I], 1e-4 + 1e-4 * std::abs(Want[I])) << I;
+  strider_session_free(Cpu);
+  strider_session_free(S);
+}
+
 TEST_F(Fixture, BadOptionsAreRefused) {
   strider_session_options *O = nullptr;
   ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
@@ -272,10 +314,12 @@ TEST_F(Fixture, BadOptionsAreRefused) {
                STRIDER_ERROR_INVALID_ARGUMENT, "at least 1");
   EXPECT_FAILS(strider_session_options_set_backend(O, "gpu"),
                STRIDER_ERROR_INVALID_ARGUMENT, "unknown backend 'gpu'");
-  EXPECT_FAILS(strider_session_options_set_backend(O, "cuda"),
-               STRIDER_ERROR_UNSUPPORTED, "cuda");
-  EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLCUDA, 0}),
+  EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLOpenCL, 0}),
                STRIDER_ERROR_UNSUPPORTED, "kDLCPU");
+  EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLCPU, 1}),
+               STRIDER_ERROR_UNSUPPORTED, "kDLCPU");
+  EXPECT_FAILS(strider_session_options_set_precision(O, "fp8"),
+               STRIDER_ERROR_INVALID_ARGUMENT, "unknown precision 'fp8'");
   EXPECT_EQ(strider_session_options_set_device(O, DLDevice{kDLCPU, 0}),
             STRIDER_OK);
   EXPECT_FAILS(strider_session_options_set_dim(O, "N", -2),
