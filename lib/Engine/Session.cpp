@@ -204,6 +204,7 @@ Session::build(const ShapeKey &Key) {
     cuda::CUDAOptions CO;
     CO.Device = Opts.Device;
     CO.Math = *cuda::parsePrecision(Opts.Precision);
+    CO.Pinned = Opts.Pinned;
     auto P = cuda::compileForCUDA(*S->G, CO);
     if (!P)
       return P.takeError();

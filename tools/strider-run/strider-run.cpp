@@ -109,6 +109,12 @@ static cl::opt<unsigned> Warmup("warmup",
 static cl::opt<int>
     Device("device", cl::desc("With --backend=cuda: the GPU to run on (0)"),
            cl::init(0), cl::cat(RunCat));
+static cl::opt<bool> Pinned(
+    "pinned",
+    cl::desc("With --backend=cuda: copy inputs and outputs through pinned "
+             "host buffers, asynchronously (default on; --pinned=false "
+             "copies from and to pageable memory)"),
+    cl::init(true), cl::cat(RunCat));
 static cl::opt<std::string> PrecisionFlag(
     "precision",
     cl::desc("With --backend=cuda: what convolutions and matmuls compute "
@@ -116,7 +122,8 @@ static cl::opt<std::string> PrecisionFlag(
              "fp16 or bf16 (mixed precision as with AMP: half storage and "
              "tensor cores for convs and matmuls, fp32 accumulation; "
              "normalizations, softmax, reductions and the graph's inputs "
-             "and outputs stay fp32)"),
+             "and outputs stay fp32; the assign-precision pass places the "
+             "casts where they cost least)"),
     cl::init("fp32"), cl::cat(RunCat));
 static cl::opt<unsigned>
     Threads("threads",
@@ -422,6 +429,7 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
                                 : engine::Backend::Reference;
   SO.Device = Device;
   SO.Precision = PrecisionFlag;
+  SO.Pinned = Pinned;
   SO.Threads = int(Threads);
   SO.Optimize = !NoOptimize;
   SO.Target = TargetName;
@@ -723,6 +731,8 @@ static int run() {
     return Fail(toolError("--precision=" + PrecisionFlag +
                           " needs --backend=cuda: the other backends compute "
                           "in fp32"));
+  if (Backend != "cuda" && Pinned.getNumOccurrences())
+    return Fail(toolError("--pinned is for --backend=cuda"));
   if (Backend == "cuda" && Threads != 1)
     return Fail(toolError("--threads is for the cpu backend (got --threads=" +
                           llvm::Twine(Threads.getValue()) +

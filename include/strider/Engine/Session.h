@@ -125,6 +125,9 @@ struct SessionOptions {
   /// assign-precision pass on ONNX input).
   int Device = 0;
   std::string Precision = "fp32";
+  /// Backend::CUDA: inputs and outputs through pinned host buffers
+  /// (asynchronous copies); off copies from and to pageable memory.
+  bool Pinned = true;
 };
 
 /// Whether this build and machine can run \p Opts' backend: for
