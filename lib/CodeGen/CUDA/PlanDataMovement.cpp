@@ -97,17 +97,36 @@ bool isIdentityCopy(const Node &N) {
          getDType(YT.getElementType());
 }
 
-/// Whether \p N is a relayout or Cast whose only reader is another one:
-/// the reader then copies from N's operand in one pass (a cast and a
-/// relayout cost one read and one write, not two of each), and N plans
-/// no step of its own.
-bool isFoldedIntoReader(const Graph &G, const Node &N) {
+/// The only reader of \p N's result if \p N is a relayout or Cast, that
+/// reader is another one, and one copy from N's operand with the reader's
+/// result type gives the same values (N keeps its operand's type, already
+/// has the reader's, or is f32, which kernels convert through anyway:
+/// f32 -> f16 -> f32 keeps its rounding); else null.
+const Node *getFoldableReader(const Graph &G, const Node &N) {
   if (!isIdentityCopy(N))
-    return false;
+    return nullptr;
   const Value *Y = N.getResult(0);
-  return Y->getUses().size() == 1 && !G.isGraphOutput(Y) &&
-         Y->getUses().front().OperandIndex == 0 &&
-         isIdentityCopy(*Y->getUses().front().User);
+  if (Y->getUses().size() != 1 || G.isGraphOutput(Y) ||
+      Y->getUses().front().OperandIndex != 0)
+    return nullptr;
+  const Node &Reader = *Y->getUses().front().User;
+  if (!isIdentityCopy(Reader))
+    return nullptr;
+  const ElementType Mid = Y->getType().getElementType();
+  const bool SameValues =
+      Mid == N.getOperand(0)->getType().getElementType() ||
+      Mid == Reader.getResult(0)->getType().getElementType() ||
+      Mid == ElementType::F32;
+  return SameValues ? &Reader : nullptr;
+}
+
+/// Whether \p N plans no step of its own: its reader copies from N's
+/// operand in one pass (a cast and a relayout cost one read and one
+/// write, not two of each). Pairs only: a reader that folds into its own
+/// reader takes nothing, so no chain skips an intermediate rounding.
+bool isFoldedIntoReader(const Graph &G, const Node &N) {
+  const Node *Reader = getFoldableReader(G, N);
+  return Reader && !getFoldableReader(G, *Reader);
 }
 
 } // namespace
@@ -141,14 +160,12 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
     return llvm::Error::success();
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   std::string Nodes = getStepNodes(N, T);
-  // Relayouts and Casts folded into this one: copy from their source.
-  if (isIdentityCopy(N))
-    while (const Node *D = X->getDefiningNode()) {
-      if (!isFoldedIntoReader(C.getGraph(), *D))
-        break;
-      Nodes = D->getResult(0)->getName() + "," + Nodes;
-      X = D->getOperand(0);
-    }
+  // A relayout or Cast folded into this one: copy from its operand.
+  if (const Node *D = X->getDefiningNode();
+      D && isIdentityCopy(N) && isFoldedIntoReader(C.getGraph(), *D)) {
+    Nodes = D->getResult(0)->getName() + "," + Nodes;
+    X = D->getOperand(0);
+  }
   const TensorType &XT = X->getType(), &YT = Y->getType();
   if (llvm::Error E = checkRank(N, YT))
     return E;
