@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTestSupport.h"
+#include "LibraryDescriptors.h"
 #include "Kernels.h"
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
@@ -31,20 +33,6 @@ using codegen::ActKind;
 
 namespace {
 
-bool hasDevice() {
-  llvm::Error E = checkDevice(0);
-  if (!E)
-    return true;
-  llvm::consumeError(std::move(E));
-  return false;
-}
-
-#define SKIP_WITHOUT_DEVICE()                                                  \
-  do {                                                                         \
-    if (!hasDevice())                                                          \
-      GTEST_SKIP() << "no CUDA device";                                        \
-  } while (false)
-
 /// \p V as stored in type \p T and read back.
 float roundTo(float V, DType T) {
   switch (T) {
@@ -58,34 +46,6 @@ float roundTo(float V, DType T) {
   return V;
 }
 
-std::vector<uint8_t> encode(const std::vector<float> &V, DType T) {
-  std::vector<uint8_t> Bytes(V.size() * getDTypeBytes(T));
-  for (size_t I = 0; I < V.size(); ++I) {
-    if (T == DType::F32) {
-      std::memcpy(Bytes.data() + 4 * I, &V[I], 4);
-      continue;
-    }
-    const uint16_t H =
-        T == DType::F16 ? floatToHalf(V[I]) : floatToBfloat16(V[I]);
-    std::memcpy(Bytes.data() + 2 * I, &H, 2);
-  }
-  return Bytes;
-}
-
-std::vector<float> decode(const std::vector<uint8_t> &Bytes, DType T) {
-  std::vector<float> V(Bytes.size() / getDTypeBytes(T));
-  for (size_t I = 0; I < V.size(); ++I) {
-    if (T == DType::F32) {
-      std::memcpy(&V[I], Bytes.data() + 4 * I, 4);
-      continue;
-    }
-    uint16_t H;
-    std::memcpy(&H, Bytes.data() + 2 * I, 2);
-    V[I] = T == DType::F16 ? halfToFloat(H) : bfloat16ToFloat(H);
-  }
-  return V;
-}
-
 /// Device memory freed on scope exit.
 class DeviceBuffer {
 public:
@@ -94,7 +54,7 @@ public:
   }
   DeviceBuffer(const std::vector<float> &V, DType T)
       : DeviceBuffer(V.size() * getDTypeBytes(T)) {
-    const std::vector<uint8_t> B = encode(V, T);
+    const std::vector<uint8_t> B = toStorage(V, T);
     if (!B.empty()) {
       EXPECT_EQ(cudaMemcpy(Ptr, B.data(), B.size(), cudaMemcpyHostToDevice),
                 cudaSuccess);
@@ -112,7 +72,7 @@ public:
       EXPECT_EQ(cudaMemcpy(B.data(), Ptr, B.size(), cudaMemcpyDeviceToHost),
                 cudaSuccess);
     }
-    return decode(B, T);
+    return gputest::fromStorage(B, T);
   }
 
 private:
@@ -358,13 +318,13 @@ std::vector<ElementwiseCase> getElementwiseCases() {
 }
 
 TEST(CudaComputeTest, ElementwiseBinaryF32) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (const ElementwiseCase &C : getElementwiseCases())
     runElementwise(C, DType::F32, DType::F32);
 }
 
 TEST(CudaComputeTest, ElementwiseBinaryHalfTypes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (const ElementwiseCase &C : getElementwiseCases()) {
     if (C.Op == BinaryOp::Pow)
       continue; // Rounded operands move pow too far for a loose check.
@@ -376,7 +336,7 @@ TEST(CudaComputeTest, ElementwiseBinaryHalfTypes) {
 }
 
 TEST(CudaComputeTest, ElementwiseEveryActivation) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (int K = 0; K <= int(ActKind::GeluTanh); ++K) {
     ElementwiseCase C;
     C.Name = "unary kind " + std::to_string(K);
@@ -393,7 +353,7 @@ TEST(CudaComputeTest, ElementwiseEveryActivation) {
 }
 
 TEST(CudaComputeTest, ElementwiseRejectsTypeMixes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   ElementwiseParams P;
   P.Op = BinaryOp::Add;
   P.Rank = 1;
@@ -461,7 +421,7 @@ void runEpilogue(const EpilogueCase &C, DType T) {
 }
 
 TEST(CudaComputeTest, Epilogue) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const EpilogueCase Cases[] = {
       // BatchNormalization, NCHW and NHWC.
       {"batchnorm nchw", 2 * 7 * 45, 7, 45, true, true, false, false,
@@ -484,7 +444,7 @@ TEST(CudaComputeTest, Epilogue) {
 }
 
 TEST(CudaComputeTest, EpilogueRejectsTypeMixes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   EpilogueParams P;
   P.Count = 4;
   P.XType = P.YType = DType::F16;
@@ -609,7 +569,7 @@ void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
 }
 
 TEST(CudaComputeTest, Pool) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const PoolCase Cases[] = {
       // The ResNet stem's max pool.
       {"max 3x3 s2 p1",
@@ -815,7 +775,7 @@ void runReduce(ReduceParams::Kind Kind, const Shape3 &S, DType T) {
 }
 
 TEST(CudaComputeTest, ReduceEveryKind) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (int K = ReduceParams::Sum; K <= ReduceParams::SumSquare; ++K)
     for (const Shape3 &S : ReduceShapes) {
       if (K == ReduceParams::Prod && S.Reduced > 1000)
@@ -826,7 +786,7 @@ TEST(CudaComputeTest, ReduceEveryKind) {
 }
 
 TEST(CudaComputeTest, ReduceRejectsTypeMixes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   ReduceParams P;
   P.XType = DType::F32;
   P.YType = DType::F16;
@@ -869,7 +829,7 @@ void runSoftmax(const Shape3 &S, bool Log, DType T) {
 }
 
 TEST(CudaComputeTest, Softmax) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const Shape3 Shapes[] = {
       {4, 1000, 1},  {300, 10, 1}, {2, 21, 4096}, {1, 5000, 3},
       {2, 70000, 1}, {64, 257, 1}, {3, 1, 5},
@@ -946,7 +906,7 @@ void runNorm(const NormCase &C, DType T) {
 }
 
 TEST(CudaComputeTest, Norm) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const NormCase Cases[] = {
       {"layernorm 768",
        {6, 768, 1},

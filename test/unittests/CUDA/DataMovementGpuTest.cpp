@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTestSupport.h"
 #include "Kernels.h"
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
@@ -32,78 +33,9 @@ using namespace strider::cuda;
 
 namespace {
 
-bool hasDevice() {
-  llvm::Error E = checkDevice(0);
-  if (!E)
-    return true;
-  llvm::consumeError(std::move(E));
-  return false;
-}
-
-#define SKIP_WITHOUT_DEVICE()                                                  \
-  do {                                                                         \
-    if (!hasDevice())                                                          \
-      GTEST_SKIP() << "no CUDA device";                                        \
-  } while (false)
-
 //===----------------------------------------------------------------------===//
 // Host storage types
 //===----------------------------------------------------------------------===//
-
-float halfToFloat(uint16_t H) {
-  const uint32_t Sign = uint32_t(H & 0x8000) << 16;
-  const uint32_t Exp = (H >> 10) & 0x1f, Mant = H & 0x3ff;
-  float F;
-  if (Exp == 0) {
-    F = std::ldexp(float(Mant), -24);
-  } else if (Exp == 31) {
-    F = Mant ? NAN : INFINITY;
-  } else {
-    F = std::ldexp(float(Mant | 0x400), int(Exp) - 25);
-  }
-  uint32_t Bits;
-  std::memcpy(&Bits, &F, 4);
-  Bits |= Sign;
-  std::memcpy(&F, &Bits, 4);
-  return F;
-}
-
-/// Round to nearest even, as __float2half_rn (finite values in range).
-uint16_t floatToHalf(float F) {
-  const uint16_t Sign = std::signbit(F) ? 0x8000 : 0;
-  const double A = std::fabs(double(F));
-  if (A >= 65520.0)
-    return Sign | 0x7c00;
-  // Units of the half's last place at the magnitude of A.
-  int E;
-  std::frexp(A, &E); // A = m * 2^E, m in [0.5, 1).
-  const int Quantum = std::max(E - 11, -24);
-  const double Q = std::nearbyint(std::ldexp(A, -Quantum)); // Ties to even.
-  const double R = std::ldexp(Q, Quantum);
-  if (R == 0)
-    return Sign;
-  int RE;
-  std::frexp(R, &RE);
-  if (RE - 1 < -14) // Subnormal.
-    return Sign | uint16_t(std::ldexp(R, 24));
-  const uint16_t Exp = uint16_t(RE - 1 + 15);
-  const uint16_t Mant = uint16_t(std::ldexp(R, -(RE - 1) + 10)) & 0x3ff;
-  return Sign | uint16_t(Exp << 10) | Mant;
-}
-
-float bf16ToFloat(uint16_t B) {
-  const uint32_t Bits = uint32_t(B) << 16;
-  float F;
-  std::memcpy(&F, &Bits, 4);
-  return F;
-}
-
-uint16_t floatToBF16(float F) {
-  uint32_t Bits;
-  std::memcpy(&Bits, &F, 4);
-  Bits += 0x7fff + ((Bits >> 16) & 1);
-  return uint16_t(Bits >> 16);
-}
 
 /// Host values of one device type, stored as the device stores them.
 class HostTensor {
@@ -120,14 +52,14 @@ public:
     }
     uint16_t H;
     std::memcpy(&H, &Bytes[I * 2], 2);
-    return Type == DType::F16 ? halfToFloat(H) : bf16ToFloat(H);
+    return Type == DType::F16 ? halfToFloat(H) : bfloat16ToFloat(H);
   }
   void set(size_t I, float V) {
     if (Type == DType::F32) {
       std::memcpy(&Bytes[I * 4], &V, 4);
       return;
     }
-    const uint16_t H = Type == DType::F16 ? floatToHalf(V) : floatToBF16(V);
+    const uint16_t H = Type == DType::F16 ? floatToHalf(V) : floatToBfloat16(V);
     std::memcpy(&Bytes[I * 2], &H, 2);
   }
   uint8_t *data() { return Bytes.data(); }
@@ -306,7 +238,7 @@ std::string describe(const char *Name, DType XT, DType YT) {
 }
 
 TEST(DataMovementGpuTest, ContiguousCopiesAndCasts) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
       // 4000 elements: whole vectors; 4001: not.
@@ -323,7 +255,7 @@ TEST(DataMovementGpuTest, ContiguousCopiesAndCasts) {
 }
 
 TEST(DataMovementGpuTest, ContiguousCopiesFromMisalignedSlots) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (DType T : AllTypes) {
     // The plan vectorizes; the pointers one element off make launchCopy
     // fall back to scalar accesses.
@@ -341,7 +273,7 @@ TEST(DataMovementGpuTest, ContiguousCopiesFromMisalignedSlots) {
 }
 
 TEST(DataMovementGpuTest, Transposes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   struct Shape {
     Dims Extents;
     bool Vectorizable; // For every type.
@@ -372,7 +304,7 @@ TEST(DataMovementGpuTest, Transposes) {
 }
 
 TEST(DataMovementGpuTest, TransposesWithCastsSlotsAndMisalignment) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const Dims Shape = {2, 32, 8, 8};
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
@@ -417,7 +349,7 @@ TEST(DataMovementGpuTest, TransposesWithCastsSlotsAndMisalignment) {
 }
 
 TEST(DataMovementGpuTest, GenericCopies) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
       // Expand of a per-channel tensor.
@@ -463,7 +395,7 @@ TEST(DataMovementGpuTest, GenericCopies) {
 //===----------------------------------------------------------------------===//
 
 TEST(DataMovementGpuTest, PadModes) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const PadParams::Mode Modes[] = {PadParams::Constant, PadParams::Reflect,
                                    PadParams::Edge};
   for (DType T : AllTypes)
@@ -647,7 +579,7 @@ void checkResize2D(DType T, bool Linear, bool ChannelsLast) {
 }
 
 TEST(DataMovementGpuTest, Resize2D) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   for (DType T : AllTypes)
     for (bool Linear : {false, true})
       for (bool ChannelsLast : {false, true})
@@ -743,19 +675,19 @@ void checkRelayoutBandwidth(const Dims &Shape, const Dims &From, const Dims &To,
 }
 
 TEST(RelayoutBandwidth, NCHWToNHWCF32) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   checkRelayoutBandwidth({32, 256, 56, 56}, NCHW, NHWC, DType::F32,
                          "nchw>nhwc");
 }
 
 TEST(RelayoutBandwidth, NCHWToNHWCF16) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   checkRelayoutBandwidth({32, 256, 56, 56}, NCHW, NHWC, DType::F16,
                          "nchw>nhwc");
 }
 
 TEST(RelayoutBandwidth, NHWCToNCHWF32) {
-  SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_DEVICE();
   checkRelayoutBandwidth({32, 256, 56, 56}, NHWC, NCHW, DType::F32,
                          "nhwc>nchw");
 }

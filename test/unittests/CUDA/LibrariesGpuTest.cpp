@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTestSupport.h"
 #include "LibraryDescriptors.h"
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
@@ -47,20 +48,6 @@ struct DeviceMemory {
   }
 };
 
-std::vector<float> fromStorage(const std::vector<uint8_t> &Bytes, DType T) {
-  std::vector<float> V(Bytes.size() / getDTypeBytes(T));
-  for (size_t I = 0; I < V.size(); ++I) {
-    if (T == DType::F32) {
-      std::memcpy(&V[I], &Bytes[4 * I], 4);
-      continue;
-    }
-    uint16_t H;
-    std::memcpy(&H, &Bytes[2 * I], 2);
-    V[I] = T == DType::F16 ? halfToFloat(H) : bfloat16ToFloat(H);
-  }
-  return V;
-}
-
 /// Random values in [-1, 1], as \p T holds them.
 std::vector<float> randomValues(size_t Count, DType T, unsigned Seed) {
   std::mt19937 Gen(Seed);
@@ -68,7 +55,7 @@ std::vector<float> randomValues(size_t Count, DType T, unsigned Seed) {
   std::vector<float> V(Count);
   for (float &F : V)
     F = Dist(Gen);
-  return fromStorage(toStorage(V, T), T);
+  return gputest::fromStorage(toStorage(V, T), T);
 }
 
 /// Logical (N, C, pixels) data stored channels-first or -last, and back.
@@ -204,10 +191,7 @@ void expectClose(const std::vector<float> &Got, const Reference &Want,
 class LibrariesGpuTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (llvm::Error E = checkDevice(0)) {
-      llvm::consumeError(std::move(E));
-      GTEST_SKIP() << "no CUDA device";
-    }
+    STRIDER_SKIP_WITHOUT_DEVICE();
     ASSERT_EQ(cudaStreamCreateWithFlags(&Stream, cudaStreamNonBlocking),
               cudaSuccess);
     auto L = Libraries::create(Stream);
@@ -311,7 +295,7 @@ EpilogueSpec LibrariesGpuTest::runConv(const ConvDesc &D,
   EXPECT_EQ(cudaMemcpy(YB.data(), DY.Ptr, YB.size(), cudaMemcpyDeviceToHost),
             cudaSuccess);
   std::vector<float> Y =
-      fromLayout(fromStorage(YB, D.Type), D.N, D.K, OutPixels, D.YChannelsLast);
+      fromLayout(gputest::fromStorage(YB, D.Type), D.N, D.K, OutPixels, D.YChannelsLast);
   const EpilogueSpec Fused = Runner.getFused();
   expectClose(Y, referenceConv(D, X, W, Bias, Residual, Fused),
               getTolerance(D.Type, D.Math),
@@ -363,7 +347,7 @@ EpilogueSpec LibrariesGpuTest::runGemm(const GemmDesc &D, bool ConstantB,
   std::vector<uint8_t> YB(YCount * Elt);
   EXPECT_EQ(cudaMemcpy(YB.data(), DY.Ptr, YB.size(), cudaMemcpyDeviceToHost),
             cudaSuccess);
-  std::vector<float> Y = fromStorage(YB, D.Type);
+  std::vector<float> Y = gputest::fromStorage(YB, D.Type);
 
   const EpilogueSpec Fused = Runner.getFused();
   Reference Want;

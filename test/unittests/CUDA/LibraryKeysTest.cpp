@@ -267,6 +267,7 @@ TEST(LibraryKeysTest, GeometryOf2DConvsInBothLayouts) {
   G = getCudnnConvGeometry(D);
   expectDims(G.X, {2, 3, 5, 7}, {105, 1, 21, 3});
   expectDims(G.Y, {2, 8, 3, 4}, {96, 1, 32, 8});
+  expectDims(G.Bias, {1, 8, 1, 1}, {8, 1, 8, 8});
   EXPECT_TRUE(G.FilterChannelsLast);
 
   // Mixed layouts keep the KCRS filter.
@@ -323,7 +324,7 @@ TEST(LibraryKeysTest, GeometryOf3DConvs) {
   EXPECT_EQ(G.Rank, 5);
   expectDims(G.X, {1, 2, 3, 4, 5}, {120, 1, 40, 10, 2});
   expectDims(G.Y, {1, 4, 3, 4, 5}, {240, 1, 80, 20, 4});
-  expectDims(G.Bias, {1, 4, 1, 1, 1}, {4, 1, 1, 1, 1});
+  expectDims(G.Bias, {1, 4, 1, 1, 1}, {4, 1, 4, 4, 4});
   EXPECT_EQ(std::vector<int>(G.Filter, G.Filter + 5),
             (std::vector<int>{4, 2, 3, 3, 3}));
 }

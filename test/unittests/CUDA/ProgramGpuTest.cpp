@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTestSupport.h"
+
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
@@ -22,13 +24,6 @@ using namespace strider::runtime;
 
 namespace {
 
-bool hasDevice() {
-  llvm::Error E = cuda::checkDevice(0);
-  if (!E)
-    return true;
-  llvm::consumeError(std::move(E));
-  return false;
-}
 
 Tensor randomTensor(const TensorType &T, unsigned Seed) {
   Tensor R = Tensor::zeros(TensorType::get(T.getElementType(),
@@ -115,8 +110,7 @@ graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
 class CudaProgramTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaProgramTest, MatchesTheReference) {
-  if (!hasDevice())
-    GTEST_SKIP() << "no CUDA device on this machine";
+  STRIDER_SKIP_WITHOUT_DEVICE();
   const Case &C = GetParam();
   auto G = parseGraph(C.Text, C.Name);
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
@@ -153,8 +147,7 @@ INSTANTIATE_TEST_SUITE_P(Graphs, CudaProgramTest, ::testing::ValuesIn(Cases),
                          [](const auto &I) { return std::string(I.param.Name); });
 
 TEST(CudaProgramTest, ProfilingTimesEveryStep) {
-  if (!hasDevice())
-    GTEST_SKIP() << "no CUDA device on this machine";
+  STRIDER_SKIP_WITHOUT_DEVICE();
   auto G = parseGraph(Cases[0].Text, "g");
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
   auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
@@ -171,8 +164,7 @@ TEST(CudaProgramTest, ProfilingTimesEveryStep) {
 }
 
 TEST(CudaProgramTest, WrongInputsAreErrors) {
-  if (!hasDevice())
-    GTEST_SKIP() << "no CUDA device on this machine";
+  STRIDER_SKIP_WITHOUT_DEVICE();
   auto G = parseGraph(Cases[0].Text, "g");
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
   auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
