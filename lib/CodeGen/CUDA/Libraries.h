@@ -115,9 +115,10 @@ private:
 
 class ConvRunner {
 public:
-  /// \p Weights (K, C/G, spatial... logical, f32) and \p Bias (K, or
-  /// null) are host data converted and uploaded here. \p Algo: a tuned
-  /// algorithm name, or empty for the heuristic's choice.
+  /// \p Weights (ONNX's logical f32 weight: K, C/G, spatial... or,
+  /// transposed, C, K/G, spatial...) and \p Bias (K, or null) are host
+  /// data converted and uploaded here. \p Algo: a tuned algorithm name, or
+  /// empty for the heuristic's choice.
   static llvm::Expected<std::unique_ptr<ConvRunner>>
   create(Libraries &L, const ConvDesc &D, const float *Weights,
          const float *Bias, const std::string &Algo);

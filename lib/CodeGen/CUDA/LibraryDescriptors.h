@@ -54,7 +54,9 @@ struct CudnnConvGeometry {
   int Rank = 4;
   /// Our X and Y in their stored layouts (NCHW or NHWC strides).
   CudnnTensorDims X, Y;
-  /// The fused call's bias: 1 x K x 1 x 1 (x 1), packed.
+  /// The fused call's bias: 1 x K x 1 x 1 (x 1), packed, with the strides
+  /// of Y's layout (the same bytes either way; cuDNN then sees one format
+  /// for y, z and the bias, as in PyTorch's calls of the fused function).
   CudnnTensorDims Bias;
   /// Filter dims for cudnnSetFilterNdDescriptor: the forward conv's
   /// (out channels, in channels / groups, spatial...).

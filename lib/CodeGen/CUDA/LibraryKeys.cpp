@@ -225,7 +225,7 @@ CudnnConvGeometry cuda::getCudnnConvGeometry(const ConvDesc &D) {
   G.Y = makeTensorDims(YDims, D.YChannelsLast);
   llvm::SmallVector<int64_t, 5> BiasDims(size_t(G.Rank), 1);
   BiasDims[1] = D.K;
-  G.Bias = makeTensorDims(BiasDims, false);
+  G.Bias = makeTensorDims(BiasDims, D.YChannelsLast);
 
   // The forward conv's channels: ours, or from Y to X when transposed.
   const int64_t FwdOut = D.Transposed ? D.C : D.K;

@@ -161,8 +161,10 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
     return unsupported(N, "a matrix product of " + A->getType().str() +
                               " and " + B->getType().str() + " to " +
                               Y->getType().str() + " (one float type)");
+  // A constant B goes to the runner as logical floats; everything else is
+  // read in its stored layout (a constant A as getBuffer uploads it).
   for (const Value *V : {A, B, Y})
-    if (!V->getConstantData() && !isRowMajor(V->getType()))
+    if (!(V == B && V->getConstantData()) && !isRowMajor(V->getType()))
       return unsupported(N, "a matrix product with operand '" + V->getName() +
                                 "' in layout " + V->getType().str());
   D.Type = *AD;

@@ -5,8 +5,8 @@
 // step (weights converted and uploaded by the runner), the largest
 // workspace any runner asks for, pinned host buffers for the inputs and
 // outputs, and a CUDA graph of every step captured on the program's
-// stream. A run copies the inputs in, replays the graph, copies the
-// outputs out and synchronizes once.
+// stream after one uncaptured run. A run copies the inputs in, replays the
+// graph, copies the outputs out and synchronizes once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,14 +324,29 @@ llvm::Error ProgramImpl::load() {
   }
 
   if (Opts.UseGraph && !P.Steps.empty()) {
+    // One run outside the capture first, on a zeroed arena (no index read
+    // from it is out of bounds): what cuDNN and cuBLASLt set up on first
+    // use (plans, kernels loaded lazily) is done here rather than inside
+    // the capture, where allocating fails, and a failing step says so by
+    // name.
+    if (Arena)
+      STRIDER_CUDA_TRY(cudaMemsetAsync(Arena, 0, size_t(P.ArenaBytes), Stream),
+                       "clearing the activation arena");
+    if (llvm::Error E = launchAll())
+      return E;
+    STRIDER_CUDA_TRY(cudaStreamSynchronize(Stream),
+                     "the run before the graph capture");
     cudaGraph_t Graph = nullptr;
     STRIDER_CUDA_TRY(
         cudaStreamBeginCapture(Stream, cudaStreamCaptureModeThreadLocal),
         "cudaStreamBeginCapture");
     llvm::Error Launched = launchAll();
     cudaError_t End = cudaStreamEndCapture(Stream, &Graph);
-    if (Launched)
+    if (Launched) {
+      if (Graph)
+        (void)cudaGraphDestroy(Graph);
       return Launched;
+    }
     STRIDER_CUDA_TRY(End, "cudaStreamEndCapture");
     cudaError_t Inst = cudaGraphInstantiate(&Exec, Graph, 0);
     (void)cudaGraphDestroy(Graph);
