@@ -347,6 +347,11 @@ llvm::Error cuda::planGlobalPool(PlanContext &C, const Node &N,
       O == ChannelOrder::Other)
     return unsupported(N, N.getOpType() + " of " + XT.str());
   auto S = XT.getStaticShape();
+  // The kernel writes Y[n][c] dense: n outside c, whatever the unit
+  // spatial dims (NCHW and NHWC both are).
+  auto YStrides = codegen::getStrides(Y->getType());
+  if ((S[1] != 1 && YStrides[1] != 1) || (S[0] != 1 && YStrides[0] != S[1]))
+    return unsupported(N, N.getOpType() + " to " + Y->getType().str());
   ReduceParams P;
   P.Op = N.getOpId() == OpId::GlobalMaxPool ? ReduceParams::Max
                                             : ReduceParams::Mean;

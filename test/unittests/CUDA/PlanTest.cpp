@@ -316,6 +316,21 @@ graph @fc(%x: tensor<4 x 16 x f32>) {
   EXPECT_FLOAT_EQ((*S.Bias)[3], 2.0f);
 }
 
+// The global-pool kernel writes Y[n][c]: an output with channels outside
+// the batch is refused, not written in the wrong order.
+TEST(CudaPlanTest, GlobalPoolOutputLayoutIsChecked) {
+  auto G = parse(R"(
+graph @gap(%x: tensor<2 x 3 x 4 x 4 x f32, nhwc>) {
+  %y = GlobalAveragePool(%x) : tensor<2 x 3 x 1 x 1 x f32, [1, 0, 2, 3]> loc("gap")
+  return %y
+}
+)");
+  ASSERT_TRUE(G);
+  EXPECT_NE(planError(*G).find("no CUDA kernel for GlobalAveragePool to"),
+            std::string::npos)
+      << planError(*G);
+}
+
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   auto Int = parse(R"(
 graph @ints(%x: tensor<4 x i64>) {
