@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DataMovementIndexing.h"
+#include "GpuTestSupport.h"
 #include "Kernels.h"
 
 #include "gtest/gtest.h"
@@ -24,17 +25,7 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-/// Strides per logical dim of a dense tensor of logical shape \p Shape
-/// stored in the physical order \p Order (logical dims, outermost first).
-Dims getDenseStrides(const Dims &Shape, const Dims &Order) {
-  Dims Strides(Shape.size(), 0);
-  int64_t Stride = 1;
-  for (size_t I = Order.size(); I-- > 0;) {
-    Strides[size_t(Order[I])] = Stride;
-    Stride *= Shape[size_t(Order[I])];
-  }
-  return Strides;
-}
+using gputest::getDenseStrides;
 
 Dims getIdentityOrder(size_t Rank) {
   Dims Order(Rank);

@@ -145,15 +145,7 @@ void expectNear(const HostTensor &Expected, const HostTensor &Actual,
 
 using Dims = std::vector<int64_t>;
 
-Dims getDenseStrides(const Dims &Shape, const Dims &Order) {
-  Dims Strides(Shape.size(), 0);
-  int64_t Stride = 1;
-  for (size_t I = Order.size(); I-- > 0;) {
-    Strides[size_t(Order[I])] = Stride;
-    Stride *= Shape[size_t(Order[I])];
-  }
-  return Strides;
-}
+using gputest::getDenseStrides;
 
 CopyParams makeParams(const Dims &Shape, const Dims &XStrides,
                       const Dims &YStrides, DType XT, DType YT) {

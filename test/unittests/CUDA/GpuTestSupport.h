@@ -1,8 +1,9 @@
 //===- GpuTestSupport.h - Shared pieces of the GPU tests --------*- C++ -*-===//
 //
-// What every test of StriderCudaTests needs: whether a device is there
-// (each test skips itself with one line when not), and device storage
-// bytes read back as floats (cuda::toStorage writes them).
+// Pieces the CUDA tests share: whether a device is there (each GPU test
+// skips itself with one line when not), device storage bytes read back as
+// floats (cuda::toStorage writes them), and dense strides of a physical
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,19 @@ inline std::vector<float> fromStorage(const std::vector<uint8_t> &Bytes,
     V[I] = T == DType::F16 ? halfToFloat(H) : bfloat16ToFloat(H);
   }
   return V;
+}
+
+/// Strides per logical dim of a dense tensor of logical shape \p Shape
+/// stored in the physical order \p Order (logical dims, outermost first).
+inline std::vector<int64_t> getDenseStrides(const std::vector<int64_t> &Shape,
+                                            const std::vector<int64_t> &Order) {
+  std::vector<int64_t> Strides(Shape.size(), 0);
+  int64_t Stride = 1;
+  for (size_t I = Order.size(); I-- > 0;) {
+    Strides[size_t(Order[I])] = Stride;
+    Stride *= Shape[size_t(Order[I])];
+  }
+  return Strides;
 }
 
 } // namespace gputest
