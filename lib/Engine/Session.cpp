@@ -10,6 +10,7 @@
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #if STRIDER_HAS_CUDA
 #include "strider/CodeGen/CUDA/CUDABackend.h"
+#include "strider/CodeGen/CUDA/Tuning.h"
 #else
 namespace strider {
 namespace cuda {
@@ -25,6 +26,7 @@ class Program {};
 #include "strider/Transforms/Precision.h"
 #include "strider/IR/Verifier.h"
 #include "strider/Layout/Target.h"
+#include "strider/Layout/Tuning.h"
 
 using namespace strider;
 using namespace strider::engine;
@@ -80,9 +82,17 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
   }
   if (Opts.Target.empty())
     Opts.Target = getDefaultTarget();
-  if (auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
-      !L)
+  auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
+  if (!L)
     return L.takeError();
+  if (const layout::TuningTable *T = Opts.Tuning.get()) {
+    if (T->Target != L->Target->Name)
+      return makeError("the tuning table was measured for target '" +
+                       T->Target + "', not for " + L->Target->Name);
+    if (!T->Device.empty() && T->Precision != Opts.Precision)
+      return makeError("the tuning table was measured at " + T->Precision +
+                       ", not at precision " + Opts.Precision);
+  }
   if (llvm::Error E = checkDimBindings(M->getGraph(), Opts.Dims))
     return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
   return std::unique_ptr<Session>(new Session(std::move(M), std::move(Opts)));
@@ -97,14 +107,16 @@ ShapeKey Session::getKey(const runtime::TensorMap &Inputs) {
 }
 
 /// strider-compile's default pipeline after specialization: canonicalize,
-/// then layout assignment for \p Target (as ONNX Runtime optimizes at
-/// session creation). Returns what it did.
-static llvm::Expected<std::string> optimizeGraph(Graph &G,
-                                                 llvm::StringRef Target) {
+/// then layout assignment for \p Target, costed by \p Tuning when given
+/// (as ONNX Runtime optimizes at session creation). Returns what it did.
+static llvm::Expected<std::string>
+optimizeGraph(Graph &G, llvm::StringRef Target,
+              std::shared_ptr<layout::TuningTable> Tuning) {
   llvm::Expected<layout::LayoutOptions> Layout =
       layout::parseLayoutOptions(Target, "auto", "model", {});
   if (!Layout)
     return Layout.takeError();
+  Layout->Tuning = std::move(Tuning);
   PipelineOptions Opts;
   Opts.Layout = std::move(*Layout);
   size_t Before = G.getNumNodes();
@@ -166,7 +178,7 @@ Session::build(const ShapeKey &Key) {
   } else if (!Opts.Optimize) {
     Did += "; not optimized";
   } else {
-    auto Summary = optimizeGraph(*S->G, Opts.Target);
+    auto Summary = optimizeGraph(*S->G, Opts.Target, Opts.Tuning);
     if (!Summary)
       return Summary.takeError();
     Did += "; " + *Summary;
@@ -205,6 +217,8 @@ Session::build(const ShapeKey &Key) {
     CO.Device = Opts.Device;
     CO.Math = *cuda::parsePrecision(Opts.Precision);
     CO.Pinned = Opts.Pinned;
+    if (Opts.Tuning)
+      CO.Algorithms = cuda::getTunedAlgorithms(*Opts.Tuning);
     auto P = cuda::compileForCUDA(*S->G, CO);
     if (!P)
       return P.takeError();

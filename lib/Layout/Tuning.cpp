@@ -143,6 +143,10 @@ double TuningTable::lookupRelayout(llvm::StringRef Key) const {
   return It == Relayouts.end() ? -1.0 : It->second;
 }
 
+void TuningTable::setAlgorithm(llvm::StringRef Key, const TunedAlgorithm &A) {
+  Algorithms[Key.str()] = A;
+}
+
 void TuningTable::setRelayout(llvm::StringRef Key, double Ns) {
   Relayouts[Key.str()] = Ns;
 }
@@ -190,7 +194,8 @@ TuningTable::calibrateTarget(const TargetDescription &Base) const {
   }
   std::vector<double> Bandwidths;
   for (const auto &KV : Relayouts) {
-    double Bytes = 4;
+    // Half precision tables time relayouts of 2-byte elements.
+    double Bytes = Precision == "fp16" || Precision == "bf16" ? 2 : 4;
     llvm::SmallVector<llvm::StringRef, 6> Parts;
     llvm::StringRef(KV.first).split(Parts, 'x');
     for (llvm::StringRef P : Parts) {
@@ -221,8 +226,13 @@ static void printNs(llvm::raw_ostream &OS, double Ns) {
 void TuningTable::print(llvm::raw_ostream &OS) const {
   OS << Magic << "\n";
   OS << "target " << Target << "\n";
-  OS << "simd " << (Simd.empty() ? "-" : Simd) << "\n";
-  OS << "threads " << Threads << "\n";
+  if (Device.empty()) {
+    OS << "simd " << (Simd.empty() ? "-" : Simd) << "\n";
+    OS << "threads " << Threads << "\n";
+  } else {
+    OS << "device " << Device << "\n";
+    OS << "precision " << (Precision.empty() ? "fp32" : Precision) << "\n";
+  }
   OS << "margin " << llvm::format("%g", Margin) << "\n";
   for (const auto &KV : Convs) {
     OS << "conv " << KV.first;
@@ -236,6 +246,11 @@ void TuningTable::print(llvm::raw_ostream &OS) const {
     OS << "relayout " << KV.first << " ns=";
     printNs(OS, KV.second);
     OS << "\n";
+  }
+  for (const auto &KV : Algorithms) {
+    OS << "algo " << KV.second.Name << " ns=";
+    printNs(OS, KV.second.Ns);
+    OS << " ws=" << KV.second.WorkspaceBytes << " " << KV.first << "\n";
   }
 }
 
@@ -270,6 +285,8 @@ private:
   llvm::Error parseConv(llvm::ArrayRef<llvm::StringRef> Words, TuningTable &T);
   llvm::Error parseRelayout(llvm::ArrayRef<llvm::StringRef> Words,
                             TuningTable &T);
+  llvm::Error parseAlgorithm(llvm::ArrayRef<llvm::StringRef> Words,
+                             TuningTable &T);
   llvm::Error parseEntry(llvm::StringRef Keyword, llvm::StringRef Content,
                          llvm::ArrayRef<llvm::StringRef> Words, TuningTable &T);
 
@@ -320,6 +337,11 @@ llvm::Error TableParser::parseHeader(llvm::StringRef Keyword,
     T.Target = Rest.str();
   } else if (Keyword == "simd") {
     T.Simd = Rest == "-" ? "" : Rest.str();
+  } else if (Keyword == "precision") {
+    if (Rest != "fp32" && Rest != "tf32" && Rest != "fp16" && Rest != "bf16")
+      return error(Rest, "precision must be fp32, tf32, fp16 or bf16, not '" +
+                             Rest + "'");
+    T.Precision = Rest.str();
   } else if (Keyword == "margin") {
     double M;
     if (Rest.getAsDouble(M) || !(M >= 0) || M > 1)
@@ -432,20 +454,53 @@ llvm::Error TableParser::parseRelayout(llvm::ArrayRef<llvm::StringRef> Words,
   return llvm::Error::success();
 }
 
+llvm::Error TableParser::parseAlgorithm(llvm::ArrayRef<llvm::StringRef> Words,
+                                       TuningTable &T) {
+  if (Words.size() < 5 || !Words[2].startswith("ns=") ||
+      !Words[3].startswith("ws="))
+    return error(Words[0], "expected 'algo NAME ns=TIME ws=BYTES KEY'");
+  TunedAlgorithm A;
+  A.Name = Words[1].str();
+  if (llvm::Error E = parseNs(Words[2], Words[2].drop_front(3), A.Ns))
+    return E;
+  if (A.Ns < 0)
+    return error(Words[2], "an algorithm entry needs its time, not '-'");
+  if (Words[3].drop_front(3).getAsInteger(10, A.WorkspaceBytes))
+    return error(Words[3], "'" + Words[3] +
+                               "': expected a workspace size in bytes");
+  // The key is the rest of the line, with its words single-spaced.
+  std::string Key;
+  for (llvm::StringRef W : Words.drop_front(4))
+    Key += (Key.empty() ? "" : " ") + W.str();
+  if (T.getAlgorithms().count(Key))
+    return error(Words[4], "a second algorithm for this key");
+  T.setAlgorithm(Key, A);
+  return llvm::Error::success();
+}
+
 llvm::Error TableParser::parseEntry(llvm::StringRef Keyword,
                                     llvm::StringRef Content,
                                     llvm::ArrayRef<llvm::StringRef> Words,
                                     TuningTable &T) {
   if (Keyword == "target" || Keyword == "simd" || Keyword == "threads" ||
-      Keyword == "margin")
+      Keyword == "margin" || Keyword == "precision")
     return parseHeader(Keyword, Content.drop_front(Keyword.size()).trim(), T);
+  if (Keyword == "device") {
+    llvm::StringRef Name = Content.drop_front(Keyword.size()).trim();
+    if (Name.empty())
+      return error(Keyword, "'device' needs the device's name");
+    T.Device = Name.str();
+    return llvm::Error::success();
+  }
   if (Keyword == "conv")
     return parseConv(Words, T);
   if (Keyword == "relayout")
     return parseRelayout(Words, T);
+  if (Keyword == "algo")
+    return parseAlgorithm(Words, T);
   return error(Keyword, "unknown entry '" + Keyword +
-                            "' (expected target, simd, threads, margin, "
-                            "conv or relayout)");
+                            "' (expected target, simd, threads, device, "
+                            "precision, margin, conv, relayout or algo)");
 }
 
 llvm::Expected<TuningTable> TableParser::parse() {

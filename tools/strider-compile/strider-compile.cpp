@@ -8,14 +8,17 @@
 // Graphviz view (layout.dot, plus layout.svg when `dot` is installed). The
 // directory is written under a temporary name and renamed into place, so a
 // failed run leaves no partial output. With --tune, the convolutions are
-// first timed on this machine's CPU backend and the times cached in the
-// --tuning-file, which then drives the layout choice.
+// first timed on this machine's CPU backend (cpu-* targets) or GPU
+// (cuda-* targets, with cuDNN's find choosing each conv's algorithm) and
+// the times cached in the --tuning-file, which then drives the layout
+// choice.
 //
 //===----------------------------------------------------------------------===//
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #if STRIDER_HAS_CUDA
 #include "strider/CodeGen/CUDA/CUDABackend.h"
+#include "strider/CodeGen/CUDA/Tuning.h"
 #endif
 #include "strider/CodeGen/CPU/Tuning.h"
 #include "strider/Engine/Artifact.h"
@@ -65,16 +68,23 @@ static cl::opt<bool> Quiet("quiet", cl::desc("Print nothing on success"),
 static cl::opt<bool>
     Tune("tune",
          cl::desc("Time every conv of the model (four layout variants) and "
-                  "the relayouts around it on this machine's CPU backend, "
-                  "add what --tuning-file lacks to it (it is created if "
-                  "missing) and choose layouts by those times; needs a "
-                  "cpu-* --target"),
+                  "the relayouts around it on this machine, add what "
+                  "--tuning-file lacks to it (it is created if missing) and "
+                  "choose layouts by those times: CPU kernels for cpu-* "
+                  "targets; for cuda-* targets the GPU (--tune-device) in "
+                  "the --precision, with cuDNN's find choosing each conv's "
+                  "algorithm (kept in the file too)"),
          cl::init(false), cl::cat(CompileCat));
 static cl::opt<unsigned>
     TuneThreads("tune-threads",
                 cl::desc("Threads each timed kernel runs on (default 1; "
                          "a tuning file holds one thread count)"),
                 cl::init(1), cl::cat(CompileCat));
+static cl::opt<int>
+    TuneDevice("tune-device",
+               cl::desc("cuda-* targets: the GPU --tune times on (default 0; "
+                        "a tuning file holds one device)"),
+               cl::init(0), cl::cat(CompileCat));
 static cl::opt<bool> Strict(
     "strict",
     cl::desc("Refuse what ONNX Runtime tolerates: negative dim_value, "
@@ -106,30 +116,112 @@ static llvm::Error makeToolError(const llvm::Twine &Msg) {
 static const char *const Pipeline =
     "infer-shapes,canonicalize,infer-shapes,layout-assignment";
 
-static cpu::TuneStats TuneResult;
+static codegen::TuneStats TuneResult;
+
+static size_t countEntries(const layout::TuningTable &T) {
+  return T.getNumConvs() + T.getNumRelayouts() + T.getAlgorithms().size();
+}
+
+/// Writes \p T to --tuning-file when tuning added to it (or the file is
+/// new), after \p Tuned, what tuning returned: what was measured is kept
+/// even if tuning stopped at an error or the compile fails later.
+static llvm::Error keepTuning(llvm::Error Tuned, bool Existed, size_t Before,
+                              const layout::TuningTable &T) {
+  if (!Existed || countEntries(T) != Before)
+    if (llvm::Error W = T.writeFile(toolflags::TuningFileFlag))
+      return llvm::joinErrors(std::move(Tuned), std::move(W));
+  return Tuned;
+}
+
+/// The table's machine (what its times were measured on) against this
+/// run's: a file holds the times of one machine setting.
+static llvm::Error checkTableMachine(const std::string &Have,
+                                     const std::string &Want) {
+  if (Have == Want)
+    return llvm::Error::success();
+  return makeToolError(toolflags::TuningFileFlag + ": measured with " + Have +
+                       "; this run would add " + Want + ": use another file");
+}
+
+/// Where a table's times were measured, for the summary line.
+static std::string describeTuningMachine(const layout::TuningTable &T) {
+  if (!T.Device.empty())
+    return T.Device + ", " + (T.Precision.empty() ? "fp32" : T.Precision);
+  return T.Simd + ", " + std::to_string(T.Threads) + " thread(s)";
+}
+
+/// --tune on a cuda-* target: the GPU, the --precision.
+static llvm::Error setUpCudaTuning(layout::LayoutOptions &Layout) {
+#if STRIDER_HAS_CUDA
+  auto Math = cuda::parsePrecision(PrecisionFlag);
+  if (!Math)
+    return makeToolError("unknown precision '" + PrecisionFlag +
+                         "' (fp32, fp16 or bf16)");
+  auto Device = cuda::getDeviceName(TuneDevice);
+  if (!Device)
+    return makeToolError("--tune on --target=" + Layout.Target->Name +
+                         " times on a GPU: " +
+                         llvm::toString(Device.takeError()));
+  layout::TuningTable &Table = *Layout.Tuning;
+  auto Describe = [](const std::string &Dev, const std::string &Prec) {
+    return (Dev.empty() ? std::string("no device") : Dev) + " at " +
+           (Prec.empty() ? std::string("fp32") : Prec);
+  };
+  if (countEntries(Table) == 0) {
+    Table.Device = *Device;
+    Table.Precision = PrecisionFlag;
+  } else if (llvm::Error E = checkTableMachine(
+                 Describe(Table.Device, Table.Precision),
+                 Describe(*Device, PrecisionFlag))) {
+    return E;
+  }
+  const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
+  const cuda::Precision P = *Math;
+  Layout.Tune = [Existed, P](const Graph &G, const layout::DimBindings &Dims,
+                             layout::TuningTable &T) {
+    cuda::TuneOptions TO;
+    TO.Device = TuneDevice;
+    TO.Math = P;
+    TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
+    const size_t Before = countEntries(T);
+    return keepTuning(cuda::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
+                      Before, T);
+  };
+  return llvm::Error::success();
+#else
+  return makeToolError("--tune on --target=" + Layout.Target->Name +
+                       " times on a GPU, and this build of Strider has no "
+                       "CUDA backend (nvcc was not found when it was "
+                       "configured)");
+#endif
+}
 
 /// Checks --tune's flags against the table and installs the tuner.
 static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
   if (toolflags::TuningFileFlag.empty())
     return makeToolError("--tune needs --tuning-file=FILE to keep the "
                          "measurements in");
+  if (Layout.Target->Name.startswith("cuda-"))
+    return setUpCudaTuning(Layout);
   if (!Layout.Target->Name.startswith("cpu-"))
-    return makeToolError("--tune times CPU kernels; --target=" +
-                         Layout.Target->Name + " is not a cpu-* target");
+    return makeToolError("--tune times CPU or CUDA kernels; --target=" +
+                         Layout.Target->Name +
+                         " is neither a cpu-* nor a cuda-* target");
   if (TuneThreads < 1 || TuneThreads > 1024)
     return makeToolError("--tune-threads must be between 1 and 1024");
   layout::TuningTable &Table = *Layout.Tuning;
   std::string Simd = cpu::Program::getSimdTarget();
-  if (Table.getNumConvs() + Table.getNumRelayouts() == 0) {
+  auto Describe = [](const std::string &Simd, int Threads) {
+    return (Simd.empty() ? std::string("unknown") : Simd) + " kernels on " +
+           std::to_string(Threads) + " thread(s)";
+  };
+  if (countEntries(Table) == 0) {
     Table.Simd = Simd;
     Table.Threads = int(TuneThreads);
-  } else if (Table.Simd != Simd || Table.Threads != int(TuneThreads)) {
-    return makeToolError(toolflags::TuningFileFlag + ": measured with " +
-                         (Table.Simd.empty() ? "unknown" : Table.Simd) +
-                         " kernels on " + llvm::Twine(Table.Threads) +
-                         " thread(s); this run would add " + Simd +
-                         " kernels on " + llvm::Twine(unsigned(TuneThreads)) +
-                         " thread(s): use another file");
+  } else if (llvm::Error E = checkTableMachine(
+                 Describe(Table.Simd, Table.Threads),
+                 Describe(Simd, int(TuneThreads)))) {
+    return E;
   }
   const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
   Layout.Tune = [Existed](const Graph &G, const layout::DimBindings &Dims,
@@ -137,15 +229,9 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
     cpu::TuneOptions TO;
     TO.Threads = int(TuneThreads);
     TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
-    const size_t Before = T.getNumConvs() + T.getNumRelayouts();
-    llvm::Error E = cpu::tuneGraph(G, Dims, TO, T, &TuneResult);
-    // The file is written (atomically) as soon as tuning ends: what was
-    // measured is kept even if tuning stopped at an error or the compile
-    // fails later; a new file exists even when nothing was measured.
-    if (!Existed || T.getNumConvs() + T.getNumRelayouts() != Before)
-      if (llvm::Error W = T.writeFile(toolflags::TuningFileFlag))
-        return llvm::joinErrors(std::move(E), std::move(W));
-    return E;
+    const size_t Before = countEntries(T);
+    return keepTuning(cpu::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
+                      Before, T);
   };
   return llvm::Error::success();
 }
@@ -167,6 +253,13 @@ static llvm::Expected<PipelineOptions> parseOptions() {
     return makeToolError("--precision=" + PrecisionFlag +
                          " is for cuda-* targets; --target=" +
                          Layout->Target->Name + " computes in f32");
+  // A GPU table holds the times of one precision's kernels.
+  if (const layout::TuningTable *T = Layout->Tuning.get();
+      T && !T->Device.empty() && T->Precision != PrecisionFlag)
+    return makeToolError(toolflags::TuningFileFlag + ": measured at " +
+                         T->Precision + ", not at --precision=" +
+                         PrecisionFlag + ": use a table measured at " +
+                         PrecisionFlag);
   PipelineOptions Opts;
   Opts.Precision.Half = *Half;
   Opts.Precision.Target = Layout->Target;
@@ -499,8 +592,7 @@ static int compile() {
                    << TuneResult.Convs << " convs and "
                    << TuneResult.MeasuredRelayouts << " relayouts in "
                    << llvm::format("%.1f", TuneResult.Seconds) << " s ("
-                   << Opts->Layout.Tuning->Simd << ", "
-                   << Opts->Layout.Tuning->Threads << " thread(s)); "
+                   << describeTuningMachine(*Opts->Layout.Tuning) << "); "
                    << toolflags::TuningFileFlag << "\n";
     Report.printSummary(llvm::outs());
     if (!PrecisionReports.empty())

@@ -17,6 +17,7 @@
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
 #include "strider/Import/ONNX.h"
+#include "strider/Layout/Tuning.h"
 #include "strider/Runtime/Npy.h"
 #include "strider/Runtime/Reference.h"
 #include "strider/Support/FileIO.h"
@@ -153,8 +154,16 @@ static cl::opt<bool> NoOptimize(
 static cl::opt<std::string> TargetName(
     "target",
     cl::desc("Layout-assignment target of an ONNX model (default: this "
-             "machine's, cpu-avx512 or cpu-avx2)"),
+             "machine's, cpu-avx512 or cpu-avx2; cuda-sm90 with "
+             "--backend=cuda)"),
     cl::value_desc("name"), cl::cat(RunCat));
+static cl::opt<std::string> TuningFile(
+    "tuning-file",
+    cl::desc("Kernel times measured for --target by strider-compile --tune: "
+             "an ONNX model's layouts are costed by them, and with "
+             "--backend=cuda its convs run the cuDNN algorithms the file "
+             "holds"),
+    cl::value_desc("file"), cl::cat(RunCat));
 static cl::opt<bool> Strict(
     "strict",
     cl::desc("Refuse what ONNX Runtime tolerates in ONNX files: negative "
@@ -433,6 +442,12 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   SO.Threads = int(Threads);
   SO.Optimize = !NoOptimize;
   SO.Target = TargetName;
+  if (!TuningFile.empty()) {
+    auto Table = layout::TuningTable::readFile(TuningFile);
+    if (!Table)
+      return toolPrefixed(Table.takeError());
+    SO.Tuning = std::make_shared<layout::TuningTable>(std::move(*Table));
+  }
   auto Dims = parseDimFlags();
   if (!Dims)
     return toolPrefixed(Dims.takeError());

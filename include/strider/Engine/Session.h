@@ -37,6 +37,10 @@
 
 namespace strider {
 
+namespace layout {
+class TuningTable;
+}
+
 class Graph;
 class Value;
 
@@ -128,6 +132,11 @@ struct SessionOptions {
   /// Backend::CUDA: inputs and outputs through pinned host buffers
   /// (asynchronous copies); off copies from and to pageable memory.
   bool Pinned = true;
+  /// Kernel times measured for Target (strider-compile --tune): layout
+  /// assignment of ONNX models costs by them, and on Backend::CUDA the
+  /// convs run the cuDNN algorithms the table holds. Its target must be
+  /// Target's, and a GPU table's precision Precision.
+  std::shared_ptr<layout::TuningTable> Tuning;
 };
 
 /// Whether this build and machine can run \p Opts' backend: for

@@ -26,6 +26,25 @@
 // `r=1` marks a conv timed with its residual Add fused (`r` may be left
 // out: 0).
 //
+// A table of a cuda-* target, measured by the CUDA backend, names the
+// device and the precision its convs ran in instead of `simd` and
+// `threads`, and adds the cuDNN algorithm that won for each conv
+// configuration the backend ran (keyed as the CUDA backend keys convs; the
+// algorithm's name, its time and workspace bytes):
+//
+//   strider-tuning 1
+//   target cuda-sm90
+//   device NVIDIA H100 80GB HBM3 (sm_90)
+//   precision fp16
+//   margin 0.05
+//   conv ...
+//   relayout 1x64x56x56 ns=3.1
+//   algo IMPLICIT_PRECOMP_GEMM ns=9120.0 ws=0 x=1x64x56x56 w=64x64x3x3
+//        s=1x1 p=1x1x1x1 d=1x1 g=1 xl=nhwc yl=nhwc f16
+//
+// (the algorithm's key is the rest of its line). Relayout times of such a
+// table are for data of its precision's element type.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef STRIDER_LAYOUT_TUNING_H
@@ -95,6 +114,13 @@ struct ConvTiming {
   double Ns[NumConvVariants] = {-1, -1, -1, -1};
 };
 
+/// The library algorithm measured fastest for one conv (cuda-* tables).
+struct TunedAlgorithm {
+  std::string Name;
+  double Ns = 0;
+  uint64_t WorkspaceBytes = 0;
+};
+
 class TuningTable {
 public:
   /// Where the table was measured: a target name, the SIMD target the
@@ -102,6 +128,11 @@ public:
   std::string Target;
   std::string Simd;
   int Threads = 1;
+  /// Tables of cuda-* targets: the device ("NVIDIA H100 80GB HBM3
+  /// (sm_90)") and the precision the convs were timed in (fp32, tf32, fp16
+  /// or bf16). Empty for CPU tables.
+  std::string Device;
+  std::string Precision;
   /// Variants of a conv measured within this fraction of its fastest
   /// (offered) variant count as equally fast: timings are noisy, and a
   /// difference that small should not outweigh the rest of the graph.
@@ -117,6 +148,11 @@ public:
   /// Nanoseconds of a relayout (either direction), or negative.
   double lookupRelayout(llvm::StringRef Key) const;
   void setRelayout(llvm::StringRef Key, double Ns);
+  /// Algorithms by library key (the CUDA backend's conv keys).
+  const std::map<std::string, TunedAlgorithm> &getAlgorithms() const {
+    return Algorithms;
+  }
+  void setAlgorithm(llvm::StringRef Key, const TunedAlgorithm &A);
   size_t getNumConvs() const { return Convs.size(); }
   size_t getNumRelayouts() const { return Relayouts.size(); }
 
@@ -141,6 +177,7 @@ private:
   };
   std::map<std::string, ConvEntry> Convs;
   std::map<std::string, double> Relayouts;
+  std::map<std::string, TunedAlgorithm> Algorithms;
 };
 
 } // namespace layout

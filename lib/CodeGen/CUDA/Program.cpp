@@ -77,6 +77,7 @@ public:
   /// Per step: its runner, if it is a library step.
   std::vector<std::unique_ptr<ConvRunner>> Convs;
   std::vector<std::unique_ptr<GemmRunner>> Gemms;
+  std::vector<LibraryAlgorithm> ConvAlgorithms;
   /// Per step: the epilogue its library left, launched after it.
   struct Remainder {
     EpilogueParams Params;
@@ -208,11 +209,10 @@ static EpilogueParams makeRemainder(const EpilogueSpec &Rest, int64_t Count,
 llvm::Error ProgramImpl::load() {
   const PlanImpl &P = plan();
   STRIDER_CUDA_TRY(cudaSetDevice(Opts.Device), "cudaSetDevice");
-  cudaDeviceProp Prop;
-  STRIDER_CUDA_TRY(cudaGetDeviceProperties(&Prop, Opts.Device),
-                   "cudaGetDeviceProperties");
-  DeviceName = std::string(Prop.name) + " (sm_" + std::to_string(Prop.major) +
-               std::to_string(Prop.minor) + ")";
+  auto Name = getDeviceName(Opts.Device);
+  if (!Name)
+    return Name.takeError();
+  DeviceName = std::move(*Name);
   STRIDER_CUDA_TRY(cudaStreamCreateWithFlags(&Stream, cudaStreamNonBlocking),
                    "cudaStreamCreate");
   if (P.ArenaBytes)
@@ -255,14 +255,27 @@ llvm::Error ProgramImpl::load() {
     int64_t Count = 0, Channels = 1, ChannelStride = 1;
     DType T;
     if (C) {
-      auto It = Opts.Algorithms.find(getConvKey(C->Desc));
+      LibraryAlgorithm Chosen;
+      Chosen.Key = getConvKey(C->Desc);
+      auto It = Opts.Algorithms.find(Chosen.Key);
+      std::string Algo =
+          It == Opts.Algorithms.end() ? std::string() : It->second;
+      if (Algo.empty() && Opts.FindAlgorithms) {
+        auto Found = findConvAlgorithms(*Libs, C->Desc);
+        if (!Found)
+          return Found.takeError();
+        Algo = Found->front().Algo;
+        Chosen.FoundNs = Found->front().Nanoseconds;
+      }
       auto R = ConvRunner::create(
           *Libs, C->Desc, C->Weights->data(),
-          C->Bias && !C->Bias->empty() ? C->Bias->data() : nullptr,
-          It == Opts.Algorithms.end() ? std::string() : It->second);
+          C->Bias && !C->Bias->empty() ? C->Bias->data() : nullptr, Algo);
       if (!R)
         return R.takeError();
       Convs[I] = std::move(*R);
+      Chosen.Algo = Convs[I]->getAlgo();
+      Chosen.WorkspaceBytes = Convs[I]->getWorkspaceBytes();
+      ConvAlgorithms.push_back(std::move(Chosen));
       Wanted = C->Desc.Epilogue;
       Fused = Convs[I]->getFused();
       Work = Convs[I]->getWorkspaceBytes();
@@ -380,6 +393,16 @@ llvm::Error cuda::checkDevice(int Ordinal) {
   return llvm::Error::success();
 }
 
+llvm::Expected<std::string> cuda::getDeviceName(int Ordinal) {
+  if (llvm::Error E = checkDevice(Ordinal))
+    return E;
+  cudaDeviceProp Prop;
+  STRIDER_CUDA_TRY(cudaGetDeviceProperties(&Prop, Ordinal),
+                   "cudaGetDeviceProperties");
+  return std::string(Prop.name) + " (sm_" + std::to_string(Prop.major) +
+         std::to_string(Prop.minor) + ")";
+}
+
 Program::Program(std::unique_ptr<ProgramImpl> Impl) : Impl(std::move(Impl)) {}
 Program::~Program() = default;
 
@@ -408,6 +431,9 @@ llvm::ArrayRef<double> Program::getStepSeconds() const {
 }
 unsigned Program::getProfiledRuns() const { return Impl->ProfiledRuns; }
 int64_t Program::getArenaBytes() const { return Impl->plan().ArenaBytes; }
+llvm::ArrayRef<LibraryAlgorithm> Program::getConvAlgorithms() const {
+  return Impl->ConvAlgorithms;
+}
 std::string Program::getDeviceName() const { return Impl->DeviceName; }
 
 llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {

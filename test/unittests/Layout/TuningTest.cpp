@@ -118,6 +118,57 @@ TEST(TuningTest, PrintParseRoundTrip) {
   EXPECT_EQ(OS.str(), OS2.str());
 }
 
+TEST(TuningTest, GpuTableRoundTrip) {
+  // A cuda-* table: device and precision instead of simd and threads, and
+  // the algorithm each conv key ran, keyed by text with spaces.
+  TuningTable T;
+  T.Target = "cuda-sm90";
+  T.Device = "NVIDIA H100 80GB HBM3 (sm_90)";
+  T.Precision = "fp16";
+  T.setRelayout("1x16x10x12", 3.5);
+  const std::string Key = "x=1x64x56x56 w=64x64x3x3 s=1x1 p=1x1x1x1 d=1x1 "
+                          "g=1 xl=nhwc yl=nhwc f16";
+  TunedAlgorithm A;
+  A.Name = "IMPLICIT_PRECOMP_GEMM";
+  A.Ns = 9120.5;
+  A.WorkspaceBytes = 4096;
+  T.setAlgorithm(Key, A);
+  T.setAlgorithm("transposed x=1x8x4x4 w=8x4x2x2 y=1x4x8x8 s=2x2 p=0x0x0x0 "
+                 "d=1x1 g=1 xl=nchw yl=nchw f32",
+                 {"ALGO_1", 55, 0});
+
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  T.print(OS);
+  EXPECT_TRUE(llvm::StringRef(OS.str()).startswith(
+      "strider-tuning 1\ntarget cuda-sm90\ndevice NVIDIA H100 80GB HBM3 "
+      "(sm_90)\nprecision fp16\nmargin 0.05\nrelayout 1x16x10x12 "))
+      << OS.str();
+  EXPECT_EQ(OS.str().find("simd"), std::string::npos);
+  auto Back = TuningTable::parse(OS.str(), "gpu.tune");
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Device, T.Device);
+  EXPECT_EQ(Back->Precision, "fp16");
+  ASSERT_EQ(Back->getAlgorithms().size(), 2u);
+  auto It = Back->getAlgorithms().find(Key);
+  ASSERT_NE(It, Back->getAlgorithms().end());
+  EXPECT_EQ(It->second.Name, "IMPLICIT_PRECOMP_GEMM");
+  EXPECT_DOUBLE_EQ(It->second.Ns, 9120.5);
+  EXPECT_EQ(It->second.WorkspaceBytes, 4096u);
+  std::string Again;
+  llvm::raw_string_ostream OS2(Again);
+  Back->print(OS2);
+  EXPECT_EQ(OS.str(), OS2.str());
+
+  // Half-precision relayouts move 2-byte elements: the bandwidth fitted
+  // from 1x16x10x12 in 3.5 ns is 1920 * 2 / 3.5 bytes per ns.
+  TargetDescription Fitted = Back->calibrateTarget(getDefaultTarget());
+  EXPECT_NEAR(Fitted.RelayoutGBs, 1920.0 * 2 / 3.5, 1e-6);
+  Back->Precision = "fp32";
+  EXPECT_NEAR(Back->calibrateTarget(getDefaultTarget()).RelayoutGBs,
+              1920.0 * 4 / 3.5, 1e-6);
+}
+
 TEST(TuningTest, ParseErrorsAreLocated) {
   auto Msg = [](llvm::StringRef Text) {
     auto T = TuningTable::parse(Text, "t.tune");
@@ -162,6 +213,22 @@ TEST(TuningTest, ParseErrorsAreLocated) {
                 "nhwc>nchw=1\n"),
             "t.tune:3:1: conv entry: x, w and y need the same rank (3-5), s "
             "and d one value and p two per spatial dim");
+  // GPU tables' lines.
+  const std::string Gpu = "strider-tuning 1\ntarget cuda-sm90\n";
+  EXPECT_EQ(Msg(Gpu + "precision fp8\n"),
+            "t.tune:3:11: precision must be fp32, tf32, fp16 or bf16, not "
+            "'fp8'");
+  EXPECT_EQ(Msg(Gpu + "device   \n"),
+            "t.tune:3:1: 'device' needs the device's name");
+  EXPECT_EQ(Msg(Gpu + "algo GEMM ns=5 x=1\n"),
+            "t.tune:3:1: expected 'algo NAME ns=TIME ws=BYTES KEY'");
+  EXPECT_EQ(Msg(Gpu + "algo GEMM ns=- ws=0 x=1\n"),
+            "t.tune:3:11: an algorithm entry needs its time, not '-'");
+  EXPECT_EQ(Msg(Gpu + "algo GEMM ns=5 ws=-1 x=1\n"),
+            "t.tune:3:16: 'ws=-1': expected a workspace size in bytes");
+  EXPECT_EQ(Msg(Gpu + "algo GEMM ns=5 ws=0 x=1 f16\nalgo FFT ns=6 ws=0 x=1  "
+                      "f16\n"),
+            "t.tune:4:20: a second algorithm for this key");
 }
 
 TEST(TuningTest, MeasuredCostsReplaceEstimates) {

@@ -1,18 +1,15 @@
 //===- Tuning.h - Timing CPU kernels for layout choice ---------*- C++ -*-===//
 //
-// Fills a layout::TuningTable with times measured on this machine: every
-// convolution of a graph in each of its four layout variants (NCHW or NHWC
-// in, NCHW or NHWC out), and a relayout of each conv's input and output
-// shape, each as a one-op program of the CPU backend. Like
-// cudnn.benchmark, but ahead of time and cached in a file: entries the
-// table already holds are not measured again.
+// Fills a layout::TuningTable with times measured on this machine, each
+// as a one-op program of the CPU backend (codegen::tuneConvsAndRelayouts
+// says what is measured).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef STRIDER_CODEGEN_CPU_TUNING_H
 #define STRIDER_CODEGEN_CPU_TUNING_H
 
-#include "strider/Layout/Tuning.h"
+#include "strider/CodeGen/Tuning.h"
 
 #include "llvm/Support/Error.h"
 
@@ -42,23 +39,11 @@ struct TuneOptions {
   llvm::raw_ostream *Log = nullptr;
 };
 
-struct TuneStats {
-  /// Convs of the graph with known shapes and f32 data, and how many of
-  /// them this call measured (the rest were in the table).
-  unsigned Convs = 0;
-  unsigned MeasuredConvs = 0;
-  unsigned MeasuredRelayouts = 0;
-  /// Convs left to the estimates: a dim not bound (see --dim), or not
-  /// f32.
-  unsigned SkippedConvs = 0;
-  double Seconds = 0;
-};
-
 /// Measures what \p Table lacks for \p G (shape-inferred, \p Dims bound)
 /// and adds it. Errors name the conv whose program failed.
 llvm::Error tuneGraph(const Graph &G, const layout::DimBindings &Dims,
                       const TuneOptions &Opts, layout::TuningTable &Table,
-                      TuneStats *Stats = nullptr);
+                      codegen::TuneStats *Stats = nullptr);
 
 } // namespace cpu
 } // namespace strider

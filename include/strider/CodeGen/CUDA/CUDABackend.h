@@ -62,6 +62,20 @@ struct CUDAOptions {
   /// Tuned library algorithms by conv/GEMM key (Libraries.h keys; from a
   /// cuda tuning file); others use the libraries' heuristics.
   std::map<std::string, std::string> Algorithms;
+  /// Convs without a tuned algorithm time every algorithm cuDNN offers at
+  /// load (cuDNN's find) and run the fastest, instead of taking the
+  /// heuristic's choice: what `--tune` does on cuda targets.
+  bool FindAlgorithms = false;
+};
+
+/// A conv's algorithm as a loaded program runs it.
+struct LibraryAlgorithm {
+  std::string Key;  ///< The conv's key ("x=1x64x56x56 w=... f16").
+  std::string Algo; ///< cuDNN's name for it ("IMPLICIT_PRECOMP_GEMM").
+  /// With CUDAOptions::FindAlgorithms, what cuDNN's find measured for it
+  /// (the conv alone); 0 when it was tuned or the heuristic's.
+  double FoundNs = 0;
+  uint64_t WorkspaceBytes = 0;
 };
 
 /// One step of a plan, for reports.
@@ -105,6 +119,9 @@ llvm::Expected<std::unique_ptr<Plan>> planForCUDA(const Graph &G,
 /// ("no CUDA device on this machine", "device 3 does not exist (2
 /// devices)") otherwise.
 llvm::Error checkDevice(int Ordinal);
+/// "NVIDIA H100 80GB HBM3 (sm_90)" for device \p Ordinal; checkDevice's
+/// errors.
+llvm::Expected<std::string> getDeviceName(int Ordinal);
 
 class ProgramImpl;
 
@@ -129,6 +146,8 @@ public:
   llvm::ArrayRef<double> getStepSeconds() const;
   unsigned getProfiledRuns() const;
   int64_t getArenaBytes() const;
+  /// The algorithm of each conv step, in step order.
+  llvm::ArrayRef<LibraryAlgorithm> getConvAlgorithms() const;
   /// "NVIDIA H100 80GB HBM3 (sm_90)".
   std::string getDeviceName() const;
 

@@ -1,0 +1,113 @@
+//===- Tuning.cpp - Timing the CUDA backend's kernels for layout choice ---===//
+//
+// The CUDA backend's side of codegen::tuneConvsAndRelayouts: a one-op
+// graph planned and loaded with cuDNN's find choosing its convs'
+// algorithms, then run step by step with CUDA events around each step
+// (Program's profiling), so that the time counted is the device time of
+// its kernels and library calls; copying inputs in and outputs out is
+// not. A graph the backend cannot plan is no variant it offers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/CodeGen/CUDA/Tuning.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace strider;
+using namespace strider::cuda;
+
+namespace {
+
+class CUDATimedProgram final : public codegen::TimedProgram {
+public:
+  explicit CUDATimedProgram(std::unique_ptr<Program> P) : P(std::move(P)) {}
+
+  llvm::Expected<double> run(const runtime::TensorMap &Inputs,
+                             unsigned Reps) override {
+    P->setProfiling(true);
+    for (unsigned I = 0; I < Reps; ++I)
+      if (auto R = P->run(Inputs); !R)
+        return R.takeError();
+    double Sum = 0;
+    for (double Sec : P->getStepSeconds())
+      Sum += Sec;
+    return Sum / std::max(1u, P->getProfiledRuns()) * 1e9;
+  }
+
+private:
+  std::unique_ptr<Program> P;
+};
+
+ElementType getDataType(Precision P) {
+  switch (P) {
+  case Precision::FP16:
+    return ElementType::F16;
+  case Precision::BF16:
+    return ElementType::BF16;
+  case Precision::FP32:
+  case Precision::TF32:
+    break;
+  }
+  return ElementType::F32;
+}
+
+} // namespace
+
+llvm::Error cuda::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
+                            const TuneOptions &Opts,
+                            layout::TuningTable &Table,
+                            codegen::TuneStats *Stats) {
+  if (llvm::Error E = checkDevice(Opts.Device))
+    return E;
+  codegen::TuneDriverOptions DO;
+  DO.Type = getDataType(Opts.Math);
+  DO.Samples = Opts.Samples;
+  DO.SampleSeconds = Opts.SampleSeconds;
+  DO.Log = Opts.Log;
+  CUDAOptions CO;
+  CO.Device = Opts.Device;
+  CO.Math = Opts.Math;
+  CO.UseGraph = false; // Profiled runs launch step by step anyway.
+  CO.FindAlgorithms = true;
+  CO.Algorithms = getTunedAlgorithms(Table);
+  auto Compile = [&](const Graph &One)
+      -> llvm::Expected<std::unique_ptr<codegen::TimedProgram>> {
+    auto P = planForCUDA(One, CO);
+    if (!P) {
+      // No kernel for this variant (a layout mix or type the backend does
+      // not plan): the layout costs keep their estimate for it.
+      if (Opts.Log)
+        *Opts.Log << "tune: not offered: " << llvm::toString(P.takeError())
+                  << "\n";
+      else
+        llvm::consumeError(P.takeError());
+      return nullptr;
+    }
+    auto Prog = Program::load(std::move(*P), CO);
+    if (!Prog)
+      return Prog.takeError();
+    // The algorithms cuDNN's find chose, kept for the programs built with
+    // this table (and for the next variants of the same conv).
+    for (const LibraryAlgorithm &A : (*Prog)->getConvAlgorithms()) {
+      if (A.FoundNs <= 0 || Table.getAlgorithms().count(A.Key))
+        continue;
+      layout::TunedAlgorithm TA;
+      TA.Name = A.Algo;
+      TA.Ns = A.FoundNs;
+      TA.WorkspaceBytes = A.WorkspaceBytes;
+      Table.setAlgorithm(A.Key, TA);
+      CO.Algorithms[A.Key] = A.Algo;
+    }
+    return std::unique_ptr<codegen::TimedProgram>(
+        std::make_unique<CUDATimedProgram>(std::move(*Prog)));
+  };
+  return codegen::tuneConvsAndRelayouts(G, Dims, DO, Compile, Table, Stats);
+}
+
+std::map<std::string, std::string>
+cuda::getTunedAlgorithms(const layout::TuningTable &Table) {
+  std::map<std::string, std::string> Out;
+  for (const auto &KV : Table.getAlgorithms())
+    Out[KV.first] = KV.second.Name;
+  return Out;
+}
