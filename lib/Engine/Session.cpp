@@ -70,8 +70,6 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
                      llvm::Twine(Opts.Threads) + ")");
   if (Opts.MaxSpecializations < 1)
     Opts.MaxSpecializations = 1;
-  if (llvm::Error E = checkBackendAvailable(Opts))
-    return E;
   if (Opts.Kind == Backend::CUDA) {
     if (Opts.Target.empty())
       Opts.Target = "cuda-sm90";
@@ -85,6 +83,7 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
   auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
   if (!L)
     return L.takeError();
+  // The table before the device: a wrong file is wrong on every machine.
   if (const layout::TuningTable *T = Opts.Tuning.get()) {
     if (T->Target != L->Target->Name)
       return makeError("the tuning table was measured for target '" +
@@ -93,6 +92,8 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
       return makeError("the tuning table was measured at " + T->Precision +
                        ", not at precision " + Opts.Precision);
   }
+  if (llvm::Error E = checkBackendAvailable(Opts))
+    return E;
   if (llvm::Error E = checkDimBindings(M->getGraph(), Opts.Dims))
     return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
   return std::unique_ptr<Session>(new Session(std::move(M), std::move(Opts)));
