@@ -25,6 +25,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/testdata"
 BINARIES=(
   "$BUILD/bin/strider-run"
+  "$BUILD/bin/strider-compile"
   "$BUILD/bin/strider-numeric-conformance"
   "$BUILD/bin/StriderCudaTests"
 )

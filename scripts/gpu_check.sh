@@ -13,13 +13,17 @@
 #      through --backend=cuda against ONNX Runtime: fp32 within 1e-4,
 #      fp16 within the documented tolerance
 #   4. the benchmark against PyTorch on the same GPU (scripts/gpu_bench.py)
+#   5. the layout decision measured: ResNet-50, MobileNetV2 and the UNet
+#      (make_model_set.py full, batch 1) tuned on this GPU (strider-compile
+#      --tune, fp16), then run with the chosen layouts, all-NCHW and
+#      all-NHWC (the table's cuDNN algorithms in each)
 #
 # Prints a summary line per part; exits non-zero if any part failed.
-# STRIDER_GPU_CHECK_PARTS="1 2 3 4" picks parts.
+# STRIDER_GPU_CHECK_PARTS="1 2 3 4 5" picks parts.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ARCHIVE="${STRIDER_GPU_BUNDLE:-$ROOT/gpu-bundle.tar.gz}"
-PARTS="${STRIDER_GPU_CHECK_PARTS:-1 2 3 4}"
+PARTS="${STRIDER_GPU_CHECK_PARTS:-1 2 3 4 5}"
 PY="${PYTHON:-python3}"
 WORK="${TMPDIR:-/tmp}/strider-gpu-check"
 BUNDLE="$WORK/bundle"
@@ -132,6 +136,55 @@ if [[ " $PARTS " == *" 4 "* ]]; then
   else
     STATUS=1
     note "benchmark: FAILED"
+  fi
+fi
+
+if [[ " $PARTS " == *" 5 "* ]]; then
+  echo "== 5. layout choice measured: tuned auto vs all-NCHW vs all-NHWC (fp16, batch 1)"
+  CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
+  TARGET=cuda-sm90; [ "${CAP%%.*}" -lt 9 ] 2>/dev/null && TARGET=cuda-sm80
+  L="$WORK/layouts"; mkdir -p "$L"
+  TUNE="$L/$TARGET-fp16.tune"
+  if "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant full \
+       --only resnet50 mobilenetv2 unet > "$WORK/models-full.log" 2>&1; then
+    FAILS=0
+    printf '   %-12s %10s %10s %10s %9s %9s  %s\n' model auto_ms nchw_ms nhwc_ms nchw/auto nhwc/auto "channels-last (auto)"
+    for NAME in resnet50 mobilenetv2 unet; do
+      M="$WORK/models/full/$NAME.onnx"
+      declare -A MS=()
+      for MODE in auto nchw nhwc; do
+        OUT="$L/$NAME.$MODE"; rm -rf "$OUT"
+        TUNEFLAG=(); [ $MODE = auto ] && TUNEFLAG=(--tune)
+        if ! "$BIN/strider-compile" "$M" -o "$OUT" --target=$TARGET --precision=fp16 \
+               --layout=$MODE "${TUNEFLAG[@]}" --tuning-file="$TUNE" --svg=false \
+               > "$L/$NAME.$MODE.compile.log" 2>&1; then
+          FAILS=$((FAILS + 1)); MS[$MODE]=FAIL
+          echo "   $NAME $MODE: compile FAILED"; tail -3 "$L/$NAME.$MODE.compile.log" | sed 's/^/      /'
+          continue
+        fi
+        if "$BIN/strider-run" "$OUT" --backend=cuda --precision=fp16 --target=$TARGET \
+             --tuning-file="$TUNE" --random-inputs --bench 100 --warmup 10 --json \
+             > "$L/$NAME.$MODE.run.json" 2> "$L/$NAME.$MODE.run.log"; then
+          MS[$MODE]=$("$PY" -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["median_ms"])' "$L/$NAME.$MODE.run.json")
+        else
+          FAILS=$((FAILS + 1)); MS[$MODE]=FAIL
+          echo "   $NAME $MODE: run FAILED"; tail -3 "$L/$NAME.$MODE.run.log" | sed 's/^/      /'
+        fi
+      done
+      RATIO() { "$PY" -c 'import sys
+try: print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))
+except ValueError: print("-")' "$1" "$2"; }
+      CL=$(grep -m1 '^layouts:' "$L/$NAME.auto.compile.log" | sed 's/^layouts: //')
+      printf '   %-12s %10s %10s %10s %9s %9s  %s\n' "$NAME" "${MS[auto]}" "${MS[nchw]}" "${MS[nhwc]}" \
+        "$(RATIO "${MS[nchw]}" "${MS[auto]}")" "$(RATIO "${MS[nhwc]}" "${MS[auto]}")" "$CL"
+      grep -h '^tuning:' "$L/$NAME.auto.compile.log" | sed 's/^/      /'
+      unset MS
+    done
+    [ $FAILS -ne 0 ] && STATUS=1
+    note "layout choice: $FAILS failures; table $TUNE ($(grep -c '^conv ' "$TUNE" 2>/dev/null || echo 0) convs, $(grep -c '^algo ' "$TUNE" 2>/dev/null || echo 0) algorithms)"
+  else
+    tail -5 "$WORK/models-full.log"
+    note "layout choice: models not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
   fi
 fi
 
