@@ -181,7 +181,8 @@ except ValueError: print("-")' "$1" "$2"; }
       unset MS
     done
     [ $FAILS -ne 0 ] && STATUS=1
-    note "layout choice: $FAILS failures; table $TUNE ($(grep -c '^conv ' "$TUNE" 2>/dev/null || echo 0) convs, $(grep -c '^algo ' "$TUNE" 2>/dev/null || echo 0) algorithms)"
+    ENTRIES() { if [ -f "$TUNE" ]; then grep -c "^$1 " "$TUNE"; else echo 0; fi; }
+    note "layout choice: $FAILS failures; table $TUNE ($(ENTRIES conv) convs, $(ENTRIES algo) algorithms)"
   else
     tail -5 "$WORK/models-full.log"
     note "layout choice: models not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
