@@ -144,8 +144,10 @@ STRIDER_API strider_status
 strider_session_options_set_backend(strider_session_options *options,
                                     const char *backend);
 /* Where the session runs: kDLCPU device 0 (the default), or {kDLCUDA, N}
- * for GPU N of the cuda backend. Tensors given to and returned by runs
- * are in host memory either way (kDLCPU, or kDLCUDAHost pinned memory). */
+ * for GPU N of the cuda backend. A run's tensors are in host memory
+ * (kDLCPU, or kDLCUDAHost pinned memory) on every backend, or, on the
+ * cuda backend, all in GPU N's memory ({kDLCUDA, N}: read and written in
+ * place by copy kernels, no host copy). */
 STRIDER_API strider_status
 strider_session_options_set_device(strider_session_options *options,
                                    DLDevice device);
@@ -189,7 +191,9 @@ strider_session_output_info(const strider_session *session, size_t index,
 /* Runs the model on inputs (one per model input, in order) and writes
  * outputs (one per model output, in order) into the caller's memory,
  * whose shapes and element types must be those of
- * strider_session_output_info for these inputs. */
+ * strider_session_output_info for these inputs. Inputs and outputs are
+ * all in host memory, or (cuda backend) all in the session's GPU memory;
+ * any strides. The run has finished when this returns. */
 STRIDER_API strider_status strider_session_run(strider_session *session,
                                                const DLTensor *inputs,
                                                size_t num_inputs,

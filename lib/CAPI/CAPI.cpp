@@ -140,20 +140,23 @@ struct TensorInfo {
 
 using InfoList = std::vector<std::unique_ptr<TensorInfo>>;
 
-/// Host memory a CPU session can read and write.
+/// Host memory every session can read and write.
 bool isHost(DLDevice D) {
   return D.device_type == kDLCPU || D.device_type == kDLCUDAHost;
 }
 
-/// Checks what every tensor crossing the API needs: a host device, a
-/// known element type, a shape (and data, if \p NeedData).
+/// Checks what every tensor crossing the API needs: host memory or a CUDA
+/// device's (which runs check against the session), a known element type,
+/// a shape (and data, if \p NeedData).
 strider_status checkTensor(const DLTensor &T, const std::string &What,
                            bool NeedData) {
-  if (!isHost(T.device))
+  if (!isHost(T.device) && T.device.device_type != kDLCUDA)
     return fail(STRIDER_ERROR_TENSOR,
                 What + " is on device type " +
                     llvm::Twine(int(T.device.device_type)) +
-                    "; this build reads and writes host memory (kDLCPU)");
+                    "; Strider reads and writes host memory (kDLCPU, "
+                    "kDLCUDAHost) and, with the cuda backend, its GPU's "
+                    "(kDLCUDA)");
   if (fromDL(T.dtype) == ElementType::Unknown)
     return fail(STRIDER_ERROR_TENSOR,
                 What + " has an element type Strider does not support (" +
@@ -285,6 +288,60 @@ struct strider_session {
   engine::Specialization *Current = nullptr;
   InfoList Outputs;
 };
+
+namespace {
+
+/// The caller's device tensor \p T as the engine takes it.
+runtime::DeviceTensor deviceTensorOf(const DLTensor &T) {
+  runtime::DeviceTensor D;
+  D.Data = static_cast<uint8_t *>(T.data) + T.byte_offset;
+  D.Type = fromDL(T.dtype);
+  D.Shape = shapeOf(T);
+  D.Strides = stridesOf(T);
+  return D;
+}
+
+/// Whether a run's tensors (checked) are all in host memory or all in the
+/// memory of the session's GPU (\p OnDevice); a mix, or GPU memory a
+/// session does not run on, is an error naming the first odd tensor.
+strider_status whereRunTensors(const strider_session &S, const DLTensor *In,
+                               size_t NumIn, const DLTensor *Out,
+                               size_t NumOut, bool &OnDevice) {
+  const engine::SessionOptions &O = S.S->getOptions();
+  std::vector<std::pair<const DLTensor *, std::string>> All;
+  for (size_t I = 0; I < NumIn; ++I)
+    All.push_back({&In[I], "input " + std::to_string(I)});
+  for (size_t I = 0; I < NumOut; ++I)
+    All.push_back({&Out[I], "output " + std::to_string(I)});
+  if (All.empty())
+    return STRIDER_OK;
+  OnDevice = All.front().first->device.device_type == kDLCUDA;
+  for (const auto &[T, What] : All) {
+    const bool Device = T->device.device_type == kDLCUDA;
+    if (Device != OnDevice)
+      return fail(STRIDER_ERROR_TENSOR,
+                  What + " is in " + (Device ? "GPU" : "host") + " memory and " +
+                      All.front().second + " in " +
+                      (OnDevice ? "GPU" : "host") +
+                      " memory: a run's tensors are all in host memory or "
+                      "all on the session's GPU");
+  }
+  for (const auto &[T, What] : All) {
+    if (T->device.device_type != kDLCUDA)
+      continue;
+    if (O.Kind != engine::Backend::CUDA)
+      return fail(STRIDER_ERROR_TENSOR,
+                  What + " is in GPU memory (kDLCUDA); this session's "
+                         "backend reads host memory (kDLCPU)");
+    if (T->device.device_id != O.Device)
+      return fail(STRIDER_ERROR_TENSOR,
+                  What + " is on GPU " + llvm::Twine(T->device.device_id) +
+                      "; this session runs on GPU " + llvm::Twine(O.Device));
+  }
+  return STRIDER_OK;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -603,6 +660,21 @@ strider_status strider_session_run(strider_session *session,
                         ", the model writes " + shapeString(Want.Shape));
     }
     const engine::Model &M = session->S->getModel();
+    bool OnDevice = false;
+    if (strider_status St = whereRunTensors(*session, inputs, num_inputs,
+                                            outputs, num_outputs, OnDevice))
+      return St;
+    if (OnDevice) {
+      runtime::DeviceTensorMap In, Out;
+      for (size_t I = 0; I < num_inputs; ++I)
+        In[M.getInputs()[I]->getName()] = deviceTensorOf(inputs[I]);
+      for (size_t I = 0; I < num_outputs; ++I)
+        Out[Outs[I]->Name] = deviceTensorOf(outputs[I]);
+      if (llvm::Error E =
+              session->S->runOnDevice(*session->Current, In, Out))
+        return fail(STRIDER_ERROR_RUN, std::move(E));
+      return STRIDER_OK;
+    }
     runtime::TensorMap Feeds;
     for (size_t I = 0; I < num_inputs; ++I)
       Feeds[M.getInputs()[I]->getName()] = readTensor(inputs[I]);

@@ -256,6 +256,21 @@ Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
   return runtime::runReference(*S.G, Inputs);
 }
 
+llvm::Error Session::runOnDevice(Specialization &S,
+                                 const runtime::DeviceTensorMap &Inputs,
+                                 const runtime::DeviceTensorMap &Outputs) {
+#if STRIDER_HAS_CUDA
+  if (S.CudaProgram)
+    return S.CudaProgram->runOnDevice(Inputs, Outputs);
+#else
+  (void)S;
+  (void)Inputs;
+  (void)Outputs;
+#endif
+  return makeError("tensors in device memory need the cuda backend; this "
+                   "session runs on the host");
+}
+
 llvm::Expected<runtime::TensorMap>
 Session::run(const runtime::TensorMap &Inputs) {
   auto S = prepare(getKey(Inputs));

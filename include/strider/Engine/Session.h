@@ -21,6 +21,7 @@
 #define STRIDER_ENGINE_SESSION_H
 
 #include "strider/IR/Types.h"
+#include "strider/Runtime/DeviceTensor.h"
 #include "strider/Runtime/Reference.h"
 #include "strider/Transforms/Specialize.h"
 
@@ -182,6 +183,12 @@ public:
   /// Runs \p S (from this session's prepare()).
   llvm::Expected<runtime::TensorMap> run(Specialization &S,
                                          const runtime::TensorMap &Inputs);
+  /// Runs \p S on tensors in the memory of the session's device
+  /// (Backend::CUDA; cuda::Program::runOnDevice): inputs read and outputs
+  /// written in place, in the caller's strides. Other backends: an error.
+  llvm::Error runOnDevice(Specialization &S,
+                          const runtime::DeviceTensorMap &Inputs,
+                          const runtime::DeviceTensorMap &Outputs);
 
   const Model &getModel() const { return *M; }
   const SessionOptions &getOptions() const { return Opts; }

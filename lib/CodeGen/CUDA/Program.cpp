@@ -12,6 +12,7 @@
 
 #include "PlanImpl.h"
 
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/Runtime/Tensor.h"
 
 #include <cuda_runtime_api.h>
@@ -97,6 +98,11 @@ public:
   cudaError_t launch(size_t Step);
   llvm::Error launchAll();
   llvm::Error load();
+  /// The steps of a run once its inputs are on the device: the graph's
+  /// replay, or step by step between events when profiling.
+  llvm::Error launchBody();
+  /// Waits for the run and adds its profile.
+  llvm::Error finishRun();
 };
 
 } // namespace cuda
@@ -368,6 +374,44 @@ llvm::Error ProgramImpl::load() {
   return llvm::Error::success();
 }
 
+llvm::Error ProgramImpl::launchBody() {
+  const PlanImpl &P = plan();
+  if (Profile) {
+    // Step by step, an event after each, no graph: per-step times.
+    if (Events.size() != P.Steps.size() + 1) {
+      Events.resize(P.Steps.size() + 1, nullptr);
+      for (cudaEvent_t &E : Events)
+        STRIDER_CUDA_TRY(cudaEventCreate(&E), "cudaEventCreate");
+    }
+    STRIDER_CUDA_TRY(cudaEventRecord(Events[0], Stream), "cudaEventRecord");
+    for (size_t S = 0; S < P.Steps.size(); ++S) {
+      STRIDER_CUDA_TRY(launch(S), "step '" + P.Steps[S].Info.Nodes + "'");
+      STRIDER_CUDA_TRY(cudaEventRecord(Events[S + 1], Stream),
+                       "cudaEventRecord");
+    }
+  } else if (Exec) {
+    STRIDER_CUDA_TRY(cudaGraphLaunch(Exec, Stream), "cudaGraphLaunch");
+  } else if (llvm::Error E = launchAll()) {
+    return E;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ProgramImpl::finishRun() {
+  const PlanImpl &P = plan();
+  STRIDER_CUDA_TRY(cudaStreamSynchronize(Stream), "running the program");
+  if (Profile) {
+    for (size_t S = 0; S < P.Steps.size(); ++S) {
+      float Ms = 0;
+      STRIDER_CUDA_TRY(cudaEventElapsedTime(&Ms, Events[S], Events[S + 1]),
+                       "cudaEventElapsedTime");
+      StepSeconds[S] += double(Ms) * 1e-3;
+    }
+    ++ProfiledRuns;
+  }
+  return llvm::Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // Program
 //===----------------------------------------------------------------------===//
@@ -487,24 +531,8 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
                                        cudaMemcpyHostToDevice, I.Stream),
                        "copying input '" + B.Name + "' to the device");
   }
-  if (I.Profile) {
-    // Step by step, an event after each, no graph: per-step times.
-    if (I.Events.size() != P.Steps.size() + 1) {
-      I.Events.resize(P.Steps.size() + 1, nullptr);
-      for (cudaEvent_t &E : I.Events)
-        STRIDER_CUDA_TRY(cudaEventCreate(&E), "cudaEventCreate");
-    }
-    STRIDER_CUDA_TRY(cudaEventRecord(I.Events[0], I.Stream), "cudaEventRecord");
-    for (size_t S = 0; S < P.Steps.size(); ++S) {
-      STRIDER_CUDA_TRY(I.launch(S), "step '" + P.Steps[S].Info.Nodes + "'");
-      STRIDER_CUDA_TRY(cudaEventRecord(I.Events[S + 1], I.Stream),
-                       "cudaEventRecord");
-    }
-  } else if (I.Exec) {
-    STRIDER_CUDA_TRY(cudaGraphLaunch(I.Exec, I.Stream), "cudaGraphLaunch");
-  } else if (llvm::Error E = I.launchAll()) {
+  if (llvm::Error E = I.launchBody())
     return E;
-  }
   std::vector<Tensor> Results;
   for (size_t K = 0; K < P.Outputs.size(); ++K) {
     const Binding &B = P.Outputs[K];
@@ -518,16 +546,8 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
                                      cudaMemcpyDeviceToHost, I.Stream),
                      "copying output '" + B.Name + "' from the device");
   }
-  STRIDER_CUDA_TRY(cudaStreamSynchronize(I.Stream), "running the program");
-  if (I.Profile) {
-    for (size_t S = 0; S < P.Steps.size(); ++S) {
-      float Ms = 0;
-      STRIDER_CUDA_TRY(cudaEventElapsedTime(&Ms, I.Events[S], I.Events[S + 1]),
-                       "cudaEventElapsedTime");
-      I.StepSeconds[S] += double(Ms) * 1e-3;
-    }
-    ++I.ProfiledRuns;
-  }
+  if (llvm::Error E = I.finishRun())
+    return E;
   TensorMap Out;
   for (size_t K = 0; K < P.Outputs.size(); ++K) {
     llvm::MutableArrayRef<uint8_t> Bytes = Results[K].getMutableBytes();
@@ -536,6 +556,147 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     Out[P.Outputs[K].Name] = std::move(Results[K]);
   }
   return Out;
+}
+
+/// The copy of a tensor of \p Shape between a caller's strides and a
+/// binding's layout, planned for launchCopy.
+static CopyPlan planBindingCopy(llvm::ArrayRef<int64_t> Shape,
+                                llvm::ArrayRef<int64_t> From,
+                                llvm::ArrayRef<int64_t> To, DType T) {
+  CopyParams C;
+  C.Rank = int(Shape.size());
+  for (size_t D = 0; D < Shape.size(); ++D) {
+    C.Shape[D] = Shape[D];
+    C.XStrides[D] = From[D];
+    C.YStrides[D] = To[D];
+  }
+  C.XType = C.YType = T;
+  return planCopy(C);
+}
+
+/// Checks caller tensor \p T against binding \p B and returns its strides
+/// (dense row-major when it gave none).
+static llvm::Expected<std::vector<int64_t>>
+checkDeviceTensor(const runtime::DeviceTensor &T, const Binding &B,
+                  const char *Kind) {
+  auto Fail = [&](const llvm::Twine &Msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   llvm::Twine(Kind) + " '" + B.Name + "' " +
+                                       Msg);
+  };
+  const TensorType Logical =
+      TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
+  if (T.Type != B.Type.getElementType() ||
+      llvm::makeArrayRef(T.Shape) != llvm::makeArrayRef(B.Type.getStaticShape()))
+    return Fail("has type " +
+                (T.Type == ElementType::Unknown
+                     ? std::string("<unknown>")
+                     : TensorType::get(T.Type, T.Shape).str()) +
+                ", expected " + Logical.str());
+  const size_t Rank = T.Shape.size();
+  if (Rank > size_t(MaxRank))
+    return Fail("has rank " + llvm::Twine(Rank) + " (the copy kernels take " +
+                llvm::Twine(MaxRank) + ")");
+  std::vector<int64_t> Strides = T.Strides;
+  if (Strides.empty()) {
+    Strides.assign(Rank, 1);
+    for (size_t D = Rank; D-- > 1;)
+      Strides[D - 1] = Strides[D] * T.Shape[D];
+  }
+  if (Strides.size() != Rank ||
+      llvm::any_of(Strides, [](int64_t S) { return S < 0; }))
+    return Fail("has " + llvm::Twine(Strides.size()) +
+                " strides for rank " + llvm::Twine(Rank) +
+                " (one non-negative stride per dim)");
+  if (!T.Data && llvm::none_of(T.Shape, [](int64_t D) { return D == 0; }))
+    return Fail("has no data");
+  return Strides;
+}
+
+llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
+                                 const runtime::DeviceTensorMap &Outputs) {
+  ProgramImpl &I = *Impl;
+  const PlanImpl &P = I.plan();
+  auto Unknown = [](const runtime::DeviceTensorMap &M,
+                    llvm::ArrayRef<Binding> Bs,
+                    const char *Kind) -> llvm::Error {
+    for (const auto &KV : M)
+      if (llvm::none_of(Bs, [&](const Binding &B) { return B.Name == KV.first; }))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       llvm::Twine("unknown ") + Kind + " '" +
+                                           KV.first + "'");
+    return llvm::Error::success();
+  };
+  if (llvm::Error E = Unknown(Inputs, P.Inputs, "input"))
+    return E;
+  if (llvm::Error E = Unknown(Outputs, P.Outputs, "output"))
+    return E;
+  // Everything is checked before anything is enqueued.
+  struct Copy {
+    CopyPlan Plan;
+    const void *From;
+    void *To;
+  };
+  std::vector<Copy> In, Out;
+  std::vector<Tensor> Defaults; // Host data, alive until the run ends.
+  Defaults.reserve(P.Inputs.size());
+  for (const Binding &B : P.Inputs) {
+    auto DT = getDType(B.Type.getElementType());
+    auto It = Inputs.find(B.Name);
+    if (It == Inputs.end()) {
+      if (!B.Default)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "missing input '" + B.Name + "' of type " +
+                TensorType::get(B.Type.getElementType(),
+                                B.Type.getStaticShape())
+                    .str());
+      Defaults.push_back(
+          Tensor::fromData(*B.Default).withLayout(B.Type.getLayout()));
+      continue;
+    }
+    auto Strides = checkDeviceTensor(It->second, B, "input");
+    if (!Strides)
+      return Strides.takeError();
+    In.push_back({planBindingCopy(B.Type.getStaticShape(), *Strides,
+                                  codegen::getStrides(B.Type), *DT),
+                  It->second.Data, I.ptr({B.Buffer, 0})});
+  }
+  for (const Binding &B : P.Outputs) {
+    auto It = Outputs.find(B.Name);
+    if (It == Outputs.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "missing output '" + B.Name + "'");
+    auto Strides = checkDeviceTensor(It->second, B, "output");
+    if (!Strides)
+      return Strides.takeError();
+    Out.push_back({planBindingCopy(B.Type.getStaticShape(),
+                                   codegen::getStrides(B.Type), *Strides,
+                                   *getDType(B.Type.getElementType())),
+                   I.ptr({B.Buffer, 0}), It->second.Data});
+  }
+
+  STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
+  size_t D = 0;
+  for (const Binding &B : P.Inputs) {
+    if (Inputs.count(B.Name))
+      continue;
+    llvm::ArrayRef<uint8_t> Bytes = Defaults[D++].getBytes();
+    if (!Bytes.empty())
+      STRIDER_CUDA_TRY(cudaMemcpyAsync(I.ptr({B.Buffer, 0}), Bytes.data(),
+                                       Bytes.size(), cudaMemcpyHostToDevice,
+                                       I.Stream),
+                       "copying the default of input '" + B.Name + "'");
+  }
+  for (const Copy &C : In)
+    STRIDER_CUDA_TRY(launchCopy(C.Plan, C.From, C.To, I.Stream),
+                     "copying a device input into the arena");
+  if (llvm::Error E = I.launchBody())
+    return E;
+  for (const Copy &C : Out)
+    STRIDER_CUDA_TRY(launchCopy(C.Plan, C.From, C.To, I.Stream),
+                     "copying an output to the caller's device memory");
+  return I.finishRun();
 }
 
 llvm::Expected<std::unique_ptr<Program>>

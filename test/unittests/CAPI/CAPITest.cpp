@@ -231,9 +231,21 @@ TEST_F(Fixture, BadTensorsAreRefused) {
   EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
                "does not support");
   Bad = In;
+  Bad.device = DLDevice{kDLOpenCL, 0};
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
+               "input 0 ('image') is on device type 4");
+  // GPU memory: only a cuda session's GPU, and never mixed with host
+  // memory in one run (checked before anything is read).
+  Bad = In;
   Bad.device = DLDevice{kDLCUDA, 0};
   EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,
-               "device type 2");
+               "output 0 is in host memory and input 0 in GPU memory");
+  DLTensor DeviceOut = O;
+  DeviceOut.device = DLDevice{kDLCUDA, 0};
+  EXPECT_FAILS(strider_session_run(S, &Bad, 1, &DeviceOut, 1),
+               STRIDER_ERROR_TENSOR,
+               "input 0 is in GPU memory (kDLCUDA); this session's backend "
+               "reads host memory");
   Bad = In;
   Bad.data = nullptr;
   EXPECT_FAILS(strider_session_run(S, &Bad, 1, &O, 1), STRIDER_ERROR_TENSOR,

@@ -16,6 +16,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cuda_runtime_api.h>
+
 #include <cmath>
 #include <random>
 
@@ -174,6 +176,92 @@ TEST(CudaProgramTest, WrongInputsAreErrors) {
   auto R = (*P)->run(In);
   ASSERT_FALSE(bool(R));
   EXPECT_NE(llvm::toString(R.takeError()).find("input 'x' has type"),
+            std::string::npos);
+}
+
+/// cudaMalloc'd memory freed at scope exit.
+struct DeviceMemory {
+  void *Ptr = nullptr;
+  explicit DeviceMemory(size_t Bytes) {
+    if (cudaMalloc(&Ptr, std::max<size_t>(Bytes, 1)) != cudaSuccess)
+      Ptr = nullptr;
+  }
+  ~DeviceMemory() {
+    if (Ptr)
+      (void)cudaFree(Ptr);
+  }
+};
+
+TEST(CudaProgramTest, RunsOnCallersDeviceMemory) {
+  // The input in the caller's GPU memory twice: dense NCHW, and NCHW
+  // logically but stored channels-last (strides given); the output into
+  // the caller's memory with a row pitch wider than the row. Both must
+  // match run() on host tensors.
+  STRIDER_SKIP_WITHOUT_DEVICE();
+  auto G = parseGraph(Cases[1].Text, "g"); // NCHW in, NCHW out.
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  const TensorType XT = (*G)->getInputs()[0]->getType();
+  const Tensor X = randomTensor(XT, 11);
+  TensorMap HostIn;
+  HostIn["x"] = X;
+  auto Want = (*P)->run(HostIn);
+  ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+  const Tensor &WantY = Want->at("y");
+  const std::vector<int64_t> YShape(WantY.getShape().begin(),
+                                    WantY.getShape().end());
+  // Output rows padded to Pitch elements.
+  const int64_t W = YShape[3], Pitch = W + 3;
+  const int64_t Rows = YShape[0] * YShape[1] * YShape[2];
+  DeviceMemory Y(size_t(Rows * Pitch) * 4);
+  ASSERT_NE(Y.Ptr, nullptr);
+  runtime::DeviceTensor DY{Y.Ptr, ElementType::F32, YShape,
+                           {YShape[1] * YShape[2] * Pitch, YShape[2] * Pitch,
+                            Pitch, 1}};
+
+  for (bool ChannelsLast : {false, true}) {
+    const Tensor Stored =
+        ChannelsLast ? X.withLayout(Layout::getChannelsLast(4)) : X;
+    DeviceMemory XMem(Stored.getBytes().size());
+    ASSERT_NE(XMem.Ptr, nullptr);
+    ASSERT_EQ(cudaMemcpy(XMem.Ptr, Stored.getBytes().data(),
+                         Stored.getBytes().size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    runtime::DeviceTensor DX{XMem.Ptr, ElementType::F32,
+                             std::vector<int64_t>(X.getShape().begin(),
+                                                  X.getShape().end()),
+                             std::vector<int64_t>(Stored.getStrides().begin(),
+                                                  Stored.getStrides().end())};
+    if (!ChannelsLast)
+      DX.Strides.clear(); // Dense row-major by default.
+    ASSERT_EQ(cudaMemset(Y.Ptr, 0xff, size_t(Rows * Pitch) * 4), cudaSuccess);
+    llvm::Error E = (*P)->runOnDevice({{"x", DX}}, {{"y", DY}});
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    std::vector<float> Got(size_t(Rows * Pitch));
+    ASSERT_EQ(cudaMemcpy(Got.data(), Y.Ptr, Got.size() * 4,
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    const Tensor WantDense = WantY.withLayout(Layout());
+    for (int64_t R = 0; R < Rows; ++R)
+      for (int64_t C = 0; C < W; ++C)
+        ASSERT_EQ(Got[size_t(R * Pitch + C)], WantDense.getDouble(R * W + C))
+            << "row " << R << " col " << C << " channels-last " << ChannelsLast;
+  }
+
+  // Checked before anything runs: a missing output, a wrong shape.
+  DeviceMemory XMem(X.getBytes().size());
+  runtime::DeviceTensor DX{XMem.Ptr, ElementType::F32,
+                           std::vector<int64_t>(X.getShape().begin(),
+                                                X.getShape().end()),
+                           {}};
+  llvm::Error E = (*P)->runOnDevice({{"x", DX}}, {});
+  ASSERT_TRUE(bool(E));
+  EXPECT_EQ(llvm::toString(std::move(E)), "missing output 'y'");
+  DX.Shape[0] = 2;
+  E = (*P)->runOnDevice({{"x", DX}}, {{"y", DY}});
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(llvm::toString(std::move(E)).find("input 'x' has type"),
             std::string::npos);
 }
 

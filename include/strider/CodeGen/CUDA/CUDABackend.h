@@ -23,6 +23,7 @@
 #ifndef STRIDER_CODEGEN_CUDA_CUDABACKEND_H
 #define STRIDER_CODEGEN_CUDA_CUDABACKEND_H
 
+#include "strider/Runtime/DeviceTensor.h"
 #include "strider/Runtime/Reference.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -138,6 +139,14 @@ public:
   /// As cpu::Program::run: inputs by name in any layout, outputs in their
   /// graph layouts.
   llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  /// A run on the caller's device memory (on this program's device):
+  /// each input is copied into the arena by a strided copy kernel (any
+  /// strides; the binding's layout applied on the way), and each output
+  /// written into the caller's tensor in its strides. Every output must be
+  /// given; an input not given takes its default, if it has one. No host
+  /// copy of activations; one synchronization at the end.
+  llvm::Error runOnDevice(const runtime::DeviceTensorMap &Inputs,
+                          const runtime::DeviceTensorMap &Outputs);
 
   llvm::ArrayRef<StepInfo> getSteps() const;
   /// With profiling on, run() launches step by step with CUDA events
