@@ -24,6 +24,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace llvm {
@@ -49,6 +50,29 @@ public:
   /// is not counted).
   virtual llvm::Expected<double> run(const runtime::TensorMap &Inputs,
                                      unsigned Reps) = 0;
+};
+
+/// A TimedProgram over a backend's program whose profiling (setProfiling,
+/// getStepSeconds, getProfiledRuns) times each step: the time counted is
+/// the sum of its steps.
+template <typename ProgramT> class ProfiledProgram final : public TimedProgram {
+public:
+  explicit ProfiledProgram(std::unique_ptr<ProgramT> P) : P(std::move(P)) {}
+
+  llvm::Expected<double> run(const runtime::TensorMap &Inputs,
+                             unsigned Reps) override {
+    P->setProfiling(true);
+    for (unsigned I = 0; I < Reps; ++I)
+      if (auto R = P->run(Inputs); !R)
+        return R.takeError();
+    double Sum = 0;
+    for (double Sec : P->getStepSeconds())
+      Sum += Sec;
+    return Sum / double(std::max(1u, P->getProfiledRuns())) * 1e9;
+  }
+
+private:
+  std::unique_ptr<ProgramT> P;
 };
 
 /// Compiles a one-op graph for timing. A null program (no error) when the

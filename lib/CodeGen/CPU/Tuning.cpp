@@ -15,30 +15,6 @@
 using namespace strider;
 using namespace strider::cpu;
 
-namespace {
-
-class CPUTimedProgram final : public codegen::TimedProgram {
-public:
-  explicit CPUTimedProgram(std::unique_ptr<Program> P) : P(std::move(P)) {}
-
-  llvm::Expected<double> run(const runtime::TensorMap &Inputs,
-                             unsigned Reps) override {
-    P->setProfiling(true);
-    for (unsigned I = 0; I < Reps; ++I)
-      if (auto R = P->run(Inputs); !R)
-        return R.takeError();
-    double Sum = 0;
-    for (double Sec : P->getStepSeconds())
-      Sum += Sec;
-    return Sum / std::max(1u, P->getProfiledRuns()) * 1e9;
-  }
-
-private:
-  std::unique_ptr<Program> P;
-};
-
-} // namespace
-
 llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
                            const TuneOptions &Opts, layout::TuningTable &Table,
                            codegen::TuneStats *Stats) {
@@ -56,7 +32,8 @@ llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
     for (const StepInfo &S : (*Prog)->getSteps())
       if (S.Fallback)
         return nullptr;
-    return std::make_unique<CPUTimedProgram>(std::move(*Prog));
+    return std::unique_ptr<codegen::TimedProgram>(
+        std::make_unique<codegen::ProfiledProgram<Program>>(std::move(*Prog)));
   };
   return codegen::tuneConvsAndRelayouts(G, Dims, DO, Compile, Table, Stats);
 }

@@ -18,26 +18,6 @@ using namespace strider::cuda;
 
 namespace {
 
-class CUDATimedProgram final : public codegen::TimedProgram {
-public:
-  explicit CUDATimedProgram(std::unique_ptr<Program> P) : P(std::move(P)) {}
-
-  llvm::Expected<double> run(const runtime::TensorMap &Inputs,
-                             unsigned Reps) override {
-    P->setProfiling(true);
-    for (unsigned I = 0; I < Reps; ++I)
-      if (auto R = P->run(Inputs); !R)
-        return R.takeError();
-    double Sum = 0;
-    for (double Sec : P->getStepSeconds())
-      Sum += Sec;
-    return Sum / std::max(1u, P->getProfiledRuns()) * 1e9;
-  }
-
-private:
-  std::unique_ptr<Program> P;
-};
-
 ElementType getDataType(Precision P) {
   switch (P) {
   case Precision::FP16:
@@ -99,7 +79,7 @@ llvm::Error cuda::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
       CO.Algorithms[A.Key] = A.Algo;
     }
     return std::unique_ptr<codegen::TimedProgram>(
-        std::make_unique<CUDATimedProgram>(std::move(*Prog)));
+        std::make_unique<codegen::ProfiledProgram<Program>>(std::move(*Prog)));
   };
   return codegen::tuneConvsAndRelayouts(G, Dims, DO, Compile, Table, Stats);
 }
