@@ -161,6 +161,15 @@ strider_session_options_set_precision(strider_session_options *options,
 STRIDER_API strider_status
 strider_session_options_set_dim(strider_session_options *options,
                                 const char *symbol, int64_t size);
+/* A tuning table written by strider-compile --tune (read here; its errors
+ * are STRIDER_ERROR_INVALID_ARGUMENT): an ONNX model's layouts are costed
+ * by its measurements, and the cuda backend runs the cuDNN algorithms it
+ * holds. Its target must be the session's (this machine's cpu-* target,
+ * or cuda-sm90 for the cuda backend) and a GPU table's precision the
+ * session's: strider_session_create checks. NULL clears it. */
+STRIDER_API strider_status
+strider_session_options_set_tuning_file(strider_session_options *options,
+                                        const char *path);
 /* 0: run an ONNX model as imported (no canonicalization or layout
  * assignment); 1 (default): optimize it as strider-compile does. */
 STRIDER_API strider_status

@@ -9,6 +9,7 @@
 #include "strider/strider.h"
 
 #include "strider/Engine/Session.h"
+#include "strider/Layout/Tuning.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
@@ -525,6 +526,26 @@ strider_session_options_set_optimize(strider_session_options *options,
                 "strider_session_options_set_optimize: options is NULL");
   options->Opts.Optimize = optimize != 0;
   return STRIDER_OK;
+}
+
+strider_status
+strider_session_options_set_tuning_file(strider_session_options *options,
+                                        const char *path) {
+  return guarded([&]() -> strider_status {
+    if (!options)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                  "strider_session_options_set_tuning_file: options is NULL");
+    if (!path) {
+      options->Opts.Tuning.reset();
+      return STRIDER_OK;
+    }
+    auto Table = layout::TuningTable::readFile(path);
+    if (!Table)
+      return fail(STRIDER_ERROR_INVALID_ARGUMENT, Table.takeError());
+    options->Opts.Tuning =
+        std::make_shared<layout::TuningTable>(std::move(*Table));
+    return STRIDER_OK;
+  });
 }
 
 strider_status strider_session_create(const strider_model *model,

@@ -108,6 +108,7 @@ _SIGNATURES = {
     "strider_session_options_set_backend": (_status, [OptionsPtr, ctypes.c_char_p]),
     "strider_session_options_set_device": (_status, [OptionsPtr, DLDevice]),
     "strider_session_options_set_precision": (_status, [OptionsPtr, ctypes.c_char_p]),
+    "strider_session_options_set_tuning_file": (_status, [OptionsPtr, ctypes.c_char_p]),
     "strider_session_options_set_dim": (_status, [OptionsPtr, ctypes.c_char_p, ctypes.c_int64]),
     "strider_session_options_set_optimize": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_create": (_status, [ModelPtr, OptionsPtr, ctypes.POINTER(SessionPtr)]),

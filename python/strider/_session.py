@@ -175,7 +175,10 @@ class InferenceSession:
     - ``optimize``: False runs an ONNX model as imported (no
       canonicalization or layout assignment);
     - ``dims``: sizes of symbolic dims, {"N": 1}, beyond what the fed
-      shapes bind.
+      shapes bind;
+    - ``tuning_file``: a table written by ``strider-compile --tune`` for
+      the session's target: an ONNX model's layouts are costed by its
+      measurements, and backend="cuda" runs the cuDNN algorithms it holds.
 
     Programs are built per distinct set of input shapes and cached (the
     library keeps 8). ``run`` may be called from several threads; calls on
@@ -185,7 +188,7 @@ class InferenceSession:
     """
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
-                 device=0, precision="fp32"):
+                 device=0, precision="fp32", tuning_file=None):
         self._lock = threading.Lock()
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
@@ -207,6 +210,9 @@ class InferenceSession:
                 check(lib.strider_session_options_set_device(
                     options, _capi.DLDevice(_capi.KDL_CUDA, int(device))))
             check(lib.strider_session_options_set_precision(options, str(precision).encode()))
+            if tuning_file is not None:
+                check(lib.strider_session_options_set_tuning_file(
+                    options, os.fsencode(tuning_file)))
             for symbol, size in (dims or {}).items():
                 check(lib.strider_session_options_set_dim(options, str(symbol).encode(), int(size)))
             check(lib.strider_session_create(model, options, ctypes.byref(session)))

@@ -225,6 +225,30 @@ def test_bad_options(resnet_block, options, status, match):
     check_error(info, status)
 
 
+def test_tuning_file(resnet_block, tmp_path):
+    # A table of the session's target (this machine's cpu-avx512 or
+    # cpu-avx2) is taken, one of another target refused; a malformed file
+    # names its line.
+    results = {}
+    for target in ("cpu-avx512", "cpu-avx2"):
+        table = tmp_path / f"{target}.tune"
+        table.write_text(f"strider-tuning 1\ntarget {target}\nsimd -\nthreads 1\n")
+        try:
+            session = strider.InferenceSession(resnet_block, tuning_file=table)
+            results[target] = session.run(None, {"image": images(1)})[0].shape
+        except StriderError as e:
+            results[target] = str(e)
+    shapes = [r for r in results.values() if isinstance(r, tuple)]
+    errors = [r for r in results.values() if isinstance(r, str)]
+    assert shapes == [(1, 10)], results
+    assert len(errors) == 1 and "the tuning table was measured for target" in errors[0], results
+    bad = tmp_path / "bad.tune"
+    bad.write_text("strider-tuning 1\nkernel x\n")
+    with pytest.raises(StriderError, match=r"bad.tune:2:1: unknown entry 'kernel'") as info:
+        strider.InferenceSession(resnet_block, tuning_file=bad)
+    check_error(info, Status.INVALID_ARGUMENT)
+
+
 def test_cuda_backend_runs_or_says_why_not(resnet_block):
     # Where the build and machine have no GPU: one UNSUPPORTED error that
     # says so. Where they do: the CPU backend's outputs.

@@ -359,6 +359,62 @@ TEST_F(Fixture, BadOptionsAreRefused) {
   strider_session_free(S);
 }
 
+/// Writes \p Text to a file in the test's temporary directory.
+std::string writeTemp(const char *Name, const std::string &Text) {
+  std::string Path = testing::TempDir() + Name;
+  std::ofstream(Path) << Text;
+  return Path;
+}
+
+TEST_F(Fixture, TuningFiles) {
+  // A table of the session's target is taken and the session runs; one of
+  // another target is refused at creation. The session's target is this
+  // machine's (cpu-avx512 or cpu-avx2): one of the two tables fits.
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  std::vector<std::string> Refused;
+  int Created = 0;
+  for (const char *Target : {"cpu-avx512", "cpu-avx2"}) {
+    std::string Path = writeTemp(
+        (std::string("capi-") + Target + ".tune").c_str(),
+        std::string("strider-tuning 1\ntarget ") + Target +
+            "\nsimd -\nthreads 1\nrelayout 1x8x32x32 ns=100\n");
+    ASSERT_EQ(strider_session_options_set_tuning_file(O, Path.c_str()),
+              STRIDER_OK)
+        << strider_last_error();
+    strider_session *S = nullptr;
+    if (strider_session_create(M, O, &S) == STRIDER_OK) {
+      ++Created;
+      std::vector<float> In = image(1);
+      std::vector<float> Out = run(S, In, 1);
+      EXPECT_NE(Out[0], -1.0f);
+      strider_session_free(S);
+    } else {
+      Refused.push_back(strider_last_error());
+    }
+  }
+  EXPECT_EQ(Created, 1);
+  ASSERT_EQ(Refused.size(), 1u);
+  EXPECT_NE(Refused[0].find("the tuning table was measured for target 'cpu-"),
+            std::string::npos)
+      << Refused[0];
+
+  EXPECT_FAILS(strider_session_options_set_tuning_file(
+                   O, (testing::TempDir() + "absent.tune").c_str()),
+               STRIDER_ERROR_INVALID_ARGUMENT, "absent.tune");
+  std::string Bad = writeTemp("capi-bad.tune", "strider-tuning 1\nkernel x\n");
+  EXPECT_FAILS(strider_session_options_set_tuning_file(O, Bad.c_str()),
+               STRIDER_ERROR_INVALID_ARGUMENT, "capi-bad.tune:2:1: unknown entry");
+  EXPECT_FAILS(strider_session_options_set_tuning_file(nullptr, Bad.c_str()),
+               STRIDER_ERROR_INVALID_ARGUMENT, "options is NULL");
+  // NULL clears the table.
+  EXPECT_EQ(strider_session_options_set_tuning_file(O, nullptr), STRIDER_OK);
+  strider_session *S = nullptr;
+  EXPECT_EQ(strider_session_create(M, O, &S), STRIDER_OK) << strider_last_error();
+  strider_session_free(S);
+  strider_session_options_free(O);
+}
+
 TEST_F(Fixture, ErrorsArePerThread) {
   strider_model *Bad = nullptr;
   ASSERT_EQ(strider_model_load("/nonexistent/a.onnx", &Bad),
