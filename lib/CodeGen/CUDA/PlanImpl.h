@@ -112,6 +112,9 @@ public:
   llvm::Expected<BufferId> getBuffer(const Value *V, const Node &User);
   /// A new activation buffer for result \p V.
   llvm::Expected<BufferId> defineBuffer(const Value *V, const Node &Def);
+  /// An arena buffer of \p Bytes that no value holds: a step's scratch
+  /// (written by one step, read by the next), placed by its uses.
+  BufferId addScratch(int64_t Bytes);
   /// A constant buffer holding \p Data (already in device form).
   BufferId addConstant(std::vector<uint8_t> Data);
   BufferId addConstantFloats(llvm::ArrayRef<float> Data);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LibraryDescriptors.h"
 #include "PlanImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
@@ -35,6 +36,48 @@ bool isRowMajor(const TensorType &T) {
     Expect *= Shape[I];
   }
   return true;
+}
+
+/// cuDNN pads both sides of a dim alike. Where a forward conv's pads
+/// differ and padding both sides by the first would change the windows
+/// (SAME_UPPER at stride 2 on an even size, `padding="same"` with an even
+/// kernel), \p D is changed to read an input padded explicitly by the
+/// dim's difference (zeros before or after the input), leaving the common
+/// part to cuDNN; returns that pad, in \p XT's layout. None when cuDNN
+/// can pad every dim itself.
+llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
+                                              const TensorType &XT) {
+  if (D.Transposed)
+    return llvm::None;
+  auto Static = XT.getStaticShape();
+  std::vector<int64_t> Logical(Static.begin(), Static.end()), Padded = Logical,
+      Begin(Logical.size(), 0);
+  bool Any = false;
+  for (int I = 0; I < D.Spatial; ++I) {
+    const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
+    if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] ||
+        getSymmetricPad(D, I) >= 0)
+      continue;
+    Any = true;
+    Begin[size_t(I) + 2] = D.PadBegin[I] - Common;
+    D.In[I] += D.PadBegin[I] + D.PadEnd[I] - 2 * Common;
+    Padded[size_t(I) + 2] = D.In[I];
+    D.PadBegin[I] = D.PadEnd[I] = Common;
+  }
+  if (!Any)
+    return llvm::None;
+  PadParams P;
+  P.Rank = int(Logical.size());
+  P.PadMode = PadParams::Constant;
+  P.Value = 0.0f;
+  P.Type = D.Type;
+  auto Perm = XT.getLayout().getPermutation(XT.getRank());
+  for (size_t I = 0; I < Logical.size(); ++I) {
+    P.XShape[I] = Logical[Perm[I]];
+    P.YShape[I] = Padded[Perm[I]];
+    P.Begin[I] = Begin[Perm[I]];
+  }
+  return P;
 }
 
 } // namespace
@@ -105,6 +148,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
       return unsupported(N, "a residual of type " +
                                 T.Residual->getType().str());
   }
+  llvm::Optional<PadParams> PrePad = splitAsymmetricPads(D, XT);
   std::string Why = checkConv(D);
   if (!Why.empty())
     return unsupported(N, "this convolution: " + Why);
@@ -112,6 +156,18 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
+  Arg XArg{*XB, 0};
+  if (PrePad) {
+    int64_t Elements = 1;
+    for (int I = 0; I < PrePad->Rank; ++I)
+      Elements *= PrePad->YShape[I];
+    XArg.Buffer = C.addScratch(Elements * int64_t(getDTypeBytes(D.Type)));
+    C.addStep({getStepNodes(N, T),
+               std::string("pad.constant ") + getDTypeName(D.Type) +
+                   " (asymmetric conv pads)",
+               0},
+              *PrePad, {{*XB, 0}, XArg});
+  }
   Arg Residual;
   if (T.Residual) {
     auto RB = C.getBuffer(T.Residual, N);
@@ -145,7 +201,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
                Taps;
   C.addRunnerConstantBytes(int64_t(Weights.size() * getDTypeBytes(D.Type)));
   ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
-  C.addStep(Info, std::move(S), {{*XB, 0}, Residual, {*YB, 0}, BiasArg});
+  C.addStep(Info, std::move(S), {XArg, Residual, {*YB, 0}, BiasArg});
   return llvm::Error::success();
 }
 

@@ -164,6 +164,14 @@ llvm::Expected<BufferId> PlanContext::defineBuffer(const Value *V,
   return B;
 }
 
+BufferId PlanContext::addScratch(int64_t Bytes) {
+  BufferId B = BufferId(P.Buffers.size());
+  PlanBuffer Info;
+  Info.Bytes = Bytes;
+  P.Buffers.push_back(Info);
+  return B;
+}
+
 BufferId PlanContext::addConstant(std::vector<uint8_t> Data) {
   BufferId B = BufferId(P.Buffers.size());
   PlanBuffer Info;

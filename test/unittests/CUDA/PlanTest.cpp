@@ -331,6 +331,71 @@ graph @gap(%x: tensor<2 x 3 x 4 x 4 x f32, nhwc>) {
       << planError(*G);
 }
 
+TEST(CudaPlanTest, AsymmetricConvPadsBecomeAnExplicitPad) {
+  // H: SAME_UPPER, kernel 3, stride 2 on 8 (pads 0/1); W: SAME_LOWER,
+  // kernel 2, stride 1 (pads 1/0). cuDNN pads both sides alike, and the
+  // first pad on both sides would change the windows: the input is padded
+  // by each dim's difference into a scratch buffer, cuDNN pads the common
+  // part (0). In NHWC the pad's dims are in physical order.
+  auto G = parse(R"(
+graph @same(%x: tensor<1 x 4 x 8 x 8 x f32, nhwc>) {
+  %w = Constant() {value = dense<0.5> : tensor<6 x 4 x 3 x 2 x f32>} : tensor<6 x 4 x 3 x 2 x f32>
+  %c = Conv(%x, %w) {strides = [2, 1], pads = [0, 1, 1, 0]} : tensor<1 x 6 x 4 x 8 x f32, nhwc>
+  return %c
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P).size(), 2u);
+  EXPECT_EQ(kernels(*P)[0], "pad.constant f32 (asymmetric conv pads)");
+  const PadParams &Pad = params<PadParams>(*P, 0);
+  ASSERT_EQ(Pad.Rank, 4);
+  // Physical N, H, W, C: H gets 1 after, W 1 before.
+  EXPECT_EQ(std::vector<int64_t>(Pad.XShape, Pad.XShape + 4),
+            (std::vector<int64_t>{1, 8, 8, 4}));
+  EXPECT_EQ(std::vector<int64_t>(Pad.YShape, Pad.YShape + 4),
+            (std::vector<int64_t>{1, 9, 9, 4}));
+  EXPECT_EQ(std::vector<int64_t>(Pad.Begin, Pad.Begin + 4),
+            (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(Pad.PadMode, PadParams::Constant);
+  EXPECT_EQ(Pad.Value, 0.0f);
+  const ConvStep &Conv = params<ConvStep>(*P, 1);
+  EXPECT_EQ(Conv.Desc.In[0], 9);
+  EXPECT_EQ(Conv.Desc.In[1], 9);
+  for (int I = 0; I < 2; ++I) {
+    EXPECT_EQ(Conv.Desc.PadBegin[I], 0);
+    EXPECT_EQ(Conv.Desc.PadEnd[I], 0);
+  }
+  EXPECT_EQ(checkConv(Conv.Desc), "");
+  // The conv reads the pad's scratch buffer, which the arena keeps apart
+  // from the input the pad reads.
+  const PlanImpl &I = P->getImpl();
+  const BufferId Scratch = I.Steps[0].Args[1].Buffer;
+  EXPECT_EQ(I.Steps[1].Args[0].Buffer, Scratch);
+  EXPECT_EQ(I.Buffers[size_t(Scratch)].Bytes, 1 * 9 * 9 * 4 * 4);
+  const BufferId In = I.Steps[0].Args[0].Buffer;
+  const int64_t A = I.Offsets[size_t(In)], B = I.Offsets[size_t(Scratch)];
+  EXPECT_TRUE(A + I.Buffers[size_t(In)].Bytes <= B ||
+              B + I.Buffers[size_t(Scratch)].Bytes <= A);
+
+  // Pads whose extra part is never read (stride 2 over 7 with pads 0/1)
+  // stay with cuDNN: no pad step.
+  auto Odd = parse(R"(
+graph @odd(%x: tensor<1 x 4 x 7 x 7 x f32>) {
+  %w = Constant() {value = dense<0.5> : tensor<6 x 4 x 3 x 3 x f32>} : tensor<6 x 4 x 3 x 3 x f32>
+  %c = Conv(%x, %w) {strides = [2, 2], pads = [0, 0, 1, 1]} : tensor<1 x 6 x 3 x 3 x f32>
+  return %c
+}
+)");
+  ASSERT_TRUE(Odd);
+  auto PO = plan(*Odd);
+  ASSERT_TRUE(PO);
+  ASSERT_EQ(kernels(*PO).size(), 1u);
+  EXPECT_EQ(kernels(*PO)[0].rfind("cudnn.conv nchw>nchw f32", 0), 0u)
+      << kernels(*PO)[0];
+}
+
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   auto Int = parse(R"(
 graph @ints(%x: tensor<4 x i64>) {
