@@ -182,7 +182,7 @@ static llvm::Error setUpCudaTuning(layout::LayoutOptions &Layout) {
     cuda::TuneOptions TO;
     TO.Device = TuneDevice;
     TO.Math = P;
-    TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
+    TO.Timing.Log = TuneVerbose ? &llvm::outs() : nullptr;
     const size_t Before = countEntries(T);
     return keepTuning(cuda::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
                       Before, T);
@@ -228,7 +228,7 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
                           layout::TuningTable &T) {
     cpu::TuneOptions TO;
     TO.Threads = int(TuneThreads);
-    TO.Log = TuneVerbose ? &llvm::outs() : nullptr;
+    TO.Timing.Log = TuneVerbose ? &llvm::outs() : nullptr;
     const size_t Before = countEntries(T);
     return keepTuning(cpu::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
                       Before, T);

@@ -18,10 +18,8 @@ using namespace strider::cpu;
 llvm::Error cpu::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
                            const TuneOptions &Opts, layout::TuningTable &Table,
                            codegen::TuneStats *Stats) {
-  codegen::TuneDriverOptions DO;
-  DO.Samples = Opts.Samples;
-  DO.SampleSeconds = Opts.SampleSeconds;
-  DO.Log = Opts.Log;
+  codegen::TuneDriverOptions DO = Opts.Timing;
+  DO.Type = ElementType::F32;
   auto Compile = [&](const Graph &One)
       -> llvm::Expected<std::unique_ptr<codegen::TimedProgram>> {
     CPUOptions CO;

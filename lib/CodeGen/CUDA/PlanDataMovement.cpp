@@ -36,22 +36,6 @@ DType dtypeOf(const Value *V) {
   return getDType(V->getType().getElementType()).getValueOr(DType::F32);
 }
 
-/// Copy parameters over \p Shape (logical dims of the index space).
-CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
-                    llvm::ArrayRef<int64_t> XStrides,
-                    llvm::ArrayRef<int64_t> YStrides, DType XT, DType YT) {
-  CopyParams P;
-  P.Rank = int(Shape.size());
-  for (size_t I = 0; I < Shape.size(); ++I) {
-    P.Shape[I] = Shape[I];
-    P.XStrides[I] = XStrides[I];
-    P.YStrides[I] = YStrides[I];
-  }
-  P.XType = XT;
-  P.YType = YT;
-  return P;
-}
-
 const char *getStrategyName(CopyStrategy S) {
   switch (S) {
   case CopyStrategy::Contiguous:
@@ -130,6 +114,22 @@ bool isFoldedIntoReader(const Graph &G, const Node &N) {
 }
 
 } // namespace
+
+CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
+                          llvm::ArrayRef<int64_t> XStrides,
+                          llvm::ArrayRef<int64_t> YStrides, DType XT,
+                          DType YT) {
+  CopyParams P;
+  P.Rank = int(Shape.size());
+  for (size_t I = 0; I < Shape.size(); ++I) {
+    P.Shape[I] = Shape[I];
+    P.XStrides[I] = XStrides[I];
+    P.YStrides[I] = YStrides[I];
+  }
+  P.XType = XT;
+  P.YType = YT;
+  return P;
+}
 
 llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);

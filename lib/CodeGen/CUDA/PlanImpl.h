@@ -94,6 +94,12 @@ public:
   Precision Math = Precision::FP32;
 };
 
+/// Copy parameters over \p Shape (logical dims of the index space) from
+/// \p XStrides to \p YStrides (elements), converting \p XT to \p YT.
+CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
+                    llvm::ArrayRef<int64_t> XStrides,
+                    llvm::ArrayRef<int64_t> YStrides, DType XT, DType YT);
+
 /// The device storage type of \p E, if the backend holds it.
 llvm::Optional<DType> getDType(ElementType E);
 

@@ -558,22 +558,6 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   return Out;
 }
 
-/// The copy of a tensor of \p Shape between a caller's strides and a
-/// binding's layout, planned for launchCopy.
-static CopyPlan planBindingCopy(llvm::ArrayRef<int64_t> Shape,
-                                llvm::ArrayRef<int64_t> From,
-                                llvm::ArrayRef<int64_t> To, DType T) {
-  CopyParams C;
-  C.Rank = int(Shape.size());
-  for (size_t D = 0; D < Shape.size(); ++D) {
-    C.Shape[D] = Shape[D];
-    C.XStrides[D] = From[D];
-    C.YStrides[D] = To[D];
-  }
-  C.XType = C.YType = T;
-  return planCopy(C);
-}
-
 /// Checks caller tensor \p T against binding \p B and returns its strides
 /// (dense row-major when it gave none).
 static llvm::Expected<std::vector<int64_t>>
@@ -658,8 +642,8 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
     auto Strides = checkDeviceTensor(It->second, B, "input");
     if (!Strides)
       return Strides.takeError();
-    In.push_back({planBindingCopy(B.Type.getStaticShape(), *Strides,
-                                  codegen::getStrides(B.Type), *DT),
+    In.push_back({planCopy(makeCopy(B.Type.getStaticShape(), *Strides,
+                                    codegen::getStrides(B.Type), *DT, *DT)),
                   It->second.Data, I.ptr({B.Buffer, 0})});
   }
   for (const Binding &B : P.Outputs) {
@@ -670,9 +654,10 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
     auto Strides = checkDeviceTensor(It->second, B, "output");
     if (!Strides)
       return Strides.takeError();
-    Out.push_back({planBindingCopy(B.Type.getStaticShape(),
-                                   codegen::getStrides(B.Type), *Strides,
-                                   *getDType(B.Type.getElementType())),
+    const DType DT = *getDType(B.Type.getElementType());
+    Out.push_back({planCopy(makeCopy(B.Type.getStaticShape(),
+                                     codegen::getStrides(B.Type), *Strides,
+                                     DT, DT)),
                    I.ptr({B.Buffer, 0}), It->second.Data});
   }
 

@@ -39,11 +39,8 @@ llvm::Error cuda::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
                             codegen::TuneStats *Stats) {
   if (llvm::Error E = checkDevice(Opts.Device))
     return E;
-  codegen::TuneDriverOptions DO;
+  codegen::TuneDriverOptions DO = Opts.Timing;
   DO.Type = getDataType(Opts.Math);
-  DO.Samples = Opts.Samples;
-  DO.SampleSeconds = Opts.SampleSeconds;
-  DO.Log = Opts.Log;
   CUDAOptions CO;
   CO.Device = Opts.Device;
   CO.Math = Opts.Math;
@@ -56,8 +53,8 @@ llvm::Error cuda::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
     if (!P) {
       // No kernel for this variant (a layout mix or type the backend does
       // not plan): the layout costs keep their estimate for it.
-      if (Opts.Log)
-        *Opts.Log << "tune: not offered: " << llvm::toString(P.takeError())
+      if (DO.Log)
+        *DO.Log << "tune: not offered: " << llvm::toString(P.takeError())
                   << "\n";
       else
         llvm::consumeError(P.takeError());

@@ -10,6 +10,7 @@
 
 #include "DataMovementIndexing.h"
 #include "GpuTestSupport.h"
+#include "PlanImpl.h"
 #include "Kernels.h"
 
 #include "gtest/gtest.h"
@@ -36,16 +37,7 @@ Dims getIdentityOrder(size_t Rank) {
 CopyParams makeParams(const Dims &Shape, const Dims &XStrides,
                       const Dims &YStrides, DType XT = DType::F32,
                       DType YT = DType::F32) {
-  CopyParams P;
-  P.Rank = int(Shape.size());
-  for (size_t I = 0; I < Shape.size(); ++I) {
-    P.Shape[I] = Shape[I];
-    P.XStrides[I] = XStrides[I];
-    P.YStrides[I] = YStrides[I];
-  }
-  P.XType = XT;
-  P.YType = YT;
-  return P;
+  return makeCopy(Shape, XStrides, YStrides, XT, YT);
 }
 
 /// A relayout of logical shape \p Shape from physical order \p XOrder to

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestSupport.h"
+#include "PlanImpl.h"
 #include "Kernels.h"
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
@@ -149,16 +150,7 @@ using gputest::getDenseStrides;
 
 CopyParams makeParams(const Dims &Shape, const Dims &XStrides,
                       const Dims &YStrides, DType XT, DType YT) {
-  CopyParams P;
-  P.Rank = int(Shape.size());
-  for (size_t I = 0; I < Shape.size(); ++I) {
-    P.Shape[I] = Shape[I];
-    P.XStrides[I] = XStrides[I];
-    P.YStrides[I] = YStrides[I];
-  }
-  P.XType = XT;
-  P.YType = YT;
-  return P;
+  return makeCopy(Shape, XStrides, YStrides, XT, YT);
 }
 
 /// The extent in elements of a strided walk from its element 0, and the

@@ -56,8 +56,8 @@ TEST_P(CudaTuningPrecisionTest, TimesVariantsAndKeepsAlgorithms) {
   T.Target = "cuda-sm90";
   cuda::TuneOptions Opts;
   Opts.Math = GetParam();
-  Opts.Samples = 3;
-  Opts.SampleSeconds = 0.0005;
+  Opts.Timing.Samples = 3;
+  Opts.Timing.SampleSeconds = 0.0005;
   codegen::TuneStats Stats;
   llvm::Error E = cuda::tuneGraph(**G, DimBindings(), Opts, T, &Stats);
   ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));

@@ -30,13 +30,8 @@ namespace cpu {
 struct TuneOptions {
   /// Threads each timed kernel runs on.
   int Threads = 1;
-  /// Timed samples per kernel, in rounds over the variants being compared;
-  /// the median counts.
-  unsigned Samples = 7;
-  /// Each sample repeats the kernel for at least this long.
-  double SampleSeconds = 0.002;
-  /// One line per measured conv, if set.
-  llvm::raw_ostream *Log = nullptr;
+  /// Samples, their length and the log (Timing.Type: always f32 here).
+  codegen::TuneDriverOptions Timing;
 };
 
 /// Measures what \p Table lacks for \p G (shape-inferred, \p Dims bound)

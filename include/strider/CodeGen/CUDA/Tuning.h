@@ -25,9 +25,8 @@ struct TuneOptions {
   /// What the convs compute in: FP16/BF16 time half data (the
   /// assign-precision pass puts convs in half), FP32/TF32 f32 data.
   Precision Math = Precision::FP32;
-  unsigned Samples = 7;
-  double SampleSeconds = 0.002;
-  llvm::raw_ostream *Log = nullptr;
+  /// Samples, their length and the log (Timing.Type follows Math).
+  codegen::TuneDriverOptions Timing;
 };
 
 /// Measures what \p Table lacks for \p G (shape-inferred, \p Dims bound)
