@@ -442,7 +442,7 @@ ConvRunner::create(Libraries &Libs, const ConvDesc &D, const float *Weights,
   const std::string Key = getConvKey(D);
   std::string Why = checkConv(D);
   if (!Why.empty())
-    return makeLibraryError("cuDNN cannot run conv '" + Key + "': " + Why);
+    return makeNoAlgorithmError("cuDNN cannot run conv '" + Key + "': " + Why);
   if (!Weights || (D.Epilogue.Bias && !Bias))
     return makeLibraryError("conv '" + Key + "' was given no " +
                             (Weights ? "bias" : "weights"));
@@ -478,7 +478,7 @@ ConvRunner::create(Libraries &Libs, const ConvDesc &D, const float *Weights,
     return makeLibraryError("the tuned cuDNN algorithm '" + Algo +
                             "' cannot run conv '" + Key + "'" + Layouts +
                             "; retune or drop it from the tuning file");
-  return makeLibraryError("cuDNN has no algorithm for conv '" + Key + "'" +
+  return makeNoAlgorithmError("cuDNN has no algorithm for conv '" + Key + "'" +
                           Layouts);
 }
 
@@ -488,7 +488,7 @@ cuda::findConvAlgorithms(Libraries &Libs, const ConvDesc &D) {
   const std::string Key = getConvKey(D);
   std::string Why = checkConv(D);
   if (!Why.empty())
-    return makeLibraryError("cuDNN cannot run conv '" + Key + "': " + Why);
+    return makeNoAlgorithmError("cuDNN cannot run conv '" + Key + "': " + Why);
   CudnnConvGeometry G = getCudnnConvGeometry(D);
   const bool Preferred = G.FilterChannelsLast;
   for (bool FilterLast : {Preferred, !Preferred}) {
@@ -500,5 +500,5 @@ cuda::findConvAlgorithms(Libraries &Libs, const ConvDesc &D) {
     if (!Timings || !Timings->empty())
       return Timings;
   }
-  return makeLibraryError("cuDNN found no algorithm for conv '" + Key + "'");
+  return makeNoAlgorithmError("cuDNN found no algorithm for conv '" + Key + "'");
 }

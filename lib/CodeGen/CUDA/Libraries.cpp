@@ -18,6 +18,12 @@ llvm::Error cuda::makeLibraryError(const llvm::Twine &What) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), What);
 }
 
+char NoAlgorithmError::ID = 0;
+
+llvm::Error cuda::makeNoAlgorithmError(const llvm::Twine &What) {
+  return llvm::make_error<NoAlgorithmError>(What.str());
+}
+
 llvm::Error cuda::makeCudaError(cudaError_t Code, const llvm::Twine &What) {
   return makeLibraryError(What + ": " + cudaGetErrorString(Code));
 }
@@ -158,7 +164,19 @@ llvm::Error Libraries::Impl::dnnError(cudnnStatus_t Status,
   std::string Message = What.str() + ": " + Dnn.cudnnGetErrorString(Status);
   if (Detail[0])
     Message += std::string(" (") + Detail + ")";
-  return makeLibraryError(Message);
+  // What the description asks for is not supported (as opposed to a
+  // driver, runtime or sublibrary that is missing or too old).
+  switch (Status) {
+  case CUDNN_STATUS_NOT_SUPPORTED:
+  case CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN:
+  case CUDNN_STATUS_NOT_SUPPORTED_SHAPE:
+  case CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE:
+  case CUDNN_STATUS_NOT_SUPPORTED_LAYOUT:
+  case CUDNN_STATUS_NOT_SUPPORTED_PADDING:
+    return makeNoAlgorithmError(Message);
+  default:
+    return makeLibraryError(Message);
+  }
 }
 
 llvm::Error Libraries::Impl::ltError(cublasStatus_t Status,

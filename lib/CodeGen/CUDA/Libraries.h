@@ -89,6 +89,24 @@ struct GemmDesc {
 /// epilogue cuBLASLt fuses: " bias", " relu" / " gelu" (tanh form).
 std::string getGemmKey(const GemmDesc &D);
 
+/// The error of a conv or GEMM its library has no algorithm for as
+/// described (a layout mix, a type, a padding it does not take): the
+/// description is the problem, not the device or the libraries. `--tune`
+/// counts such a variant as one the backend does not offer.
+class NoAlgorithmError : public llvm::ErrorInfo<NoAlgorithmError> {
+public:
+  static char ID;
+  explicit NoAlgorithmError(std::string Message) : Message(std::move(Message)) {}
+  void log(llvm::raw_ostream &OS) const override { OS << Message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  std::string Message;
+};
+llvm::Error makeNoAlgorithmError(const llvm::Twine &What);
+
 /// One algorithm's measured time, from a tuning run.
 struct AlgoTiming {
   std::string Algo; ///< Library-specific name, stable across runs.

@@ -11,6 +11,8 @@
 
 #include "strider/CodeGen/CUDA/Tuning.h"
 
+#include "Libraries.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 using namespace strider;
@@ -61,8 +63,19 @@ llvm::Error cuda::tuneGraph(const Graph &G, const layout::DimBindings &Dims,
       return nullptr;
     }
     auto Prog = Program::load(std::move(*P), CO);
-    if (!Prog)
-      return Prog.takeError();
+    if (!Prog) {
+      // cuDNN has no algorithm for this variant (a layout mix it does not
+      // take): not offered either. Other failures stop tuning.
+      llvm::Error E = Prog.takeError();
+      if (!E.isA<NoAlgorithmError>())
+        return E;
+      if (DO.Log)
+        *DO.Log << "tune: not offered: " << llvm::toString(std::move(E))
+                << "\n";
+      else
+        llvm::consumeError(std::move(E));
+      return nullptr;
+    }
     // The algorithms cuDNN's find chose, kept for the programs built with
     // this table (and for the next variants of the same conv).
     for (const LibraryAlgorithm &A : (*Prog)->getConvAlgorithms()) {
