@@ -165,8 +165,9 @@ strider_session_options_set_dim(strider_session_options *options,
  * are STRIDER_ERROR_INVALID_ARGUMENT): an ONNX model's layouts are costed
  * by its measurements, and the cuda backend runs the cuDNN algorithms it
  * holds. Its target must be the session's (this machine's cpu-* target,
- * or cuda-sm90 for the cuda backend) and a GPU table's precision the
- * session's: strider_session_create checks. NULL clears it. */
+ * or with the cuda backend its GPU's: cuda-sm90 from sm_90 on, else
+ * cuda-sm80) and a GPU table's precision the session's:
+ * strider_session_create checks. NULL clears it. */
 STRIDER_API strider_status
 strider_session_options_set_tuning_file(strider_session_options *options,
                                         const char *path);

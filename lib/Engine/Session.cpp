@@ -38,6 +38,20 @@ std::string engine::getDefaultTarget() {
   return llvm::StringRef(Simd).contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
 }
 
+/// The target of GPU \p Device's architecture; cuda-sm90 when there is
+/// no such device (the session is refused for that right after).
+static std::string getDefaultCudaTarget(int Device) {
+#if STRIDER_HAS_CUDA
+  auto T = cuda::getDeviceTarget(Device);
+  if (T)
+    return *T;
+  llvm::consumeError(T.takeError());
+#else
+  (void)Device;
+#endif
+  return "cuda-sm90";
+}
+
 static llvm::Error makeError(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
@@ -72,7 +86,7 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
     Opts.MaxSpecializations = 1;
   if (Opts.Kind == Backend::CUDA) {
     if (Opts.Target.empty())
-      Opts.Target = "cuda-sm90";
+      Opts.Target = getDefaultCudaTarget(Opts.Device);
   } else if (Opts.Precision != "fp32") {
     return makeError("precision '" + Opts.Precision +
                      "' needs the CUDA backend: the CPU backends compute in "

@@ -154,8 +154,8 @@ static cl::opt<bool> NoOptimize(
 static cl::opt<std::string> TargetName(
     "target",
     cl::desc("Layout-assignment target of an ONNX model (default: this "
-             "machine's, cpu-avx512 or cpu-avx2; cuda-sm90 with "
-             "--backend=cuda)"),
+             "machine's, cpu-avx512 or cpu-avx2; with --backend=cuda the "
+             "GPU's, cuda-sm90 from sm_90 on, else cuda-sm80)"),
     cl::value_desc("name"), cl::cat(RunCat));
 static cl::opt<std::string> TuningFile(
     "tuning-file",

@@ -119,7 +119,8 @@ struct SessionOptions {
   /// their layouts either way.
   bool Optimize = true;
   /// Layout-assignment target of an ONNX model; empty: this machine's
-  /// (cpu-avx512 or cpu-avx2, after the SIMD target the kernels use).
+  /// (cpu-avx512 or cpu-avx2, after the SIMD target the kernels use; on
+  /// Backend::CUDA the GPU's, cuda-sm90 from sm_90 on, else cuda-sm80).
   std::string Target;
   /// Sizes of symbolic dims beyond what the fed shapes bind (`--dim`).
   std::map<std::string, int64_t> Dims;

@@ -447,6 +447,16 @@ llvm::Expected<std::string> cuda::getDeviceName(int Ordinal) {
          std::to_string(Prop.minor) + ")";
 }
 
+llvm::Expected<std::string> cuda::getDeviceTarget(int Ordinal) {
+  if (llvm::Error E = checkDevice(Ordinal))
+    return E;
+  int Major = 0;
+  STRIDER_CUDA_TRY(
+      cudaDeviceGetAttribute(&Major, cudaDevAttrComputeCapabilityMajor, Ordinal),
+      "cudaDeviceGetAttribute");
+  return std::string(Major >= 9 ? "cuda-sm90" : "cuda-sm80");
+}
+
 Program::Program(std::unique_ptr<ProgramImpl> Impl) : Impl(std::move(Impl)) {}
 Program::~Program() = default;
 

@@ -123,6 +123,9 @@ llvm::Error checkDevice(int Ordinal);
 /// "NVIDIA H100 80GB HBM3 (sm_90)" for device \p Ordinal; checkDevice's
 /// errors.
 llvm::Expected<std::string> getDeviceName(int Ordinal);
+/// The layout-assignment target of device \p Ordinal's architecture:
+/// cuda-sm90 from sm_90 on, cuda-sm80 below; checkDevice's errors.
+llvm::Expected<std::string> getDeviceTarget(int Ordinal);
 
 class ProgramImpl;
 
