@@ -308,37 +308,41 @@ runtime::DeviceTensor deviceTensorOf(const DLTensor &T) {
 strider_status whereRunTensors(const strider_session &S, const DLTensor *In,
                                size_t NumIn, const DLTensor *Out,
                                size_t NumOut, bool &OnDevice) {
-  const engine::SessionOptions &O = S.S->getOptions();
-  std::vector<std::pair<const DLTensor *, std::string>> All;
-  for (size_t I = 0; I < NumIn; ++I)
-    All.push_back({&In[I], "input " + std::to_string(I)});
-  for (size_t I = 0; I < NumOut; ++I)
-    All.push_back({&Out[I], "output " + std::to_string(I)});
-  if (All.empty())
+  const size_t Count = NumIn + NumOut;
+  if (Count == 0)
     return STRIDER_OK;
-  OnDevice = All.front().first->device.device_type == kDLCUDA;
-  for (const auto &[T, What] : All) {
-    const bool Device = T->device.device_type == kDLCUDA;
+  // Tensor K of the run: the inputs, then the outputs; named on errors only.
+  auto At = [&](size_t K) -> const DLTensor & {
+    return K < NumIn ? In[K] : Out[K - NumIn];
+  };
+  auto Name = [&](size_t K) {
+    return K < NumIn ? "input " + std::to_string(K)
+                     : "output " + std::to_string(K - NumIn);
+  };
+  const engine::SessionOptions &O = S.S->getOptions();
+  OnDevice = At(0).device.device_type == kDLCUDA;
+  for (size_t K = 0; K < Count; ++K) {
+    const bool Device = At(K).device.device_type == kDLCUDA;
     if (Device != OnDevice)
       return fail(STRIDER_ERROR_TENSOR,
-                  What + " is in " + (Device ? "GPU" : "host") + " memory and " +
-                      All.front().second + " in " +
+                  Name(K) + " is in " + (Device ? "GPU" : "host") +
+                      " memory and " + Name(0) + " in " +
                       (OnDevice ? "GPU" : "host") +
                       " memory: a run's tensors are all in host memory or "
                       "all on the session's GPU");
   }
-  for (const auto &[T, What] : All) {
-    if (T->device.device_type != kDLCUDA)
-      continue;
-    if (O.Kind != engine::Backend::CUDA)
+  if (!OnDevice)
+    return STRIDER_OK;
+  if (O.Kind != engine::Backend::CUDA)
+    return fail(STRIDER_ERROR_TENSOR,
+                Name(0) + " is in GPU memory (kDLCUDA); this session's "
+                          "backend reads host memory (kDLCPU)");
+  for (size_t K = 0; K < Count; ++K)
+    if (At(K).device.device_id != O.Device)
       return fail(STRIDER_ERROR_TENSOR,
-                  What + " is in GPU memory (kDLCUDA); this session's "
-                         "backend reads host memory (kDLCPU)");
-    if (T->device.device_id != O.Device)
-      return fail(STRIDER_ERROR_TENSOR,
-                  What + " is on GPU " + llvm::Twine(T->device.device_id) +
+                  Name(K) + " is on GPU " +
+                      llvm::Twine(At(K).device.device_id) +
                       "; this session runs on GPU " + llvm::Twine(O.Device));
-  }
   return STRIDER_OK;
 }
 

@@ -11,20 +11,7 @@
 
 #include "strider/CodeGen/Tuning.h"
 
-#include "llvm/Support/Error.h"
-
-namespace llvm {
-class raw_ostream;
-}
-
 namespace strider {
-
-class Graph;
-
-namespace layout {
-class DimBindings;
-}
-
 namespace cpu {
 
 struct TuneOptions {
