@@ -48,19 +48,6 @@ const char *getStrategyName(CopyStrategy S) {
   return "?";
 }
 
-/// Adds a copy step from \p X (at element offset \p XOff) to \p Y (at
-/// \p YOff).
-void addCopy(PlanContext &C, const std::string &Nodes, const char *What,
-             const CopyParams &P, Arg X, Arg Y) {
-  CopyPlan Plan = planCopy(P);
-  std::string Kernel = std::string("copy.") + What + " " +
-                       getStrategyName(Plan.Strategy) + " " +
-                       getDTypeName(P.XType);
-  if (P.YType != P.XType)
-    Kernel += std::string(">") + getDTypeName(P.YType);
-  C.addStep({Nodes, Kernel, 0}, Plan, {X, Y});
-}
-
 llvm::Error checkRank(const Node &N, const TensorType &T) {
   if (T.getRank() > unsigned(MaxRank) || !T.hasStaticShape())
     return unsupported(N, N.getOpType() + " of " + T.str() + " (rank " +
@@ -114,6 +101,17 @@ bool isFoldedIntoReader(const Graph &G, const Node &N) {
 }
 
 } // namespace
+
+void cuda::addCopy(PlanContext &C, const std::string &Nodes, const char *What,
+                   const CopyParams &P, Arg X, Arg Y) {
+  CopyPlan Plan = planCopy(P);
+  std::string Kernel = std::string("copy.") + What + " " +
+                       getStrategyName(Plan.Strategy) + " " +
+                       getDTypeName(P.XType);
+  if (P.YType != P.XType)
+    Kernel += std::string(">") + getDTypeName(P.YType);
+  C.addStep({Nodes, Kernel, 0}, Plan, {X, Y});
+}
 
 CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
                           llvm::ArrayRef<int64_t> XStrides,

@@ -145,10 +145,15 @@ std::vector<float> getConstantFloats(const Value *V);
 /// The results a step computes, for reports: \p N's, then those of the
 /// group's followers ("conv1,relu1").
 std::string getStepNodes(const Node &N, const codegen::FusedTail &T);
-/// " +bias+residual+relu" for the parts of \p E that are set.
+/// "+bias+residual+relu" for the parts of \p E that are set.
 std::string getEpilogueSuffix(const EpilogueSpec &E);
 /// "nchw", "nhwc" (any rank: channels-first or -last).
 const char *getOrderName(bool ChannelsLast);
+
+/// Adds a copy step (planCopy of \p P) from \p X to \p Y, reported as
+/// "copy.<What> <strategy> <type>".
+void addCopy(PlanContext &C, const std::string &Nodes, const char *What,
+             const CopyParams &P, Arg X, Arg Y);
 
 /// An error located at \p N: "no CUDA kernel for <what>".
 llvm::Error unsupported(const Node &N, const llvm::Twine &What);

@@ -80,6 +80,33 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
   return P;
 }
 
+/// cuDNN crops a ConvTranspose's full output by the same pad on both
+/// sides of a dim (its end is implied by the output size). Where the pads
+/// differ so that it cannot (SAME_UPPER exports, pads 0/1), \p D is
+/// changed to crop both sides by the smaller pad only, which gives a
+/// larger output; returns where the wanted output starts in it, per
+/// spatial dim. None when cuDNN can crop every dim itself.
+llvm::Optional<llvm::SmallVector<int64_t, 3>>
+splitTransposedPads(ConvDesc &D) {
+  if (!D.Transposed)
+    return llvm::None;
+  llvm::SmallVector<int64_t, 3> Start(size_t(D.Spatial), 0);
+  bool Any = false;
+  for (int I = 0; I < D.Spatial; ++I) {
+    const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
+    if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] ||
+        getSymmetricPad(D, I) >= 0)
+      continue;
+    Any = true;
+    Start[size_t(I)] = D.PadBegin[I] - Common;
+    D.Out[I] += D.PadBegin[I] + D.PadEnd[I] - 2 * Common;
+    D.PadBegin[I] = D.PadEnd[I] = Common;
+  }
+  if (!Any)
+    return llvm::None;
+  return Start;
+}
+
 } // namespace
 
 llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
@@ -149,6 +176,11 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
                                 T.Residual->getType().str());
   }
   llvm::Optional<PadParams> PrePad = splitAsymmetricPads(D, XT);
+  auto CropStart = splitTransposedPads(D);
+  // A cropped conv leaves its whole epilogue to a step after the crop.
+  const EpilogueSpec Epilogue = D.Epilogue;
+  if (CropStart)
+    D.Epilogue = EpilogueSpec();
   std::string Why = checkConv(D);
   if (!Why.empty())
     return unsupported(N, "this convolution: " + Why);
@@ -200,8 +232,48 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
                                      : OutPixels * D.K * (D.C / D.Groups)) *
                Taps;
   C.addRunnerConstantBytes(int64_t(Weights.size() * getDTypeBytes(D.Type)));
+  if (!CropStart) {
+    ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
+    C.addStep(Info, std::move(S), {XArg, Residual, {*YB, 0}, BiasArg});
+    return llvm::Error::success();
+  }
+
+  // The larger output into a scratch buffer in Y's layout, its crop into
+  // Y, then the epilogue in place on Y (cuDNN fuses none into a transposed
+  // conv, so this launches nothing more than the uncropped path).
+  auto YShape = YT.getStaticShape();
+  llvm::SmallVector<int64_t, 6> Full(YShape.begin(), YShape.end());
+  for (int I = 0; I < D.Spatial; ++I)
+    Full[size_t(I) + 2] = D.Out[I];
+  const TensorType FullT = TensorType::get(YT.getElementType(), Full,
+                                           YT.getLayout());
+  const auto FullStrides = codegen::getStrides(FullT);
+  const int64_t Elt = int64_t(getDTypeBytes(D.Type));
+  Arg FullArg{C.addScratch(FullT.getNumElements().getValueOr(0) * Elt), 0};
+  Info.Kernel += " (uncropped: asymmetric pads)";
   ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
-  C.addStep(Info, std::move(S), {XArg, Residual, {*YB, 0}, BiasArg});
+  C.addStep(Info, std::move(S), {XArg, Arg(), FullArg, Arg()});
+  int64_t Offset = 0;
+  for (int I = 0; I < D.Spatial; ++I)
+    Offset += (*CropStart)[size_t(I)] * FullStrides[size_t(I) + 2];
+  addCopy(C, Info.Nodes, "crop",
+          makeCopy(YShape, FullStrides, codegen::getStrides(YT), D.Type,
+                   D.Type),
+          {FullArg.Buffer, Offset * Elt}, {*YB, 0});
+  if (!Epilogue.Bias && !Epilogue.Residual && Epilogue.Act.isNone())
+    return llvm::Error::success();
+  EpilogueParams E;
+  E.Count = YT.getNumElements().getValueOr(0);
+  E.Channels = Epilogue.Bias ? D.K : 1;
+  E.ChannelStride = D.YChannelsLast ? 1 : E.Count / (D.N * D.K);
+  E.Act = Epilogue.Act;
+  E.XType = E.ResidualType = E.YType = D.Type;
+  C.addStep({Info.Nodes,
+             std::string("epilogue.conv_transpose ") +
+                 getOrderName(D.YChannelsLast) + " " + getDTypeName(D.Type) +
+                 getEpilogueSuffix(Epilogue),
+             0},
+            E, {{*YB, 0}, Arg(), BiasArg, Residual, {*YB, 0}});
   return llvm::Error::success();
 }
 

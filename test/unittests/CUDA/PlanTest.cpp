@@ -396,6 +396,71 @@ graph @odd(%x: tensor<1 x 4 x 7 x 7 x f32>) {
       << kernels(*PO)[0];
 }
 
+TEST(CudaPlanTest, AsymmetricConvTransposePadsBecomeACrop) {
+  // Stride 2, kernel 3 on 4: the full output is 9. H crops 0/1 (SAME_UPPER)
+  // to 8, W 2/0 to 7. cuDNN crops both sides of a dim alike and neither
+  // fits: it computes the output cropped by the smaller pad (0) into a
+  // scratch buffer, a copy crops it into Y, and the bias follows.
+  auto G = parse(R"(
+graph @up(%x: tensor<1 x 4 x 4 x 4 x f32, nhwc>) {
+  %w = Constant() {value = dense<0.5> : tensor<4 x 6 x 3 x 3 x f32>} : tensor<4 x 6 x 3 x 3 x f32>
+  %b = Constant() {value = dense<0.25> : tensor<6 x f32>} : tensor<6 x f32>
+  %c = ConvTranspose(%x, %w, %b) {strides = [2, 2], pads = [0, 2, 1, 0]} : tensor<1 x 6 x 8 x 7 x f32, nhwc>
+  return %c
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P).size(), 3u) << ::testing::PrintToString(kernels(*P));
+  EXPECT_EQ(kernels(*P)[0],
+            "cudnn.conv_transpose nhwc>nhwc f32 (uncropped: asymmetric pads)");
+  EXPECT_EQ(kernels(*P)[1].rfind("copy.crop ", 0), 0u) << kernels(*P)[1];
+  EXPECT_EQ(kernels(*P)[2], "epilogue.conv_transpose nhwc f32+bias");
+  const ConvStep &Conv = params<ConvStep>(*P, 0);
+  EXPECT_EQ(Conv.Desc.Out[0], 9);
+  EXPECT_EQ(Conv.Desc.Out[1], 9);
+  for (int I = 0; I < 2; ++I) {
+    EXPECT_EQ(Conv.Desc.PadBegin[I], 0);
+    EXPECT_EQ(Conv.Desc.PadEnd[I], 0);
+  }
+  EXPECT_FALSE(Conv.Desc.Epilogue.Bias);
+  EXPECT_EQ(checkConv(Conv.Desc), "");
+  const PlanImpl &I = P->getImpl();
+  // The scratch holds 9 x 9 x 6 floats; the crop starts at w = 2, that is
+  // 2 * 6 elements into NHWC rows.
+  const BufferId Scratch = I.Steps[0].Args[2].Buffer;
+  EXPECT_EQ(I.Buffers[size_t(Scratch)].Bytes, 9 * 9 * 6 * 4);
+  EXPECT_EQ(I.Steps[1].Args[0].Buffer, Scratch);
+  EXPECT_EQ(I.Steps[1].Args[0].Offset, 2 * 6 * 4);
+  const BufferId Y = I.Steps[1].Args[1].Buffer;
+  EXPECT_NE(Y, Scratch);
+  EXPECT_EQ(I.Buffers[size_t(Y)].Bytes, 8 * 7 * 6 * 4);
+  // The epilogue runs in place on Y, channels innermost.
+  const EpilogueParams &E = params<EpilogueParams>(*P, 2);
+  EXPECT_EQ(I.Steps[2].Args[0].Buffer, Y);
+  EXPECT_EQ(I.Steps[2].Args[4].Buffer, Y);
+  EXPECT_GE(I.Steps[2].Args[2].Buffer, 0);
+  EXPECT_EQ(E.Count, 8 * 7 * 6);
+  EXPECT_EQ(E.Channels, 6);
+  EXPECT_EQ(E.ChannelStride, 1);
+
+  // Pads cuDNN can crop (begin 1, end 0 at stride 2 fits its window) stay
+  // one step.
+  auto Fits = parse(R"(
+graph @fits(%x: tensor<1 x 4 x 4 x 4 x f32>) {
+  %w = Constant() {value = dense<0.5> : tensor<4 x 6 x 3 x 3 x f32>} : tensor<4 x 6 x 3 x 3 x f32>
+  %c = ConvTranspose(%x, %w) {strides = [2, 2], pads = [1, 1, 0, 0]} : tensor<1 x 6 x 8 x 8 x f32>
+  return %c
+}
+)");
+  ASSERT_TRUE(Fits);
+  auto PF = plan(*Fits);
+  ASSERT_TRUE(PF);
+  ASSERT_EQ(kernels(*PF).size(), 1u);
+  EXPECT_EQ(kernels(*PF)[0], "cudnn.conv_transpose nchw>nchw f32");
+}
+
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   auto Int = parse(R"(
 graph @ints(%x: tensor<4 x i64>) {

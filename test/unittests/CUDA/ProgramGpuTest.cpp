@@ -76,6 +76,15 @@ graph @g(%x: tensor<2 x 4 x 8 x 8 x f32, nhwc>) {
 }
 )",
      1e-4},
+    {"conv_transpose_asymmetric_pads", R"(
+graph @g(%x: tensor<2 x 4 x 4 x 5 x f32, nhwc>) {
+  %w = Constant() {value = dense<0.05> : tensor<4 x 6 x 3 x 3 x f32>} : tensor<4 x 6 x 3 x 3 x f32>
+  %b = Constant() {value = dense<0.25> : tensor<6 x f32>} : tensor<6 x f32>
+  %c = ConvTranspose(%x, %w, %b) {strides = [2, 2], pads = [0, 2, 1, 0]} : tensor<2 x 6 x 8 x 9 x f32, nhwc>
+  return %c
+}
+)",
+     1e-4},
     {"elementwise_softmax_norms", R"(
 graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) {
   %k = Constant() {value = dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4 x 1 x 1 x f32>} : tensor<4 x 1 x 1 x f32>
