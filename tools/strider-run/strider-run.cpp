@@ -482,6 +482,8 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
       llvm::errs() << "  " << Step.Kernel << " -> " << Step.Nodes << "\n";
     llvm::errs() << "activation arena: " << CudaProg->getArenaBytes()
                  << " bytes\n";
+    for (const std::string &Lib : CudaProg->getLibraries())
+      llvm::errs() << "library: " << Lib << "\n";
   }
 #endif
   auto Exec = [&](const TensorMap &In) { return Run.run(S, In); };

@@ -262,8 +262,8 @@ public:
   std::string getAlgo() const override {
     return getConvAlgoName(D.Transposed, Choice.Algo);
   }
-  cudaError_t run(const void *X, const void *Residual, void *Y, void *Workspace,
-                  cudaStream_t S) const override;
+  LibraryStatus run(const void *X, const void *Residual, void *Y,
+                    void *Workspace, cudaStream_t S) const override;
 
 private:
   Libraries::Impl &L;
@@ -322,11 +322,11 @@ llvm::Error CudnnConvRunner::upload(const float *Weights, const float *Bias,
   return llvm::Error::success();
 }
 
-cudaError_t CudnnConvRunner::run(const void *X, const void *Residual, void *Y,
-                                 void *Workspace, cudaStream_t S) const {
+LibraryStatus CudnnConvRunner::run(const void *X, const void *Residual, void *Y,
+                                   void *Workspace, cudaStream_t S) const {
   cudnnStatus_t Status = L.bindStream(S);
   if (Status != CUDNN_STATUS_SUCCESS)
-    return toCudaError(Status);
+    return toLibraryStatus(L, Status);
   const float One = 1.0f, Zero = 0.0f;
   if (D.Transposed) {
     Status = L.Dnn.cudnnConvolutionBackwardData(
@@ -349,7 +349,7 @@ cudaError_t CudnnConvRunner::run(const void *X, const void *Residual, void *Y,
         &Alpha2, Ds.Y, AddResidual ? Residual : Y, Ds.Bias, BiasData.Ptr,
         Ds.Act, Ds.Y, Y);
   }
-  return toCudaError(Status);
+  return toLibraryStatus(L, Status);
 }
 
 const char *getOrder(bool ChannelsLast) {
@@ -440,6 +440,8 @@ ConvRunner::create(Libraries &Libs, const ConvDesc &D, const float *Weights,
                    const float *Bias, const std::string &Algo) {
   Libraries::Impl &L = Libs.getImpl();
   const std::string Key = getConvKey(D);
+  if (!Libs.hasCudnn())
+    return makeLibraryError("conv '" + Key + "': cuDNN was not loaded");
   std::string Why = checkConv(D);
   if (!Why.empty())
     return makeNoAlgorithmError("cuDNN cannot run conv '" + Key + "': " + Why);
@@ -486,6 +488,8 @@ llvm::Expected<std::vector<AlgoTiming>>
 cuda::findConvAlgorithms(Libraries &Libs, const ConvDesc &D) {
   Libraries::Impl &L = Libs.getImpl();
   const std::string Key = getConvKey(D);
+  if (!Libs.hasCudnn())
+    return makeLibraryError("conv '" + Key + "': cuDNN was not loaded");
   std::string Why = checkConv(D);
   if (!Why.empty())
     return makeNoAlgorithmError("cuDNN cannot run conv '" + Key + "': " + Why);

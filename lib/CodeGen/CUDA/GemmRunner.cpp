@@ -66,8 +66,8 @@ public:
   size_t getWorkspaceBytes() const override { return Workspace; }
   EpilogueSpec getFused() const override { return Fusion.Fused; }
   std::string getAlgo() const override { return AlgoName; }
-  cudaError_t run(const void *A, const void *B, void *Y, void *Workspace,
-                  cudaStream_t S) const override;
+  LibraryStatus run(const void *A, const void *B, void *Y, void *Workspace,
+                    cudaStream_t S) const override;
 
   GemmFusion Fusion;
   std::string AlgoName;
@@ -255,14 +255,15 @@ llvm::Expected<GemmAlgoConfig> LtGemmRunner::readConfig() const {
   return C;
 }
 
-cudaError_t LtGemmRunner::run(const void *A, const void *B, void *Y, void *Work,
-                              cudaStream_t S) const {
+LibraryStatus LtGemmRunner::run(const void *A, const void *B, void *Y,
+                                void *Work, cudaStream_t S) const {
   // cuBLASLt's A is our B and its B our A (Y^T = B^T A^T); C is Y, read
   // with beta 0.
   const void *OurB = ConstB.Ptr ? ConstB.Ptr : B;
-  return toCudaError(L.Lt.cublasLtMatmul(
-      L.LtHandle, Op, &Alpha, OurB, ALayout, A, BLayout, &Beta, Y, CLayout, Y,
-      CLayout, &Algo, Workspace ? Work : nullptr, Workspace, S));
+  return toLibraryStatus(
+      L, L.Lt.cublasLtMatmul(L.LtHandle, Op, &Alpha, OurB, ALayout, A, BLayout,
+                             &Beta, Y, CLayout, Y, CLayout, &Algo,
+                             Workspace ? Work : nullptr, Workspace, S));
 }
 
 } // namespace
@@ -272,6 +273,8 @@ GemmRunner::create(Libraries &Libs, const GemmDesc &D, const float *ConstantB,
                    const float *Bias, const std::string &AlgoName) {
   Libraries::Impl &L = Libs.getImpl();
   const std::string Key = getGemmKey(D);
+  if (!Libs.hasCublasLt())
+    return makeLibraryError("gemm '" + Key + "': cuBLASLt was not loaded");
   std::string Why = checkGemm(D);
   if (!Why.empty())
     return makeLibraryError("cuBLASLt cannot run gemm '" + Key + "': " + Why);

@@ -1,9 +1,10 @@
 //===- Libraries.cpp - Loading cuDNN and cuBLASLt at run time -------------===//
 //
-// dlopen of libcudnn.so.9 and libcublasLt.so.13 (or .12), every entry point
-// the runners call resolved by name, and the handles bound to a program's
-// stream. Nothing here is linked at build time, so binaries start (and
-// say what is missing) on machines without the libraries.
+// dlopen of libcudnn.so.9 and libcublasLt.so.13 (or .12), each only when a
+// program has a step for it, every entry point the runners call resolved by
+// name, and the handles bound to a program's stream. Nothing here is linked at
+// build time, so binaries start (and say what is missing) on machines without
+// the libraries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,7 +103,7 @@ const char *const CublasLtHint =
 
 } // namespace
 
-llvm::Error cuda::loadLibraryApis(Libraries::Impl &I) {
+llvm::Error cuda::loadCudnnApi(Libraries::Impl &I) {
   std::string Why;
   void *Dnn = openFirst({"libcudnn.so.9"}, I.DnnName, Why);
   if (!Dnn)
@@ -118,8 +119,11 @@ llvm::Error cuda::loadLibraryApis(Libraries::Impl &I) {
     return makeLibraryError(I.DnnName + " is cuDNN version " +
                             llvm::Twine(DnnVersion) + ", not 9.x; " +
                             CudnnHint);
+  return llvm::Error::success();
+}
 
-  Why.clear();
+llvm::Error cuda::loadCublasLtApi(Libraries::Impl &I) {
+  std::string Why;
   void *Lt =
       openFirst({"libcublasLt.so.13", "libcublasLt.so.12"}, I.LtName, Why);
   if (!Lt)
@@ -225,25 +229,78 @@ Libraries::Libraries(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 Libraries::~Libraries() = default;
 
 llvm::Expected<std::unique_ptr<Libraries>>
-Libraries::create(cudaStream_t Stream) {
+Libraries::create(cudaStream_t Stream, LibrarySet Needed) {
   auto I = std::make_unique<Impl>();
-  if (llvm::Error E = loadLibraryApis(*I))
-    return E;
-  cudnnStatus_t DS = I->Dnn.cudnnCreate(&I->DnnHandle);
-  if (DS != CUDNN_STATUS_SUCCESS) {
-    I->DnnHandle = nullptr;
-    return I->dnnError(DS, "cannot create a cuDNN handle (" + I->DnnName +
-                               ") on the current device");
+  if (Needed.Cudnn) {
+    if (llvm::Error E = loadCudnnApi(*I))
+      return E;
+    cudnnStatus_t DS = I->Dnn.cudnnCreate(&I->DnnHandle);
+    if (DS != CUDNN_STATUS_SUCCESS) {
+      I->DnnHandle = nullptr;
+      return I->dnnError(DS, "cannot create a cuDNN handle (" + I->DnnName +
+                                 ") on the current device");
+    }
+    DS = I->Dnn.cudnnSetStream(I->DnnHandle, Stream);
+    if (DS != CUDNN_STATUS_SUCCESS)
+      return I->dnnError(DS, "cannot bind cuDNN to the program's stream");
+    I->Stream = Stream;
   }
-  DS = I->Dnn.cudnnSetStream(I->DnnHandle, Stream);
-  if (DS != CUDNN_STATUS_SUCCESS)
-    return I->dnnError(DS, "cannot bind cuDNN to the program's stream");
-  I->Stream = Stream;
-  cublasStatus_t LS = I->Lt.cublasLtCreate(&I->LtHandle);
-  if (LS != CUBLAS_STATUS_SUCCESS) {
-    I->LtHandle = nullptr;
-    return I->ltError(LS,
-                      "cannot create a cuBLASLt handle (" + I->LtName + ")");
+  if (Needed.CublasLt) {
+    if (llvm::Error E = loadCublasLtApi(*I))
+      return E;
+    cublasStatus_t LS = I->Lt.cublasLtCreate(&I->LtHandle);
+    if (LS != CUBLAS_STATUS_SUCCESS) {
+      I->LtHandle = nullptr;
+      return I->ltError(LS,
+                        "cannot create a cuBLASLt handle (" + I->LtName + ")");
+    }
   }
   return std::unique_ptr<Libraries>(new Libraries(std::move(I)));
+}
+
+bool Libraries::hasCudnn() const { return I->DnnHandle != nullptr; }
+bool Libraries::hasCublasLt() const { return I->LtHandle != nullptr; }
+
+/// "major.minor.patch" of a version number major * 10000 + minor * 100 +
+/// patch (cuDNN 9's and cuBLAS's encoding).
+static std::string formatVersion(size_t V) {
+  return std::to_string(V / 10000) + "." + std::to_string(V / 100 % 100) + "." +
+         std::to_string(V % 100);
+}
+
+std::string Libraries::getLastCudnnError() const {
+  if (!hasCudnn())
+    return std::string();
+  char Detail[512] = {};
+  I->Dnn.cudnnGetLastErrorString(Detail, sizeof(Detail));
+  return Detail;
+}
+
+std::vector<std::string> Libraries::describe() const {
+  std::vector<std::string> R;
+  if (hasCudnn())
+    R.push_back(I->DnnName + " (cuDNN " +
+                formatVersion(I->Dnn.cudnnGetVersion()) + ")");
+  if (hasCublasLt())
+    R.push_back(I->LtName + " (cuBLASLt " +
+                formatVersion(I->Lt.cublasLtGetVersion()) + ")");
+  return R;
+}
+
+LibraryStatus cuda::toLibraryStatus(const Libraries::Impl &L,
+                                    cudnnStatus_t Status) {
+  LibraryStatus R;
+  R.Code = toCudaError(Status);
+  if (Status != CUDNN_STATUS_SUCCESS)
+    R.Detail = L.Dnn.cudnnGetErrorString(Status);
+  return R;
+}
+
+LibraryStatus cuda::toLibraryStatus(const Libraries::Impl &L,
+                                    cublasStatus_t Status) {
+  LibraryStatus R;
+  R.Code = toCudaError(Status);
+  if (Status != CUBLAS_STATUS_SUCCESS)
+    R.Detail = L.Lt.cublasLtGetStatusString(Status);
+  return R;
 }

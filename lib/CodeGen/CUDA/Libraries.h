@@ -1,9 +1,11 @@
-//===- Libraries.h - Convolutions and GEMMs through cuDNN, cuBLASLt -*- C++ -*-===//
+//===- Libraries.h - Convolutions and GEMMs through cuDNN, cuBLASLt -*- C++
+//-*-===//
 //
 // Private to lib/CodeGen/CUDA. cuDNN 9 and cuBLASLt are loaded at run time
-// (dlopen of libcudnn.so.9 and libcublasLt.so.13 / .12), so that the
-// backend's binaries start, and report a clear error, on machines without
-// them, and use whichever copy the machine has (a PyTorch environment's).
+// (dlopen of libcudnn.so.9 and libcublasLt.so.13 / .12, each only for a
+// program that calls it), so that the backend's binaries start, and report
+// a clear error, on machines without them, and use whichever copy the
+// machine has (a PyTorch environment's).
 //
 // A runner is made once per conv or GEMM when a program is loaded: it
 // uploads the weights in the form its library wants (layout, type), picks
@@ -107,6 +109,14 @@ private:
 };
 llvm::Error makeNoAlgorithmError(const llvm::Twine &What);
 
+/// What a runner's run() reports (no allocation on this path): CUDA's
+/// code for the outcome, and when the library call failed, the library's
+/// own status name ("CUDNN_STATUS_EXECUTION_FAILED"; a static string).
+struct LibraryStatus {
+  cudaError_t Code = cudaSuccess;
+  const char *Detail = nullptr;
+};
+
 /// One algorithm's measured time, from a tuning run.
 struct AlgoTiming {
   std::string Algo; ///< Library-specific name, stable across runs.
@@ -114,13 +124,29 @@ struct AlgoTiming {
   size_t WorkspaceBytes = 0;
 };
 
+/// Which libraries a program calls: a model without convs runs where
+/// cuDNN is not installed, one without GEMMs where cuBLASLt is not.
+struct LibrarySet {
+  bool Cudnn = true;
+  bool CublasLt = true;
+};
+
 /// The loaded libraries and their handles for one device and stream.
 class Libraries {
 public:
-  /// Loads cuDNN and cuBLASLt and makes handles bound to \p Stream on
-  /// the current device. Errors name the library that is missing.
-  static llvm::Expected<std::unique_ptr<Libraries>> create(cudaStream_t Stream);
+  /// Loads the libraries of \p Needed and makes handles bound to
+  /// \p Stream on the current device. Errors name the library that is
+  /// missing.
+  static llvm::Expected<std::unique_ptr<Libraries>>
+  create(cudaStream_t Stream, LibrarySet Needed = LibrarySet());
   ~Libraries();
+  bool hasCudnn() const;
+  bool hasCublasLt() const;
+  /// What is loaded, for reports: "libcudnn.so.9 (cuDNN 9.10.0)",
+  /// "libcublasLt.so.13 (cuBLASLt 13.0.0)".
+  std::vector<std::string> describe() const;
+  /// cuDNN's message for its last failure on this thread, or empty.
+  std::string getLastCudnnError() const;
   Libraries(const Libraries &) = delete;
   Libraries &operator=(const Libraries &) = delete;
   struct Impl;
@@ -145,8 +171,8 @@ public:
   /// The part of D.Epilogue done by run(); the rest is the caller's.
   virtual EpilogueSpec getFused() const = 0;
   virtual std::string getAlgo() const = 0;
-  virtual cudaError_t run(const void *X, const void *Residual, void *Y,
-                          void *Workspace, cudaStream_t S) const = 0;
+  virtual LibraryStatus run(const void *X, const void *Residual, void *Y,
+                            void *Workspace, cudaStream_t S) const = 0;
 };
 
 class GemmRunner {
@@ -160,8 +186,8 @@ public:
   virtual size_t getWorkspaceBytes() const = 0;
   virtual EpilogueSpec getFused() const = 0;
   virtual std::string getAlgo() const = 0;
-  virtual cudaError_t run(const void *A, const void *B, void *Y,
-                          void *Workspace, cudaStream_t S) const = 0;
+  virtual LibraryStatus run(const void *A, const void *B, void *Y,
+                            void *Workspace, cudaStream_t S) const = 0;
 };
 
 /// Times every algorithm the library offers for \p D on random data

@@ -119,14 +119,18 @@ struct Libraries::Impl {
   llvm::Error ltError(cublasStatus_t Status, const llvm::Twine &What) const;
 };
 
-/// Loads cuDNN 9 and cuBLASLt (13, else 12) and resolves every entry point
-/// into \p I; needs no device. Errors name the library or symbol missing
-/// and what to install.
-llvm::Error loadLibraryApis(Libraries::Impl &I);
+/// Load cuDNN 9 (loadCudnnApi) or cuBLASLt (13, else 12; loadCublasLtApi)
+/// and resolve every entry point into \p I; need no device. Errors name
+/// the library or symbol missing and what to install.
+llvm::Error loadCudnnApi(Libraries::Impl &I);
+llvm::Error loadCublasLtApi(Libraries::Impl &I);
 
 /// The CUDA status a runner's run() reports for a failed library call.
 cudaError_t toCudaError(cudnnStatus_t Status);
 cudaError_t toCudaError(cublasStatus_t Status);
+/// run()'s report of \p Status: its CUDA code and, on failure, its name.
+LibraryStatus toLibraryStatus(const Libraries::Impl &L, cudnnStatus_t Status);
+LibraryStatus toLibraryStatus(const Libraries::Impl &L, cublasStatus_t Status);
 
 /// An llvm::Error with message \p What.
 llvm::Error makeLibraryError(const llvm::Twine &What);

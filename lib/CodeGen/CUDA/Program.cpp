@@ -95,7 +95,9 @@ public:
   ~ProgramImpl();
   const PlanImpl &plan() const { return ThePlan->getImpl(); }
   void *ptr(const Arg &A) const;
-  cudaError_t launch(size_t Step);
+  LibraryStatus launch(size_t Step);
+  /// launch, with a failure named by its step (and the library's status).
+  llvm::Error launchStep(size_t Step);
   llvm::Error launchAll();
   llvm::Error load();
   /// The steps of a run once its inputs are on the device: the graph's
@@ -141,38 +143,40 @@ void *ProgramImpl::ptr(const Arg &A) const {
   return Base + A.Offset;
 }
 
-cudaError_t ProgramImpl::launch(size_t I) {
+LibraryStatus ProgramImpl::launch(size_t I) {
   const PlanStep &S = plan().Steps[I];
   auto A = [&](size_t K) { return ptr(S.Args[K]); };
-  cudaError_t Status = std::visit(
-      [&](const auto &P) -> cudaError_t {
+  auto Kernel = [](cudaError_t Code) { return LibraryStatus{Code, nullptr}; };
+  LibraryStatus Status = std::visit(
+      [&](const auto &P) -> LibraryStatus {
         using T = std::decay_t<decltype(P)>;
         if constexpr (std::is_same_v<T, CopyPlan>) {
-          return launchCopy(P, A(0), A(1), Stream);
+          return Kernel(launchCopy(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, PadParams>) {
-          return launchPad(P, A(0), A(1), Stream);
+          return Kernel(launchPad(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, ResizeParams>) {
           ResizeParams R = P;
           for (int D = 0; D < R.Spatial; ++D) {
             R.Index[D] = static_cast<const int32_t *>(A(2 + 2 * size_t(D)));
             R.Weight[D] = static_cast<const float *>(A(3 + 2 * size_t(D)));
           }
-          return launchResize(R, A(0), A(1), Stream);
+          return Kernel(launchResize(R, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, ElementwiseParams>) {
-          return launchElementwise(P, A(0), A(1), A(2), Stream);
+          return Kernel(launchElementwise(P, A(0), A(1), A(2), Stream));
         } else if constexpr (std::is_same_v<T, EpilogueParams>) {
-          return launchEpilogue(P, A(0), static_cast<const float *>(A(1)),
-                                static_cast<const float *>(A(2)), A(3), A(4),
-                                Stream);
+          return Kernel(launchEpilogue(
+              P, A(0), static_cast<const float *>(A(1)),
+              static_cast<const float *>(A(2)), A(3), A(4), Stream));
         } else if constexpr (std::is_same_v<T, PoolParams>) {
-          return launchPool(P, A(0), A(1), Stream);
+          return Kernel(launchPool(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, ReduceParams>) {
-          return launchReduce(P, A(0), A(1), Stream);
+          return Kernel(launchReduce(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, SoftmaxParams>) {
-          return launchSoftmax(P, A(0), A(1), Stream);
+          return Kernel(launchSoftmax(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {
-          return launchNorm(P, A(0), static_cast<const float *>(A(1)),
-                            static_cast<const float *>(A(2)), A(3), Stream);
+          return Kernel(launchNorm(P, A(0), static_cast<const float *>(A(1)),
+                                   static_cast<const float *>(A(2)), A(3),
+                                   Stream));
         } else if constexpr (std::is_same_v<T, ConvStep>) {
           return Convs[I]->run(A(0), A(1), A(2), Workspace, Stream);
         } else {
@@ -181,20 +185,38 @@ cudaError_t ProgramImpl::launch(size_t I) {
         }
       },
       S.Params);
-  if (Status != cudaSuccess || !Remainders[I])
+  if (Status.Code != cudaSuccess || !Remainders[I])
     return Status;
   // The library step's epilogue, in place on its result.
   const Remainder &R = *Remainders[I];
   void *Y = A(2);
-  return launchEpilogue(R.Params, Y, nullptr,
-                        R.Bias ? static_cast<const float *>(A(3)) : nullptr,
-                        R.Residual ? A(1) : nullptr, Y, Stream);
+  return Kernel(launchEpilogue(
+      R.Params, Y, nullptr, R.Bias ? static_cast<const float *>(A(3)) : nullptr,
+      R.Residual ? A(1) : nullptr, Y, Stream));
+}
+
+llvm::Error ProgramImpl::launchStep(size_t I) {
+  const LibraryStatus Status = launch(I);
+  if (Status.Code == cudaSuccess)
+    return llvm::Error::success();
+  const StepInfo &Info = plan().Steps[I].Info;
+  std::string What = "step '" + Info.Nodes + "' (" + Info.Kernel + ")";
+  if (Status.Detail) {
+    What += std::string(": ") + Status.Detail;
+    // cuDNN keeps a longer account of its last failure (which parameter).
+    if (Libs && std::holds_alternative<ConvStep>(plan().Steps[I].Params)) {
+      std::string Last = Libs->getLastCudnnError();
+      if (!Last.empty())
+        What += " (" + Last + ")";
+    }
+  }
+  return cudaFailure(Status.Code, What);
 }
 
 llvm::Error ProgramImpl::launchAll() {
   for (size_t I = 0; I < plan().Steps.size(); ++I)
-    STRIDER_CUDA_TRY(launch(I), "step '" + plan().Steps[I].Info.Nodes + "' (" +
-                                    plan().Steps[I].Info.Kernel + ")");
+    if (llvm::Error E = launchStep(I))
+      return E;
   return llvm::Error::success();
 }
 
@@ -241,6 +263,11 @@ llvm::Error ProgramImpl::load() {
   }
 
   // Library runners and the epilogues they leave.
+  LibrarySet Needed{false, false};
+  for (const PlanStep &S : P.Steps) {
+    Needed.Cudnn |= std::holds_alternative<ConvStep>(S.Params);
+    Needed.CublasLt |= std::holds_alternative<GemmStep>(S.Params);
+  }
   Convs.resize(P.Steps.size());
   Gemms.resize(P.Steps.size());
   Remainders.resize(P.Steps.size());
@@ -251,7 +278,7 @@ llvm::Error ProgramImpl::load() {
     if (!C && !G)
       continue;
     if (!Libs) {
-      auto L = Libraries::create(Stream);
+      auto L = Libraries::create(Stream, Needed);
       if (!L)
         return L.takeError();
       Libs = std::move(*L);
@@ -385,7 +412,8 @@ llvm::Error ProgramImpl::launchBody() {
     }
     STRIDER_CUDA_TRY(cudaEventRecord(Events[0], Stream), "cudaEventRecord");
     for (size_t S = 0; S < P.Steps.size(); ++S) {
-      STRIDER_CUDA_TRY(launch(S), "step '" + P.Steps[S].Info.Nodes + "'");
+      if (llvm::Error E = launchStep(S))
+        return E;
       STRIDER_CUDA_TRY(cudaEventRecord(Events[S + 1], Stream),
                        "cudaEventRecord");
     }
@@ -489,6 +517,10 @@ llvm::ArrayRef<LibraryAlgorithm> Program::getConvAlgorithms() const {
   return Impl->ConvAlgorithms;
 }
 std::string Program::getDeviceName() const { return Impl->DeviceName; }
+
+std::vector<std::string> Program::getLibraries() const {
+  return Impl->Libs ? Impl->Libs->describe() : std::vector<std::string>();
+}
 
 llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   ProgramImpl &I = *Impl;

@@ -284,9 +284,9 @@ EpilogueSpec LibrariesGpuTest::runConv(const ConvDesc &D,
             cudaSuccess);
   // NaNs in every storage type: a library that reads Y sees them.
   EXPECT_EQ(cudaMemset(DY.Ptr, 0xFF, YCount * Elt), cudaSuccess);
-  cudaError_t E =
-      launch([&] { return Runner.run(DX.Ptr, DR.Ptr, DY.Ptr, DW.Ptr, Stream); },
-             Capture);
+  cudaError_t E = launch(
+      [&] { return Runner.run(DX.Ptr, DR.Ptr, DY.Ptr, DW.Ptr, Stream).Code; },
+      Capture);
   EXPECT_EQ(E, cudaSuccess)
       << Key << " (" << Runner.getAlgo() << "): " << cudaGetErrorString(E);
   if (E != cudaSuccess)
@@ -336,8 +336,9 @@ EpilogueSpec LibrariesGpuTest::runGemm(const GemmDesc &D, bool ConstantB,
   EXPECT_EQ(cudaMemset(DY.Ptr, 0xFF, YCount * Elt), cudaSuccess);
   cudaError_t E = launch(
       [&] {
-        return Runner.run(DA.Ptr, ConstantB ? nullptr : DB.Ptr, DY.Ptr, DW.Ptr,
-                          Stream);
+        return Runner
+            .run(DA.Ptr, ConstantB ? nullptr : DB.Ptr, DY.Ptr, DW.Ptr, Stream)
+            .Code;
       },
       Capture);
   EXPECT_EQ(E, cudaSuccess)

@@ -198,6 +198,42 @@ TEST(CudaProgramTest, WrongInputsAreErrors) {
             std::string::npos);
 }
 
+TEST(CudaProgramTest, LoadsOnlyTheLibrariesItCalls) {
+  // A GEMM-only model runs where cuDNN is missing, a conv-only one where
+  // cuBLASLt is, and one of neither loads nothing.
+  STRIDER_SKIP_WITHOUT_DEVICE();
+  auto Libraries = [](const char *Text) {
+    auto G = parseGraph(Text, "g");
+    EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    if (!G)
+      return std::vector<std::string>{"(parse error)"};
+    auto P = cuda::compileForCUDA(**G, cuda::CUDAOptions());
+    EXPECT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    if (!P)
+      return std::vector<std::string>{"(compile error)"};
+    return (*P)->getLibraries();
+  };
+  auto Gemm = Libraries(R"(
+graph @g(%x: tensor<3 x 16 x f32>) {
+  %w = Constant() {value = dense<0.125> : tensor<16 x 10 x f32>} : tensor<16 x 10 x f32>
+  %y = MatMul(%x, %w) : tensor<3 x 10 x f32>
+  return %y
+}
+)");
+  ASSERT_EQ(Gemm.size(), 1u);
+  EXPECT_EQ(Gemm[0].rfind("libcublasLt.so.", 0), 0u) << Gemm[0];
+  auto Conv = Libraries(Cases[0].Text);
+  ASSERT_EQ(Conv.size(), 1u);
+  EXPECT_EQ(Conv[0].rfind("libcudnn.so.9 (cuDNN 9.", 0), 0u) << Conv[0];
+  auto Neither = Libraries(R"(
+graph @g(%x: tensor<3 x 16 x f32>) {
+  %y = Relu(%x) : tensor<3 x 16 x f32>
+  return %y
+}
+)");
+  EXPECT_TRUE(Neither.empty());
+}
+
 /// cudaMalloc'd memory freed at scope exit.
 struct DeviceMemory {
   void *Ptr = nullptr;

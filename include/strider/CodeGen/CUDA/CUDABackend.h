@@ -162,6 +162,9 @@ public:
   llvm::ArrayRef<LibraryAlgorithm> getConvAlgorithms() const;
   /// "NVIDIA H100 80GB HBM3 (sm_90)".
   std::string getDeviceName() const;
+  /// The libraries this program loaded, with their versions: cuDNN only
+  /// if it has conv steps, cuBLASLt only if it has GEMM steps.
+  std::vector<std::string> getLibraries() const;
 
 private:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
