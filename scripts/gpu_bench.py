@@ -6,7 +6,8 @@ ResNet-50, MobileNetV2 and a UNet (defined here in PyTorch, random weights,
 eval mode) at batch 1 and 32:
 
   - PyTorch eager NCHW fp32, eager channels_last + autocast fp16, and
-    torch.compile of the latter where it works;
+    torch.compile of the latter where it works (--compile: ResNet-50 only
+    by default, since each compile takes tens of seconds);
   - the same model exported to ONNX (opset 17) and run by
     `strider-run MODEL.onnx --backend=cuda --precision=fp32|fp16 --bench N`.
 
@@ -17,7 +18,9 @@ synchronized (strider-run times its run() the same way). Medians of
 PyTorch's fp32 output on the same input (max abs and max relative error,
 top-1 agreement over the batch for the classifiers).
 
-Writes WORK/results.md and WORK/results.json and prints the table.
+Writes WORK/results.md and WORK/results.json after every row (a run cut
+short keeps what it measured; --budget-s stops starting rows) and prints
+the table.
 """
 
 import argparse
@@ -186,25 +189,87 @@ def run_strider(strider_run, onnx_path, precision, x_npy, runs, warmup, out_dir)
     return median, y, None
 
 
+def export_onnx(model, x, path):
+    """ONNX (opset 17) of model at x's shape: the TorchScript exporter where
+    this torch has it, else the dynamo exporter (newer torch)."""
+    export = dict(input_names=["x"], output_names=["y"], opset_version=17)
+    try:
+        torch.onnx.export(model, x.clone(), path, dynamo=False, **export)
+        return
+    except TypeError:  # torch before 2.5 has no dynamo argument
+        torch.onnx.export(model, x.clone(), path, **export)
+        return
+    except Exception as e:  # the TorchScript exporter is gone or failed
+        print(f"gpu_bench: TorchScript export failed ({str(e).splitlines()[0][:120]}); "
+              "trying dynamo=True", file=sys.stderr)
+    torch.onnx.export(model, (x.clone(),), path, dynamo=True, **export)
+
+
+def write_results(args, gpu, rows):
+    def fmt(v):
+        return "-" if v is None else f"{v:.2f}"
+    lines = [f"GPU: {gpu}; torch {torch.__version__}; medians of {args.runs} runs, ms "
+             "(host copies included)", "",
+             "| model | batch | torch fp32 | torch channels_last+AMP | torch.compile | "
+             "Strider fp32 | Strider fp16 | AMP / Strider fp16 | compile / Strider fp16 | "
+             "fp32 max abs err | fp16 max abs err | fp16 max rel err | top-1 agree |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s16 = r.get("strider_fp16")
+        ratio = lambda k: fmt(r[k] / s16) if s16 and r.get(k) else "-"
+        lines.append(f"| {r['model']} | {r['batch']} | {fmt(r.get('torch_fp32'))} | "
+                     f"{fmt(r.get('torch_cl_amp'))} | {fmt(r.get('torch_compile'))} | "
+                     f"{fmt(r.get('strider_fp32'))} | {fmt(s16)} | {ratio('torch_cl_amp')} | "
+                     f"{ratio('torch_compile')} | {r.get('fp32_max_abs', '-')} | "
+                     f"{r.get('fp16_max_abs', '-')} | {r.get('fp16_max_rel', '-')} | "
+                     f"{r.get('fp16_top1', '-')} |")
+    for r in rows:
+        for k in ("torch_compile_error", "strider_fp32_error", "strider_fp16_error", "skipped"):
+            if k in r:
+                lines.append(f"- {r['model']} b{r['batch']} {k}: {r[k]}")
+    table = "\n".join(lines)
+    # Written after every row: a run cut short by its time limit keeps
+    # what it measured.
+    for name, text in (("results.md", table + "\n"), ("results.json", json.dumps(rows, indent=1))):
+        tmp = os.path.join(args.work, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(args.work, name))
+    return table
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--strider-run", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--compile", default="resnet50",
+                    help="models to also time under torch.compile (comma list, 'all' "
+                         "or 'none'); each compile takes tens of seconds")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="stop starting new rows after this many seconds (0: no limit)")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    start = time.monotonic()
     torch.manual_seed(0)
     gpu = torch.cuda.get_device_name(0)
+    compile_set = (set(MODELS) if args.compile == "all" else
+                   set() if args.compile == "none" else set(args.compile.split(",")))
     rows = []
     for name in args.models.split(","):
         ctor, size, classifier = MODELS[name]
         model = ctor().eval()
         for batch in (int(b) for b in args.batches.split(",")):
-            x = torch.randn(batch, 3, size, size).pin_memory()
             row = {"model": name, "batch": batch}
+            if args.budget_s and time.monotonic() - start > args.budget_s:
+                row["skipped"] = f"over the {args.budget_s:.0f} s budget"
+                rows.append(row)
+                write_results(args, gpu, rows)
+                continue
+            x = torch.randn(batch, 3, size, size).pin_memory()
             m32 = model.to("cuda")
             row["torch_fp32"], ref = time_torch(m32, x, args.runs, args.warmup)
             mcl = model.to("cuda", memory_format=torch.channels_last)
@@ -213,24 +278,23 @@ def main():
                 with torch.autocast("cuda", dtype=torch.float16):
                     return m(t.contiguous(memory_format=torch.channels_last))
             row["torch_cl_amp"], _ = time_torch(amp, x, args.runs, args.warmup)
-            try:
-                compiled = torch.compile(mcl)
+            if name in compile_set:
+                try:
+                    t0 = time.monotonic()
+                    compiled = torch.compile(mcl)
 
-                def comp(t, m=compiled):
-                    with torch.autocast("cuda", dtype=torch.float16):
-                        return m(t.contiguous(memory_format=torch.channels_last))
-                row["torch_compile"], _ = time_torch(comp, x, args.runs, args.warmup)
-            except Exception as e:  # no Triton, no compiler: say so
-                row["torch_compile"] = None
-                row["torch_compile_error"] = str(e).splitlines()[0][:120]
+                    def comp(t, m=compiled):
+                        with torch.autocast("cuda", dtype=torch.float16):
+                            return m(t.contiguous(memory_format=torch.channels_last))
+                    row["torch_compile"], _ = time_torch(comp, x, args.runs, args.warmup)
+                    row["torch_compile_s"] = round(time.monotonic() - t0, 1)
+                except Exception as e:  # no Triton, no compiler: say so
+                    row["torch_compile"] = None
+                    row["torch_compile_error"] = str(e).splitlines()[0][:120]
             model = model.to("cpu", memory_format=torch.contiguous_format)
             onnx_path = os.path.join(args.work, f"{name}_b{batch}.onnx")
             if not os.path.exists(onnx_path):
-                export = dict(input_names=["x"], output_names=["y"], opset_version=17)
-                try:  # the TorchScript exporter; newer torch defaults to dynamo
-                    torch.onnx.export(model, x.clone(), onnx_path, dynamo=False, **export)
-                except TypeError:  # torch before 2.5 has no dynamo argument
-                    torch.onnx.export(model, x.clone(), onnx_path, **export)
+                export_onnx(model, x, onnx_path)
             x_npy = os.path.join(args.work, f"{name}_b{batch}_x.npy")
             np.save(x_npy, x.numpy())
             for prec in ("fp32", "fp16"):
@@ -243,35 +307,15 @@ def main():
                     continue
                 r = ref.numpy()
                 diff = np.abs(y - r)
-                row[f"{prec}_max_abs"] = float(diff.max())
-                row[f"{prec}_max_rel"] = float((diff / (np.abs(r) + 1e-3)).max())
+                row[f"{prec}_max_abs"] = float(f"{diff.max():.3g}")
+                row[f"{prec}_max_rel"] = float(f"{(diff / (np.abs(r) + 1e-3)).max():.3g}")
                 if classifier:
                     row[f"{prec}_top1"] = float((y.argmax(1) == r.argmax(1)).mean())
             rows.append(row)
             print(json.dumps(row), flush=True)
+            write_results(args, gpu, rows)
 
-    def fmt(v):
-        return "-" if v is None else f"{v:.2f}"
-    lines = [f"GPU: {gpu}; torch {torch.__version__}; medians of {args.runs} runs, ms "
-             "(host copies included)", "",
-             "| model | batch | torch fp32 | torch channels_last+AMP | torch.compile | "
-             "Strider fp32 | Strider fp16 | AMP / Strider fp16 | compile / Strider fp16 | "
-             "fp16 max abs err | top-1 agree |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        s16 = r.get("strider_fp16")
-        ratio = lambda k: fmt(r[k] / s16) if s16 and r.get(k) else "-"
-        lines.append(f"| {r['model']} | {r['batch']} | {fmt(r['torch_fp32'])} | "
-                     f"{fmt(r['torch_cl_amp'])} | {fmt(r.get('torch_compile'))} | "
-                     f"{fmt(r.get('strider_fp32'))} | {fmt(s16)} | {ratio('torch_cl_amp')} | "
-                     f"{ratio('torch_compile')} | {r.get('fp16_max_abs', '-')} | "
-                     f"{r.get('fp16_top1', '-')} |")
-    table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(args.work, "results.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(args.work, "results.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    print(write_results(args, gpu, rows))
     failed = [r for r in rows if "strider_fp32_error" in r or "strider_fp16_error" in r]
     for r in failed:
         print(f"strider failed on {r['model']} b{r['batch']}: "

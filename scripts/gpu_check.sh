@@ -19,15 +19,49 @@
 #      all-NHWC (the table's cuDNN algorithms in each)
 #
 # Prints a summary line per part; exits non-zero if any part failed.
-# STRIDER_GPU_CHECK_PARTS="1 2 3 4 5" picks parts.
+#
+# A lent GPU comes with minutes, not hours, so the run is budgeted:
+#   STRIDER_GPU_CHECK_PARTS   the parts, run in the order given (default
+#                             "1 4 3 2 5": what resolving needs first)
+#   STRIDER_GPU_CHECK_BUDGET_S  seconds for all of them (default 540, under
+#                             the device tool's 600 s per command); each
+#                             part also has its own cap, and a part cut
+#                             short says so in the summary
+# When $OUT is set (the device tool), the summary and the parts' results
+# are copied there as they finish.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ARCHIVE="${STRIDER_GPU_BUNDLE:-$ROOT/gpu-bundle.tar.gz}"
-PARTS="${STRIDER_GPU_CHECK_PARTS:-1 2 3 4 5}"
+PARTS="${STRIDER_GPU_CHECK_PARTS:-1 4 3 2 5}"
+BUDGET="${STRIDER_GPU_CHECK_BUDGET_S:-540}"
 PY="${PYTHON:-python3}"
 WORK="${TMPDIR:-/tmp}/strider-gpu-check"
 BUNDLE="$WORK/bundle"
+START=$(date +%s)
 mkdir -p "$WORK"
+
+# The part's deadline: its cap from now, within the whole budget.
+PART_END=0
+begin_part() {
+  local Now=$(date +%s)
+  PART_END=$(( Now + $1 ))
+  [ $PART_END -gt $(( START + BUDGET )) ] && PART_END=$(( START + BUDGET ))
+}
+# Runs a command until the part's deadline (exit 124 when cut short).
+T() {
+  local Left=$(( PART_END - $(date +%s) ))
+  [ $Left -le 0 ] && return 124
+  timeout -k 5 $Left "$@"
+  local RC=$?
+  [ $RC -eq 137 ] && RC=124
+  return $RC
+}
+# Copies results back through the device tool's $OUT, if there is one.
+keep() {
+  [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
+  for F in "$@"; do [ -f "$F" ] && cp "$F" "$OUT/" 2>/dev/null; done
+  return 0
+}
 
 if [ ! -f "$ARCHIVE" ]; then
   echo "gpu_check: no $ARCHIVE (run scripts/gpu_bundle.sh on the build machine and carry gpu-bundle.tar.gz)" >&2
@@ -67,9 +101,16 @@ STATUS=0
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
-if [[ " $PARTS " == *" 1 "* ]]; then
+part1() {
+  begin_part 150
   echo "== 1. GPU unit tests"
-  if "$BIN/StriderCudaTests" --gtest_brief=1 2>&1 | tee "$WORK/unittests.log"; then
+  T "$BIN/StriderCudaTests" --gtest_brief=1 2>&1 | tee "$WORK/unittests.log"
+  local RC=${PIPESTATUS[0]}
+  keep "$WORK/unittests.log"
+  if [ $RC -eq 124 ]; then
+    STATUS=1
+    note "unit tests: cut short at the part's time limit"
+  elif [ $RC -eq 0 ]; then
     note "unit tests: $(grep -E '^\[  PASSED  \]' "$WORK/unittests.log" | tail -1)"
     if grep -qE '^\[  SKIPPED \]' "$WORK/unittests.log"; then
       STATUS=1
@@ -80,9 +121,10 @@ if [[ " $PARTS " == *" 1 "* ]]; then
     note "unit tests: FAILED ($(grep -cE '^\[  FAILED  \]' "$WORK/unittests.log") lines of failures)"
   fi
   grep -h "relayout-bandwidth:" "$WORK/unittests.log" | sed 's/^/   /' || true
-fi
+}
 
-if [[ " $PARTS " == *" 2 "* ]]; then
+part2() {
+  begin_part 150
   echo "== 2. ONNX node tests: cuda and cpu backends"
   ROOTS=()
   for Sub in node simple pytorch-operator; do
@@ -92,19 +134,23 @@ if [[ " $PARTS " == *" 2 "* ]]; then
     note "conformance: no test data in the bundle"
   else
     for B in cuda cpu; do
-      "$BIN/strider-numeric-conformance" --backend=$B "${ROOTS[@]}" > "$WORK/conformance-$B.log" 2>&1
+      T "$BIN/strider-numeric-conformance" --backend=$B "${ROOTS[@]}" > "$WORK/conformance-$B.log" 2>&1
       RC=$?
+      [ $RC -eq 124 ] && echo "conformance: cut short at the part's time limit" >> "$WORK/conformance-$B.log"
       grep -E "^FAIL" "$WORK/conformance-$B.log" | head -40
       note "conformance ($B): $(tail -1 "$WORK/conformance-$B.log")"
       [ "$B" = cuda ] && [ $RC -ne 0 ] && STATUS=1
     done
+    keep "$WORK/conformance-cuda.log"
   fi
-fi
+}
 
-if [[ " $PARTS " == *" 3 "* ]]; then
+part3() {
+  begin_part 120
   echo "== 3. model set through --backend=cuda against ONNX Runtime"
-  if "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant small > "$WORK/models.log" 2>&1; then
-    FAILS=0; COUNT=0
+  : > "$WORK/modelset.txt"
+  if T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant small > "$WORK/models.log" 2>&1; then
+    local FAILS=0 COUNT=0
     for M in "$WORK"/models/small/*.onnx; do
       NAME=$(basename "$M" .onnx); DATA="$WORK/models/small/$NAME.data"
       INPUTS=()
@@ -113,56 +159,70 @@ if [[ " $PARTS " == *" 3 "* ]]; then
       for P in "fp32 1e-4 1e-4" "fp16 5e-2 5e-2"; do
         set -- $P
         COUNT=$((COUNT + 1))
-        if "$BIN/strider-run" "$M" --backend=cuda --precision=$1 "${INPUTS[@]}" \
+        if T "$BIN/strider-run" "$M" --backend=cuda --precision=$1 "${INPUTS[@]}" \
              --compare "$DATA" --rtol $2 --atol $3 > "$WORK/$NAME.$1.log" 2>&1; then
           echo "   $NAME $1: $(grep -m1 'max abs error' "$WORK/$NAME.$1.log" | sed 's/.*max abs/max abs/')"
         else
           FAILS=$((FAILS + 1)); STATUS=1
           echo "   $NAME $1: FAILED"; sed 's/^/      /' "$WORK/$NAME.$1.log" | tail -5
-        fi
+        fi 2>&1 | tee -a "$WORK/modelset.txt"
       done
     done
+    FAILS=$(grep -c ': FAILED$' "$WORK/modelset.txt")
+    [ $FAILS -ne 0 ] && STATUS=1
     note "model set: $((COUNT - FAILS)) of $COUNT runs within tolerance (fp32 1e-4, fp16 5e-2)"
+    keep "$WORK/modelset.txt"
   else
     tail -5 "$WORK/models.log"
     note "model set: not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
   fi
-fi
+}
 
-if [[ " $PARTS " == *" 4 "* ]]; then
+part4() {
+  begin_part 270
   echo "== 4. benchmark against PyTorch on this GPU"
-  if "$PY" "$ROOT/scripts/gpu_bench.py" --strider-run "$BIN/strider-run" --work "$WORK/bench" 2>&1 | tee "$WORK/bench.log"; then
+  # Rows stop starting a minute before the part's deadline.
+  local Rows=$(( PART_END - $(date +%s) - 60 ))
+  [ $Rows -lt 1 ] && Rows=1
+  T "$PY" "$ROOT/scripts/gpu_bench.py" --strider-run "$BIN/strider-run" --work "$WORK/bench" \
+    --budget-s $Rows 2>&1 | tee "$WORK/bench.log"
+  local RC=${PIPESTATUS[0]}
+  keep "$WORK/bench/results.md" "$WORK/bench/results.json"
+  if [ $RC -eq 0 ]; then
     note "benchmark: table above (also $WORK/bench/results.md)"
   else
     STATUS=1
-    note "benchmark: FAILED"
+    [ $RC -eq 124 ] && note "benchmark: cut short at the part's time limit (rows so far in results.md)" \
+      || note "benchmark: FAILED"
   fi
-fi
+}
 
-if [[ " $PARTS " == *" 5 "* ]]; then
+part5() {
+  begin_part 240
   echo "== 5. layout choice measured: tuned auto vs all-NCHW vs all-NHWC (fp16, batch 1)"
   CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
   TARGET=cuda-sm90; [ "${CAP%%.*}" -lt 9 ] 2>/dev/null && TARGET=cuda-sm80
   L="$WORK/layouts"; mkdir -p "$L"
   TUNE="$L/$TARGET-fp16.tune"
-  if "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant full \
+  if T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant full \
        --only resnet50 mobilenetv2 unet > "$WORK/models-full.log" 2>&1; then
-    FAILS=0
+    local FAILS=0
+    {
     printf '   %-12s %10s %10s %10s %9s %9s  %s\n' model auto_ms nchw_ms nhwc_ms nchw/auto nhwc/auto "channels-last (auto)"
     for NAME in resnet50 mobilenetv2 unet; do
       M="$WORK/models/full/$NAME.onnx"
       declare -A MS=()
       for MODE in auto nchw nhwc; do
-        OUT="$L/$NAME.$MODE"; rm -rf "$OUT"
+        DIR="$L/$NAME.$MODE"; rm -rf "$DIR"
         TUNEFLAG=(); [ $MODE = auto ] && TUNEFLAG=(--tune)
-        if ! "$BIN/strider-compile" "$M" -o "$OUT" --target=$TARGET --precision=fp16 \
+        if ! T "$BIN/strider-compile" "$M" -o "$DIR" --target=$TARGET --precision=fp16 \
                --layout=$MODE "${TUNEFLAG[@]}" --tuning-file="$TUNE" --svg=false \
                > "$L/$NAME.$MODE.compile.log" 2>&1; then
           FAILS=$((FAILS + 1)); MS[$MODE]=FAIL
           echo "   $NAME $MODE: compile FAILED"; tail -3 "$L/$NAME.$MODE.compile.log" | sed 's/^/      /'
           continue
         fi
-        if "$BIN/strider-run" "$OUT" --backend=cuda --precision=fp16 --target=$TARGET \
+        if T "$BIN/strider-run" "$DIR" --backend=cuda --precision=fp16 --target=$TARGET \
              --tuning-file="$TUNE" --random-inputs --bench 100 --warmup 10 --json \
              > "$L/$NAME.$MODE.run.json" 2> "$L/$NAME.$MODE.run.log"; then
           MS[$MODE]=$("$PY" -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["median_ms"])' "$L/$NAME.$MODE.run.json")
@@ -180,15 +240,31 @@ except ValueError: print("-")' "$1" "$2"; }
       grep -h '^tuning:' "$L/$NAME.auto.compile.log" | sed 's/^/      /'
       unset MS
     done
-    [ $FAILS -ne 0 ] && STATUS=1
+    echo "FAILS=$FAILS"
+    } 2>&1 | tee "$WORK/layouts.txt"
+    FAILS=$(grep -m1 '^FAILS=' "$WORK/layouts.txt" | cut -d= -f2)
+    [ "${FAILS:-1}" -ne 0 ] && STATUS=1
+    keep "$WORK/layouts.txt" "$TUNE"
     ENTRIES() { if [ -f "$TUNE" ]; then grep -c "^$1 " "$TUNE"; else echo 0; fi; }
     note "layout choice: $FAILS failures; table $TUNE ($(ENTRIES conv) convs, $(ENTRIES algo) algorithms)"
   else
     tail -5 "$WORK/models-full.log"
     note "layout choice: models not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
   fi
-fi
+}
 
+for P in $PARTS; do
+  if ! declare -F "part$P" >/dev/null; then
+    echo "gpu_check: no part $P (parts are 1 to 5)" >&2; STATUS=1; continue
+  fi
+  if [ $(( $(date +%s) - START )) -ge "$BUDGET" ]; then
+    note "part $P: not run (the ${BUDGET} s budget is spent)"; STATUS=1; continue
+  fi
+  "part$P"
+  printf '%s\n' "${SUMMARY[@]}" > "$WORK/summary.txt"; keep "$WORK/summary.txt"
+done
+
+printf '%s\n' "${SUMMARY[@]}" > "$WORK/summary.txt"; keep "$WORK/summary.txt"
 echo
 echo "gpu_check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)):"
 for S in "${SUMMARY[@]}"; do echo "  $S"; done
