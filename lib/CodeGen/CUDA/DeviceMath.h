@@ -203,6 +203,19 @@ STRIDER_HOST_DEVICE float finishReduce(ReduceParams::Kind K, float Acc,
   return Acc;
 }
 
+/// The channels [Lo, Hi) an LRN window around channel \p C sums.
+struct LrnWindow {
+  int64_t Lo, Hi;
+};
+STRIDER_HOST_DEVICE LrnWindow getLrnWindow(const LrnParams &P, int64_t C) {
+  const int64_t Lo = C - (P.Size - 1) / 2, Hi = Lo + P.Size;
+  return {Lo < 0 ? 0 : Lo, Hi > P.Len ? P.Len : Hi};
+}
+/// LRN's output for input \p X whose window's squares sum to \p SqSum.
+STRIDER_HOST_DEVICE float lrnScale(const LrnParams &P, float X, float SqSum) {
+  return X * powf(P.Bias + P.Alpha / float(P.Size) * SqSum, -P.Beta);
+}
+
 //===----------------------------------------------------------------------===//
 // Host-side choices
 //===----------------------------------------------------------------------===//

@@ -217,6 +217,18 @@ struct NormParams {
 cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
                        const float *Bias, void *Y, cudaStream_t S);
 
+/// LRN across channels, X and Y of one layout seen as [Outer][Len][Inner]
+/// in physical order with the channels as Len (NCHW: Inner = pixels; NHWC:
+/// Inner = 1): y = x * (Bias + Alpha / Size * s)^-Beta, s the sum of x^2
+/// over channels c - (Size - 1) / 2 .. c + Size / 2 that exist.
+struct LrnParams {
+  int64_t Outer = 1, Len = 1, Inner = 1, Size = 1;
+  float Alpha = 1e-4f, Beta = 0.75f, Bias = 1.0f;
+  DType Type = DType::F32;
+};
+cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
+                      cudaStream_t S);
+
 } // namespace cuda
 } // namespace strider
 

@@ -2,7 +2,8 @@
 //
 // The ops the backend's own kernels compute: elementwise chains (with the
 // activation of their fusion group), BatchNormalization as a per-channel
-// epilogue, Instance/LayerNormalization, pooling, reductions and softmax.
+// epilogue, Instance/LayerNormalization, LRN, pooling, reductions and
+// softmax.
 // Each is described by its kernel's parameter struct (Kernels.h) over the
 // tensors' physical orders, so channels-last runs without relayouts.
 //
@@ -451,6 +452,36 @@ llvm::Error cuda::planSoftmax(PlanContext &C, const Node &N,
              std::string(P.Log ? "log_softmax" : "softmax") +
                  (P.Inner == 1 ? ".rows " : ".strided ") +
                  getDTypeName(P.XType),
+             0},
+            P, {{XB, 0}, {YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planLrn(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = T.Result;
+  const TensorType &XT = X->getType();
+  const int64_t R = XT.getRank();
+  if (T.Residual || !T.Act.isNone() || R < 3 ||
+      !sameLayoutBytes(XT, Y->getType()) || dtypeOf(X) != dtypeOf(Y))
+    return unsupported(N, "LRN in this form");
+  std::vector<bool> Channels(size_t(R), false);
+  Channels[1] = true;
+  LrnParams P;
+  if (!codegen::splitAround(XT, Channels, P.Outer, P.Len, P.Inner))
+    return unsupported(N, "LRN in layout " + XT.str());
+  P.Size = N.getIntAttr("size", 0);
+  P.Alpha = N.getFloatAttr("alpha", 1e-4f);
+  P.Beta = N.getFloatAttr("beta", 0.75f);
+  P.Bias = N.getFloatAttr("bias", 1.0f);
+  P.Type = dtypeOf(X);
+  if (P.Size < 1)
+    return unsupported(N, "LRN of size " + llvm::Twine(P.Size));
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string("lrn") + (P.Inner == 1 ? ".rows " : ".strided ") +
+                 getDTypeName(P.Type),
              0},
             P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();

@@ -61,13 +61,14 @@ struct GemmStep {
 ///   ElementwiseParams: A, B (-1 for unary ops), Y
 ///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
 ///   NormParams: X, Scale, Bias, Y
+///   LrnParams: X, Y
 ///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
 ///     does not fuse)
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
 using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
                  EpilogueParams, PoolParams, ReduceParams, SoftmaxParams,
-                 NormParams, ConvStep, GemmStep>;
+                 NormParams, LrnParams, ConvStep, GemmStep>;
 
 struct PlanStep {
   StepInfo Info;
@@ -185,6 +186,8 @@ llvm::Error planReduce(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
 llvm::Error planSoftmax(PlanContext &C, const Node &N,
                         const codegen::FusedTail &Tail);
+llvm::Error planLrn(PlanContext &C, const Node &N,
+                    const codegen::FusedTail &Tail);
 llvm::Error planView(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planCopyLike(PlanContext &C, const Node &N,

@@ -211,7 +211,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
            std::holds_alternative<PadParams>(S.Params) ||
            std::holds_alternative<PoolParams>(S.Params) ||
            std::holds_alternative<ReduceParams>(S.Params) ||
-           std::holds_alternative<SoftmaxParams>(S.Params))
+           std::holds_alternative<SoftmaxParams>(S.Params) ||
+           std::holds_alternative<LrnParams>(S.Params))
     Written = 1;
   else
     Written = int(S.Args.size()) - 1;
@@ -290,6 +291,7 @@ const PlanTable &getPlanTable() {
       T[size_t(Id)] = planReduce;
     T[size_t(OpId::Softmax)] = planSoftmax;
     T[size_t(OpId::LogSoftmax)] = planSoftmax;
+    T[size_t(OpId::LRN)] = planLrn;
     for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
                     OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
       T[size_t(Id)] = planView;

@@ -173,6 +173,8 @@ LibraryStatus ProgramImpl::launch(size_t I) {
           return Kernel(launchReduce(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, SoftmaxParams>) {
           return Kernel(launchSoftmax(P, A(0), A(1), Stream));
+        } else if constexpr (std::is_same_v<T, LrnParams>) {
+          return Kernel(launchLrn(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {
           return Kernel(launchNorm(P, A(0), static_cast<const float *>(A(1)),
                                    static_cast<const float *>(A(2)), A(3),

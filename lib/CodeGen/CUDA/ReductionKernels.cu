@@ -5,8 +5,9 @@
 // Each walks its data one of two ways (chooseReduceLaunch): rows, when
 // Inner is 1, with a warp or a block per row combining partial results by
 // warp shuffles and shared memory; columns otherwise, 32 output columns per
-// block with the threads of a column splitting the reduced dim. Arithmetic
-// and accumulation are f32 whatever the storage type.
+// block with the threads of a column splitting the reduced dim. LRN (a
+// window of a few channels) is one thread per element. Arithmetic and
+// accumulation are f32 whatever the storage type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -328,6 +329,44 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
           normColumnsKernel<T>
               <<<Blocks, Block, 0, Stream>>>(P, X, Scale, Bias, Y);
       });
+}
+
+namespace {
+
+/// One thread per element; consecutive threads take consecutive Inner
+/// positions (NCHW) or channels (NHWC), so the window's loads coalesce.
+template <DType T>
+__global__ void __launch_bounds__(256)
+    lrnKernel(LrnParams P, int64_t Count, const void *X, void *Y) {
+  const int64_t Step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
+       I += Step) {
+    const int64_t C = I / P.Inner % P.Len;
+    const int64_t Base = I - C * P.Inner;
+    const LrnWindow W = getLrnWindow(P, C);
+    float Sum = 0.0f;
+    for (int64_t K = W.Lo; K < W.Hi; ++K) {
+      const float V = loadAs<T>(X, Base + K * P.Inner);
+      Sum += V * V;
+    }
+    storeAs<T>(Y, I, lrnScale(P, loadAs<T>(X, I), Sum));
+  }
+}
+
+} // namespace
+
+cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
+                      cudaStream_t Stream) {
+  if (P.Size < 1 || !validShape(P.Outer, P.Len, P.Inner))
+    return cudaErrorInvalidValue;
+  const int64_t Count = P.Outer * P.Len * P.Inner;
+  if (Count == 0)
+    return cudaSuccess;
+  const unsigned Blocks = getBlocks(Count, 256);
+  return dispatchType(P.Type, [&](auto Tag) -> cudaError_t {
+    lrnKernel<decltype(Tag)::value><<<Blocks, 256, 0, Stream>>>(P, Count, X, Y);
+    return cudaGetLastError();
+  });
 }
 
 } // namespace cuda

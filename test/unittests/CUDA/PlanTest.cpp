@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMath.h"
 #include "PlanImpl.h"
 
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
+#include "strider/Runtime/Reference.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -459,6 +461,72 @@ graph @fits(%x: tensor<1 x 4 x 4 x 4 x f32>) {
   ASSERT_TRUE(PF);
   ASSERT_EQ(kernels(*PF).size(), 1u);
   EXPECT_EQ(kernels(*PF)[0], "cudnn.conv_transpose nchw>nchw f32");
+}
+
+TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
+  // Size 4 is an even window (one channel before, two after). The plan's
+  // parameters walked on the host with the kernel's window and scale
+  // (DeviceMath.h) give the reference interpreter's LRN in both layouts.
+  const int64_t N = 2, Ch = 6, H = 3, W = 5, Pixels = H * W;
+  for (bool Last : {false, true}) {
+    std::string L = Last ? ", nhwc" : "";
+    auto G = parse("graph @lrn(%x: tensor<2 x 6 x 3 x 5 x f32" + L +
+                   ">) {\n"
+                   "  %y = LRN(%x) {size = 4, alpha = 0.02, beta = 0.75, "
+                   "bias = 2.0} : tensor<2 x 6 x 3 x 5 x f32" +
+                   L + ">\n  return %y\n}\n");
+    ASSERT_TRUE(G);
+    auto P = plan(*G);
+    ASSERT_TRUE(P);
+    ASSERT_EQ(kernels(*P).size(), 1u);
+    EXPECT_EQ(kernels(*P)[0], Last ? "lrn.rows f32" : "lrn.strided f32");
+    const LrnParams &LP = params<LrnParams>(*P, 0);
+    EXPECT_EQ(LP.Outer, Last ? N * Pixels : N);
+    EXPECT_EQ(LP.Len, Ch);
+    EXPECT_EQ(LP.Inner, Last ? 1 : Pixels);
+    EXPECT_EQ(LP.Size, 4);
+    EXPECT_FLOAT_EQ(LP.Alpha, 0.02f);
+    EXPECT_FLOAT_EQ(LP.Bias, 2.0f);
+
+    runtime::Tensor X = runtime::Tensor::zeros(
+        TensorType::get(ElementType::F32, {N, Ch, H, W}));
+    for (int64_t I = 0; I < X.getNumElements(); ++I)
+      X.setDouble(I, std::sin(0.7 * double(I)) * 3.0);
+    runtime::TensorMap In;
+    In["x"] = X;
+    auto Want = runtime::runReference(*G, In);
+    ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+    // The reference returns Y in its declared layout; compare logically.
+    const runtime::Tensor Y = Want->at("y").withLayout(Layout());
+    // Physical offset of logical (n, c, p) in the tensors' layout.
+    auto Phys = [&](int64_t Nn, int64_t C, int64_t Px) {
+      return Last ? (Nn * Pixels + Px) * Ch + C : (Nn * Ch + C) * Pixels + Px;
+    };
+    std::vector<float> XP(size_t(X.getNumElements()));
+    for (int64_t Nn = 0; Nn < N; ++Nn)
+      for (int64_t C = 0; C < Ch; ++C)
+        for (int64_t Px = 0; Px < Pixels; ++Px)
+          XP[size_t(Phys(Nn, C, Px))] =
+              float(X.getDouble((Nn * Ch + C) * Pixels + Px));
+    for (int64_t Nn = 0; Nn < N; ++Nn)
+      for (int64_t C = 0; C < Ch; ++C)
+        for (int64_t Px = 0; Px < Pixels; ++Px) {
+          const int64_t I = Phys(Nn, C, Px);
+          const int64_t KC = I / LP.Inner % LP.Len;
+          ASSERT_EQ(KC, C);
+          const LrnWindow Win = getLrnWindow(LP, KC);
+          float Sum = 0;
+          for (int64_t K = Win.Lo; K < Win.Hi; ++K) {
+            const float V = XP[size_t(I + (K - KC) * LP.Inner)];
+            Sum += V * V;
+          }
+          const double Expect = Y.getDouble((Nn * Ch + C) * Pixels + Px);
+          EXPECT_NEAR(lrnScale(LP, XP[size_t(I)], Sum), Expect,
+                      1e-5 * (1 + std::abs(Expect)))
+              << (Last ? "nhwc" : "nchw") << " n=" << Nn << " c=" << C
+              << " p=" << Px;
+        }
+  }
 }
 
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {

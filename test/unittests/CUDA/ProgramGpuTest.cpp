@@ -99,6 +99,15 @@ graph @g(%x: tensor<2 x 4 x 6 x 6 x f32, nhwc>) {
 }
 )",
      1e-4},
+    {"lrn_both_layouts", R"(
+graph @g(%x: tensor<2 x 7 x 5 x 6 x f32, nhwc>) {
+  %a = LRN(%x) {size = 5, alpha = 0.001, beta = 0.75, bias = 1.0} : tensor<2 x 7 x 5 x 6 x f32, nhwc>
+  %t = relayout(%a) : tensor<2 x 7 x 5 x 6 x f32>
+  %b = LRN(%t) {size = 4, alpha = 0.5, beta = 0.6, bias = 2.0} : tensor<2 x 7 x 5 x 6 x f32>
+  return %b
+}
+)",
+     1e-4},
     {"gemm_concat_slice", R"(
 graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) {
   %w = Constant() {value = dense<0.125> : tensor<10 x 16 x f32>} : tensor<10 x 16 x f32>
