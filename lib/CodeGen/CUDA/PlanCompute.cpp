@@ -93,11 +93,14 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   const Value *A = N.getOperand(0), *B = nullptr;
   const auto *Bin = llvm::find_if(
       BinaryOps, [&](const auto &E) { return E.first == N.getOpId(); });
-  if (Bin != std::end(BinaryOps) &&
-      !(N.getOpId() == OpId::Sum && N.getNumOperands() == 1)) {
-    if (N.getNumOperands() != 2)
-      return unsupported(N, "Sum of " + llvm::Twine(N.getNumOperands()) +
-                                " operands (two at most)");
+  // Variadic Sum, Max and Min of more than two operands: the first two
+  // into Y, then each further one into Y in place.
+  const unsigned Operands = N.getNumOperands();
+  if (Bin != std::end(BinaryOps) && Operands != 1) {
+    if (Operands < 2 || (Operands > 2 && N.getOpId() != OpId::Sum &&
+                         N.getOpId() != OpId::Max && N.getOpId() != OpId::Min))
+      return unsupported(N, "op '" + N.getOpType() + "' of " +
+                                llvm::Twine(Operands) + " operands");
     P.Op = Bin->second;
     P.Act = T.Act;
     B = N.getOperand(1);
@@ -108,12 +111,19 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     if (!T.Act.isNone())
       return unsupported(N, "an activation after an activation");
   }
-  for (const Value *V : {A, B}) {
-    if (!V)
-      continue;
-    if (V->getType().getRank() > YT.getRank())
-      return unsupported(N, "broadcasting " + V->getType().str() + " to " +
-                                YT.str());
+  // Unary ops read operand 0 only (Clip's bounds are attributes of the
+  // fused activation).
+  for (unsigned I = 0; I < (B ? Operands : 1u); ++I) {
+    const TensorType &VT = N.getOperand(I)->getType();
+    if (VT.getRank() > YT.getRank())
+      return unsupported(N, "broadcasting " + VT.str() + " to " + YT.str());
+    // The kernel reads A in the result's type, B in it or in f32.
+    const DType VD = dtypeOf(N.getOperand(I));
+    if (VD != P.YType && !(I > 0 && B && VD == DType::F32))
+      return unsupported(N, "op '" + N.getOpType() + "' from " + VT.str() +
+                                " to " + YT.str() +
+                                " (operands of the result's type; the "
+                                "second may be f32)");
   }
   codegen::getBroadcastStrides(A->getType(), YT, P.AStrides);
   P.AType = dtypeOf(A);
@@ -121,15 +131,6 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     codegen::getBroadcastStrides(B->getType(), YT, P.BStrides);
     P.BType = dtypeOf(B);
   }
-  // The kernel reads A in the result's type, B in it or in f32.
-  if (P.AType != P.YType ||
-      (B && P.BType != P.YType && P.BType != DType::F32))
-    return unsupported(N, "op '" + N.getOpType() + "' from " +
-                              A->getType().str() +
-                              (B ? " and " + B->getType().str() : "") +
-                              " to " + YT.str() +
-                              " (operands of the result's type; the second "
-                              "may be f32)");
   auto AB = C.getBuffer(A, N);
   if (!AB)
     return AB.takeError();
@@ -148,7 +149,36 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   if (B && !P.Act.isNone())
     Kernel += std::string("+") + P.Act.getName();
   Kernel += std::string(" ") + getDTypeName(P.YType);
-  C.addStep({getStepNodes(N, T), Kernel, 0}, P, {{*AB, 0}, BArg, {*YB, 0}});
+  if (!B || Operands == 2) {
+    C.addStep({getStepNodes(N, T), Kernel, 0}, P, {{*AB, 0}, BArg, {*YB, 0}});
+    return llvm::Error::success();
+  }
+  // The activation goes with the last operand; the partial results are
+  // Y read in place, through its own strides.
+  ElementwiseParams First = P;
+  First.Act = codegen::Activation();
+  C.addStep({getStepNodes(N, T), Kernel + " (operands 1-2 of " +
+                                     std::to_string(Operands) + ")",
+             0},
+            First, {{*AB, 0}, BArg, {*YB, 0}});
+  for (unsigned I = 2; I < Operands; ++I) {
+    const Value *V = N.getOperand(I);
+    ElementwiseParams Next = P;
+    if (I + 1 < Operands)
+      Next.Act = codegen::Activation();
+    codegen::getBroadcastStrides(YT, YT, Next.AStrides);
+    Next.AType = P.YType;
+    codegen::getBroadcastStrides(V->getType(), YT, Next.BStrides);
+    Next.BType = dtypeOf(V);
+    auto VB = C.getBuffer(V, N);
+    if (!VB)
+      return VB.takeError();
+    C.addStep({getStepNodes(N, T), Kernel + " (operand " +
+                                       std::to_string(I + 1) + " of " +
+                                       std::to_string(Operands) + ")",
+               0},
+              Next, {{*YB, 0}, {*VB, 0}, {*YB, 0}});
+  }
   return llvm::Error::success();
 }
 
@@ -298,9 +328,8 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
   if (T.Residual || !T.Act.isNone() || N.hasResult(1) || R < 3 || R > 5)
     return unsupported(N, N.getOpType() + " in this form (indices output or "
                                           "rank outside 3-5)");
-  const ChannelOrder XO = codegen::getChannelOrder(XT),
-                     YO = codegen::getChannelOrder(YT);
-  if (XO == ChannelOrder::Other || XO != YO)
+  const ChannelOrder XO = getSharedChannelOrder(XT, YT);
+  if (XO == ChannelOrder::Other)
     return unsupported(N, N.getOpType() + " from layout " + XT.str() +
                               " to " + YT.str());
   auto XS = XT.getStaticShape(), YS = YT.getStaticShape();

@@ -3,9 +3,10 @@
 // Every op here is a strided copy (CopyParams, planned by planCopy into a
 // flat copy, a tiled transpose or a generic walk), a view of its operand's
 // buffer, a Pad or a Resize: relayouts, Transposes that are not views,
-// Cast between float types, Expand (zero strides), Concat (one copy per
-// operand into its slice of the result), Split and Slice (copies of
-// slices, any steps).
+// Cast between float types, Expand and Tile (zero strides), Concat (one
+// copy per operand into its slice of the result), Split and Slice (copies
+// of slices, any steps), DepthToSpace and SpaceToDepth (a block split of
+// the spatial dims against one of the channels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -412,9 +413,8 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const unsigned Rank = XT.getRank();
-  const ChannelOrder XO = codegen::getChannelOrder(XT);
-  if (Rank < 3 || Rank > 5 || XO == ChannelOrder::Other ||
-      XO != codegen::getChannelOrder(YT))
+  const ChannelOrder XO = getSharedChannelOrder(XT, YT);
+  if (Rank < 3 || Rank > 5 || XO == ChannelOrder::Other)
     return unsupported(N, "Resize from " + XT.str() + " to " + YT.str());
   std::vector<runtime::Tensor> Ops(4);
   const runtime::Tensor *Ptrs[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -488,5 +488,122 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
                  getOrderName(P.ChannelsLast) + " " + getDTypeName(P.Type),
              0},
             P, std::move(Args));
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// A copy over an index space of \p Shape with element strides \p Src in
+/// X and \p Dst in Y: unit dims dropped, neighbours that nest in both
+/// merged, so that up to MaxRank dims remain; false if more do.
+bool addIndexCopy(PlanContext &C, const std::string &Nodes, const char *What,
+                  llvm::ArrayRef<int64_t> Shape, llvm::ArrayRef<int64_t> Src,
+                  llvm::ArrayRef<int64_t> Dst, DType XT, DType YT, Arg X,
+                  Arg Y) {
+  llvm::SmallVector<int64_t, 12> S, XS, YS;
+  for (size_t I = 0; I < Shape.size(); ++I) {
+    if (Shape[I] == 1)
+      continue;
+    if (!S.empty() && XS.back() == Src[I] * Shape[I] &&
+        YS.back() == Dst[I] * Shape[I]) {
+      S.back() *= Shape[I];
+      XS.back() = Src[I];
+      YS.back() = Dst[I];
+      continue;
+    }
+    S.push_back(Shape[I]);
+    XS.push_back(Src[I]);
+    YS.push_back(Dst[I]);
+  }
+  if (S.empty()) {
+    S.push_back(1);
+    XS.push_back(0);
+    YS.push_back(0);
+  }
+  if (S.size() > size_t(MaxRank))
+    return false;
+  addCopy(C, Nodes, What, makeCopy(S, XS, YS, XT, YT), X, Y);
+  return true;
+}
+
+} // namespace
+
+llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  const std::vector<int64_t> Reps = constantInts(N, 1);
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  if (Reps.size() != XShape.size() || YShape.size() != XShape.size())
+    return unsupported(N, "Tile with repeats computed at run time");
+  // Output dim k of r * d elements is r copies of input dim k: index it
+  // as (r, d), the copies reading the input again (stride 0).
+  auto XS = codegen::getStrides(XT), YS = codegen::getStrides(YT);
+  llvm::SmallVector<int64_t, 12> Shape, Src, Dst;
+  for (size_t K = 0; K < XShape.size(); ++K) {
+    if (Reps[K] < 0 || YShape[K] != Reps[K] * XShape[K])
+      return unsupported(N, "Tile to " + YT.str());
+    Shape.append({Reps[K], XShape[K]});
+    Src.append({0, XS[K]});
+    Dst.append({XShape[K] * YS[K], YS[K]});
+  }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  if (YT.getNumElements().getValueOr(0) == 0)
+    return llvm::Error::success();
+  if (!addIndexCopy(C, getStepNodes(N, T), "tile", Shape, Src, Dst,
+                    dtypeOf(X), dtypeOf(Y), {*XB, 0}, {*YB, 0}))
+    return unsupported(N, "Tile of " + XT.str() + " repeating this many dims");
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planDepthSpace(PlanContext &C, const Node &N,
+                                 const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  const int64_t B = N.getIntAttr("blocksize", 0);
+  if (XT.getRank() != 4 || YT.getRank() != 4 || B < 1)
+    return unsupported(N, N.getOpType() + " of " + XT.str());
+  auto XS = codegen::getStrides(XT), YS = codegen::getStrides(YT);
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  // The index space is (n, c, h, i, w, j) with i, j the offsets inside a
+  // block: the wide tensor's (h * B + i, w * B + j) and the deep one's
+  // channel (i * B + j) * C + c (DCR) or c * B * B + i * B + j (CRD).
+  const bool ToSpace = N.getOpId() == OpId::DepthToSpace;
+  const bool CRD = ToSpace && N.getStringAttr("mode", "DCR") == "CRD";
+  auto Deep = ToSpace ? XS : YS, Wide = ToSpace ? YS : XS;
+  auto WideShape = ToSpace ? YShape : XShape;
+  const int64_t Ch = WideShape[1];
+  if (WideShape[2] % B || WideShape[3] % B)
+    return unsupported(N, N.getOpType() + " of " + XT.str());
+  const int64_t Shape[6] = {WideShape[0], Ch, WideShape[2] / B, B,
+                            WideShape[3] / B, B};
+  const int64_t DeepStrides[6] = {Deep[0],
+                                  CRD ? B * B * Deep[1] : Deep[1],
+                                  Deep[2],
+                                  CRD ? B * Deep[1] : B * Ch * Deep[1],
+                                  Deep[3],
+                                  CRD ? Deep[1] : Ch * Deep[1]};
+  const int64_t WideStrides[6] = {Wide[0], Wide[1], B * Wide[2],
+                                  Wide[2], B * Wide[3], Wide[3]};
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const std::string What = N.getOpType().lower();
+  if (!addIndexCopy(C, getStepNodes(N, T), What.c_str(), Shape,
+                    ToSpace ? DeepStrides : WideStrides,
+                    ToSpace ? WideStrides : DeepStrides, dtypeOf(X),
+                    dtypeOf(Y), {*XB, 0}, {*YB, 0}))
+    return unsupported(N, N.getOpType() + " of " + XT.str());
   return llvm::Error::success();
 }

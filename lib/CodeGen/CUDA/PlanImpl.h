@@ -16,6 +16,7 @@
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/CodeGen/Fusion.h"
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Graph.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -148,6 +149,11 @@ std::vector<float> getConstantFloats(const Value *V);
 std::string getStepNodes(const Node &N, const codegen::FusedTail &T);
 /// "+bias+residual+relu" for the parts of \p E that are set.
 std::string getEpilogueSuffix(const EpilogueSpec &E);
+/// The channel order \p X and \p Y share, reading one in the other's
+/// where their layouts place its bytes alike (a channel or spatial dim of
+/// 1 makes NCHW and NHWC the same bytes); Other if they share none.
+codegen::ChannelOrder getSharedChannelOrder(const TensorType &X,
+                                            const TensorType &Y);
 /// "nchw", "nhwc" (any rank: channels-first or -last).
 const char *getOrderName(bool ChannelsLast);
 
@@ -202,6 +208,11 @@ llvm::Error planPad(PlanContext &C, const Node &N,
                     const codegen::FusedTail &Tail);
 llvm::Error planResize(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
+llvm::Error planTile(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
+/// DepthToSpace and SpaceToDepth.
+llvm::Error planDepthSpace(PlanContext &C, const Node &N,
+                           const codegen::FusedTail &Tail);
 
 /// Whether the library producers and elementwise kernels take a fused
 /// residual Add / activation in this backend.

@@ -346,25 +346,78 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   D.Alpha = N.getFloatAttr("alpha", 1.0f);
   const float Beta = N.getFloatAttr("beta", 1.0f);
   std::vector<float> Bias;
-  if (N.hasOperand(2) && Beta != 0.0f) {
-    const Value *CV = N.getOperand(2);
-    Bias = getConstantFloats(CV);
-    auto CS = CV->getType().getStaticShape();
-    int64_t Count = 1;
-    for (int64_t S : CS)
-      Count *= S;
-    // A bias along N: shape (N), (1, N) or a scalar broadcast to it.
-    const bool AlongN = (CS.size() == 1 && (CS[0] == D.N || CS[0] == 1)) ||
-                        (CS.size() == 2 && CS[0] == 1) || CS.empty();
-    if (Bias.empty() || !AlongN)
-      return unsupported(N, "a Gemm whose C operand is not a constant vector "
-                            "along N");
+  if (!N.hasOperand(2) || Beta == 0.0f)
+    return addGemm(C, N, T, D, A, B, std::move(Bias));
+  const Value *CV = N.getOperand(2);
+  Bias = getConstantFloats(CV);
+  auto CS = CV->getType().getStaticShape();
+  int64_t Count = 1;
+  for (int64_t S : CS)
+    Count *= S;
+  // A bias along N: shape (N), (1, N) or a scalar broadcast to it.
+  const bool AlongN = (CS.size() == 1 && (CS[0] == D.N || CS[0] == 1)) ||
+                      (CS.size() == 2 && CS[0] == 1) || CS.empty();
+  if (!Bias.empty() && AlongN) {
     if (Count == 1)
       Bias.assign(size_t(D.N), Bias[0]);
     for (float &V : Bias)
       V *= Beta;
+    return addGemm(C, N, T, D, A, B, std::move(Bias));
   }
-  return addGemm(C, N, T, D, A, B, std::move(Bias));
+  // Any other C (a matrix, an activation): the product into Y, then
+  // Y += beta * C in place, broadcast, with the group's activation.
+  const Value *Y = T.Result;
+  const TensorType &YT = Y->getType();
+  if (Bias.empty() && Beta != 1.0f)
+    return unsupported(N, "a Gemm whose C operand is computed at run time "
+                          "and scaled (beta != 1)");
+  if (CV->getType().getRank() > YT.getRank())
+    return unsupported(N, "a Gemm whose C operand does not broadcast to " +
+                              YT.str());
+  FusedTail Product = T;
+  Product.Act = codegen::Activation();
+  if (llvm::Error E = addGemm(C, N, Product, D, A, B, {}))
+    return E;
+  auto YD = getDType(YT.getElementType());
+  ElementwiseParams P;
+  P.Op = BinaryOp::Add;
+  P.Act = T.Act;
+  P.Rank = int(YT.getRank());
+  codegen::getPhysicalShape(YT, P.Shape);
+  P.YType = P.AType = *YD; // addGemm checked it.
+  codegen::getBroadcastStrides(YT, YT, P.AStrides);
+  codegen::getBroadcastStrides(CV->getType(), YT, P.BStrides);
+  Arg CArg;
+  if (!Bias.empty()) {
+    for (float &V : Bias)
+      V *= Beta;
+    // A constant of C's logical shape, row-major, in f32.
+    codegen::getBroadcastStrides(
+        TensorType::get(CV->getType().getElementType(), CS), YT, P.BStrides);
+    P.BType = DType::F32;
+    CArg.Buffer = C.addConstantFloats(Bias);
+  } else {
+    auto CD = getDType(CV->getType().getElementType());
+    if (!CD || (*CD != P.YType && *CD != DType::F32))
+      return unsupported(N, "a Gemm whose C operand is " +
+                                CV->getType().str());
+    P.BType = *CD;
+    auto CB = C.getBuffer(CV, N);
+    if (!CB)
+      return CB.takeError();
+    CArg.Buffer = *CB;
+  }
+  auto YB = C.getBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const Arg YArg{*YB, 0};
+  C.addStep({getStepNodes(N, T),
+             std::string("elementwise.add") +
+                 (P.Act.isNone() ? "" : std::string("+") + P.Act.getName()) +
+                 " " + getDTypeName(P.YType) + " (gemm's C)",
+             0},
+            P, {YArg, CArg, YArg});
+  return llvm::Error::success();
 }
 
 llvm::Error cuda::planMatMul(PlanContext &C, const Node &N,

@@ -12,6 +12,8 @@
 
 #include "PlanImpl.h"
 
+#include "strider/Layout/CostModel.h"
+
 #include "strider/IR/Diagnostics.h"
 #include "strider/Runtime/Tensor.h"
 
@@ -95,6 +97,25 @@ std::string cuda::getEpilogueSuffix(const EpilogueSpec &E) {
   if (!E.Act.isNone())
     S += std::string("+") + E.Act.getName();
   return S;
+}
+
+codegen::ChannelOrder cuda::getSharedChannelOrder(const TensorType &X,
+                                                  const TensorType &Y) {
+  using codegen::ChannelOrder;
+  const ChannelOrder XO = codegen::getChannelOrder(X),
+                     YO = codegen::getChannelOrder(Y);
+  if (XO == YO)
+    return XO;
+  auto ReadsAs = [](const TensorType &T, const TensorType &Other) {
+    return layout::areLayoutsEquivalent(T.getShape(), T.getLayout(),
+                                        Other.getLayout(),
+                                        layout::DimBindings());
+  };
+  if (YO != ChannelOrder::Other && X.getRank() == Y.getRank() && ReadsAs(X, Y))
+    return YO;
+  if (XO != ChannelOrder::Other && X.getRank() == Y.getRank() && ReadsAs(Y, X))
+    return XO;
+  return ChannelOrder::Other;
 }
 
 const char *cuda::getOrderName(bool ChannelsLast) {
@@ -303,6 +324,9 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::Slice)] = planSlice;
     T[size_t(OpId::Pad)] = planPad;
     T[size_t(OpId::Resize)] = planResize;
+    T[size_t(OpId::Tile)] = planTile;
+    T[size_t(OpId::DepthToSpace)] = planDepthSpace;
+    T[size_t(OpId::SpaceToDepth)] = planDepthSpace;
     T[size_t(OpId::Constant)] = planConstant;
     return T;
   }();

@@ -1,13 +1,14 @@
 //===- CopyPlanTest.cpp - Planning of the CUDA backend's copies -----------===//
 //
 // planCopy's strategies, simplified dims and vector widths, checked
-// without a GPU; a host interpreter of CopyPlan run against the strided
-// copy it came from on random relayouts, slices and broadcasts; and the
-// index math the data-movement kernels share with the host
-// (DataMovementIndexing.h).
+// without a GPU; the host interpreter of CopyPlan (CopyPlanInterpreter.h)
+// run against the strided copy it came from on random relayouts, slices
+// and broadcasts; and the index math the data-movement kernels share with
+// the host (DataMovementIndexing.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "CopyPlanInterpreter.h"
 #include "DataMovementIndexing.h"
 #include "GpuTestSupport.h"
 #include "PlanImpl.h"
@@ -300,63 +301,11 @@ std::pair<int64_t, int64_t> getOffsetRange(const Dims &Shape,
   return {Lo, Hi};
 }
 
-/// Calls \p F with every index of \p Shape, last dim fastest.
-template <typename Fn> void forEachIndex(const Dims &Shape, Fn &&F) {
-  for (int64_t S : Shape)
-    if (S == 0)
-      return;
-  Dims Index(Shape.size(), 0);
-  while (true) {
-    F(Index);
-    size_t D = Shape.size();
-    while (D > 0) {
-      --D;
-      if (++Index[D] < Shape[D])
-        break;
-      Index[D] = 0;
-      if (D == 0)
-        return;
-    }
-    if (Shape.empty())
-      return;
-  }
-}
+using gputest::dot;
+using gputest::forEachIndex;
 
-int64_t dot(const Dims &Index, const int64_t *Strides) {
-  int64_t Off = 0;
-  for (size_t I = 0; I < Index.size(); ++I)
-    Off += Index[I] * Strides[I];
-  return Off;
-}
-
-/// Runs \p Plan on the host the way launchCopy's kernels do: \p X and
-/// \p Y point at element 0 of each side.
 void runPlan(const CopyPlan &Plan, const int *X, int *Y) {
-  const CopyParams &P = Plan.Params;
-  switch (Plan.Strategy) {
-  case CopyStrategy::Contiguous: {
-    const int64_t Count = P.Rank == 0 ? 1 : P.Shape[0];
-    for (int64_t I = 0; I < Count; ++I)
-      Y[I] = X[I];
-    return;
-  }
-  case CopyStrategy::Transpose2D: {
-    const Dims Batch(P.Shape, P.Shape + P.Rank - 2);
-    forEachIndex(Batch, [&](const Dims &B) {
-      const int *XB = X + dot(B, P.XStrides);
-      int *YB = Y + dot(B, P.YStrides);
-      for (int64_t R = 0; R < Plan.Rows; ++R)
-        for (int64_t C = 0; C < Plan.Cols; ++C)
-          YB[C * Plan.YRowStride + R] = XB[R * Plan.XRowStride + C];
-    });
-    return;
-  }
-  case CopyStrategy::Generic:
-    forEachIndex(getShape(P), [&](const Dims &I) {
-      Y[dot(I, P.YStrides)] = X[dot(I, P.XStrides)];
-    });
-    return;
-  }
+  gputest::runCopyPlan(Plan, X, Y);
 }
 
 /// Checks what the plan's fields promise about each other.

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CopyPlanInterpreter.h"
 #include "DeviceMath.h"
 #include "PlanImpl.h"
 
@@ -17,6 +18,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
+
+#include <cstring>
 
 using namespace strider;
 using namespace strider::cuda;
@@ -527,6 +530,169 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
               << " p=" << Px;
         }
   }
+}
+
+/// Runs \p Pl on the host when every step is a copy of f32 data: each
+/// input written into its buffer in its binding's layout, each output read
+/// back from its buffer and returned in the identity layout.
+runtime::TensorMap runCopiesOnHost(const Plan &Pl,
+                                   const runtime::TensorMap &Inputs) {
+  const PlanImpl &P = Pl.getImpl();
+  std::vector<uint8_t> Arena(size_t(P.ArenaBytes));
+  std::vector<std::vector<uint8_t>> Constants(P.Buffers.size());
+  auto Ptr = [&](const Arg &A) {
+    const PlanBuffer &B = P.Buffers[size_t(A.Buffer)];
+    if (B.IsConstant) {
+      Constants[size_t(A.Buffer)] = *B.Data;
+      return Constants[size_t(A.Buffer)].data() + A.Offset;
+    }
+    return Arena.data() + P.Offsets[size_t(A.Buffer)] + A.Offset;
+  };
+  for (const Binding &B : P.Inputs) {
+    runtime::Tensor T = Inputs.at(B.Name).withLayout(B.Type.getLayout());
+    std::memcpy(Ptr({B.Buffer, 0}), T.getBytes().data(), T.getBytes().size());
+  }
+  for (const PlanStep &S : P.Steps) {
+    const CopyPlan *C = std::get_if<CopyPlan>(&S.Params);
+    EXPECT_TRUE(C) << S.Info.Kernel << " is not a copy";
+    if (!C || C->Params.XType != DType::F32 || C->Params.YType != DType::F32)
+      return {};
+    gputest::runCopyPlan(*C, reinterpret_cast<const float *>(Ptr(S.Args[0])),
+                         reinterpret_cast<float *>(Ptr(S.Args[1])));
+  }
+  runtime::TensorMap Out;
+  for (const Binding &B : P.Outputs) {
+    runtime::Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+                      B.Type.getLayout());
+    std::memcpy(T.getMutableBytes().data(), Ptr({B.Buffer, 0}),
+                T.getBytes().size());
+    Out[B.Name] = T.withLayout(Layout());
+  }
+  return Out;
+}
+
+/// Plans \p Text, runs it with runCopiesOnHost on numbered inputs and
+/// compares every output with the reference interpreter's, exactly.
+void checkCopiesAgainstReference(const std::string &Text,
+                                 const std::vector<std::string> &Kernels) {
+  SCOPED_TRACE(Text);
+  auto G = parse(Text);
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  EXPECT_EQ(kernels(*P), Kernels);
+  runtime::TensorMap In;
+  for (const Value *V : G->getInputs()) {
+    runtime::Tensor T = runtime::Tensor::zeros(TensorType::get(
+        V->getType().getElementType(), V->getType().getStaticShape()));
+    for (int64_t I = 0; I < T.getNumElements(); ++I)
+      T.setDouble(I, double(I) + 0.5);
+    In[V->getName()] = T;
+  }
+  auto Want = runtime::runReference(*G, In);
+  ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+  runtime::TensorMap Got = runCopiesOnHost(*P, In);
+  for (const auto &KV : *Want) {
+    ASSERT_TRUE(Got.count(KV.first)) << KV.first;
+    runtime::Tensor W = KV.second.withLayout(Layout());
+    const runtime::Tensor &O = Got.at(KV.first);
+    ASSERT_EQ(W.getShape(), O.getShape());
+    for (int64_t I = 0; I < W.getNumElements(); ++I)
+      ASSERT_EQ(O.getDouble(I), W.getDouble(I)) << KV.first << "[" << I << "]";
+  }
+}
+
+TEST(CudaPlanTest, TileIsOneStridedCopy) {
+  // Each output dim of r * d elements reads its input dim r times (a zero
+  // stride over the copies), in any layout.
+  checkCopiesAgainstReference(R"(
+graph @tile(%x: tensor<2 x 3 x 4 x f32>) {
+  %r = Constant() {value = dense<[2, 1, 3]> : tensor<3 x i64>} : tensor<3 x i64>
+  %y = Tile(%x, %r) : tensor<4 x 3 x 12 x f32>
+  return %y
+}
+)",
+                              {"copy.tile generic f32"});
+  checkCopiesAgainstReference(R"(
+graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
+  %r = Constant() {value = dense<[2, 1, 2, 3]> : tensor<4 x i64>} : tensor<4 x i64>
+  %y = Tile(%x, %r) : tensor<2 x 3 x 4 x 6 x f32, nhwc>
+  return %y
+}
+)",
+                              {"copy.tile generic f32"});
+}
+
+TEST(CudaPlanTest, DepthToSpaceAndBackAreStridedCopies) {
+  for (const char *L : {"", ", nhwc"}) {
+    for (const char *Mode : {"DCR", "CRD"})
+      checkCopiesAgainstReference(
+          std::string("graph @d2s(%x: tensor<2 x 8 x 2 x 3 x f32") + L +
+              ">) {\n  %y = DepthToSpace(%x) {blocksize = 2, mode = \"" +
+              Mode + "\"} : tensor<2 x 2 x 4 x 6 x f32" + L +
+              ">\n  return %y\n}\n",
+          {"copy.depthtospace generic f32"});
+    checkCopiesAgainstReference(
+        std::string("graph @s2d(%x: tensor<2 x 2 x 4 x 6 x f32") + L +
+            ">) {\n  %y = SpaceToDepth(%x) {blocksize = 2} : "
+            "tensor<2 x 8 x 2 x 3 x f32" +
+            L + ">\n  return %y\n}\n",
+        {"copy.spacetodepth generic f32"});
+  }
+}
+
+TEST(CudaPlanTest, VariadicSumsAndAGemmsMatrixCRunInPlace) {
+  // Sum of three: the first two into y, the third added to y in place,
+  // the activation last.
+  auto G = parse(R"(
+graph @sum(%a: tensor<2 x 5 x f32>, %b: tensor<5 x f32>, %c: tensor<2 x 5 x f32>) {
+  %s = Sum(%a, %b, %c) : tensor<2 x 5 x f32>
+  %m = Max(%a, %b, %c, %s) : tensor<2 x 5 x f32>
+  return %m
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  EXPECT_EQ(kernels(*P),
+            (std::vector<std::string>{
+                "elementwise.sum f32 (operands 1-2 of 3)",
+                "elementwise.sum f32 (operand 3 of 3)",
+                "elementwise.max f32 (operands 1-2 of 4)",
+                "elementwise.max f32 (operand 3 of 4)",
+                "elementwise.max f32 (operand 4 of 4)"}));
+  const PlanImpl &I = P->getImpl();
+  const BufferId S = I.Steps[0].Args[2].Buffer;
+  EXPECT_EQ(I.Steps[1].Args[0].Buffer, S);
+  EXPECT_EQ(I.Steps[1].Args[2].Buffer, S);
+  const ElementwiseParams &Second = params<ElementwiseParams>(*P, 1);
+  EXPECT_EQ(Second.Op, BinaryOp::Add);
+  // b (5) broadcast over rows: a zero stride on the outer dim.
+  const ElementwiseParams &First = params<ElementwiseParams>(*P, 0);
+  EXPECT_EQ(First.BStrides[0], 0);
+  EXPECT_EQ(First.BStrides[1], 1);
+
+  // Gemm with C a matrix computed at run time (addmm): the product, then
+  // y += C in place with the fused activation.
+  auto Addmm = parse(R"(
+graph @addmm(%a: tensor<3 x 4 x f32>, %c: tensor<3 x 5 x f32>) {
+  %w = Constant() {value = dense<0.5> : tensor<4 x 5 x f32>} : tensor<4 x 5 x f32>
+  %g = Gemm(%a, %w, %c) : tensor<3 x 5 x f32>
+  %r = Relu(%g) : tensor<3 x 5 x f32>
+  return %r
+}
+)");
+  ASSERT_TRUE(Addmm);
+  auto PA = plan(*Addmm);
+  ASSERT_TRUE(PA);
+  EXPECT_EQ(kernels(*PA),
+            (std::vector<std::string>{"cublaslt.gemm nn f32",
+                                      "elementwise.add+relu f32 (gemm's C)"}));
+  EXPECT_FALSE(params<GemmStep>(*PA, 0).Desc.Epilogue.Bias);
+  EXPECT_TRUE(params<GemmStep>(*PA, 0).Desc.Epilogue.Act.isNone());
+  const PlanImpl &IA = PA->getImpl();
+  EXPECT_EQ(IA.Steps[1].Args[0].Buffer, IA.Steps[0].Args[2].Buffer);
+  EXPECT_EQ(IA.Steps[1].Args[2].Buffer, IA.Steps[0].Args[2].Buffer);
 }
 
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {

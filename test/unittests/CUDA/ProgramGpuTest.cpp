@@ -124,6 +124,19 @@ graph @g(%x: tensor<3 x 16 x f32>, %z: tensor<3 x 4 x f32>) {
 }
 )",
      1e-4},
+    {"tile_depth_space_sum3_addmm", R"(
+graph @g(%x: tensor<1 x 8 x 2 x 3 x f32, nhwc>, %a: tensor<3 x 4 x f32>, %c: tensor<3 x 5 x f32>) {
+  %d = DepthToSpace(%x) {blocksize = 2, mode = "CRD"} : tensor<1 x 2 x 4 x 6 x f32, nhwc>
+  %s = SpaceToDepth(%d) {blocksize = 2} : tensor<1 x 8 x 2 x 3 x f32>
+  %r = Constant() {value = dense<[1, 2, 1, 3]> : tensor<4 x i64>} : tensor<4 x i64>
+  %t = Tile(%s, %r) : tensor<1 x 16 x 2 x 9 x f32>
+  %w = Constant() {value = dense<0.5> : tensor<4 x 5 x f32>} : tensor<4 x 5 x f32>
+  %g = Gemm(%a, %w, %c) : tensor<3 x 5 x f32>
+  %u = Sum(%g, %c, %g) : tensor<3 x 5 x f32>
+  return %t, %u
+}
+)",
+     1e-4},
     {"half_conv_chain", R"(
 graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
   %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
