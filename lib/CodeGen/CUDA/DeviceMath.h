@@ -216,6 +216,29 @@ STRIDER_HOST_DEVICE float lrnScale(const LrnParams &P, float X, float SqSum) {
   return X * powf(P.Bias + P.Alpha / float(P.Size) * SqSum, -P.Beta);
 }
 
+/// One LSTM unit's new cell and hidden state (ONNX's equations with the
+/// default activations): gate pre-activations \p PI, \p PO, \p PF, \p PC
+/// (projection plus recurrent product), the previous cell state and the
+/// peephole weights (0 without peepholes).
+struct LstmUnit {
+  float Cell, Hidden;
+};
+STRIDER_HOST_DEVICE float sigmoidOf(float X) { return 1.0f / (1.0f + expf(-X)); }
+STRIDER_HOST_DEVICE LstmUnit lstmUnit(float PI, float PO, float PF, float PC,
+                                      float CPrev, float PeepI, float PeepO,
+                                      float PeepF, float Clip,
+                                      bool InputForget) {
+  auto Clamp = [Clip](float X) {
+    return Clip > 0 ? fminf(fmaxf(X, -Clip), Clip) : X;
+  };
+  const float I = sigmoidOf(Clamp(PI + PeepI * CPrev));
+  const float F = InputForget ? 1.0f - I : sigmoidOf(Clamp(PF + PeepF * CPrev));
+  const float G = tanhf(Clamp(PC));
+  const float C = F * CPrev + I * G;
+  const float O = sigmoidOf(Clamp(PO + PeepO * C));
+  return {C, O * tanhf(C)};
+}
+
 //===----------------------------------------------------------------------===//
 // Host-side choices
 //===----------------------------------------------------------------------===//

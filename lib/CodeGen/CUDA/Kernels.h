@@ -229,6 +229,30 @@ struct LrnParams {
 cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
                       cudaStream_t S);
 
+//===----------------------------------------------------------------------===//
+// Recurrences (RecurrentKernels.cu)
+//===----------------------------------------------------------------------===//
+
+/// The elementwise half of one LSTM step of one direction, f32, one thread
+/// per (batch entry, hidden unit): gate pre-activations (i, o, f, c, H
+/// apart) from the input projection, row b at Pre + b * PreRowStride, plus
+/// the recurrent product Rec (Batch x 4H, dense; none on a first step
+/// without an initial state); the default nonlinearities (sigmoid, tanh,
+/// tanh), clipping, input_forget and peepholes (i, o, f); the cell and
+/// hidden states (Batch x H, dense) updated in place (a first step without
+/// an initial state reads no cell state), and the hidden state also
+/// written to Y's row b at Y + b * YBatchStride when there is a Y.
+struct LstmCellParams {
+  int64_t Batch = 1, Hidden = 1;
+  int64_t PreRowStride = 0, YBatchStride = 0;
+  bool HasCellState = true;
+  bool InputForget = false;
+  float Clip = 0; ///< 0: none.
+};
+cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
+                           const float *Rec, const float *Peep, float *Cell,
+                           float *Hidden, float *Y, cudaStream_t S);
+
 } // namespace cuda
 } // namespace strider
 

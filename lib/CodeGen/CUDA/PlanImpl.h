@@ -63,13 +63,16 @@ struct GemmStep {
 ///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
 ///   NormParams: X, Scale, Bias, Y
 ///   LrnParams: X, Y
+///   LstmCellParams: Pre, Rec, Peep (each may be -1 but Pre), Cell,
+///     Hidden, Y (-1 when not written); writes Cell, Hidden and Y
 ///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
 ///     does not fuse)
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
 using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
                  EpilogueParams, PoolParams, ReduceParams, SoftmaxParams,
-                 NormParams, LrnParams, ConvStep, GemmStep>;
+                 NormParams, LrnParams, LstmCellParams, ConvStep,
+                 GemmStep>;
 
 struct PlanStep {
   StepInfo Info;
@@ -171,7 +174,7 @@ using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
                                const codegen::FusedTail &Tail);
 
 // One file per family: PlanLibraries.cpp, PlanCompute.cpp,
-// PlanDataMovement.cpp.
+// PlanDataMovement.cpp, PlanRecurrent.cpp.
 llvm::Error planConv(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planGemm(PlanContext &C, const Node &N,
@@ -194,6 +197,8 @@ llvm::Error planSoftmax(PlanContext &C, const Node &N,
                         const codegen::FusedTail &Tail);
 llvm::Error planLrn(PlanContext &C, const Node &N,
                     const codegen::FusedTail &Tail);
+llvm::Error planLstm(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
 llvm::Error planView(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planCopyLike(PlanContext &C, const Node &N,

@@ -221,12 +221,13 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   S.Info = Info;
   S.Params = std::move(Params);
   S.Args = std::move(Args);
-  // The written argument: the last activation of the list for every kind
-  // but the library steps (Y is third of four) and Resize (Y is second).
-  int Written = -1;
+  // The written arguments: the last activation of the list for every kind
+  // but the library steps (Y is third of four), those of X then Y, and the
+  // LSTM cell (its states and Y).
+  llvm::SmallVector<int, 3> Written;
   if (std::holds_alternative<ConvStep>(S.Params) ||
       std::holds_alternative<GemmStep>(S.Params))
-    Written = 2;
+    Written = {2};
   else if (std::holds_alternative<ResizeParams>(S.Params) ||
            std::holds_alternative<CopyPlan>(S.Params) ||
            std::holds_alternative<PadParams>(S.Params) ||
@@ -234,14 +235,16 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
            std::holds_alternative<ReduceParams>(S.Params) ||
            std::holds_alternative<SoftmaxParams>(S.Params) ||
            std::holds_alternative<LrnParams>(S.Params))
-    Written = 1;
+    Written = {1};
+  else if (std::holds_alternative<LstmCellParams>(S.Params))
+    Written = {3, 4, 5};
   else
-    Written = int(S.Args.size()) - 1;
+    Written = {int(S.Args.size()) - 1};
   for (int I = 0; I < int(S.Args.size()); ++I) {
     const BufferId B = S.Args[size_t(I)].Buffer;
     if (B < 0 || P.Buffers[size_t(B)].IsConstant)
       continue;
-    (I == Written ? S.Writes : S.Reads).push_back(B);
+    (llvm::is_contained(Written, I) ? S.Writes : S.Reads).push_back(B);
   }
   P.Infos.push_back(S.Info);
   P.Steps.push_back(std::move(S));
@@ -313,6 +316,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::Softmax)] = planSoftmax;
     T[size_t(OpId::LogSoftmax)] = planSoftmax;
     T[size_t(OpId::LRN)] = planLrn;
+    T[size_t(OpId::LSTM)] = planLstm;
     for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
                     OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
       T[size_t(Id)] = planView;

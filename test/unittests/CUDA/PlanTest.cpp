@@ -532,13 +532,16 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
   }
 }
 
-/// Runs \p Pl on the host when every step is a copy of f32 data: each
-/// input written into its buffer in its binding's layout, each output read
-/// back from its buffer and returned in the identity layout.
-runtime::TensorMap runCopiesOnHost(const Plan &Pl,
+/// Runs \p Pl on the host when every step is an f32 copy, a GEMM by a
+/// constant B^T or an LSTM cell (host models of their kernels): each input
+/// written into its buffer in its binding's layout, each output read back
+/// from its buffer and returned in the identity layout.
+runtime::TensorMap runOnHost(const Plan &Pl,
                                    const runtime::TensorMap &Inputs) {
   const PlanImpl &P = Pl.getImpl();
-  std::vector<uint8_t> Arena(size_t(P.ArenaBytes));
+  // Poisoned (NaN in every float): a step that reads what no step wrote
+  // shows.
+  std::vector<uint8_t> Arena(size_t(P.ArenaBytes), 0xFF);
   std::vector<std::vector<uint8_t>> Constants(P.Buffers.size());
   auto Ptr = [&](const Arg &A) {
     const PlanBuffer &B = P.Buffers[size_t(A.Buffer)];
@@ -552,13 +555,57 @@ runtime::TensorMap runCopiesOnHost(const Plan &Pl,
     runtime::Tensor T = Inputs.at(B.Name).withLayout(B.Type.getLayout());
     std::memcpy(Ptr({B.Buffer, 0}), T.getBytes().data(), T.getBytes().size());
   }
+  auto F = [&](const Arg &A) {
+    return A.Buffer < 0 ? nullptr : reinterpret_cast<float *>(Ptr(A));
+  };
   for (const PlanStep &S : P.Steps) {
-    const CopyPlan *C = std::get_if<CopyPlan>(&S.Params);
-    EXPECT_TRUE(C) << S.Info.Kernel << " is not a copy";
-    if (!C || C->Params.XType != DType::F32 || C->Params.YType != DType::F32)
+    if (const CopyPlan *C = std::get_if<CopyPlan>(&S.Params)) {
+      EXPECT_TRUE(C->Params.XType == DType::F32 &&
+                  C->Params.YType == DType::F32);
+      gputest::runCopyPlan(*C, F(S.Args[0]), F(S.Args[1]));
+    } else if (const GemmStep *G = std::get_if<GemmStep>(&S.Params)) {
+      // What the LSTM plans: Y = A * B^T (+ bias), B the runner's
+      // constant or a buffer.
+      const GemmDesc &D = G->Desc;
+      EXPECT_TRUE(D.TransB && !D.TransA && D.Batch == 1 &&
+                  D.Epilogue.Act.isNone())
+          << S.Info.Kernel;
+      const float *A = F(S.Args[0]), *Bias = F(S.Args[3]);
+      const float *B = G->B ? G->B->data() : F(S.Args[1]);
+      float *Y = F(S.Args[2]);
+      for (int64_t M = 0; M < D.M; ++M)
+        for (int64_t N = 0; N < D.N; ++N) {
+          double Sum = 0;
+          for (int64_t K = 0; K < D.K; ++K)
+            Sum += double(A[M * D.K + K]) * B[N * D.K + K];
+          Y[M * D.N + N] = float(D.Alpha * Sum) + (Bias ? Bias[N] : 0.0f);
+        }
+    } else if (const auto *L = std::get_if<LstmCellParams>(&S.Params)) {
+      // The kernel's loop (RecurrentKernels.cu), one (b, j) at a time.
+      const float *Pre = F(S.Args[0]), *Rec = F(S.Args[1]),
+                  *Peep = F(S.Args[2]);
+      float *Cell = F(S.Args[3]), *Hid = F(S.Args[4]), *Y = F(S.Args[5]);
+      const int64_t H = L->Hidden;
+      for (int64_t B = 0; B < L->Batch; ++B)
+        for (int64_t J = 0; J < H; ++J) {
+          float G[4];
+          for (int K = 0; K < 4; ++K)
+            G[K] = Pre[B * L->PreRowStride + K * H + J] +
+                   (Rec ? Rec[B * 4 * H + K * H + J] : 0.0f);
+          const int64_t I = B * H + J;
+          const LstmUnit U = lstmUnit(
+              G[0], G[1], G[2], G[3], L->HasCellState ? Cell[I] : 0.0f,
+              Peep ? Peep[J] : 0.0f, Peep ? Peep[H + J] : 0.0f,
+              Peep ? Peep[2 * H + J] : 0.0f, L->Clip, L->InputForget);
+          Cell[I] = U.Cell;
+          Hid[I] = U.Hidden;
+          if (Y)
+            Y[B * L->YBatchStride + J] = U.Hidden;
+        }
+    } else {
+      ADD_FAILURE() << S.Info.Kernel << " has no host model here";
       return {};
-    gputest::runCopyPlan(*C, reinterpret_cast<const float *>(Ptr(S.Args[0])),
-                         reinterpret_cast<float *>(Ptr(S.Args[1])));
+    }
   }
   runtime::TensorMap Out;
   for (const Binding &B : P.Outputs) {
@@ -571,41 +618,51 @@ runtime::TensorMap runCopiesOnHost(const Plan &Pl,
   return Out;
 }
 
-/// Plans \p Text, runs it with runCopiesOnHost on numbered inputs and
-/// compares every output with the reference interpreter's, exactly.
-void checkCopiesAgainstReference(const std::string &Text,
-                                 const std::vector<std::string> &Kernels) {
+/// Plans \p Text, runs it with runOnHost on numbered inputs and compares
+/// every output with the reference interpreter's, within \p Tol relative
+/// (0: exactly). An empty \p Kernels skips the check of the step names.
+void checkOnHostAgainstReference(const std::string &Text,
+                                 const std::vector<std::string> &Kernels,
+                                 double Tol = 0) {
   SCOPED_TRACE(Text);
   auto G = parse(Text);
   ASSERT_TRUE(G);
   auto P = plan(*G);
   ASSERT_TRUE(P);
-  EXPECT_EQ(kernels(*P), Kernels);
+  if (!Kernels.empty()) {
+    EXPECT_EQ(kernels(*P), Kernels);
+  }
   runtime::TensorMap In;
   for (const Value *V : G->getInputs()) {
     runtime::Tensor T = runtime::Tensor::zeros(TensorType::get(
         V->getType().getElementType(), V->getType().getStaticShape()));
     for (int64_t I = 0; I < T.getNumElements(); ++I)
-      T.setDouble(I, double(I) + 0.5);
+      T.setDouble(I, Tol ? std::sin(1.3 * double(I) + 0.2) : double(I) + 0.5);
     In[V->getName()] = T;
   }
   auto Want = runtime::runReference(*G, In);
   ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
-  runtime::TensorMap Got = runCopiesOnHost(*P, In);
+  runtime::TensorMap Got = runOnHost(*P, In);
   for (const auto &KV : *Want) {
     ASSERT_TRUE(Got.count(KV.first)) << KV.first;
     runtime::Tensor W = KV.second.withLayout(Layout());
     const runtime::Tensor &O = Got.at(KV.first);
     ASSERT_EQ(W.getShape(), O.getShape());
-    for (int64_t I = 0; I < W.getNumElements(); ++I)
-      ASSERT_EQ(O.getDouble(I), W.getDouble(I)) << KV.first << "[" << I << "]";
+    for (int64_t I = 0; I < W.getNumElements(); ++I) {
+      if (Tol == 0)
+        ASSERT_EQ(O.getDouble(I), W.getDouble(I)) << KV.first << "[" << I << "]";
+      else
+        ASSERT_NEAR(O.getDouble(I), W.getDouble(I),
+                    Tol * (1 + std::abs(W.getDouble(I))))
+            << KV.first << "[" << I << "]";
+    }
   }
 }
 
 TEST(CudaPlanTest, TileIsOneStridedCopy) {
   // Each output dim of r * d elements reads its input dim r times (a zero
   // stride over the copies), in any layout.
-  checkCopiesAgainstReference(R"(
+  checkOnHostAgainstReference(R"(
 graph @tile(%x: tensor<2 x 3 x 4 x f32>) {
   %r = Constant() {value = dense<[2, 1, 3]> : tensor<3 x i64>} : tensor<3 x i64>
   %y = Tile(%x, %r) : tensor<4 x 3 x 12 x f32>
@@ -613,7 +670,7 @@ graph @tile(%x: tensor<2 x 3 x 4 x f32>) {
 }
 )",
                               {"copy.tile generic f32"});
-  checkCopiesAgainstReference(R"(
+  checkOnHostAgainstReference(R"(
 graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
   %r = Constant() {value = dense<[2, 1, 2, 3]> : tensor<4 x i64>} : tensor<4 x i64>
   %y = Tile(%x, %r) : tensor<2 x 3 x 4 x 6 x f32, nhwc>
@@ -626,19 +683,112 @@ graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
 TEST(CudaPlanTest, DepthToSpaceAndBackAreStridedCopies) {
   for (const char *L : {"", ", nhwc"}) {
     for (const char *Mode : {"DCR", "CRD"})
-      checkCopiesAgainstReference(
+      checkOnHostAgainstReference(
           std::string("graph @d2s(%x: tensor<2 x 8 x 2 x 3 x f32") + L +
               ">) {\n  %y = DepthToSpace(%x) {blocksize = 2, mode = \"" +
               Mode + "\"} : tensor<2 x 2 x 4 x 6 x f32" + L +
               ">\n  return %y\n}\n",
           {"copy.depthtospace generic f32"});
-    checkCopiesAgainstReference(
+    checkOnHostAgainstReference(
         std::string("graph @s2d(%x: tensor<2 x 2 x 4 x 6 x f32") + L +
             ">) {\n  %y = SpaceToDepth(%x) {blocksize = 2} : "
             "tensor<2 x 8 x 2 x 3 x f32" +
             L + ">\n  return %y\n}\n",
         {"copy.spacetodepth generic f32"});
   }
+}
+
+/// "dense<[...]> : tensor<...>" of \p Count values of a fixed pattern.
+std::string denseOf(llvm::ArrayRef<int64_t> Shape, double Scale, double Phase) {
+  int64_t Count = 1;
+  std::string Dims;
+  for (int64_t D : Shape) {
+    Count *= D;
+    Dims += std::to_string(D) + " x ";
+  }
+  std::string S = "dense<[";
+  for (int64_t I = 0; I < Count; ++I)
+    S += (I ? ", " : "") +
+         std::to_string(Scale * std::sin(0.37 * double(I) + Phase));
+  return S + "]> : tensor<" + Dims + "f32>";
+}
+
+TEST(CudaPlanTest, LstmPlansMatchTheReferenceOnTheHost) {
+  // Seq 3, batch 2, input 3, hidden 2: every direction, both layouts,
+  // biases, peepholes, initial states, clip and input_forget. The plan's
+  // GEMMs, gate steps and copies run on the host (the gate step through
+  // DeviceMath.h's lstmUnit) and must give the reference's Y, Y_h, Y_c.
+  struct LstmCase {
+    const char *Direction;
+    int Layout;
+    bool Bias, Peep, Initial;
+    const char *Extra;
+  };
+  const LstmCase Cases[] = {
+      {"forward", 0, false, false, false, ""},
+      {"reverse", 0, true, false, false, ""},
+      {"bidirectional", 0, true, true, true, ", clip = 0.9"},
+      {"bidirectional", 1, true, false, true, ""},
+      {"forward", 1, true, true, false, ", input_forget = 1"},
+  };
+  const int64_t Seq = 3, Batch = 2, In = 3, H = 2;
+  for (const LstmCase &K : Cases) {
+    const int64_t Dirs = std::string(K.Direction) == "bidirectional" ? 2 : 1;
+    auto Shape = [&](std::initializer_list<int64_t> L0,
+                     std::initializer_list<int64_t> L1) {
+      std::string S = "tensor<";
+      for (int64_t D : K.Layout ? L1 : L0)
+        S += std::to_string(D) + " x ";
+      return S + "f32>";
+    };
+    const std::string XT = Shape({Seq, Batch, In}, {Batch, Seq, In});
+    const std::string ST = Shape({Dirs, Batch, H}, {Batch, Dirs, H});
+    const std::string YT = Shape({Seq, Dirs, Batch, H}, {Batch, Seq, Dirs, H});
+    std::string T = "graph @lstm(%x: " + XT;
+    if (K.Initial)
+      T += ", %h0: " + ST + ", %c0: " + ST;
+    T += ") {\n";
+    T += "  %w = Constant() {value = " + denseOf({Dirs, 4 * H, In}, 0.8, 0.1) +
+         "} : " + Shape({Dirs, 4 * H, In}, {Dirs, 4 * H, In}) + "\n";
+    T += "  %r = Constant() {value = " + denseOf({Dirs, 4 * H, H}, 0.7, 0.5) +
+         "} : " + Shape({Dirs, 4 * H, H}, {Dirs, 4 * H, H}) + "\n";
+    if (K.Bias)
+      T += "  %b = Constant() {value = " + denseOf({Dirs, 8 * H}, 0.3, 0.9) +
+           "} : " + Shape({Dirs, 8 * H}, {Dirs, 8 * H}) + "\n";
+    if (K.Peep)
+      T += "  %p = Constant() {value = " + denseOf({Dirs, 3 * H}, 0.5, 1.7) +
+           "} : " + Shape({Dirs, 3 * H}, {Dirs, 3 * H}) + "\n";
+    T += std::string("  %y, %yh, %yc = LSTM(%x, %w, %r, ") +
+         (K.Bias ? "%b" : "none") + ", none, " +
+         (K.Initial ? "%h0, %c0" : "none, none") + (K.Peep ? ", %p" : "") +
+         ") {direction = \"" + K.Direction +
+         "\", hidden_size = 2, layout = " + std::to_string(K.Layout) +
+         K.Extra + "} : " + YT + ", " + ST + ", " + ST + "\n";
+    T += "  return %y, %yh, %yc\n}\n";
+    checkOnHostAgainstReference(T, {}, 1e-5);
+  }
+
+  // One step's kernels: the projection once, then per direction and step
+  // a recurrent product (none first, without an initial state) and a cell.
+  auto G = parse(R"(
+graph @l(%x: tensor<3 x 1 x 2 x f32>) {
+  %w = Constant() {value = dense<0.5> : tensor<1 x 8 x 2 x f32>} : tensor<1 x 8 x 2 x f32>
+  %r = Constant() {value = dense<0.25> : tensor<1 x 8 x 2 x f32>} : tensor<1 x 8 x 2 x f32>
+  %y, %yh = LSTM(%x, %w, %r) {hidden_size = 2} : tensor<3 x 1 x 1 x 2 x f32>, tensor<1 x 1 x 2 x f32>
+  return %yh
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  EXPECT_EQ(kernels(*P),
+            (std::vector<std::string>{
+                "cublaslt.gemm nt f32 (lstm input projection)",
+                "lstm.cell f32 forward step 0",
+                "cublaslt.gemm nt f32 (lstm recurrent product)",
+                "lstm.cell f32 forward step 1",
+                "cublaslt.gemm nt f32 (lstm recurrent product)",
+                "lstm.cell f32 forward step 2", "copy.lstm Y_h contiguous f32"}));
 }
 
 TEST(CudaPlanTest, VariadicSumsAndAGemmsMatrixCRunInPlace) {

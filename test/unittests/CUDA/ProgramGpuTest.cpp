@@ -137,6 +137,17 @@ graph @g(%x: tensor<1 x 8 x 2 x 3 x f32, nhwc>, %a: tensor<3 x 4 x f32>, %c: ten
 }
 )",
      1e-4},
+    {"lstm_bidirectional_states", R"(
+graph @g(%x: tensor<4 x 2 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>, %c0: tensor<2 x 2 x 2 x f32>) {
+  %w = Constant() {value = dense<[0.07987, 0.3623, 0.5957, 0.7485, 0.8, 0.7432, 0.5858, 0.3491, 0.0652, -0.2275, -0.4895, -0.6852, -0.7881, -0.7844, -0.6746, -0.4734, -0.2081, 0.08529, 0.3672, 0.5993, 0.7504, 0.7999, 0.7411, 0.5821, 0.3442, 0.05977, -0.2328, -0.4938, -0.688, -0.7891, -0.7833, -0.6716, -0.469, -0.2029, 0.09071, 0.372, 0.6029, 0.7523, 0.7998, 0.7391, 0.5783, 0.3393, 0.05433, -0.238, -0.4981, -0.6907, -0.7899, -0.7822]> : tensor<2 x 8 x 3 x f32>} : tensor<2 x 8 x 3 x f32>
+  %r = Constant() {value = dense<[0.3356, 0.535, 0.662, 0.6995, 0.6422, 0.498, 0.2864, 0.0361, -0.2191, -0.4447, -0.6101, -0.6929, -0.6819, -0.5787, -0.3971, -0.1618, 0.09547, 0.3398, 0.5381, 0.6636, 0.6993, 0.6403, 0.4947, 0.2821, 0.03133, -0.2237, -0.4484, -0.6124, -0.6936, -0.6809, -0.576, -0.3932]> : tensor<2 x 8 x 2 x f32>} : tensor<2 x 8 x 2 x f32>
+  %b = Constant() {value = dense<[0.235, 0.2865, 0.2993, 0.2715, 0.207, 0.1145, 0.006477, -0.1024, -0.1975, -0.2658, -0.2981, -0.2901, -0.2428, -0.1627, -0.06054, 0.04981, 0.1534, 0.2363, 0.2871, 0.2991, 0.2707, 0.2055, 0.1126, 0.004433, -0.1043, -0.199, -0.2667, -0.2983, -0.2896, -0.2416, -0.161, -0.05853]> : tensor<2 x 16 x f32>} : tensor<2 x 16 x f32>
+  %p = Constant() {value = dense<[0.4958, 0.439, 0.3227, 0.1628, -0.0192, -0.1986, -0.3511, -0.4561, -0.4993, -0.475, -0.3864, -0.2455]> : tensor<2 x 6 x f32>} : tensor<2 x 6 x f32>
+  %y, %yh, %yc = LSTM(%x, %w, %r, %b, none, %h0, %c0, %p) {direction = "bidirectional", hidden_size = 2, clip = 2.5} : tensor<4 x 2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  return %y, %yh, %yc
+}
+)",
+     1e-4},
     {"half_conv_chain", R"(
 graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
   %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
@@ -188,6 +199,19 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Graphs, CudaProgramTest, ::testing::ValuesIn(Cases),
                          [](const auto &I) { return std::string(I.param.Name); });
+
+TEST(CudaProgramTest, EveryCasePlansWithoutADevice) {
+  // Runs everywhere: a case that does not parse or plan is found here, not
+  // on the first GPU run.
+  for (const Case &C : Cases) {
+    auto G = parseGraph(C.Text, C.Name);
+    ASSERT_TRUE(bool(G)) << C.Name << ": " << llvm::toString(G.takeError());
+    cuda::CUDAOptions O;
+    O.Math = C.Math;
+    auto P = cuda::planForCUDA(**G, O);
+    EXPECT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
+  }
+}
 
 TEST(CudaProgramTest, ProfilingTimesEveryStep) {
   STRIDER_SKIP_WITHOUT_DEVICE();

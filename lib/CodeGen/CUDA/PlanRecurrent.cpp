@@ -1,0 +1,240 @@
+//===- PlanRecurrent.cpp - LSTM as GEMMs and gate steps -------------------===//
+//
+// An LSTM becomes one cuBLASLt GEMM projecting the input of every step and
+// direction (W, with the biases Wb + Rb in its epilogue) into a scratch
+// buffer, then for each direction, step by step: the recurrent product of
+// the hidden state by R (a GEMM; none on a first step without an initial
+// state) and the gate step (RecurrentKernels.cu), which updates the cell
+// and hidden states in place and writes Y's slice of the step. The states
+// are copied into Y_h and Y_c at the end. Steps are launched in the
+// program's order on one stream, so each reads what the one before it
+// wrote; the whole loop is part of the captured graph.
+//
+// Runs what the CPU backend's kernels run with constant weights: the
+// default activations, clip, input_forget, peepholes, either layout, and
+// sequence_lens only when constant and full (every entry the sequence's
+// length).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanImpl.h"
+
+#include "strider/CodeGen/TensorGeometry.h"
+#include "strider/IR/Recurrence.h"
+
+using namespace strider;
+using namespace strider::cuda;
+using codegen::FusedTail;
+
+namespace {
+
+/// A cuBLASLt step Y = A * B^T (+ Bias) with A, Y row-major M x K,
+/// M x N and B row-major N x K: the runner's own constant \p B (uploaded
+/// with it), or else the buffer \p BArg (R, read by every step of a
+/// direction, is uploaded once).
+void addProduct(PlanContext &C, const std::string &Nodes, const char *What,
+                int64_t M, int64_t N, int64_t K, std::vector<float> B,
+                Arg BArg, std::vector<float> Bias, Arg A, Arg Y) {
+  GemmDesc D;
+  D.M = M;
+  D.N = N;
+  D.K = K;
+  D.TransB = true;
+  D.Type = DType::F32;
+  D.Math = C.getMathMode(DType::F32);
+  D.Epilogue.Bias = !Bias.empty();
+  Arg BiasArg;
+  if (!Bias.empty())
+    BiasArg.Buffer = C.addConstantFloats(Bias);
+  StepInfo Info;
+  Info.Nodes = Nodes;
+  Info.Kernel = std::string("cublaslt.gemm nt f32") +
+                (D.Math == MathMode::TF32 ? " tf32" : "") +
+                getEpilogueSuffix(D.Epilogue) + " (" + What + ")";
+  Info.Flops = 2 * M * N * K;
+  C.addRunnerConstantBytes(int64_t(B.size() * sizeof(float)));
+  GemmStep S{D,
+             B.empty() ? nullptr
+                       : std::make_shared<const std::vector<float>>(std::move(B)),
+             std::make_shared<const std::vector<float>>(std::move(Bias))};
+  C.addStep(Info, std::move(S), {A, B.empty() ? BArg : Arg(), Y, BiasArg});
+}
+
+/// Whether result \p I of \p N exists and is read.
+bool isResultUsed(const Graph &G, const Node &N, unsigned I) {
+  return N.hasResult(I) &&
+         (N.getResult(I)->hasUses() || G.isGraphOutput(N.getResult(I)));
+}
+
+} // namespace
+
+llvm::Error cuda::planLstm(PlanContext &C, const Node &N, const FusedTail &T) {
+  auto AttrsOr = readRecurrenceAttrs(N, 3);
+  if (!AttrsOr)
+    return AttrsOr.takeError();
+  const RecurrenceAttrs &A = *AttrsOr;
+  for (unsigned I = 0; I < A.Activations.size(); ++I)
+    if (A.Activations[I] !=
+        (I % 3 == 0 ? RnnActivation::Sigmoid : RnnActivation::Tanh))
+      return unsupported(N, "an LSTM with other than its default activations");
+  if (T.Residual || !T.Act.isNone())
+    return unsupported(N, "a fused epilogue on an LSTM");
+  auto Operand = [&](unsigned I) -> const Value * {
+    return N.hasOperand(I) ? N.getOperand(I) : nullptr;
+  };
+  const Value *X = Operand(0), *Lens = Operand(4), *H0 = Operand(5),
+              *C0 = Operand(6);
+  for (const Value *V : {X, Operand(1), Operand(2), Operand(3), H0, C0,
+                         Operand(7)})
+    if (V && V->getType().getElementType() != ElementType::F32)
+      return unsupported(N, "an LSTM of " + V->getType().str() + " (f32 only)");
+  std::vector<float> W = getConstantFloats(Operand(1)),
+                     R = getConstantFloats(Operand(2));
+  std::vector<float> Bs = Operand(3) ? getConstantFloats(Operand(3))
+                                     : std::vector<float>();
+  std::vector<float> Peep = Operand(7) ? getConstantFloats(Operand(7))
+                                       : std::vector<float>();
+  if (W.empty() || R.empty() || (Operand(3) && Bs.empty()) ||
+      (Operand(7) && Peep.empty()))
+    return unsupported(N, "an LSTM whose weights are not constants");
+  if (!X->getType().getLayout().isIdentity() || !X->getType().hasStaticShape())
+    return unsupported(N, "an LSTM reading " + X->getType().str());
+
+  auto XS = X->getType().getStaticShape();
+  const int64_t Seq = XS[A.BatchMajor ? 1 : 0],
+                Batch = XS[A.BatchMajor ? 0 : 1], In = XS[2];
+  const int64_t Dirs = A.NumDirections;
+  const int64_t H = Operand(2)->getType().getStaticShape()[2];
+  const int64_t GH = 4 * H;
+  if (int64_t(W.size()) != Dirs * GH * In || int64_t(R.size()) != Dirs * GH * H ||
+      (!Bs.empty() && int64_t(Bs.size()) != Dirs * 2 * GH) ||
+      (!Peep.empty() && int64_t(Peep.size()) != Dirs * 3 * H))
+    return unsupported(N, "an LSTM with weights of unexpected sizes");
+  if (Lens) {
+    const TensorData *D = Lens->getConstantData();
+    if (!D)
+      return unsupported(N, "an LSTM with sequence_lens computed at run time");
+    for (int64_t L : D->toInt64Vector())
+      if (L != Seq)
+        return unsupported(N, "an LSTM with sequence_lens shorter than the "
+                              "sequence");
+  }
+  const Graph &G = *N.getGraph();
+  for (unsigned I = 0; I < 3; ++I)
+    if (isResultUsed(G, N, I) &&
+        !N.getResult(I)->getType().getLayout().isIdentity())
+      return unsupported(N, "an LSTM writing " +
+                                N.getResult(I)->getType().str());
+  if (Seq * Batch == 0)
+    return unsupported(N, "an LSTM of an empty sequence or batch");
+
+  const std::string Nodes = getStepNodes(N, T);
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  Arg H0Arg, C0Arg;
+  for (auto [V, Out] : {std::pair(H0, &H0Arg), std::pair(C0, &C0Arg)})
+    if (V) {
+      auto B = C.getBuffer(V, N);
+      if (!B)
+        return B.takeError();
+      Out->Buffer = *B;
+    }
+  Arg PeepArg;
+  if (!Peep.empty())
+    PeepArg.Buffer = C.addConstantFloats(Peep);
+  Arg Out[3];
+  for (unsigned I = 0; I < 3; ++I)
+    if (isResultUsed(G, N, I)) {
+      auto B = C.defineBuffer(N.getResult(I), N);
+      if (!B)
+        return B.takeError();
+      Out[I].Buffer = *B;
+    }
+
+  // The input projection of every (step, batch entry) row of X and every
+  // direction: rows in X's order (step-major, or batch-major for
+  // layout = 1), Dirs * 4H columns.
+  std::vector<float> Bias;
+  if (!Bs.empty()) {
+    Bias.resize(size_t(Dirs * GH));
+    for (int64_t D = 0; D < Dirs; ++D)
+      for (int64_t J = 0; J < GH; ++J)
+        Bias[size_t(D * GH + J)] =
+            Bs[size_t(D * 2 * GH + J)] + Bs[size_t(D * 2 * GH + GH + J)];
+  }
+  const Arg Pre{C.addScratch(Seq * Batch * Dirs * GH * 4), 0};
+  addProduct(C, Nodes, "lstm input projection", Seq * Batch, Dirs * GH, In,
+             std::move(W), Arg(), std::move(Bias), {*XB, 0}, Pre);
+  const Arg Rec{C.addScratch(Batch * GH * 4), 0};
+
+  // Element strides of a state operand or result ([Dirs, Batch, H], or
+  // [Batch, Dirs, H] for layout = 1) by direction and batch entry.
+  const int64_t StateDir = A.BatchMajor ? H : Batch * H,
+                StateBatch = A.BatchMajor ? Dirs * H : H;
+  auto CopyState = [&](Arg From, Arg To, bool Into, const char *What) {
+    // The [Batch, H] state of one direction, dense on the state side.
+    llvm::SmallVector<int64_t, 2> Shape{Batch, H}, Dense{H, 1},
+        Strided{StateBatch, 1};
+    addCopy(C, Nodes, What,
+            makeCopy(Shape, Into ? Strided : Dense, Into ? Dense : Strided,
+                     DType::F32, DType::F32),
+            From, To);
+  };
+  for (int64_t D = 0; D < Dirs; ++D) {
+    const bool Backward = D == 1 || !A.Forward;
+    // The states of this direction, dense [Batch, H].
+    const Arg HState{C.addScratch(Batch * H * 4), 0};
+    const Arg CState{C.addScratch(Batch * H * 4), 0};
+    const int64_t DirState = D * StateDir * 4;
+    if (H0Arg.Buffer >= 0)
+      CopyState({H0Arg.Buffer, DirState}, HState, true, "lstm initial_h");
+    if (C0Arg.Buffer >= 0)
+      CopyState({C0Arg.Buffer, DirState}, CState, true, "lstm initial_c");
+    const Arg RD{C.addConstantFloats(llvm::makeArrayRef(R).slice(
+                     size_t(D * GH * H), size_t(GH * H))),
+                 0};
+    Arg PeepD = PeepArg;
+    if (PeepD.Buffer >= 0)
+      PeepD.Offset = D * 3 * H * 4;
+    for (int64_t S = 0; S < Seq; ++S) {
+      const int64_t Step = Backward ? Seq - 1 - S : S;
+      const bool First = S == 0;
+      const bool HasRec = !First || H0Arg.Buffer >= 0;
+      if (HasRec)
+        addProduct(C, Nodes, "lstm recurrent product", Batch, GH, H, {}, RD,
+                   {}, HState, Rec);
+      LstmCellParams P;
+      P.Batch = Batch;
+      P.Hidden = H;
+      P.HasCellState = !First || C0Arg.Buffer >= 0;
+      P.InputForget = A.InputForget;
+      P.Clip = A.Clip;
+      // Projection row of (Step, b): Step * Batch + b, or b * Seq + Step.
+      const int64_t PreRow = A.BatchMajor ? Step : Step * Batch;
+      P.PreRowStride = (A.BatchMajor ? Seq : 1) * Dirs * GH;
+      Arg PreArg{Pre.Buffer, (PreRow * Dirs * GH + D * GH) * 4};
+      // Y is [Seq, Dirs, Batch, H], or [Batch, Seq, Dirs, H].
+      Arg YArg;
+      if (Out[0].Buffer >= 0) {
+        YArg.Buffer = Out[0].Buffer;
+        YArg.Offset = (A.BatchMajor ? (Step * Dirs + D) * H
+                                    : (Step * Dirs + D) * Batch * H) *
+                      4;
+        P.YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
+      }
+      C.addStep({Nodes,
+                 std::string("lstm.cell f32 ") +
+                     (Backward ? "reverse" : "forward") + " step " +
+                     std::to_string(Step),
+                 10 * Batch * H},
+                P,
+                {PreArg, HasRec ? Rec : Arg(), PeepD, CState, HState, YArg});
+    }
+    if (Out[1].Buffer >= 0)
+      CopyState(HState, {Out[1].Buffer, DirState}, false, "lstm Y_h");
+    if (Out[2].Buffer >= 0)
+      CopyState(CState, {Out[2].Buffer, DirState}, false, "lstm Y_c");
+  }
+  return llvm::Error::success();
+}
