@@ -239,6 +239,19 @@ STRIDER_HOST_DEVICE LstmUnit lstmUnit(float PI, float PO, float PF, float PC,
   return {C, O * tanhf(C)};
 }
 
+/// A GRU pre-activation clipped to [-Clip, Clip] when Clip > 0.
+STRIDER_HOST_DEVICE float clipGate(float X, float Clip) {
+  return Clip > 0 ? fminf(fmaxf(X, -Clip), Clip) : X;
+}
+/// One GRU unit's new hidden state from its z pre-activation, its
+/// candidate's pre-activation \p PH (reset already applied) and the
+/// previous state: (1 - z) * h~ + z * prev.
+STRIDER_HOST_DEVICE float gruUnit(float PZ, float PH, float Prev, float Clip) {
+  const float Z = sigmoidOf(clipGate(PZ, Clip));
+  const float Cand = tanhf(clipGate(PH, Clip));
+  return Cand + Z * (Prev - Cand);
+}
+
 //===----------------------------------------------------------------------===//
 // Host-side choices
 //===----------------------------------------------------------------------===//

@@ -253,6 +253,35 @@ cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
                            const float *Rec, const float *Peep, float *Cell,
                            float *Hidden, float *Y, cudaStream_t S);
 
+/// One GRU step of one direction, f32, one thread per (batch entry,
+/// hidden unit), in one of two stages. Pre holds the input projection's
+/// gates z, r, h (H apart), row b at Pre + b * PreRowStride; Rec the
+/// recurrent product's z and r (and, with linear_before_reset, h) gates,
+/// row b at Rec + b * RecRowStride; RecH its h gate, row b at RecH + b *
+/// RecRowStride (with linear_before_reset: Rec + 2H) or, without, the
+/// product of the reset hidden state by R's h rows (dense Batch x H). A
+/// first step without an initial state has no Rec, RecH or state (zeros).
+///   Reset: Out = sigmoid(Pre_r + Rec_r) * Hidden (the reset hidden
+///     state, dense Batch x H), without linear_before_reset;
+///   Gates: z = sigmoid(Pre_z + Rec_z), h~ = tanh(Pre_h + RecH) or, with
+///     linear_before_reset, tanh(Pre_h + r * (RecH + RecBias)); Hidden =
+///     (1 - z) * h~ + z * Hidden in place, and Out's row b at Out + b *
+///     YBatchStride when there is an Out (Y).
+/// Pre-activations are clipped to [-Clip, Clip] when Clip > 0.
+struct GruCellParams {
+  enum StageKind : uint8_t { Reset, Gates };
+  StageKind Stage = Gates;
+  int64_t Batch = 1, Hidden = 1;
+  int64_t PreRowStride = 0, RecRowStride = 0, YBatchStride = 0;
+  bool HasState = true;
+  bool LinearBeforeReset = false;
+  float Clip = 0;
+};
+cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
+                          const float *Rec, const float *RecH,
+                          const float *RecBias, float *Hidden, float *Out,
+                          cudaStream_t S);
+
 } // namespace cuda
 } // namespace strider
 

@@ -65,14 +65,17 @@ struct GemmStep {
 ///   LrnParams: X, Y
 ///   LstmCellParams: Pre, Rec, Peep (each may be -1 but Pre), Cell,
 ///     Hidden, Y (-1 when not written); writes Cell, Hidden and Y
+///   GruCellParams: Pre, Rec, RecH, RecBias (each may be -1 but Pre),
+///     Hidden, Out; the Reset stage writes Out, the Gates stage Hidden and
+///     Out (-1 when there is no Y)
 ///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
 ///     does not fuse)
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
 using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
                  EpilogueParams, PoolParams, ReduceParams, SoftmaxParams,
-                 NormParams, LrnParams, LstmCellParams, ConvStep,
-                 GemmStep>;
+                 NormParams, LrnParams, LstmCellParams, GruCellParams,
+                 ConvStep, GemmStep>;
 
 struct PlanStep {
   StepInfo Info;
@@ -199,6 +202,8 @@ llvm::Error planLrn(PlanContext &C, const Node &N,
                     const codegen::FusedTail &Tail);
 llvm::Error planLstm(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
+llvm::Error planGru(PlanContext &C, const Node &N,
+                    const codegen::FusedTail &Tail);
 llvm::Error planView(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planCopyLike(PlanContext &C, const Node &N,

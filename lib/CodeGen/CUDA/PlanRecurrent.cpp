@@ -1,19 +1,21 @@
-//===- PlanRecurrent.cpp - LSTM as GEMMs and gate steps -------------------===//
+//===- PlanRecurrent.cpp - LSTM and GRU as GEMMs and gate steps -----------===//
 //
-// An LSTM becomes one cuBLASLt GEMM projecting the input of every step and
-// direction (W, with the biases Wb + Rb in its epilogue) into a scratch
+// A recurrence becomes one cuBLASLt GEMM projecting the input of every
+// step and direction (W, with the biases in its epilogue) into a scratch
 // buffer, then for each direction, step by step: the recurrent product of
 // the hidden state by R (a GEMM; none on a first step without an initial
-// state) and the gate step (RecurrentKernels.cu), which updates the cell
-// and hidden states in place and writes Y's slice of the step. The states
-// are copied into Y_h and Y_c at the end. Steps are launched in the
+// state) and the gate step (RecurrentKernels.cu), which updates the states
+// in place and writes Y's slice of the step. GRU without
+// linear_before_reset first computes the reset hidden state (a kernel) and
+// its product by R's h rows (a GEMM). The states are copied into Y_h and
+// Y_c at the end. Steps are launched in the
 // program's order on one stream, so each reads what the one before it
 // wrote; the whole loop is part of the captured graph.
 //
 // Runs what the CPU backend's kernels run with constant weights: the
-// default activations, clip, input_forget, peepholes, either layout, and
-// sequence_lens only when constant and full (every entry the sequence's
-// length).
+// default activations, clip, input_forget, peepholes, linear_before_reset,
+// either layout, and sequence_lens only when constant and full (every
+// entry the sequence's length).
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,67 +70,93 @@ bool isResultUsed(const Graph &G, const Node &N, unsigned I) {
 
 } // namespace
 
-llvm::Error cuda::planLstm(PlanContext &C, const Node &N, const FusedTail &T) {
-  auto AttrsOr = readRecurrenceAttrs(N, 3);
+namespace {
+
+/// A recurrence's kind: LSTM (4 gates i, o, f, c; a cell state) or GRU (3
+/// gates z, r, h).
+struct CellKind {
+  const char *Name; ///< "LSTM", "GRU".
+  const char *Step; ///< Kernel names: "lstm", "gru".
+  int64_t Gates;
+  unsigned NumActs;
+  bool HasCell;
+};
+constexpr CellKind Lstm = {"LSTM", "lstm", 4, 3, true};
+constexpr CellKind Gru = {"GRU", "gru", 3, 2, false};
+
+llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
+                           const CellKind &K) {
+  auto AttrsOr = readRecurrenceAttrs(N, K.NumActs);
   if (!AttrsOr)
     return AttrsOr.takeError();
   const RecurrenceAttrs &A = *AttrsOr;
   for (unsigned I = 0; I < A.Activations.size(); ++I)
-    if (A.Activations[I] !=
-        (I % 3 == 0 ? RnnActivation::Sigmoid : RnnActivation::Tanh))
-      return unsupported(N, "an LSTM with other than its default activations");
+    if (A.Activations[I] != (I % K.NumActs == 0 ? RnnActivation::Sigmoid
+                                                : RnnActivation::Tanh))
+      return unsupported(N, std::string("an ") + K.Name +
+                                " with other than its default activations");
   if (T.Residual || !T.Act.isNone())
-    return unsupported(N, "a fused epilogue on an LSTM");
+    return unsupported(N, std::string("a fused epilogue on an ") + K.Name);
   auto Operand = [&](unsigned I) -> const Value * {
     return N.hasOperand(I) ? N.getOperand(I) : nullptr;
   };
   const Value *X = Operand(0), *Lens = Operand(4), *H0 = Operand(5),
-              *C0 = Operand(6);
-  for (const Value *V : {X, Operand(1), Operand(2), Operand(3), H0, C0,
-                         Operand(7)})
+              *C0 = K.HasCell ? Operand(6) : nullptr,
+              *PeepV = K.HasCell ? Operand(7) : nullptr;
+  for (const Value *V : {X, Operand(1), Operand(2), Operand(3), H0, C0, PeepV})
     if (V && V->getType().getElementType() != ElementType::F32)
-      return unsupported(N, "an LSTM of " + V->getType().str() + " (f32 only)");
+      return unsupported(N, std::string("an ") + K.Name + " of " +
+                                V->getType().str() + " (f32 only)");
   std::vector<float> W = getConstantFloats(Operand(1)),
                      R = getConstantFloats(Operand(2));
   std::vector<float> Bs = Operand(3) ? getConstantFloats(Operand(3))
                                      : std::vector<float>();
-  std::vector<float> Peep = Operand(7) ? getConstantFloats(Operand(7))
-                                       : std::vector<float>();
+  std::vector<float> Peep =
+      PeepV ? getConstantFloats(PeepV) : std::vector<float>();
   if (W.empty() || R.empty() || (Operand(3) && Bs.empty()) ||
-      (Operand(7) && Peep.empty()))
-    return unsupported(N, "an LSTM whose weights are not constants");
+      (PeepV && Peep.empty()))
+    return unsupported(N, std::string("an ") + K.Name +
+                              " whose weights are not constants");
   if (!X->getType().getLayout().isIdentity() || !X->getType().hasStaticShape())
-    return unsupported(N, "an LSTM reading " + X->getType().str());
+    return unsupported(N, std::string("an ") + K.Name + " reading " +
+                              X->getType().str());
 
   auto XS = X->getType().getStaticShape();
   const int64_t Seq = XS[A.BatchMajor ? 1 : 0],
                 Batch = XS[A.BatchMajor ? 0 : 1], In = XS[2];
   const int64_t Dirs = A.NumDirections;
   const int64_t H = Operand(2)->getType().getStaticShape()[2];
-  const int64_t GH = 4 * H;
-  if (int64_t(W.size()) != Dirs * GH * In || int64_t(R.size()) != Dirs * GH * H ||
+  const int64_t GH = K.Gates * H;
+  if (int64_t(W.size()) != Dirs * GH * In ||
+      int64_t(R.size()) != Dirs * GH * H ||
       (!Bs.empty() && int64_t(Bs.size()) != Dirs * 2 * GH) ||
       (!Peep.empty() && int64_t(Peep.size()) != Dirs * 3 * H))
-    return unsupported(N, "an LSTM with weights of unexpected sizes");
+    return unsupported(N, std::string("an ") + K.Name +
+                              " with weights of unexpected sizes");
   if (Lens) {
     const TensorData *D = Lens->getConstantData();
     if (!D)
-      return unsupported(N, "an LSTM with sequence_lens computed at run time");
+      return unsupported(N, std::string("an ") + K.Name +
+                                " with sequence_lens computed at run time");
     for (int64_t L : D->toInt64Vector())
       if (L != Seq)
-        return unsupported(N, "an LSTM with sequence_lens shorter than the "
-                              "sequence");
+        return unsupported(N, std::string("an ") + K.Name +
+                                  " with sequence_lens shorter than the "
+                                  "sequence");
   }
   const Graph &G = *N.getGraph();
-  for (unsigned I = 0; I < 3; ++I)
+  const unsigned NumResults = K.HasCell ? 3 : 2;
+  for (unsigned I = 0; I < NumResults; ++I)
     if (isResultUsed(G, N, I) &&
         !N.getResult(I)->getType().getLayout().isIdentity())
-      return unsupported(N, "an LSTM writing " +
+      return unsupported(N, std::string("an ") + K.Name + " writing " +
                                 N.getResult(I)->getType().str());
   if (Seq * Batch == 0)
-    return unsupported(N, "an LSTM of an empty sequence or batch");
+    return unsupported(N, std::string("an ") + K.Name +
+                              " of an empty sequence or batch");
 
   const std::string Nodes = getStepNodes(N, T);
+  const std::string Step = K.Step;
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
@@ -144,7 +172,7 @@ llvm::Error cuda::planLstm(PlanContext &C, const Node &N, const FusedTail &T) {
   if (!Peep.empty())
     PeepArg.Buffer = C.addConstantFloats(Peep);
   Arg Out[3];
-  for (unsigned I = 0; I < 3; ++I)
+  for (unsigned I = 0; I < NumResults; ++I)
     if (isResultUsed(G, N, I)) {
       auto B = C.defineBuffer(N.getResult(I), N);
       if (!B)
@@ -154,87 +182,152 @@ llvm::Error cuda::planLstm(PlanContext &C, const Node &N, const FusedTail &T) {
 
   // The input projection of every (step, batch entry) row of X and every
   // direction: rows in X's order (step-major, or batch-major for
-  // layout = 1), Dirs * 4H columns.
-  std::vector<float> Bias;
+  // layout = 1), Dirs * Gates * H columns. Its bias is Wb + Rb, except for
+  // GRU's h gate with linear_before_reset, whose Rb the reset scales (the
+  // gate step adds it).
+  const bool Lbr = !K.HasCell && A.LinearBeforeReset;
+  std::vector<float> Bias, RecBias;
   if (!Bs.empty()) {
     Bias.resize(size_t(Dirs * GH));
     for (int64_t D = 0; D < Dirs; ++D)
-      for (int64_t J = 0; J < GH; ++J)
-        Bias[size_t(D * GH + J)] =
-            Bs[size_t(D * 2 * GH + J)] + Bs[size_t(D * 2 * GH + GH + J)];
+      for (int64_t J = 0; J < GH; ++J) {
+        const bool Kept = Lbr && J >= 2 * H;
+        const float Rb = Bs[size_t(D * 2 * GH + GH + J)];
+        Bias[size_t(D * GH + J)] = Bs[size_t(D * 2 * GH + J)] + (Kept ? 0 : Rb);
+        if (Kept)
+          RecBias.push_back(Rb);
+      }
   }
+  if (Lbr && RecBias.empty())
+    RecBias.assign(size_t(Dirs * H), 0.0f);
   const Arg Pre{C.addScratch(Seq * Batch * Dirs * GH * 4), 0};
-  addProduct(C, Nodes, "lstm input projection", Seq * Batch, Dirs * GH, In,
-             std::move(W), Arg(), std::move(Bias), {*XB, 0}, Pre);
-  const Arg Rec{C.addScratch(Batch * GH * 4), 0};
+  addProduct(C, Nodes, (Step + " input projection").c_str(), Seq * Batch,
+             Dirs * GH, In, std::move(W), Arg(), std::move(Bias), {*XB, 0},
+             Pre);
+  // The recurrent product: every gate (LSTM, GRU with linear_before_
+  // reset), or GRU's z and r gates then, apart, the reset state's h gate.
+  const int64_t RecCols = Lbr || K.HasCell ? GH : 2 * H;
+  const Arg Rec{C.addScratch(Batch * RecCols * 4), 0};
+  Arg RecH, Reset;
+  if (!K.HasCell && !Lbr) {
+    RecH.Buffer = C.addScratch(Batch * H * 4);
+    Reset.Buffer = C.addScratch(Batch * H * 4);
+  }
+  Arg RecBiasArg;
+  if (Lbr)
+    RecBiasArg.Buffer = C.addConstantFloats(RecBias);
 
   // Element strides of a state operand or result ([Dirs, Batch, H], or
   // [Batch, Dirs, H] for layout = 1) by direction and batch entry.
   const int64_t StateDir = A.BatchMajor ? H : Batch * H,
                 StateBatch = A.BatchMajor ? Dirs * H : H;
-  auto CopyState = [&](Arg From, Arg To, bool Into, const char *What) {
+  auto CopyState = [&](Arg From, Arg To, bool Into, const std::string &What) {
     // The [Batch, H] state of one direction, dense on the state side.
     llvm::SmallVector<int64_t, 2> Shape{Batch, H}, Dense{H, 1},
         Strided{StateBatch, 1};
-    addCopy(C, Nodes, What,
+    addCopy(C, Nodes, (Step + " " + What).c_str(),
             makeCopy(Shape, Into ? Strided : Dense, Into ? Dense : Strided,
                      DType::F32, DType::F32),
             From, To);
   };
   for (int64_t D = 0; D < Dirs; ++D) {
     const bool Backward = D == 1 || !A.Forward;
+    const char *Dir = Backward ? " reverse" : " forward";
     // The states of this direction, dense [Batch, H].
     const Arg HState{C.addScratch(Batch * H * 4), 0};
-    const Arg CState{C.addScratch(Batch * H * 4), 0};
+    Arg CState;
+    if (K.HasCell)
+      CState.Buffer = C.addScratch(Batch * H * 4);
     const int64_t DirState = D * StateDir * 4;
     if (H0Arg.Buffer >= 0)
-      CopyState({H0Arg.Buffer, DirState}, HState, true, "lstm initial_h");
+      CopyState({H0Arg.Buffer, DirState}, HState, true, "initial_h");
     if (C0Arg.Buffer >= 0)
-      CopyState({C0Arg.Buffer, DirState}, CState, true, "lstm initial_c");
-    const Arg RD{C.addConstantFloats(llvm::makeArrayRef(R).slice(
-                     size_t(D * GH * H), size_t(GH * H))),
-                 0};
-    Arg PeepD = PeepArg;
+      CopyState({C0Arg.Buffer, DirState}, CState, true, "initial_c");
+    // R of this direction, uploaded once: all its gates, or for GRU
+    // without linear_before_reset z and r, and h apart.
+    llvm::ArrayRef<float> RAll(R);
+    RAll = RAll.slice(size_t(D * GH * H), size_t(GH * H));
+    const Arg RD{C.addConstantFloats(RAll.take_front(size_t(RecCols * H))), 0};
+    Arg RDh;
+    if (RecH.Buffer >= 0)
+      RDh.Buffer = C.addConstantFloats(RAll.drop_front(size_t(2 * H * H)));
+    Arg PeepD = PeepArg, RecBiasD = RecBiasArg;
     if (PeepD.Buffer >= 0)
       PeepD.Offset = D * 3 * H * 4;
+    if (RecBiasD.Buffer >= 0)
+      RecBiasD.Offset = D * H * 4;
     for (int64_t S = 0; S < Seq; ++S) {
-      const int64_t Step = Backward ? Seq - 1 - S : S;
-      const bool First = S == 0;
-      const bool HasRec = !First || H0Arg.Buffer >= 0;
-      if (HasRec)
-        addProduct(C, Nodes, "lstm recurrent product", Batch, GH, H, {}, RD,
-                   {}, HState, Rec);
-      LstmCellParams P;
-      P.Batch = Batch;
-      P.Hidden = H;
-      P.HasCellState = !First || C0Arg.Buffer >= 0;
-      P.InputForget = A.InputForget;
-      P.Clip = A.Clip;
-      // Projection row of (Step, b): Step * Batch + b, or b * Seq + Step.
-      const int64_t PreRow = A.BatchMajor ? Step : Step * Batch;
-      P.PreRowStride = (A.BatchMajor ? Seq : 1) * Dirs * GH;
-      Arg PreArg{Pre.Buffer, (PreRow * Dirs * GH + D * GH) * 4};
+      const int64_t Time = Backward ? Seq - 1 - S : S;
+      const bool HasState = S != 0 || H0Arg.Buffer >= 0;
+      const std::string Where = std::string(Dir) + " step " + std::to_string(Time);
+      // Projection row of (Time, b): Time * Batch + b, or b * Seq + Time.
+      const int64_t PreRow = A.BatchMajor ? Time : Time * Batch;
+      const int64_t PreRowStride = (A.BatchMajor ? Seq : 1) * Dirs * GH;
+      const Arg PreArg{Pre.Buffer, (PreRow * Dirs * GH + D * GH) * 4};
       // Y is [Seq, Dirs, Batch, H], or [Batch, Seq, Dirs, H].
       Arg YArg;
+      int64_t YBatchStride = 0;
       if (Out[0].Buffer >= 0) {
         YArg.Buffer = Out[0].Buffer;
-        YArg.Offset = (A.BatchMajor ? (Step * Dirs + D) * H
-                                    : (Step * Dirs + D) * Batch * H) *
+        YArg.Offset = (A.BatchMajor ? (Time * Dirs + D) * H
+                                    : (Time * Dirs + D) * Batch * H) *
                       4;
-        P.YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
+        YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
       }
-      C.addStep({Nodes,
-                 std::string("lstm.cell f32 ") +
-                     (Backward ? "reverse" : "forward") + " step " +
-                     std::to_string(Step),
-                 10 * Batch * H},
-                P,
-                {PreArg, HasRec ? Rec : Arg(), PeepD, CState, HState, YArg});
+      if (HasState)
+        addProduct(C, Nodes, (Step + " recurrent product").c_str(), Batch,
+                   RecCols, H, {}, RD, {}, HState, Rec);
+      if (K.HasCell) {
+        LstmCellParams P;
+        P.Batch = Batch;
+        P.Hidden = H;
+        P.PreRowStride = PreRowStride;
+        P.YBatchStride = YBatchStride;
+        P.HasCellState = S != 0 || C0Arg.Buffer >= 0;
+        P.InputForget = A.InputForget;
+        P.Clip = A.Clip;
+        C.addStep({Nodes, "lstm.cell f32" + Where, 10 * Batch * H}, P,
+                  {PreArg, HasState ? Rec : Arg(), PeepD, CState, HState,
+                   YArg});
+        continue;
+      }
+      GruCellParams P;
+      P.Batch = Batch;
+      P.Hidden = H;
+      P.PreRowStride = PreRowStride;
+      P.RecRowStride = RecCols;
+      P.YBatchStride = YBatchStride;
+      P.HasState = HasState;
+      P.LinearBeforeReset = Lbr;
+      P.Clip = A.Clip;
+      Arg RecHArg = Lbr ? Arg{Rec.Buffer, 2 * H * 4} : RecH;
+      if (!Lbr && HasState) {
+        // The reset hidden state, then its product by R's h rows.
+        GruCellParams Q = P;
+        Q.Stage = GruCellParams::Reset;
+        C.addStep({Nodes, "gru.reset f32" + Where, 4 * Batch * H}, Q,
+                  {PreArg, Rec, Arg(), Arg(), HState, Reset});
+        addProduct(C, Nodes, "gru reset product", Batch, H, H, {}, RDh, {},
+                   Reset, RecH);
+      }
+      C.addStep({Nodes, "gru.cell f32" + Where, 8 * Batch * H}, P,
+                {PreArg, HasState ? Rec : Arg(), HasState ? RecHArg : Arg(),
+                 RecBiasD, HState, YArg});
     }
     if (Out[1].Buffer >= 0)
-      CopyState(HState, {Out[1].Buffer, DirState}, false, "lstm Y_h");
+      CopyState(HState, {Out[1].Buffer, DirState}, false, "Y_h");
     if (Out[2].Buffer >= 0)
-      CopyState(CState, {Out[2].Buffer, DirState}, false, "lstm Y_c");
+      CopyState(CState, {Out[2].Buffer, DirState}, false, "Y_c");
   }
   return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error cuda::planLstm(PlanContext &C, const Node &N, const FusedTail &T) {
+  return planRecurrence(C, N, T, Lstm);
+}
+
+llvm::Error cuda::planGru(PlanContext &C, const Node &N, const FusedTail &T) {
+  return planRecurrence(C, N, T, Gru);
 }

@@ -223,7 +223,7 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   S.Args = std::move(Args);
   // The written arguments: the last activation of the list for every kind
   // but the library steps (Y is third of four), those of X then Y, and the
-  // LSTM cell (its states and Y).
+  // recurrent cells (their states and outputs).
   llvm::SmallVector<int, 3> Written;
   if (std::holds_alternative<ConvStep>(S.Params) ||
       std::holds_alternative<GemmStep>(S.Params))
@@ -238,6 +238,9 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
     Written = {1};
   else if (std::holds_alternative<LstmCellParams>(S.Params))
     Written = {3, 4, 5};
+  else if (const auto *G = std::get_if<GruCellParams>(&S.Params))
+    Written = G->Stage == GruCellParams::Reset ? llvm::SmallVector<int, 3>{5}
+                                               : llvm::SmallVector<int, 3>{4, 5};
   else
     Written = {int(S.Args.size()) - 1};
   for (int I = 0; I < int(S.Args.size()); ++I) {
@@ -317,6 +320,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::LogSoftmax)] = planSoftmax;
     T[size_t(OpId::LRN)] = planLrn;
     T[size_t(OpId::LSTM)] = planLstm;
+    T[size_t(OpId::GRU)] = planGru;
     for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
                     OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
       T[size_t(Id)] = planView;

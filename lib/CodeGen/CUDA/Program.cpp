@@ -180,6 +180,13 @@ LibraryStatus ProgramImpl::launch(size_t I) {
               static_cast<const float *>(A(2)), static_cast<float *>(A(3)),
               static_cast<float *>(A(4)), static_cast<float *>(A(5)),
               Stream));
+        } else if constexpr (std::is_same_v<T, GruCellParams>) {
+          return Kernel(launchGruCell(
+              P, static_cast<const float *>(A(0)),
+              static_cast<const float *>(A(1)),
+              static_cast<const float *>(A(2)),
+              static_cast<const float *>(A(3)), static_cast<float *>(A(4)),
+              static_cast<float *>(A(5)), Stream));
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return Kernel(launchLrn(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {

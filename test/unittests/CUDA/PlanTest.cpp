@@ -533,7 +533,8 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
 }
 
 /// Runs \p Pl on the host when every step is an f32 copy, a GEMM by a
-/// constant B^T or an LSTM cell (host models of their kernels): each input
+/// constant B^T, an LSTM or a GRU cell (host models of their kernels, the
+/// cells' math from DeviceMath.h): each input
 /// written into its buffer in its binding's layout, each output read back
 /// from its buffer and returned in the identity layout.
 runtime::TensorMap runOnHost(const Plan &Pl,
@@ -601,6 +602,36 @@ runtime::TensorMap runOnHost(const Plan &Pl,
           Hid[I] = U.Hidden;
           if (Y)
             Y[B * L->YBatchStride + J] = U.Hidden;
+        }
+    } else if (const auto *Gr = std::get_if<GruCellParams>(&S.Params)) {
+      // The kernel's loop (RecurrentKernels.cu).
+      const float *Pre = F(S.Args[0]), *Rec = F(S.Args[1]),
+                  *RecH = F(S.Args[2]), *RecBias = F(S.Args[3]);
+      float *Hid = F(S.Args[4]), *Out = F(S.Args[5]);
+      const int64_t H = Gr->Hidden;
+      for (int64_t B = 0; B < Gr->Batch; ++B)
+        for (int64_t J = 0; J < H; ++J) {
+          const int64_t I = B * H + J;
+          const float *PreRow = Pre + B * Gr->PreRowStride + J;
+          const float *RecRow = Rec ? Rec + B * Gr->RecRowStride + J : nullptr;
+          const float Prev = Gr->HasState ? Hid[I] : 0.0f;
+          const float R = sigmoidOf(
+              clipGate(PreRow[H] + (RecRow ? RecRow[H] : 0.0f), Gr->Clip));
+          if (Gr->Stage == GruCellParams::Reset) {
+            Out[I] = R * Prev;
+            continue;
+          }
+          float RH = 0.0f;
+          if (RecH)
+            RH = RecH[(Gr->LinearBeforeReset ? B * Gr->RecRowStride : B * H) +
+                      J];
+          if (Gr->LinearBeforeReset)
+            RH = R * (RH + RecBias[J]);
+          const float Hn = gruUnit(PreRow[0] + (RecRow ? RecRow[0] : 0.0f),
+                                   PreRow[2 * H] + RH, Prev, Gr->Clip);
+          Hid[I] = Hn;
+          if (Out)
+            Out[B * Gr->YBatchStride + J] = Hn;
         }
     } else {
       ADD_FAILURE() << S.Info.Kernel << " has no host model here";
@@ -789,6 +820,57 @@ graph @l(%x: tensor<3 x 1 x 2 x f32>) {
                 "lstm.cell f32 forward step 1",
                 "cublaslt.gemm nt f32 (lstm recurrent product)",
                 "lstm.cell f32 forward step 2", "copy.lstm Y_h contiguous f32"}));
+}
+
+TEST(CudaPlanTest, GruPlansMatchTheReferenceOnTheHost) {
+  // As the LSTM test, with linear_before_reset both ways (without it, a
+  // reset kernel and a third GEMM per step).
+  struct GruCase {
+    const char *Direction;
+    int Layout;
+    bool Bias, Initial;
+    int Lbr;
+    const char *Extra;
+  };
+  const GruCase Cases[] = {
+      {"forward", 0, false, false, 0, ""},
+      {"reverse", 0, true, true, 1, ""},
+      {"bidirectional", 0, true, true, 0, ", clip = 0.8"},
+      {"bidirectional", 1, true, false, 1, ""},
+      {"forward", 1, true, true, 0, ""},
+  };
+  const int64_t Seq = 3, Batch = 2, In = 3, H = 2;
+  for (const GruCase &K : Cases) {
+    const int64_t Dirs = std::string(K.Direction) == "bidirectional" ? 2 : 1;
+    auto Shape = [&](std::initializer_list<int64_t> L0,
+                     std::initializer_list<int64_t> L1) {
+      std::string S = "tensor<";
+      for (int64_t D : K.Layout ? L1 : L0)
+        S += std::to_string(D) + " x ";
+      return S + "f32>";
+    };
+    const std::string ST = Shape({Dirs, Batch, H}, {Batch, Dirs, H});
+    std::string T = "graph @gru(%x: " + Shape({Seq, Batch, In}, {Batch, Seq, In});
+    if (K.Initial)
+      T += ", %h0: " + ST;
+    T += ") {\n";
+    T += "  %w = Constant() {value = " + denseOf({Dirs, 3 * H, In}, 0.9, 0.3) +
+         "} : " + Shape({Dirs, 3 * H, In}, {Dirs, 3 * H, In}) + "\n";
+    T += "  %r = Constant() {value = " + denseOf({Dirs, 3 * H, H}, 0.8, 1.1) +
+         "} : " + Shape({Dirs, 3 * H, H}, {Dirs, 3 * H, H}) + "\n";
+    if (K.Bias)
+      T += "  %b = Constant() {value = " + denseOf({Dirs, 6 * H}, 0.4, 0.2) +
+           "} : " + Shape({Dirs, 6 * H}, {Dirs, 6 * H}) + "\n";
+    T += std::string("  %y, %yh = GRU(%x, %w, %r, ") +
+         (K.Bias ? "%b" : "none") + ", none" + (K.Initial ? ", %h0" : "") +
+         ") {direction = \"" + K.Direction +
+         "\", hidden_size = 2, layout = " + std::to_string(K.Layout) +
+         ", linear_before_reset = " + std::to_string(K.Lbr) + K.Extra +
+         "} : " + Shape({Seq, Dirs, Batch, H}, {Batch, Seq, Dirs, H}) + ", " +
+         ST + "\n";
+    T += "  return %y, %yh\n}\n";
+    checkOnHostAgainstReference(T, {}, 1e-5);
+  }
 }
 
 TEST(CudaPlanTest, VariadicSumsAndAGemmsMatrixCRunInPlace) {

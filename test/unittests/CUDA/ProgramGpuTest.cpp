@@ -148,6 +148,17 @@ graph @g(%x: tensor<4 x 2 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>, %c0: tensor<
 }
 )",
      1e-4},
+    {"gru_both_reset_forms", R"(
+graph @g(%x: tensor<2 x 4 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>) {
+  %w = Constant() {value = dense<[0.266, 0.5589, 0.7762, 0.8884, 0.8804, 0.7532, 0.5241, 0.2241, -0.1063, -0.4223, -0.6811, -0.8478, -0.8997, -0.8298, -0.6476, -0.3778, -0.05683, 0.2718, 0.5637, 0.7793, 0.8894, 0.8791, 0.7498, 0.5191, 0.2181, -0.1124, -0.4277, -0.6851, -0.8498, -0.8995, -0.8274, -0.6433, -0.3722, -0.05071, 0.2777, 0.5684]> : tensor<2 x 6 x 3 x f32>} : tensor<2 x 6 x 3 x f32>
+  %r = Constant() {value = dense<[0.713, 0.7959, 0.7712, 0.6421, 0.426, 0.1523, -0.142, -0.4171, -0.6357, -0.7683, -0.7969, -0.7177, -0.5413, -0.2917, -0.002548, 0.2869, 0.5375, 0.7154, 0.7965, 0.7697, 0.6388, 0.4214, 0.147, -0.1473]> : tensor<2 x 6 x 2 x f32>} : tensor<2 x 6 x 2 x f32>
+  %b = Constant() {value = dense<[0.07947, 0.2159, 0.323, 0.3865, 0.3976, 0.3549, 0.2642, 0.1378, -0.007363, -0.1515, -0.2751, -0.3615, -0.399, -0.3824, -0.3141, -0.2033, -0.06498, 0.08214, 0.2181, 0.3246, 0.3872, 0.3973, 0.3537, 0.2622]> : tensor<2 x 12 x f32>} : tensor<2 x 12 x f32>
+  %y, %yh = GRU(%x, %w, %r, %b, none, %h0) {direction = "bidirectional", hidden_size = 2, layout = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  %z, %zh = GRU(%x, %w, %r, %b) {direction = "bidirectional", hidden_size = 2, layout = 1, linear_before_reset = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  return %y, %yh, %z, %zh
+}
+)",
+     1e-4},
     {"half_conv_chain", R"(
 graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
   %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
