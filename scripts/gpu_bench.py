@@ -8,6 +8,7 @@ eval mode) at batch 1 and 32:
   - PyTorch eager NCHW fp32, eager channels_last + autocast fp16, and
     torch.compile of the latter where it works (--compile: ResNet-50 only
     by default, since each compile takes tens of seconds);
+  - fp32 is IEEE fp32 on both sides (PyTorch's TF32 is switched off);
   - the same model exported to ONNX (opset 17) and run by
     `strider-run MODEL.onnx --backend=cuda --precision=fp32|fp16 --bench N`.
 
@@ -19,8 +20,9 @@ PyTorch's fp32 output on the same input (max abs and max relative error,
 top-1 agreement over the batch for the classifiers).
 
 Writes WORK/results.md and WORK/results.json after every row (a run cut
-short keeps what it measured; --budget-s stops starting rows) and prints
-the table.
+short keeps what it measured; --deadline stops starting rows and
+compiles) and prints the table. Strider runs before torch.compile in each
+row, and each compile starts from a reset Dynamo cache with static shapes.
 """
 
 import argparse
@@ -209,7 +211,9 @@ def write_results(args, gpu, rows):
     def fmt(v):
         return "-" if v is None else f"{v:.2f}"
     lines = [f"GPU: {gpu}; torch {torch.__version__}; medians of {args.runs} runs, ms "
-             "(host copies included)", "",
+             "(host copies included); fp32 without TF32 on both sides; the ratio "
+             "columns are PyTorch's time over Strider fp16's (above 1: Strider "
+             "faster)", "",
              "| model | batch | torch fp32 | torch channels_last+AMP | torch.compile | "
              "Strider fp32 | Strider fp16 | AMP / Strider fp16 | compile / Strider fp16 | "
              "fp32 max abs err | fp16 max abs err | fp16 max rel err | top-1 agree |",
@@ -247,13 +251,19 @@ def main():
     ap.add_argument("--compile", default="resnet50",
                     help="models to also time under torch.compile (comma list, 'all' "
                          "or 'none'); each compile takes tens of seconds")
-    ap.add_argument("--budget-s", type=float, default=0,
-                    help="stop starting new rows after this many seconds (0: no limit)")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="Unix time after which no row (or torch.compile) starts (0: none)")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    start = time.monotonic()
+
+    def out_of_time():
+        return bool(args.deadline) and time.time() > args.deadline
+    # "fp32" means IEEE fp32 on both sides: Strider's --precision=fp32 uses
+    # no TF32, and neither may PyTorch (its cuDNN default allows TF32).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
     gpu = torch.cuda.get_device_name(0)
     compile_set = (set(MODELS) if args.compile == "all" else
@@ -264,8 +274,8 @@ def main():
         model = ctor().eval()
         for batch in (int(b) for b in args.batches.split(",")):
             row = {"model": name, "batch": batch}
-            if args.budget_s and time.monotonic() - start > args.budget_s:
-                row["skipped"] = f"over the {args.budget_s:.0f} s budget"
+            if out_of_time():
+                row["skipped"] = "out of time (--deadline)"
                 rows.append(row)
                 write_results(args, gpu, rows)
                 continue
@@ -278,42 +288,58 @@ def main():
                 with torch.autocast("cuda", dtype=torch.float16):
                     return m(t.contiguous(memory_format=torch.channels_last))
             row["torch_cl_amp"], _ = time_torch(amp, x, args.runs, args.warmup)
-            if name in compile_set:
+            # Strider before torch.compile, the slowest part: a row cut
+            # short during a compile keeps Strider's figures.
+            model = model.to("cpu", memory_format=torch.contiguous_format)
+            onnx_path = os.path.join(args.work, f"{name}_b{batch}.onnx")
+            x_npy = os.path.join(args.work, f"{name}_b{batch}_x.npy")
+            try:
+                if not os.path.exists(onnx_path):
+                    export_onnx(model, x, onnx_path)
+                np.save(x_npy, x.numpy())
+            except Exception as e:
+                row["strider_fp32_error"] = "export: " + str(e).splitlines()[0][:160]
+            for prec in ("fp32", "fp16"):
+                if "strider_fp32_error" in row and row["strider_fp32_error"].startswith("export"):
+                    break
+                out_dir = os.path.join(args.work, f"{name}_b{batch}_{prec}")
                 try:
+                    ms, y, err = run_strider(args.strider_run, onnx_path, prec, x_npy,
+                                             args.runs, args.warmup, out_dir)
+                    row[f"strider_{prec}"] = ms
+                    if err:
+                        row[f"strider_{prec}_error"] = err
+                        continue
+                    r = ref.numpy()
+                    diff = np.abs(y - r)
+                    row[f"{prec}_max_abs"] = float(f"{diff.max():.3g}")
+                    row[f"{prec}_max_rel"] = float(f"{(diff / (np.abs(r) + 1e-3)).max():.3g}")
+                    if classifier:
+                        row[f"{prec}_top1"] = float((y.argmax(1) == r.argmax(1)).mean())
+                except Exception as e:
+                    row[f"strider_{prec}_error"] = str(e).splitlines()[0][:160]
+            rows.append(row)
+            write_results(args, gpu, rows)
+            if name in compile_set and not out_of_time():
+                mcl = model.to("cuda", memory_format=torch.channels_last)
+                try:
+                    torch._dynamo.reset()
                     t0 = time.monotonic()
-                    compiled = torch.compile(mcl)
+                    compiled = torch.compile(mcl, dynamic=False)
 
                     def comp(t, m=compiled):
                         with torch.autocast("cuda", dtype=torch.float16):
                             return m(t.contiguous(memory_format=torch.channels_last))
-                    row["torch_compile"], _ = time_torch(comp, x, args.runs, args.warmup)
+                    with torch.no_grad():
+                        comp(x.to("cuda"))  # compiles
                     row["torch_compile_s"] = round(time.monotonic() - t0, 1)
+                    row["torch_compile"], _ = time_torch(comp, x, args.runs, args.warmup)
                 except Exception as e:  # no Triton, no compiler: say so
                     row["torch_compile"] = None
                     row["torch_compile_error"] = str(e).splitlines()[0][:120]
-            model = model.to("cpu", memory_format=torch.contiguous_format)
-            onnx_path = os.path.join(args.work, f"{name}_b{batch}.onnx")
-            if not os.path.exists(onnx_path):
-                export_onnx(model, x, onnx_path)
-            x_npy = os.path.join(args.work, f"{name}_b{batch}_x.npy")
-            np.save(x_npy, x.numpy())
-            for prec in ("fp32", "fp16"):
-                out_dir = os.path.join(args.work, f"{name}_b{batch}_{prec}")
-                ms, y, err = run_strider(args.strider_run, onnx_path, prec, x_npy,
-                                         args.runs, args.warmup, out_dir)
-                row[f"strider_{prec}"] = ms
-                if err:
-                    row[f"strider_{prec}_error"] = err
-                    continue
-                r = ref.numpy()
-                diff = np.abs(y - r)
-                row[f"{prec}_max_abs"] = float(f"{diff.max():.3g}")
-                row[f"{prec}_max_rel"] = float(f"{(diff / (np.abs(r) + 1e-3)).max():.3g}")
-                if classifier:
-                    row[f"{prec}_top1"] = float((y.argmax(1) == r.argmax(1)).mean())
-            rows.append(row)
+                model = model.to("cpu", memory_format=torch.contiguous_format)
+                write_results(args, gpu, rows)
             print(json.dumps(row), flush=True)
-            write_results(args, gpu, rows)
 
     print(write_results(args, gpu, rows))
     failed = [r for r in rows if "strider_fp32_error" in r or "strider_fp16_error" in r]

@@ -28,7 +28,7 @@
 #                             part also has its own cap, and a part cut
 #                             short says so in the summary
 # When $OUT is set (the device tool), the summary and the parts' results
-# are copied there as they finish.
+# are copied there as they finish: 7 files (the tool returns at most 8).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ARCHIVE="${STRIDER_GPU_BUNDLE:-$ROOT/gpu-bundle.tar.gz}"
@@ -149,8 +149,10 @@ part3() {
   begin_part 120
   echo "== 3. model set through --backend=cuda against ONNX Runtime"
   : > "$WORK/modelset.txt"
-  if T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant small > "$WORK/models.log" 2>&1; then
-    local FAILS=0 COUNT=0
+  T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant small > "$WORK/models.log" 2>&1
+  local GEN=$?
+  if [ $GEN -eq 0 ]; then
+    local FAILS=0 COUNT=0 CUT=0
     for M in "$WORK"/models/small/*.onnx; do
       NAME=$(basename "$M" .onnx); DATA="$WORK/models/small/$NAME.data"
       INPUTS=()
@@ -159,19 +161,23 @@ part3() {
       for P in "fp32 1e-4 1e-4" "fp16 5e-2 5e-2"; do
         set -- $P
         COUNT=$((COUNT + 1))
-        if T "$BIN/strider-run" "$M" --backend=cuda --precision=$1 "${INPUTS[@]}" \
-             --compare "$DATA" --rtol $2 --atol $3 > "$WORK/$NAME.$1.log" 2>&1; then
-          echo "   $NAME $1: $(grep -m1 'max abs error' "$WORK/$NAME.$1.log" | sed 's/.*max abs/max abs/')"
-        else
-          FAILS=$((FAILS + 1)); STATUS=1
-          echo "   $NAME $1: FAILED"; sed 's/^/      /' "$WORK/$NAME.$1.log" | tail -5
-        fi 2>&1 | tee -a "$WORK/modelset.txt"
+        T "$BIN/strider-run" "$M" --backend=cuda --precision=$1 "${INPUTS[@]}" \
+          --compare "$DATA" --rtol $2 --atol $3 > "$WORK/$NAME.$1.log" 2>&1
+        case $? in
+          0) echo "   $NAME $1: $(grep -m1 'max abs error' "$WORK/$NAME.$1.log" | sed 's/.*max abs/max abs/')" ;;
+          124) echo "   $NAME $1: not run (time)" ;;
+          *) echo "   $NAME $1: FAILED"; sed 's/^/      /' "$WORK/$NAME.$1.log" | tail -5 ;;
+        esac 2>&1 | tee -a "$WORK/modelset.txt"
       done
     done
     FAILS=$(grep -c ': FAILED$' "$WORK/modelset.txt")
-    [ $FAILS -ne 0 ] && STATUS=1
-    note "model set: $((COUNT - FAILS)) of $COUNT runs within tolerance (fp32 1e-4, fp16 5e-2)"
+    CUT=$(grep -c ': not run (time)$' "$WORK/modelset.txt")
+    [ $((FAILS + CUT)) -ne 0 ] && STATUS=1
+    note "model set: $((COUNT - FAILS - CUT)) of $COUNT runs within tolerance (fp32 1e-4, fp16 5e-2), $FAILS failed, $CUT not run (time)"
     keep "$WORK/modelset.txt"
+  elif [ $GEN -eq 124 ]; then
+    STATUS=1
+    note "model set: not generated within the part's time limit"
   else
     tail -5 "$WORK/models.log"
     note "model set: not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
@@ -182,18 +188,23 @@ part4() {
   begin_part 270
   echo "== 4. benchmark against PyTorch on this GPU"
   # Rows stop starting a minute before the part's deadline.
-  local Rows=$(( PART_END - $(date +%s) - 60 ))
-  [ $Rows -lt 1 ] && Rows=1
   T "$PY" "$ROOT/scripts/gpu_bench.py" --strider-run "$BIN/strider-run" --work "$WORK/bench" \
-    --budget-s $Rows 2>&1 | tee "$WORK/bench.log"
+    --deadline $(( PART_END - 60 )) 2>&1 | tee "$WORK/bench.log"
   local RC=${PIPESTATUS[0]}
-  keep "$WORK/bench/results.md" "$WORK/bench/results.json"
+  keep "$WORK/bench/results.json"
+  local COUNTS
+  COUNTS=$("$PY" -c 'import json,sys
+try: rows = json.load(open(sys.argv[1]))
+except Exception: rows = []
+print("%d rows, %d skipped for time, %d with Strider errors" % (len(rows),
+      sum("skipped" in r for r in rows),
+      sum(("strider_fp32_error" in r) or ("strider_fp16_error" in r) for r in rows)))' "$WORK/bench/results.json")
   if [ $RC -eq 0 ]; then
-    note "benchmark: table above (also $WORK/bench/results.md)"
+    note "benchmark: $COUNTS; table above (also $WORK/bench/results.md)"
   else
     STATUS=1
-    [ $RC -eq 124 ] && note "benchmark: cut short at the part's time limit (rows so far in results.md)" \
-      || note "benchmark: FAILED"
+    [ $RC -eq 124 ] && note "benchmark: cut short at the part's time limit; $COUNTS" \
+      || note "benchmark: FAILED ($COUNTS)"
   fi
 }
 
@@ -204,8 +215,10 @@ part5() {
   TARGET=cuda-sm90; [ "${CAP%%.*}" -lt 9 ] 2>/dev/null && TARGET=cuda-sm80
   L="$WORK/layouts"; mkdir -p "$L"
   TUNE="$L/$TARGET-fp16.tune"
-  if T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant full \
-       --only resnet50 mobilenetv2 unet > "$WORK/models-full.log" 2>&1; then
+  T "$PY" "$ROOT/scripts/make_model_set.py" --out "$WORK/models" --variant full \
+    --only resnet50 mobilenetv2 unet > "$WORK/models-full.log" 2>&1
+  local GEN=$?
+  if [ $GEN -eq 0 ]; then
     local FAILS=0
     {
     printf '   %-12s %10s %10s %10s %9s %9s  %s\n' model auto_ms nchw_ms nhwc_ms nchw/auto nhwc/auto "channels-last (auto)"
@@ -225,7 +238,14 @@ part5() {
         if T "$BIN/strider-run" "$DIR" --backend=cuda --precision=fp16 --target=$TARGET \
              --tuning-file="$TUNE" --random-inputs --bench 100 --warmup 10 --json \
              > "$L/$NAME.$MODE.run.json" 2> "$L/$NAME.$MODE.run.log"; then
-          MS[$MODE]=$("$PY" -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["median_ms"])' "$L/$NAME.$MODE.run.json")
+          MS[$MODE]=$("$PY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+d = d[0] if isinstance(d, list) else d
+print("%.3f" % d["bench"]["median_ms"])' "$L/$NAME.$MODE.run.json" 2>/dev/null)
+          if [ -z "${MS[$MODE]}" ]; then
+            FAILS=$((FAILS + 1)); MS[$MODE]=FAIL
+            echo "   $NAME $MODE: no median in the run's JSON"
+          fi
         else
           FAILS=$((FAILS + 1)); MS[$MODE]=FAIL
           echo "   $NAME $MODE: run FAILED"; tail -3 "$L/$NAME.$MODE.run.log" | sed 's/^/      /'
@@ -247,6 +267,9 @@ except ValueError: print("-")' "$1" "$2"; }
     keep "$WORK/layouts.txt" "$TUNE"
     ENTRIES() { if [ -f "$TUNE" ]; then grep -c "^$1 " "$TUNE"; else echo 0; fi; }
     note "layout choice: $FAILS failures; table $TUNE ($(ENTRIES conv) convs, $(ENTRIES algo) algorithms)"
+  elif [ $GEN -eq 124 ]; then
+    STATUS=1
+    note "layout choice: models not generated within the part's time limit"
   else
     tail -5 "$WORK/models-full.log"
     note "layout choice: models not generated (make_model_set.py needs onnx, numpy and onnxruntime)"
@@ -257,8 +280,8 @@ for P in $PARTS; do
   if ! declare -F "part$P" >/dev/null; then
     echo "gpu_check: no part $P (parts are 1 to 5)" >&2; STATUS=1; continue
   fi
-  if [ $(( $(date +%s) - START )) -ge "$BUDGET" ]; then
-    note "part $P: not run (the ${BUDGET} s budget is spent)"; STATUS=1; continue
+  if [ $(( START + BUDGET - $(date +%s) )) -lt 30 ]; then
+    note "part $P: not run (under 30 s of the ${BUDGET} s budget left)"; STATUS=1; continue
   fi
   "part$P"
   printf '%s\n' "${SUMMARY[@]}" > "$WORK/summary.txt"; keep "$WORK/summary.txt"
