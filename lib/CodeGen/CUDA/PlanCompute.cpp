@@ -154,7 +154,15 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     return llvm::Error::success();
   }
   // The activation goes with the last operand; the partial results are
-  // Y read in place, through its own strides.
+  // Y read in place, through its own strides. Every buffer first: a
+  // refused group is planned again node by node.
+  std::vector<BufferId> More;
+  for (unsigned I = 2; I < Operands; ++I) {
+    auto VB = C.getBuffer(N.getOperand(I), N);
+    if (!VB)
+      return VB.takeError();
+    More.push_back(*VB);
+  }
   ElementwiseParams First = P;
   First.Act = codegen::Activation();
   C.addStep({getStepNodes(N, T), Kernel + " (operands 1-2 of " +
@@ -170,14 +178,12 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     Next.AType = P.YType;
     codegen::getBroadcastStrides(V->getType(), YT, Next.BStrides);
     Next.BType = dtypeOf(V);
-    auto VB = C.getBuffer(V, N);
-    if (!VB)
-      return VB.takeError();
+    const BufferId VB = More[I - 2];
     C.addStep({getStepNodes(N, T), Kernel + " (operand " +
                                        std::to_string(I + 1) + " of " +
                                        std::to_string(Operands) + ")",
                0},
-              Next, {{*YB, 0}, {*VB, 0}, {*YB, 0}});
+              Next, {{*YB, 0}, {VB, 0}, {*YB, 0}});
   }
   return llvm::Error::success();
 }

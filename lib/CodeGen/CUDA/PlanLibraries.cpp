@@ -374,11 +374,26 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   if (CV->getType().getRank() > YT.getRank())
     return unsupported(N, "a Gemm whose C operand does not broadcast to " +
                               YT.str());
+  // Everything checked and C's buffer taken before the first step: a
+  // refused group is planned again node by node.
+  auto YD = getDType(YT.getElementType());
+  Arg CArg;
+  DType CType = DType::F32;
+  if (Bias.empty()) {
+    auto CD = getDType(CV->getType().getElementType());
+    if (!YD || !CD || (*CD != *YD && *CD != DType::F32))
+      return unsupported(N, "a Gemm whose C operand is " +
+                                CV->getType().str());
+    CType = *CD;
+    auto CB = C.getBuffer(CV, N);
+    if (!CB)
+      return CB.takeError();
+    CArg.Buffer = *CB;
+  }
   FusedTail Product = T;
   Product.Act = codegen::Activation();
   if (llvm::Error E = addGemm(C, N, Product, D, A, B, {}))
     return E;
-  auto YD = getDType(YT.getElementType());
   ElementwiseParams P;
   P.Op = BinaryOp::Add;
   P.Act = T.Act;
@@ -387,7 +402,6 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   P.YType = P.AType = *YD; // addGemm checked it.
   codegen::getBroadcastStrides(YT, YT, P.AStrides);
   codegen::getBroadcastStrides(CV->getType(), YT, P.BStrides);
-  Arg CArg;
   if (!Bias.empty()) {
     for (float &V : Bias)
       V *= Beta;
@@ -397,15 +411,7 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
     P.BType = DType::F32;
     CArg.Buffer = C.addConstantFloats(Bias);
   } else {
-    auto CD = getDType(CV->getType().getElementType());
-    if (!CD || (*CD != P.YType && *CD != DType::F32))
-      return unsupported(N, "a Gemm whose C operand is " +
-                                CV->getType().str());
-    P.BType = *CD;
-    auto CB = C.getBuffer(CV, N);
-    if (!CB)
-      return CB.takeError();
-    CArg.Buffer = *CB;
+    P.BType = CType;
   }
   auto YB = C.getBuffer(Y, N);
   if (!YB)

@@ -55,11 +55,12 @@ void addProduct(PlanContext &C, const std::string &Nodes, const char *What,
                 getEpilogueSuffix(D.Epilogue) + " (" + What + ")";
   Info.Flops = 2 * M * N * K;
   C.addRunnerConstantBytes(int64_t(B.size() * sizeof(float)));
+  const bool OwnB = !B.empty();
   GemmStep S{D,
-             B.empty() ? nullptr
-                       : std::make_shared<const std::vector<float>>(std::move(B)),
+             OwnB ? std::make_shared<const std::vector<float>>(std::move(B))
+                  : nullptr,
              std::make_shared<const std::vector<float>>(std::move(Bias))};
-  C.addStep(Info, std::move(S), {A, B.empty() ? BArg : Arg(), Y, BiasArg});
+  C.addStep(Info, std::move(S), {A, OwnB ? Arg() : BArg, Y, BiasArg});
 }
 
 /// Whether result \p I of \p N exists and is read.
@@ -117,6 +118,10 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
       (PeepV && Peep.empty()))
     return unsupported(N, std::string("an ") + K.Name +
                               " whose weights are not constants");
+  for (const Value *V : {H0, C0})
+    if (V && (V->getType().getRank() != 3 || !V->getType().hasStaticShape()))
+      return unsupported(N, std::string("an ") + K.Name + " with initial state " +
+                                V->getType().str());
   if (!X->getType().getLayout().isIdentity() || !X->getType().hasStaticShape())
     return unsupported(N, std::string("an ") + K.Name + " reading " +
                               X->getType().str());
@@ -218,13 +223,21 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
     RecBiasArg.Buffer = C.addConstantFloats(RecBias);
 
   // Element strides of a state operand or result ([Dirs, Batch, H], or
-  // [Batch, Dirs, H] for layout = 1) by direction and batch entry.
-  const int64_t StateDir = A.BatchMajor ? H : Batch * H,
-                StateBatch = A.BatchMajor ? Dirs * H : H;
-  auto CopyState = [&](Arg From, Arg To, bool Into, const std::string &What) {
+  // [Batch, Dirs, H] for layout = 1; any layout) by direction, batch entry
+  // and hidden unit.
+  struct StateStrides {
+    int64_t Dir = 0, Batch = 0, Unit = 0;
+  };
+  auto getStateStrides = [&](const Value *V) {
+    auto Str = codegen::getStrides(V->getType());
+    return StateStrides{Str[A.BatchMajor ? 1 : 0], Str[A.BatchMajor ? 0 : 1],
+                        Str[2]};
+  };
+  auto CopyState = [&](Arg From, Arg To, bool Into, StateStrides S,
+                       const std::string &What) {
     // The [Batch, H] state of one direction, dense on the state side.
     llvm::SmallVector<int64_t, 2> Shape{Batch, H}, Dense{H, 1},
-        Strided{StateBatch, 1};
+        Strided{S.Batch, S.Unit};
     addCopy(C, Nodes, (Step + " " + What).c_str(),
             makeCopy(Shape, Into ? Strided : Dense, Into ? Dense : Strided,
                      DType::F32, DType::F32),
@@ -238,11 +251,14 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
     Arg CState;
     if (K.HasCell)
       CState.Buffer = C.addScratch(Batch * H * 4);
-    const int64_t DirState = D * StateDir * 4;
-    if (H0Arg.Buffer >= 0)
-      CopyState({H0Arg.Buffer, DirState}, HState, true, "initial_h");
-    if (C0Arg.Buffer >= 0)
-      CopyState({C0Arg.Buffer, DirState}, CState, true, "initial_c");
+    if (H0Arg.Buffer >= 0) {
+      const StateStrides S = getStateStrides(H0);
+      CopyState({H0Arg.Buffer, D * S.Dir * 4}, HState, true, S, "initial_h");
+    }
+    if (C0Arg.Buffer >= 0) {
+      const StateStrides S = getStateStrides(C0);
+      CopyState({C0Arg.Buffer, D * S.Dir * 4}, CState, true, S, "initial_c");
+    }
     // R of this direction, uploaded once: all its gates, or for GRU
     // without linear_before_reset z and r, and h apart.
     llvm::ArrayRef<float> RAll(R);
@@ -314,10 +330,12 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
                 {PreArg, HasState ? Rec : Arg(), HasState ? RecHArg : Arg(),
                  RecBiasD, HState, YArg});
     }
-    if (Out[1].Buffer >= 0)
-      CopyState(HState, {Out[1].Buffer, DirState}, false, "Y_h");
-    if (Out[2].Buffer >= 0)
-      CopyState(CState, {Out[2].Buffer, DirState}, false, "Y_c");
+    for (unsigned I : {1u, 2u})
+      if (Out[I].Buffer >= 0) {
+        const StateStrides S = getStateStrides(N.getResult(I));
+        CopyState(I == 1 ? HState : CState, {Out[I].Buffer, D * S.Dir * 4},
+                  false, S, I == 1 ? "Y_h" : "Y_c");
+      }
   }
   return llvm::Error::success();
 }

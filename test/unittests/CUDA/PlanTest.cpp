@@ -776,8 +776,13 @@ TEST(CudaPlanTest, LstmPlansMatchTheReferenceOnTheHost) {
     const std::string ST = Shape({Dirs, Batch, H}, {Batch, Dirs, H});
     const std::string YT = Shape({Seq, Dirs, Batch, H}, {Batch, Seq, Dirs, H});
     std::string T = "graph @lstm(%x: " + XT;
+    // Initial states stored with their first two dims swapped: read
+    // through their strides.
+    std::string STIn = ST;
+    if (K.Initial && K.Layout == 0 && Dirs == 2)
+      STIn.insert(STIn.size() - 1, ", [1, 0, 2]");
     if (K.Initial)
-      T += ", %h0: " + ST + ", %c0: " + ST;
+      T += ", %h0: " + STIn + ", %c0: " + STIn;
     T += ") {\n";
     T += "  %w = Constant() {value = " + denseOf({Dirs, 4 * H, In}, 0.8, 0.1) +
          "} : " + Shape({Dirs, 4 * H, In}, {Dirs, 4 * H, In}) + "\n";
