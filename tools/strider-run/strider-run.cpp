@@ -53,12 +53,12 @@ static cl::opt<std::string>
               cl::cat(RunCat));
 static cl::opt<std::string>
     Backend("backend",
-            cl::desc("Executor: reference (plain loops, the oracle; the "
-                     "default), cpu (SIMD kernels, threads, fused "
-                     "epilogues, planned memory) or cuda (cuDNN, cuBLASLt "
-                     "and Strider's kernels on a GPU, replayed as a CUDA "
-                     "graph; needs a GPU)"),
-            cl::init("reference"), cl::cat(RunCat));
+            cl::desc("Executor: cpu (SIMD kernels, threads, fused "
+                     "epilogues, planned memory; the default), cuda (cuDNN, "
+                     "cuBLASLt and Strider's kernels on a GPU, replayed as a "
+                     "CUDA graph; needs a GPU) or reference (plain loops, "
+                     "the oracle the others are tested against)"),
+            cl::init("cpu"), cl::cat(RunCat));
 static cl::list<std::string>
     InputFlags("input",
                cl::desc("An input: NAME=FILE.npy or NAME=FILE.pb (an ONNX "
