@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <map>
 
 using namespace strider;
 using namespace strider::cuda;
@@ -77,7 +78,9 @@ public:
   std::unique_ptr<Libraries> Libs;
   /// Per step: its runner, if it is a library step.
   std::vector<std::unique_ptr<ConvRunner>> Convs;
-  std::vector<std::unique_ptr<GemmRunner>> Gemms;
+  /// Shared by steps of one description that own no data (the recurrent
+  /// products of every step of an LSTM or GRU).
+  std::vector<std::shared_ptr<GemmRunner>> Gemms;
   std::vector<LibraryAlgorithm> ConvAlgorithms;
   /// Per step: the epilogue its library left, launched after it.
   struct Remainder {
@@ -284,6 +287,7 @@ llvm::Error ProgramImpl::load() {
     Needed.Cudnn |= std::holds_alternative<ConvStep>(S.Params);
     Needed.CublasLt |= std::holds_alternative<GemmStep>(S.Params);
   }
+  std::map<std::string, std::shared_ptr<GemmRunner>> SharedGemms;
   Convs.resize(P.Steps.size());
   Gemms.resize(P.Steps.size());
   Remainders.resize(P.Steps.size());
@@ -336,14 +340,27 @@ llvm::Error ProgramImpl::load() {
       ChannelStride = C->Desc.YChannelsLast ? 1 : Pixels;
       T = C->Desc.Type;
     } else {
-      auto It = Opts.Algorithms.find(getGemmKey(G->Desc));
-      auto R = GemmRunner::create(
-          *Libs, G->Desc, G->B ? G->B->data() : nullptr,
-          G->Bias && !G->Bias->empty() ? G->Bias->data() : nullptr,
-          It == Opts.Algorithms.end() ? std::string() : It->second);
-      if (!R)
-        return R.takeError();
-      Gemms[I] = std::move(*R);
+      const std::string Key = getGemmKey(G->Desc);
+      const bool OwnsData = G->B || (G->Bias && !G->Bias->empty());
+      // The key leaves out alpha, which the runner holds too.
+      uint32_t AlphaBits;
+      std::memcpy(&AlphaBits, &G->Desc.Alpha, sizeof(AlphaBits));
+      const std::string ShareKey = Key + " alpha=" + std::to_string(AlphaBits);
+      auto Shared = OwnsData ? SharedGemms.end() : SharedGemms.find(ShareKey);
+      if (Shared != SharedGemms.end()) {
+        Gemms[I] = Shared->second;
+      } else {
+        auto It = Opts.Algorithms.find(Key);
+        auto R = GemmRunner::create(
+            *Libs, G->Desc, G->B ? G->B->data() : nullptr,
+            G->Bias && !G->Bias->empty() ? G->Bias->data() : nullptr,
+            It == Opts.Algorithms.end() ? std::string() : It->second);
+        if (!R)
+          return R.takeError();
+        Gemms[I] = std::move(*R);
+        if (!OwnsData)
+          SharedGemms.emplace(ShareKey, Gemms[I]);
+      }
       Wanted = G->Desc.Epilogue;
       Fused = Gemms[I]->getFused();
       Work = Gemms[I]->getWorkspaceBytes();
