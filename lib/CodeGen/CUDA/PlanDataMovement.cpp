@@ -607,3 +607,75 @@ llvm::Error cuda::planDepthSpace(PlanContext &C, const Node &N,
     return unsupported(N, N.getOpType() + " of " + XT.str());
   return llvm::Error::success();
 }
+
+llvm::Error cuda::planGather(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  const TensorData *ID = N.getOperand(1)->getConstantData();
+  if (!ID)
+    return unsupported(N, "Gather with indices computed at run time (the "
+                          "backend holds float tensors only)");
+  // One copy (one launch) per index: a few indices, as a class token's
+  // or a channel pick's; an embedding lookup is left to the CPU backend.
+  constexpr int64_t MaxIndices = 32;
+  if (ID->getNumElements() > MaxIndices)
+    return unsupported(N, "Gather of " + llvm::Twine(ID->getNumElements()) +
+                              " indices (" + llvm::Twine(MaxIndices) +
+                              " at most)");
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  if (Axis < 0 || Axis >= R)
+    return unsupported(N, "Gather along axis " +
+                              llvm::Twine(N.getIntAttr("axis", 0)));
+  const int64_t Q = ID->getType().getRank();
+  auto XShape = XT.getStaticShape();
+  auto IShape = ID->getType().getStaticShape();
+  auto XS = codegen::getStrides(XT), YS = codegen::getStrides(YT);
+  const int64_t Dim = XShape[size_t(Axis)];
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  std::vector<int64_t> Indices = ID->toInt64Vector();
+  for (int64_t &Index : Indices) {
+    if (Index < -Dim || Index >= Dim)
+      return unsupported(N, "Gather at index " + llvm::Twine(Index) +
+                                " of a dim of " + llvm::Twine(Dim));
+    if (Index < 0)
+      Index += Dim;
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  // The result is X[:Axis] + indices' shape + X[Axis+1:]: the copy of
+  // index k reads X's slice at it and writes Y's at k's position.
+  llvm::SmallVector<int64_t, 6> Shape(XShape.begin(), XShape.end());
+  Shape[size_t(Axis)] = 1;
+  llvm::SmallVector<int64_t, 6> Dst;
+  for (int64_t D = 0; D < R; ++D)
+    Dst.push_back(D < Axis    ? YS[size_t(D)]
+                  : D == Axis ? 0
+                              : YS[size_t(D + Q - 1)]);
+  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(X)));
+  std::vector<int64_t> At(size_t(Q), 0);
+  for (int64_t Index : Indices) {
+    int64_t DstOff = 0;
+    for (int64_t D = 0; D < Q; ++D)
+      DstOff += At[size_t(D)] * YS[size_t(Axis + D)];
+    addCopy(C, getStepNodes(N, T), "gather",
+            makeCopy(Shape, XS, Dst, dtypeOf(X), dtypeOf(Y)),
+            {*XB, Index * XS[size_t(Axis)] * Elt}, {*YB, DstOff * Elt});
+    for (int64_t D = Q; D-- > 0;) {
+      if (++At[size_t(D)] < IShape[size_t(D)])
+        break;
+      At[size_t(D)] = 0;
+    }
+  }
+  return llvm::Error::success();
+}

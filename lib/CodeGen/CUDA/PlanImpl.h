@@ -220,6 +220,9 @@ llvm::Error planResize(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
 llvm::Error planTile(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
+/// Gather with a few constant indices: a copy per index.
+llvm::Error planGather(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
 /// DepthToSpace and SpaceToDepth.
 llvm::Error planDepthSpace(PlanContext &C, const Node &N,
                            const codegen::FusedTail &Tail);

@@ -333,6 +333,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::Pad)] = planPad;
     T[size_t(OpId::Resize)] = planResize;
     T[size_t(OpId::Tile)] = planTile;
+    T[size_t(OpId::Gather)] = planGather;
     T[size_t(OpId::DepthToSpace)] = planDepthSpace;
     T[size_t(OpId::SpaceToDepth)] = planDepthSpace;
     T[size_t(OpId::Constant)] = planConstant;

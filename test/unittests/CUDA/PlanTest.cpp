@@ -711,6 +711,38 @@ graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
                               {"copy.tile generic f32"});
 }
 
+TEST(CudaPlanTest, GatherWithFewConstantIndicesIsACopyPerIndex) {
+  // A scalar index drops the axis (a class token); a vector or matrix of
+  // indices (negative ones count from the end) replaces it; any layout.
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<2 x 5 x 3 x f32>) {
+  %i = Constant() {value = dense<1> : tensor<i64>} : tensor<i64>
+  %y = Gather(%x, %i) {axis = 1} : tensor<2 x 3 x f32>
+  return %y
+}
+)",
+                              {"copy.gather generic f32"});
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<2 x 6 x 3 x 4 x f32, nhwc>) {
+  %i = Constant() {value = dense<[4, -1, 0, 2]> : tensor<2 x 2 x i64>} : tensor<2 x 2 x i64>
+  %y = Gather(%x, %i) {axis = 1} : tensor<2 x 2 x 2 x 3 x 4 x f32>
+  return %y
+}
+)",
+                              std::vector<std::string>(4, "copy.gather generic f32"));
+  auto Many = parse(R"(
+graph @g(%x: tensor<100 x 8 x f32>) {
+  %i = Constant() {value = dense<3> : tensor<40 x i64>} : tensor<40 x i64>
+  %y = Gather(%x, %i) : tensor<40 x 8 x f32>
+  return %y
+}
+)");
+  ASSERT_TRUE(Many);
+  EXPECT_NE(planError(*Many).find("Gather of 40 indices (32 at most)"),
+            std::string::npos)
+      << planError(*Many);
+}
+
 TEST(CudaPlanTest, DepthToSpaceAndBackAreStridedCopies) {
   for (const char *L : {"", ", nhwc"}) {
     for (const char *Mode : {"DCR", "CRD"})

@@ -159,6 +159,16 @@ graph @g(%x: tensor<2 x 4 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>) {
 }
 )",
      1e-4},
+    {"gather_token_and_channels", R"(
+graph @g(%x: tensor<2 x 6 x 5 x 4 x f32, nhwc>) {
+  %i = Constant() {value = dense<[5, 0, -2]> : tensor<3 x i64>} : tensor<3 x i64>
+  %c = Gather(%x, %i) {axis = 1} : tensor<2 x 3 x 5 x 4 x f32, nhwc>
+  %t = Constant() {value = dense<0> : tensor<i64>} : tensor<i64>
+  %y = Gather(%c, %t) {axis = 2} : tensor<2 x 3 x 4 x f32>
+  return %c, %y
+}
+)",
+     1e-4},
     {"half_conv_chain", R"(
 graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
   %h = Cast(%x) {to = 10} : tensor<1 x 8 x 8 x 8 x f16, nhwc>
