@@ -118,11 +118,12 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
       (PeepV && Peep.empty()))
     return unsupported(N, std::string("an ") + K.Name +
                               " whose weights are not constants");
-  for (const Value *V : {H0, C0})
-    if (V && (V->getType().getRank() != 3 || !V->getType().hasStaticShape()))
-      return unsupported(N, std::string("an ") + K.Name + " with initial state " +
-                                V->getType().str());
-  if (!X->getType().getLayout().isIdentity() || !X->getType().hasStaticShape())
+  for (const Value *V : {X, H0, C0})
+    if (V && (!V->getType().hasRank() || V->getType().getRank() != 3 ||
+              !V->getType().hasStaticShape()))
+      return unsupported(N, std::string("an ") + K.Name + " with operand " +
+                                V->getType().str() + " (static rank 3)");
+  if (!X->getType().getLayout().isIdentity())
     return unsupported(N, std::string("an ") + K.Name + " reading " +
                               X->getType().str());
 
