@@ -18,7 +18,9 @@
 #      --tune, fp16), then run with the chosen layouts, all-NCHW and
 #      all-NHWC (the table's cuDNN algorithms in each)
 #
-# Prints a summary line per part; exits non-zero if any part failed.
+# A smoke run of the example model comes first (the GPU and library copies
+# it loaded, or why it failed). Prints a summary line per part; exits
+# non-zero if any part failed.
 #
 # A lent GPU comes with minutes, not hours, so the run is budgeted:
 #   STRIDER_GPU_CHECK_PARTS   the parts, run in the order given (default
@@ -100,6 +102,18 @@ BIN="$BUNDLE/bin"
 STATUS=0
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
+
+# First, in a few seconds: the example model through --backend=cuda,
+# naming the GPU and the cuDNN and cuBLASLt copies it loaded, so that a
+# missing library or driver shows before any part runs.
+SMOKE=$(timeout 60 "$BIN/strider-run" "$ROOT/examples/resnet_block.onnx" --backend=cuda \
+          --random-inputs --verbose --quiet 2>&1)
+if [ $? -eq 0 ]; then
+  note "smoke: $(echo "$SMOKE" | grep -m1 '^cuda program on' | sed 's/, [0-9]* steps:$//'); $(echo "$SMOKE" | grep '^library:' | sed 's/^library: //' | paste -sd ';' -)"
+else
+  STATUS=1
+  note "smoke: the example model FAILED on --backend=cuda: $(echo "$SMOKE" | grep -v '^  ' | tail -2 | paste -sd ' ' -)"
+fi
 
 part1() {
   begin_part 150
