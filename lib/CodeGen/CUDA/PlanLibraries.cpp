@@ -38,6 +38,17 @@ bool isRowMajor(const TensorType &T) {
   return true;
 }
 
+/// The pad cuDNN can apply to both sides of spatial dim \p I of \p D when
+/// it cannot take the dim's pads as they are (they differ, and the first on
+/// both sides changes the windows or the output size): the smaller one.
+/// -1 when cuDNN takes them as they are.
+int64_t getCommonPad(const ConvDesc &D, int I) {
+  const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
+  if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] || getSymmetricPad(D, I) >= 0)
+    return -1;
+  return Common;
+}
+
 /// cuDNN pads both sides of a dim alike. Where a forward conv's pads
 /// differ and padding both sides by the first would change the windows
 /// (SAME_UPPER at stride 2 on an even size, `padding="same"` with an even
@@ -54,9 +65,8 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
       Begin(Logical.size(), 0);
   bool Any = false;
   for (int I = 0; I < D.Spatial; ++I) {
-    const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
-    if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] ||
-        getSymmetricPad(D, I) >= 0)
+    const int64_t Common = getCommonPad(D, I);
+    if (Common < 0)
       continue;
     Any = true;
     Begin[size_t(I) + 2] = D.PadBegin[I] - Common;
@@ -93,9 +103,8 @@ splitTransposedPads(ConvDesc &D) {
   llvm::SmallVector<int64_t, 3> Start(size_t(D.Spatial), 0);
   bool Any = false;
   for (int I = 0; I < D.Spatial; ++I) {
-    const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
-    if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] ||
-        getSymmetricPad(D, I) >= 0)
+    const int64_t Common = getCommonPad(D, I);
+    if (Common < 0)
       continue;
     Any = true;
     Start[size_t(I)] = D.PadBegin[I] - Common;

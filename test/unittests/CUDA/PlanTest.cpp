@@ -543,14 +543,16 @@ runtime::TensorMap runOnHost(const Plan &Pl,
   // Poisoned (NaN in every float): a step that reads what no step wrote
   // shows.
   std::vector<uint8_t> Arena(size_t(P.ArenaBytes), 0xFF);
+  // The constants' device copies, made once (as Program::load uploads).
   std::vector<std::vector<uint8_t>> Constants(P.Buffers.size());
+  for (size_t B = 0; B < P.Buffers.size(); ++B)
+    if (P.Buffers[B].IsConstant)
+      Constants[B] = *P.Buffers[B].Data;
   auto Ptr = [&](const Arg &A) {
-    const PlanBuffer &B = P.Buffers[size_t(A.Buffer)];
-    if (B.IsConstant) {
-      Constants[size_t(A.Buffer)] = *B.Data;
-      return Constants[size_t(A.Buffer)].data() + A.Offset;
-    }
-    return Arena.data() + P.Offsets[size_t(A.Buffer)] + A.Offset;
+    const size_t B = size_t(A.Buffer);
+    uint8_t *Base = P.Buffers[B].IsConstant ? Constants[B].data()
+                                            : Arena.data() + P.Offsets[B];
+    return Base + A.Offset;
   };
   for (const Binding &B : P.Inputs) {
     runtime::Tensor T = Inputs.at(B.Name).withLayout(B.Type.getLayout());
