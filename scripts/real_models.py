@@ -78,6 +78,13 @@ THIRD_PARTY = [
      {"images": [1, 3, 416, 416]}, "detector"),
     ("ddddocr-ocr-lstm", "ddddocr==1.6.1", "ddddocr/common.onnx",
      {"input1": [1, 1, 64, 256]}, "ocr"),
+    ("nudenet-yolov8n", "nudenet==3.4.2", "nudenet/320n.onnx",
+     {"images": [1, 3, 320, 320]}, "detector"),
+    # faster-whisper feeds 30 s of 16 kHz audio as 938 frames of 576
+    # samples (512 and 64 of context) in one batch.
+    ("silero-vad-v6", "faster-whisper==1.2.1",
+     "faster_whisper/assets/silero_vad_v6.onnx", {"input": [938, 576]},
+     "vad"),
 ]
 
 

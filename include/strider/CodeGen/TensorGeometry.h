@@ -38,6 +38,9 @@ enum class ChannelOrder {
   First, ///< Contiguous channel planes (NCHW).
   Other,
 };
+/// \p T's order; a tensor that is stored in another dim order with the
+/// same bytes (its unit dims elsewhere, e.g. [W, C, N] with N = 1) counts as
+/// the order it equals.
 ChannelOrder getChannelOrder(const TensorType &T);
 
 /// Splits \p T's physical order into [Outer][Len][Inner] around the dims

@@ -9,27 +9,43 @@
 using namespace strider;
 using namespace strider::codegen;
 
+/// Whether strides \p Str are those of \p Shape stored channels-last
+/// (\p Last) or channels-first; dims of size 1 are skipped when
+/// \p SkipUnitDims (their stride never multiplies a non-zero index).
+static bool hasChannelOrder(llvm::ArrayRef<int64_t> Shape,
+                            llvm::ArrayRef<int64_t> Str, bool Last,
+                            bool SkipUnitDims) {
+  const int64_t C = Shape[1];
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Shape.size(); ++I)
+    Pixels *= Shape[I];
+  auto Matches = [&](unsigned I, int64_t Stride) {
+    return Str[I] == Stride || (SkipUnitDims && Shape[I] == 1);
+  };
+  bool Ok = Matches(0, C * Pixels) && Matches(1, Last ? 1 : Pixels);
+  int64_t Inner = 1;
+  for (unsigned I = unsigned(Shape.size()); I-- > 2;) {
+    Ok &= Matches(I, Last ? Inner * C : Inner);
+    Inner *= Shape[I];
+  }
+  return Ok;
+}
+
 ChannelOrder codegen::getChannelOrder(const TensorType &T) {
   auto Shape = T.getStaticShape();
   if (Shape.size() < 2)
     return ChannelOrder::Other;
   auto Str = getStrides(T);
-  const int64_t C = Shape[1];
-  int64_t Pixels = 1;
-  for (unsigned I = 2; I < Shape.size(); ++I)
-    Pixels *= Shape[I];
-  bool Last = Str[1] == 1 && Str[0] == Pixels * C;
-  bool First = Str[1] == Pixels && Str[0] == C * Pixels;
-  for (unsigned I = 2; I < Shape.size(); ++I) {
-    int64_t Inner = 1;
-    for (unsigned J = I + 1; J < Shape.size(); ++J)
-      Inner *= Shape[J];
-    Last &= Str[I] == Inner * C;
-    First &= Str[I] == Inner;
+  // The exact strides first, so that a tensor whose unit dims make both
+  // orders the same bytes keeps the one its layout names; then the same
+  // bytes under another dim order (a transposed view with N = 1).
+  for (bool SkipUnitDims : {false, true}) {
+    if (hasChannelOrder(Shape, Str, /*Last=*/true, SkipUnitDims))
+      return ChannelOrder::Last;
+    if (hasChannelOrder(Shape, Str, /*Last=*/false, SkipUnitDims))
+      return ChannelOrder::First;
   }
-  return Last    ? ChannelOrder::Last
-         : First ? ChannelOrder::First
-                 : ChannelOrder::Other;
+  return ChannelOrder::Other;
 }
 
 llvm::SmallVector<int64_t, 6> codegen::getStrides(const TensorType &T) {

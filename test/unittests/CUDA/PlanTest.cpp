@@ -117,6 +117,38 @@ TEST(CudaPlanTest, TF32IsAMathModeOfFloatConvs) {
             "cudnn.conv nhwc>nhwc f32 tf32+bias+residual+relu");
 }
 
+// silero-vad's decoder: the LSTM's [T, N, C] output transposed to
+// [N, C, T] is stored [W, C, N]; with N = 1 those are NWC's bytes, and the
+// conv reads them as such.
+TEST(CudaPlanTest, ConvReadsAnotherDimOrderWithChannelsLastBytes) {
+  auto G = parse(R"(
+graph @g(%x: tensor<1 x 16 x 9 x f32, [2, 1, 0]>) {
+  %w = Constant() {value = dense<0.5> : tensor<1 x 16 x 1 x f32>} : tensor<1 x 16 x 1 x f32>
+  %y = Conv(%x, %w) : tensor<1 x 1 x 9 x f32, nwc> loc("conv")
+  return %y
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(kernels(*P),
+            (std::vector<std::string>{"cudnn.conv nhwc>nhwc f32"}));
+  EXPECT_TRUE(params<ConvStep>(*P, 0).Desc.XChannelsLast);
+  // N = 2: the batch stride is neither order's.
+  auto Batched = parse(R"(
+graph @g(%x: tensor<2 x 16 x 9 x f32, [2, 1, 0]>) {
+  %w = Constant() {value = dense<0.5> : tensor<1 x 16 x 1 x f32>} : tensor<1 x 16 x 1 x f32>
+  %y = Conv(%x, %w) : tensor<2 x 1 x 9 x f32, nwc> loc("conv")
+  return %y
+}
+)");
+  ASSERT_TRUE(Batched);
+  EXPECT_NE(planError(*Batched).find("no CUDA kernel for a convolution in "
+                                     "layout"),
+            std::string::npos)
+      << planError(*Batched);
+}
+
 TEST(CudaPlanTest, HalfGraphsUseHalfMath) {
   auto G = parse(R"(
 graph @half(%x: tensor<2 x 4 x 5 x 5 x f16>) {
