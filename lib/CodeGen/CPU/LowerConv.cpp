@@ -132,6 +132,8 @@ inline void decodeTap(const ConvShape &S, int64_t T, int64_t (&K)[3]) {
 /// A packer over output pixels as rows: k = tap * CinG + c.
 class PixelRowsPacker final : public APacker {
 public:
+  /// Rows past the first image's pixels are the next images' (\p X
+  /// advancing by S.XB), for a GEMM over several images at once.
   PixelRowsPacker(const ConvShape &S, const float *X, int64_t C0)
       : S(S), X(X), C0(C0) {}
   void pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
@@ -144,8 +146,10 @@ public:
           D[K * MR] = 0.0f;
         continue;
       }
+      const int64_t Image = (M0 + R) / S.outPixels();
       int64_t O[3];
-      decodePixel(S, M0 + R, O);
+      decodePixel(S, (M0 + R) - Image * S.outPixels(), O);
+      const float *XI = X + Image * S.XB;
       int64_t K = K0;
       const int64_t KEnd = K0 + KC;
       while (K < KEnd) {
@@ -153,7 +157,7 @@ public:
         const int64_t Run = std::min(CG - C, KEnd - K);
         int64_t T[3];
         decodeTap(S, Tap, T);
-        const float *Src = X + (C0 + C) * S.XC;
+        const float *Src = XI + (C0 + C) * S.XC;
         bool Inside = true;
         for (unsigned Dm = 0; Dm < 3; ++Dm) {
           int64_t I = inputPos(S, Dm, O[Dm], T[Dm]);
@@ -345,6 +349,11 @@ struct ConvPlan {
   std::vector<PackedOperand> Weights; ///< One per group.
   std::shared_ptr<AlignedFloats> Bias;
   bool PixelRows = true; ///< Which formulation.
+  /// Pixel rows of all images as one GEMM (small images: one call, whose
+  /// rows the threads share); padded images then follow each other in the
+  /// padding scratch, ImageStride elements apart.
+  bool MergeImages = false;
+  int64_t ImageStride = 0;
   Activation Act;
 };
 
@@ -476,6 +485,11 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     return true;
   }
 
+  // A single input channel's stride never multiplies a non-zero index:
+  // call it 1, so that such an input stored channels-first (a first layer,
+  // a framed signal) has its taps read in place as channels-last.
+  if (S.Cin == 1)
+    S.XC = 1;
   Plan->PixelRows = S.YC == 1 || PixStride != 1;
   // Channels-last input, channels-first output (the last conv of a
   // channels-last body): pixel rows into a channels-last scratch image,
@@ -522,12 +536,12 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
       DI.PixelStride = S.Cin;
       DI.RowStride = DI.Wp * S.Cin;
       DI.PlaneStride = DI.Hp * DI.RowStride;
-      PadB = L.defineScratch(DI.Dp * DI.Hp * DI.Wp * S.Cin *
-                             int64_t(sizeof(float)));
+      Plan->ImageStride = DI.Dp * DI.Hp * DI.Wp * S.Cin;
     } else {
       DI.PixelStride = S.XS[2];
       DI.RowStride = S.XS[1];
       DI.PlaneStride = S.XS[0];
+      Plan->ImageStride = S.XB;
     }
     // With unit column dilation and dense pixels of one group, the taps of
     // a kernel row are one contiguous run of KW * Cin elements.
@@ -541,6 +555,17 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                                   KH * S.Dilation[1] * DI.RowStride +
                                   KW * S.Dilation[2] * DI.PixelStride);
   }
+  // Several images as one GEMM: the output's images must follow each
+  // other pixel row after pixel row, and rows read in place need a free
+  // outer level for the image (no depth dim). Padded copies cost a
+  // padded image each, so only small images merge then.
+  Plan->MergeImages = S.Batch > 1 && Plan->PixelRows && !Plan->ViaScratch &&
+                      S.YB == S.outPixels() * PixStride &&
+                      (!DI.Enabled || ((DI.Uniform || S.Out[0] == 1) &&
+                                       (!DI.Padded || S.outPixels() < 1024)));
+  if (DI.Padded)
+    PadB = L.defineScratch((Plan->MergeImages ? S.Batch : 1) *
+                           Plan->ImageStride * int64_t(sizeof(float)));
   for (int64_t G = 0; G < S.Group; ++G) {
     const std::string GroupKey = Key + "/g" + std::to_string(G);
     if (Plan->PixelRows) {
@@ -582,21 +607,33 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     float *Yp = PP->f32(YB) + YOffset;
     const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
     const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
-    for (int64_t B = 0; B < S.Batch; ++B) {
+    const bool Merge = Plan->MergeImages;
+    const int64_t Images = Merge ? S.Batch : 1;
+    for (int64_t B = 0; B < S.Batch / Images; ++B) {
       const float *XI = Xp + B * S.XB;
       DirectA DA;
       if (DI.Enabled) {
         const float *Src = XI;
         if (DI.Padded) {
           float *Pad = PP->f32(PadB);
-          padChannelsLast(S, XI, DI, Pad);
+          for (int64_t I = 0; I < Images; ++I)
+            padChannelsLast(S, XI + I * S.XB, DI, Pad + I * Plan->ImageStride);
           Src = Pad;
         }
         DA.Base = Src;
-        DA.SegRows = DI.Uniform ? S.outPixels() : S.Out[2];
-        DA.SegStride = S.Stride[1] * DI.RowStride;
-        DA.OuterSegs = DI.Uniform ? 0 : S.Out[1];
-        DA.OuterStride = S.Stride[0] * DI.PlaneStride;
+        if (DI.Uniform) {
+          // One segment per image.
+          DA.SegRows = S.outPixels();
+          DA.SegStride = Plan->ImageStride;
+        } else {
+          // Rows of one output row per segment; planes (or, merged,
+          // images) as the outer level.
+          DA.SegRows = S.Out[2];
+          DA.SegStride = S.Stride[1] * DI.RowStride;
+          DA.OuterSegs = S.Out[1];
+          DA.OuterStride =
+              Merge ? Plan->ImageStride : S.Stride[0] * DI.PlaneStride;
+        }
         DA.RowStride = S.Stride[2] * DI.PixelStride;
         DA.Width = DI.Width;
         DA.TapOffsets = DI.TapOffsets.data();
@@ -612,7 +649,7 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         if (Plan->PixelRows) {
           PixelRowsPacker A(S, XI, G * CG);
           DirectA DG = DA;
-          GP.M = S.outPixels();
+          GP.M = Images * S.outPixels();
           GP.N = OG;
           if (DI.Enabled) {
             DG.Base = DA.Base + G * CG;
