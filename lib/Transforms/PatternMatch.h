@@ -1,10 +1,11 @@
 //===- PatternMatch.h - Matching decomposed op spellings --------*- C++ -*-===//
 //
 // Private to lib/Transforms. Small queries the fusion passes (fuse-gelu,
-// fuse-layernorm) share while walking an exported op decomposition: the
-// defining node of a given op, a binary node's operand next to a one-element
-// constant of a given value, and whether an intermediate value may be
-// absorbed (exactly one reader, not a graph output).
+// fuse-hardswish, fuse-layernorm) share while walking an exported op
+// decomposition: the defining node of a given op, a binary node's operand
+// next to a one-element constant of a given value, and whether an
+// intermediate value may be absorbed (exactly one reader, not a graph
+// output).
 //
 //===----------------------------------------------------------------------===//
 
