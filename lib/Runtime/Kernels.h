@@ -23,8 +23,9 @@ using KernelTable =
 /// Clip, Cast, PRelu, Identity, Dropout (inference), relayout.
 void addElementwiseKernels(KernelTable &T);
 /// DataMovementKernels.cpp: Concat, Split, Slice, Pad, Transpose, Reshape,
-/// Flatten, Squeeze, Unsqueeze, Expand, Gather, Shape, Constant,
-/// ConstantOfShape, DepthToSpace, SpaceToDepth.
+/// Flatten, Squeeze, Unsqueeze, Expand, Gather, GatherElements,
+/// ScatterElements, Shape, Constant, ConstantOfShape, DepthToSpace,
+/// SpaceToDepth.
 void addDataMovementKernels(KernelTable &T);
 /// ConvolutionKernels.cpp: Conv, ConvTranspose.
 void addConvolutionKernels(KernelTable &T);

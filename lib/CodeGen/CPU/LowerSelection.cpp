@@ -1,16 +1,29 @@
-//===- LowerSelection.cpp - TopK on the CPU backend -----------------------===//
+//===- LowerSelection.cpp - TopK, GatherElements, ScatterElements ---------===//
 //
-// TopK of f32 along one axis in any layout: each row is read through its
+// TopK of f32, f64, i32 or i64 along one axis in any layout: each row is
+// read through its
 // stride, its K largest (or smallest) positions chosen with ties going to
 // the lower index (as ONNX asks and the reference does), and values and
 // i64 positions written through the results' strides; rows in parallel.
 //
+// GatherElements and ScatterElements of any element type: one walk over
+// the indices (i64 or i32) in row-major order, each element's data offset
+// its position's with the axis entry replaced by the index read when the
+// step runs; an index out of range stops the run with a located error.
+// ScatterElements first copies the data, then stores each update (the
+// last of repeated indices wins) or combines it (add, mul, max, min of
+// f32, f64, i32 and i64 data).
+//
 //===----------------------------------------------------------------------===//
 
+#include "Kernels.h"
 #include "Parallel.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/Diagnostics.h"
+
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 using namespace strider;
@@ -21,8 +34,10 @@ bool cpu::lowerTopK(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *Indices = N.getNumResults() > 1 ? N.getResult(1) : nullptr;
   const TensorData *KD = N.getOperand(1)->getConstantData();
   const TensorType &XT = X->getType();
+  const ElementType Elt = XT.getElementType();
   if (!KD || KD->getNumElements() != 1 ||
-      XT.getElementType() != ElementType::F32 ||
+      (Elt != ElementType::F32 && Elt != ElementType::F64 &&
+       Elt != ElementType::I32 && Elt != ElementType::I64) ||
       (Indices && Indices->getType().getElementType() != ElementType::I64))
     return false;
   const int64_t Rank = XT.getRank();
@@ -77,30 +92,263 @@ bool cpu::lowerTopK(LoweringContext &L, const Node &N, const FusedTail &) {
   std::string Names = Values->getName();
   if (Indices)
     Names += "," + Indices->getName();
+  auto Select = [=](auto Zero) {
+    using T = decltype(Zero);
+    return [=]() {
+      const T *XP = reinterpret_cast<const T *>(P->bytes(XB));
+      T *VP = reinterpret_cast<T *>(P->bytes(VB));
+      int64_t *IP =
+          IB >= 0 ? reinterpret_cast<int64_t *>(P->bytes(IB)) : nullptr;
+      parallelFor(int64_t(XRow.size()), Threads, [&](int64_t R) {
+        const T *Row = XP + XRow[size_t(R)];
+        std::vector<int64_t> Order(static_cast<size_t>(Len));
+        std::iota(Order.begin(), Order.end(), int64_t(0));
+        auto Before = [&](int64_t A, int64_t B) {
+          const T VA = Row[A * XA], VB = Row[B * XA];
+          if (VA != VB)
+            return Largest ? VA > VB : VA < VB;
+          return A < B;
+        };
+        std::partial_sort(Order.begin(), Order.begin() + K, Order.end(),
+                          Before);
+        for (int64_t J = 0; J < K; ++J) {
+          VP[VRow[size_t(R)] + J * VA] = Row[Order[size_t(J)] * XA];
+          if (IP)
+            IP[IRow[size_t(R)] + J * IA] = Order[size_t(J)];
+        }
+      });
+    };
+  };
+  std::function<void()> Run;
+  switch (Elt) {
+  case ElementType::F64:
+    Run = Select(double());
+    break;
+  case ElementType::I32:
+    Run = Select(int32_t());
+    break;
+  case ElementType::I64:
+    Run = Select(int64_t());
+    break;
+  default:
+    Run = Select(float());
+    break;
+  }
   L.addStep({Names, Largest ? "topk.largest" : "topk.smallest", false}, {XB},
-            Writes, [=]() {
-              const float *XP = P->f32(XB);
-              float *VP = P->f32(VB);
-              int64_t *IP =
-                  IB >= 0 ? reinterpret_cast<int64_t *>(P->bytes(IB)) : nullptr;
-              parallelFor(int64_t(XRow.size()), Threads, [&](int64_t R) {
-                const float *Row = XP + XRow[size_t(R)];
-                std::vector<int64_t> Order(static_cast<size_t>(Len));
-                std::iota(Order.begin(), Order.end(), int64_t(0));
-                auto Before = [&](int64_t A, int64_t B) {
-                  const float VA = Row[A * XA], VB = Row[B * XA];
-                  if (VA != VB)
-                    return Largest ? VA > VB : VA < VB;
-                  return A < B;
-                };
-                std::partial_sort(Order.begin(), Order.begin() + K, Order.end(),
-                                  Before);
-                for (int64_t J = 0; J < K; ++J) {
-                  VP[VRow[size_t(R)] + J * VA] = Row[Order[size_t(J)] * XA];
-                  if (IP)
-                    IP[IRow[size_t(R)] + J * IA] = Order[size_t(J)];
-                }
-              });
+            Writes, std::move(Run));
+  return true;
+}
+
+namespace {
+
+/// The walk of GatherElements and ScatterElements: for each index position
+/// in row-major order, the offset (in elements) of that position in the
+/// indices' own tensor and in the tensor walked alongside (the result, or
+/// the updates), and the data offset with the axis entry at 0.
+struct ElementsWalk {
+  std::vector<int64_t> IndexOffsets, SideOffsets, DataOffsets;
+  int64_t AxisSize = 0, AxisStride = 0;
+  ElementType IndexType = ElementType::Unknown;
+  std::string Where;
+
+  /// The data offset of position \p K, or -1 after setting \p P's error.
+  int64_t dataOffset(ProgramImpl &P, const uint8_t *Indices, size_t K) const {
+    int64_t I;
+    if (IndexType == ElementType::I64) {
+      std::memcpy(&I, Indices + IndexOffsets[K] * 8, 8);
+    } else {
+      int32_t I32;
+      std::memcpy(&I32, Indices + IndexOffsets[K] * 4, 4);
+      I = I32;
+    }
+    if (I < -AxisSize || I >= AxisSize) {
+      P.StepError = Where + ": index " + std::to_string(I) +
+                    " is out of range for an axis of size " +
+                    std::to_string(AxisSize);
+      return -1;
+    }
+    return DataOffsets[K] + (I < 0 ? I + AxisSize : I) * AxisStride;
+  }
+};
+
+/// The walk of \p N (data operand 0, indices operand 1) alongside \p Side;
+/// false if the kernel does not apply.
+bool planElementsWalk(const Node &N, const TensorType &Side, ElementsWalk &W) {
+  const TensorType &XT = N.getOperand(0)->getType(),
+                   &IT = N.getOperand(1)->getType();
+  W.IndexType = IT.getElementType();
+  if ((W.IndexType != ElementType::I64 && W.IndexType != ElementType::I32) ||
+      !XT.hasStaticShape() || !IT.hasStaticShape() ||
+      IT.getRank() != XT.getRank() || Side.getShape() != IT.getShape())
+    return false;
+  const int64_t Rank = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += Rank;
+  auto XShape = XT.getStaticShape(), IShape = IT.getStaticShape();
+  if (Axis < 0 || Axis >= Rank)
+    return false;
+  for (int64_t D = 0; D < Rank; ++D)
+    if (D != Axis && IShape[size_t(D)] > XShape[size_t(D)])
+      return false;
+  auto XS = getStrides(XT), IS = getStrides(IT), SS = getStrides(Side);
+  W.AxisSize = XShape[size_t(Axis)];
+  W.AxisStride = XS[size_t(Axis)];
+  W.Where = describeNode(N);
+  const int64_t Count = *IT.getNumElements();
+  llvm::SmallVector<int64_t, 6> At(size_t(Rank), 0);
+  for (int64_t K = 0; K < Count; ++K) {
+    int64_t IO = 0, SO = 0, XO = 0;
+    for (int64_t D = 0; D < Rank; ++D) {
+      IO += At[size_t(D)] * IS[size_t(D)];
+      SO += At[size_t(D)] * SS[size_t(D)];
+      if (D != Axis)
+        XO += At[size_t(D)] * XS[size_t(D)];
+    }
+    W.IndexOffsets.push_back(IO);
+    W.SideOffsets.push_back(SO);
+    W.DataOffsets.push_back(XO);
+    for (int64_t D = Rank; D-- > 0;) {
+      if (++At[size_t(D)] < IShape[size_t(D)])
+        break;
+      At[size_t(D)] = 0;
+    }
+  }
+  return true;
+}
+
+/// *To = *To op From for the reduction \p R of ScatterElements.
+template <typename T> void combine(uint8_t *To, const uint8_t *From, char R) {
+  T A, B;
+  std::memcpy(&A, To, sizeof(T));
+  std::memcpy(&B, From, sizeof(T));
+  T V = R == '+'   ? A + B
+        : R == '*' ? A * B
+        : R == '>' ? std::max(A, B)
+                   : std::min(A, B);
+  std::memcpy(To, &V, sizeof(T));
+}
+
+template <> void combine<int64_t>(uint8_t *To, const uint8_t *From, char R) {
+  // Wrapping, as the reference does.
+  uint64_t A, B;
+  std::memcpy(&A, To, 8);
+  std::memcpy(&B, From, 8);
+  int64_t SA = int64_t(A), SB = int64_t(B);
+  int64_t V = R == '+'   ? int64_t(A + B)
+              : R == '*' ? int64_t(A * B)
+              : R == '>' ? std::max(SA, SB)
+                         : std::min(SA, SB);
+  std::memcpy(To, &V, 8);
+}
+
+template <> void combine<int32_t>(uint8_t *To, const uint8_t *From, char R) {
+  uint32_t A, B;
+  std::memcpy(&A, To, 4);
+  std::memcpy(&B, From, 4);
+  int32_t SA = int32_t(A), SB = int32_t(B);
+  int32_t V = R == '+'   ? int32_t(A + B)
+              : R == '*' ? int32_t(A * B)
+              : R == '>' ? std::max(SA, SB)
+                         : std::min(SA, SB);
+  std::memcpy(To, &V, 4);
+}
+
+} // namespace
+
+bool cpu::lowerGatherElements(LoweringContext &L, const Node &N,
+                              const FusedTail &) {
+  const Value *X = N.getOperand(0), *Indices = N.getOperand(1),
+              *Y = N.getResult(0);
+  auto W = std::make_shared<ElementsWalk>();
+  if (!planElementsWalk(N, Y->getType(), *W))
+    return false;
+  BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
+           YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const size_t Elt = getElementByteSize(X->getType().getElementType());
+  L.addStep({Y->getName(), "gather_elements", false}, {XB, IB}, {YB}, [=]() {
+    const uint8_t *XP = P->bytes(XB), *IP = P->bytes(IB);
+    uint8_t *YP = P->bytes(YB);
+    for (size_t K = 0; K < W->SideOffsets.size(); ++K) {
+      const int64_t From = W->dataOffset(*P, IP, K);
+      if (From < 0)
+        return;
+      std::memcpy(YP + W->SideOffsets[K] * Elt, XP + From * Elt, Elt);
+    }
+  });
+  return true;
+}
+
+bool cpu::lowerScatterElements(LoweringContext &L, const Node &N,
+                               const FusedTail &) {
+  const Value *X = N.getOperand(0), *Indices = N.getOperand(1),
+              *Updates = N.getOperand(2), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const ElementType Elt = XT.getElementType();
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  static const std::pair<const char *, char> Ops[] = {
+      {"none", '='}, {"add", '+'}, {"mul", '*'}, {"max", '>'}, {"min", '<'}};
+  const auto *Op =
+      llvm::find_if(Ops, [&](const auto &O) { return Reduction == O.first; });
+  if (Op == std::end(Ops) || Updates->getType().getElementType() != Elt ||
+      YT.getShape() != XT.getShape())
+    return false;
+  void (*Combine)(uint8_t *, const uint8_t *, char) = nullptr;
+  if (Op->second != '=') {
+    switch (Elt) {
+    case ElementType::F32:
+      Combine = combine<float>;
+      break;
+    case ElementType::F64:
+      Combine = combine<double>;
+      break;
+    case ElementType::I32:
+      Combine = combine<int32_t>;
+      break;
+    case ElementType::I64:
+      Combine = combine<int64_t>;
+      break;
+    default:
+      return false; // The reference kernel combines other types.
+    }
+  }
+  // The walk's side offsets are the updates'; the result is written at the
+  // data offsets through its own strides (the same ones when both are
+  // dense in one layout, else through the walk of the result).
+  auto W = std::make_shared<ElementsWalk>();
+  if (!planElementsWalk(N, Updates->getType(), *W) ||
+      getStrides(YT) != getStrides(XT))
+    return false;
+  auto XShape = XT.getStaticShape();
+  auto XS = getStrides(XT);
+  std::vector<int64_t> Shape(XShape.begin(), XShape.end()),
+      Strides(XS.begin(), XS.end());
+  BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
+           UB = L.getBuffer(Updates), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const size_t Size = getElementByteSize(Elt);
+  const int Threads = L.getThreads();
+  const char R = Op->second;
+  L.addStep({Y->getName(),
+             std::string("scatter_elements") + (R == '=' ? "" : ".") +
+                 (R == '=' ? "" : Reduction),
+             false},
+            {XB, IB, UB}, {YB}, [=]() {
+              uint8_t *YP = P->bytes(YB);
+              copyStrided(int(Shape.size()), Shape.data(), P->bytes(XB),
+                          Strides.data(), YP, Strides.data(), Size, Threads);
+              const uint8_t *IP = P->bytes(IB), *UP = P->bytes(UB);
+              for (size_t K = 0; K < W->SideOffsets.size(); ++K) {
+                const int64_t To = W->dataOffset(*P, IP, K);
+                if (To < 0)
+                  return;
+                const uint8_t *From = UP + W->SideOffsets[K] * Size;
+                if (Combine)
+                  Combine(YP + To * Size, From, R);
+                else
+                  std::memcpy(YP + To * Size, From, Size);
+              }
             });
   return true;
 }

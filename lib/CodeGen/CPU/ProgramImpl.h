@@ -239,6 +239,10 @@ bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSlice(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerTile(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGather(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerGatherElements(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail);
+bool lowerScatterElements(LoweringContext &L, const Node &N,
+                          const FusedTail &Tail);
 bool lowerPad(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerDepthToSpace(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

@@ -347,6 +347,13 @@ void lowerAxisAttr(const Node &N, int64_t Version, onnx::NodeProto &NP,
   setIntAttr(NP, "axis", A->getInt() + *getOperandRank(N, 0));
 }
 
+// ScatterElements: reductions add and mul from 16, max and min from 18
+// (the attribute does not exist before 16).
+int64_t minVersionScatterReduction(const Node &N) {
+  const std::string R = N.getStringAttr("reduction", "none");
+  return R == "none" ? 11 : R == "add" || R == "mul" ? 16 : 18;
+}
+
 // BatchNormalization: the training outputs have their current meaning from
 // opset 14 on.
 int64_t minVersionBatchNorm(const Node &N) {
@@ -757,6 +764,8 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::ArgMax, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::ArgMin, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::Gather, 1, minVersionAxisAttr, lowerAxisAttr},
+    {OpId::GatherElements, 11, nullptr, nullptr},
+    {OpId::ScatterElements, 11, minVersionScatterReduction, nullptr},
     {OpId::Expand, 8, nullptr, nullptr},
     {OpId::Tile, 6, nullptr, nullptr},
     {OpId::Reshape, 5, nullptr, nullptr},
@@ -783,6 +792,9 @@ bool isZero(const Attribute &A) {
 bool isAllOnes(const Attribute &A) {
   return A.getKind() == AttrKind::Ints &&
          llvm::all_of(A.getInts(), [](int64_t V) { return V == 1; });
+}
+bool isNone(const Attribute &A) {
+  return A.getKind() == AttrKind::String && A.getString() == "none";
 }
 bool isDCR(const Attribute &A) {
   return A.getKind() == AttrKind::String && A.getString() == "DCR";
@@ -816,6 +828,7 @@ constexpr AttrIntroduction AttrIntroductions[] = {
     {OpId::Shape, "end", 15, nullptr},
     {OpId::LSTM, "layout", 14, isZero},
     {OpId::GRU, "layout", 14, isZero},
+    {OpId::ScatterElements, "reduction", 16, isNone},
 };
 
 constexpr uint32_t typeBit(ElementType T) {

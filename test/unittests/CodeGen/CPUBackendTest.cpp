@@ -1017,6 +1017,75 @@ TEST(CPUKernelTest, GatherByIndicesComputedAtRunTime) {
   }
 }
 
+/// A graph input \p Name of \p Elt and \p Shape holding \p Values
+/// (repeated).
+Value *intInput(GraphBuilder &B, const std::string &Name, ElementType Elt,
+                llvm::ArrayRef<int64_t> Shape, llvm::ArrayRef<int64_t> Values) {
+  Value *V = B.G.addInput(Name, TensorType::get(Elt, Shape));
+  runtime::Tensor T(Elt, Shape);
+  for (int64_t K = 0; K < T.getNumElements(); ++K)
+    T.setInt(K, Values[size_t(K) % Values.size()]);
+  B.Inputs[Name] = std::move(T);
+  return V;
+}
+
+TEST(CPUKernelTest, GatherAndScatterElementsByRunTimeIndices) {
+  // Indices (i64 and i32, negative ones, repeats) of a smaller shape than
+  // the data along every axis; ScatterElements with each reduction, of f32
+  // and i64 data (repeated indices: the last update wins, or they combine
+  // in row-major order of the indices, as in the reference).
+  const int64_t Index[] = {1, -1, 0, 2, -3, 1, 0, 2, 2};
+  for (ElementType IElt : {ElementType::I64, ElementType::I32})
+    for (int64_t Axis : {0, 1, -1}) {
+      std::vector<int64_t> IShape = {2, 3, 2};
+      {
+        GraphBuilder B(140 + unsigned(Axis));
+        Value *X = B.input({3, 4, 3});
+        Value *I = intInput(B, "idx", IElt, IShape, Index);
+        Value *Y = B.op(OpId::GatherElements, {X, I},
+                        {{"axis", Attribute::getInt(Axis)}});
+        B.check(Y, 0, 1, "gather_elements");
+      }
+      for (const char *R : {"none", "add", "mul", "max", "min"})
+        for (ElementType DElt : {ElementType::F32, ElementType::I64}) {
+          GraphBuilder B(150 + unsigned(Axis));
+          Value *X, *U;
+          if (DElt == ElementType::F32) {
+            X = B.input({3, 4, 3});
+            U = B.input(IShape);
+          } else {
+            X = intInput(B, "x", DElt, {3, 4, 3}, {5, -2, 7, 0, 3});
+            U = intInput(B, "u", DElt, IShape, {-4, 9, 2, 6});
+          }
+          Value *I = intInput(B, "idx", IElt, IShape, Index);
+          Value *Y = B.op(OpId::ScatterElements, {X, I, U},
+                          {{"axis", Attribute::getInt(Axis)},
+                           {"reduction", Attribute::getString(R)}});
+          B.check(Y, 0, 1, "scatter_elements");
+        }
+    }
+}
+
+TEST(CPUKernelTest, TopKOfIntegersAndDoubles) {
+  // Sorting sequence lengths (i64), with ties, both results checked.
+  for (ElementType Elt : {ElementType::I64, ElementType::I32, ElementType::F64})
+    for (int Largest : {0, 1})
+      for (unsigned Result : {0u, 1u}) {
+        GraphBuilder B(170 + Largest);
+        Value *X = intInput(B, "x", Elt, {3, 5}, {4, -1, 9, 4, 0, 7, 7, 2});
+        TensorDataRef KD = TensorData::fromInt64(ElementType::I64, {1}, {3});
+        Node *C = B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
+        C->setAttr("value", Attribute::getTensor(KD));
+        Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
+                        {{"axis", Attribute::getInt(1)},
+                         {"largest", Attribute::getInt(Largest)}},
+                        2);
+        Node *T = V->getDefiningNode();
+        B.G.addOutput(T->getResult(1 - Result));
+        B.check(T->getResult(Result), 0, 2, "topk.");
+      }
+}
+
 TEST(CPUKernelTest, ResizeEveryLayout) {
   struct Case {
     const char *Mode, *Coord, *Nearest;
