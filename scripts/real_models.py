@@ -95,6 +95,15 @@ THIRD_PARTY = [
     ("piper-tashkeel", "piper-tts==1.8.0", "piper/tashkeel/model.onnx",
      {"char_inputs": [1, 128], "diac_inputs": [1, 128],
       "input_lengths": ([1], 128)}, "text"),
+    # onnx-asr's feature extractors (10 s of 16 kHz audio): NeMo's log-mel
+    # spectrogram and Kaldi's fbank (with GatherElements and
+    # ScatterElements), their STFT written as a Conv1D.
+    ("asr-nemo80-features", "onnx-asr==0.12.0",
+     "onnx_asr/preprocessors/data/nemo80_conv.onnx",
+     {"waveforms": [1, 160000], "waveforms_lens": ([1], 160000)}, "audio"),
+    ("asr-kaldi-features", "onnx-asr==0.12.0",
+     "onnx_asr/preprocessors/data/kaldi_conv.onnx",
+     {"waveforms": [1, 160000], "waveforms_lens": ([1], 160000)}, "audio"),
     ("silero-vad-v6", "faster-whisper==1.2.1",
      "faster_whisper/assets/silero_vad_v6.onnx", {"input": [938, 576]},
      "vad"),
