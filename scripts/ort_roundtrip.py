@@ -499,6 +499,12 @@ def op_cases():
                  reduction="max")], x4, [tout("y")],
               [ints("i", np.tile([1, -1, 1], (2, 3, 4, 1))),
                floats("u", rand((2, 3, 4, 3), 2))]),
+        # A Hann-like window, frames overlapping by half.
+        model("STFT", [node("STFT", ["x", "s", "w"], ["y"])],
+              [tin("x", [2, 64, 1])], [tout("y")],
+              [init("s", np.array(8, dtype=np.int64)),
+               floats("w", 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16))],
+              opset=17),
         model("Expand", [node("Expand", ["x", "s"], ["y"])],
               [tin("x", [3, 1, 6])], [tout("y")], [ints("s", [2, 3, 4, 6])]),
         model("Reshape", [node("Reshape", ["x", "s"], ["y"])], x4, [tout("y")],

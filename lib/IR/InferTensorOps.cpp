@@ -440,6 +440,87 @@ llvm::Error detail::inferTopK(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+llvm::Error detail::inferSTFT(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "signal");
+  if (llvm::Error E = checkOperandPresent(N, 1, "frame_step"))
+    return E;
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "signal", EltClass::Float))
+    return E;
+  for (unsigned I : {1u, 3u})
+    if (llvm::Error E =
+            checkScalarOperand(N, I, I == 1 ? "frame_step" : "frame_length",
+                               EltClass::Index, /*AllowSingleElement=*/true))
+      return E;
+  const ElementType Elt = X->getElementType();
+  // [batch, length] is a real signal too (ONNX Runtime reads it so, and
+  // exporters rely on it).
+  if (X->hasRank() && X->getRank() != 3 && X->getRank() != 2)
+    return makeNodeError(N, "signal " + X->str() +
+                                " must be [batch, length, 1 or 2]");
+  if (X->hasRank() && X->getRank() == 3 && X->getDim(2).isStatic() &&
+      X->getDim(2).getSize() != 1 && X->getDim(2).getSize() != 2)
+    return makeNodeError(N, "signal " + X->str() +
+                                " must be real ([..., 1]) or complex "
+                                "([..., 2])");
+  // The frame length: frame_length's value, else the window's length.
+  Dim Length = Dim::getUnknown();
+  if (const TensorType *W = getOperandType(N, 2)) {
+    if (llvm::Error E =
+            checkElementType(N, W->getElementType(), "window", EltClass::Float))
+      return E;
+    if (W->hasRank() && W->getRank() != 1)
+      return makeNodeError(N, "window " + W->str() + " must be 1-D");
+    if (W->hasRank())
+      Length = W->getDim(0);
+  }
+  if (N.hasOperand(3)) {
+    if (const TensorData *D = N.getOperand(3)->getConstantData()) {
+      const int64_t L = D->getInt(0);
+      if (L < 1)
+        return makeNodeError(N, "frame_length " + llvm::Twine(L) +
+                                    " must be positive");
+      if (Length.isStatic() && Length.getSize() != L)
+        return makeNodeError(N, "frame_length " + llvm::Twine(L) +
+                                    " differs from the window's length " +
+                                    llvm::Twine(Length.getSize()));
+      Length = Dim::getStatic(L);
+    } else {
+      Length = Dim::getUnknown();
+    }
+  } else if (!N.hasOperand(2)) {
+    return makeNodeError(N, "neither a window nor a frame_length gives the "
+                            "frame length");
+  }
+  if (!X->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  Dim Frames = Dim::getUnknown(), Bins = Dim::getUnknown();
+  const TensorData *Step = N.getOperand(1)->getConstantData();
+  if (Step && Step->getInt(0) < 1)
+    return makeNodeError(N, "frame_step " + llvm::Twine(Step->getInt(0)) +
+                                " must be positive");
+  if (Length.isStatic()) {
+    const int64_t L = Length.getSize();
+    const bool OneSided = N.getIntAttr("onesided", 1) != 0;
+    Bins = Dim::getStatic(OneSided ? L / 2 + 1 : L);
+    const Dim &S = X->getDim(1);
+    if (Step && S.isStatic()) {
+      if (S.getSize() < L)
+        return makeNodeError(N, "signal of length " + llvm::Twine(S.getSize()) +
+                                    " is shorter than a frame (" +
+                                    llvm::Twine(L) + ")");
+      Frames = Dim::getStatic((S.getSize() - L) / Step->getInt(0) + 1);
+    }
+  }
+  Results.push_back(
+      makeType(Elt, {X->getDim(0), Frames, Bins, Dim::getStatic(2)}));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferSoftmax(const Node &N, ResultTypes &Results) {
   return inferSoftmaxLike(N, Results);
 }

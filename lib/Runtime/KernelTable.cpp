@@ -20,6 +20,7 @@ static const KernelTable &getKernelTable() {
     addMatrixKernels(T);
     addResizeKernels(T);
     addRecurrentKernels(T);
+    addSignalKernels(T);
     return T;
   }();
   return Table;

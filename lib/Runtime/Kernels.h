@@ -43,6 +43,8 @@ void addMatrixKernels(KernelTable &T);
 void addResizeKernels(KernelTable &T);
 /// RecurrentKernels.cpp: LSTM, GRU.
 void addRecurrentKernels(KernelTable &T);
+/// SignalKernels.cpp: STFT.
+void addSignalKernels(KernelTable &T);
 
 } // namespace runtime
 } // namespace strider

@@ -332,6 +332,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Slice)] = lowerSlice;
     T[size_t(OpId::Tile)] = lowerTile;
     T[size_t(OpId::TopK)] = lowerTopK;
+    T[size_t(OpId::STFT)] = lowerSTFT;
     T[size_t(OpId::Gather)] = lowerGather;
     T[size_t(OpId::GatherElements)] = lowerGatherElements;
     T[size_t(OpId::ScatterElements)] = lowerScatterElements;

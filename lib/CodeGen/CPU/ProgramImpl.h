@@ -220,6 +220,7 @@ bool lowerBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerCompare(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerTopK(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerSTFT(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerExpand(LoweringContext &L, const Node &N, const FusedTail &Tail);

@@ -354,6 +354,14 @@ int64_t minVersionScatterReduction(const Node &N) {
   return R == "none" ? 11 : R == "add" || R == "mul" ? 16 : 18;
 }
 
+// STFT: `onesided` always written. The spec and ONNX Runtime default it to
+// 1, but ONNX's shape inference (1.23) reads an absent one as 0, so that
+// onnx.checker would reject the node's one-sided result shape.
+void lowerSTFT(const Node &N, int64_t, onnx::NodeProto &NP, ExportSink &) {
+  if (!N.getAttr("onesided"))
+    setIntAttr(NP, "onesided", 1);
+}
+
 // BatchNormalization: the training outputs have their current meaning from
 // opset 14 on.
 int64_t minVersionBatchNorm(const Node &N) {
@@ -778,6 +786,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Einsum, 12, nullptr, nullptr},
     {OpId::LSTM, 7, nullptr, nullptr},
     {OpId::GRU, 7, nullptr, nullptr},
+    {OpId::STFT, 17, nullptr, lowerSTFT},
     {OpId::Constant, 1, nullptr, nullptr},
     {OpId::ConstantOfShape, 9, nullptr, nullptr},
     {OpId::Shape, 1, nullptr, nullptr},

@@ -1086,6 +1086,45 @@ TEST(CPUKernelTest, TopKOfIntegersAndDoubles) {
       }
 }
 
+TEST(CPUKernelTest, STFTAsOneGemmOverEveryFrame) {
+  // Real signals ([B, L, 1] and [B, L]), with a window or only a frame
+  // length, one- and two-sided, steps shorter and longer than a frame, an
+  // odd frame length; a complex signal runs on the reference kernel.
+  struct Case {
+    std::vector<int64_t> Signal;
+    int64_t Step, Length;
+    bool Window;
+    int OneSided;
+  };
+  const Case Cases[] = {{{2, 64, 1}, 8, 16, true, 1},
+                        {{1, 50}, 12, 10, false, 1},
+                        {{3, 41, 1}, 5, 9, true, 0},
+                        {{2, 30}, 30, 30, true, 1}};
+  auto IntConstant = [](GraphBuilder &B, int64_t V) {
+    TensorDataRef D = TensorData::fromInt64(ElementType::I64, {}, {V});
+    Node *C = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("i")},
+                             {D->getType()});
+    C->setAttr("value", Attribute::getTensor(D));
+    return C->getResult(0);
+  };
+  for (const Case &C : Cases)
+    for (int Threads : {1, 2}) {
+      GraphBuilder B(unsigned(180 + C.Length));
+      Value *X = B.input(C.Signal);
+      std::vector<Value *> Ops = {X, IntConstant(B, C.Step)};
+      Ops.push_back(C.Window ? B.constant({C.Length}) : nullptr);
+      if (!C.Window)
+        Ops.push_back(IntConstant(B, C.Length));
+      Value *Y =
+          B.op(OpId::STFT, Ops, {{"onesided", Attribute::getInt(C.OneSided)}});
+      B.check(Y, 0, Threads, "stft.gemm");
+    }
+  GraphBuilder B(190);
+  Value *X = B.input({1, 20, 2});
+  Value *Y = B.op(OpId::STFT, {X, IntConstant(B, 4), B.constant({8})});
+  B.check(Y, /*MaxFallbacks=*/1, 1, "reference.STFT");
+}
+
 TEST(CPUKernelTest, ResizeEveryLayout) {
   struct Case {
     const char *Mode, *Coord, *Nearest;
