@@ -1,9 +1,12 @@
 //===- DepthwiseKernels.cpp - Channels-last depthwise convolution ---------===//
 //
-// One output pixel at a time, one vector of channels at a time: the sum
-// over the taps that fall inside the input (padding taps are skipped, not
-// multiplied by zero), then bias, residual and activation, then one store.
-// Rows of output pixels are spread over threads.
+// The sum over the taps that fall inside the input (padding taps are
+// skipped, not multiplied by zero), then bias, residual and activation,
+// then one store. Pixels whose window lies inside the row go four at a
+// time, two vectors of channels at a time: each weight vector loaded for a
+// tap serves four pixels (five loads per four multiply-adds instead of
+// two per one). Border pixels go one at a time, four vectors of channels
+// at a time. Rows of output pixels are spread over threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +79,72 @@ HWY_INLINE void depthwisePixel(const float *HWY_RESTRICT X,
   }
 }
 
+/// Four output pixels \p PixStep input elements (\p YStep output elements)
+/// apart, all with the same taps: as depthwisePixel for each.
+HWY_INLINE void depthwisePixels4(const float *HWY_RESTRICT X, int64_t PixStep,
+                                 const int64_t *Offsets, const int64_t *Taps,
+                                 int64_t NumTaps, const float *HWY_RESTRICT W,
+                                 int64_t WS, const float *HWY_RESTRICT Bias,
+                                 const float *Residual, int64_t ResStep,
+                                 const Activation &Act, float *HWY_RESTRICT Y,
+                                 int64_t YStep, int64_t C) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t C0 = 0;
+  auto Finish = [&](int P, int64_t At, decltype(hn::Zero(d)) Acc) {
+    if (Residual)
+      Acc = hn::Add(Acc, hn::LoadU(d, Residual + P * ResStep + At));
+    hn::StoreU(applyActivation(d, Act, Acc), d, Y + P * YStep + At);
+  };
+  for (; C0 + 2 * L <= C; C0 += 2 * L) {
+    const auto B0 = hn::LoadU(d, Bias + C0), B1 = hn::LoadU(d, Bias + C0 + L);
+    auto A0 = B0, A1 = B1, A2 = B0, A3 = B1, A4 = B0, A5 = B1, A6 = B0, A7 = B1;
+    for (int64_t T = 0; T < NumTaps; ++T) {
+      const float *Src = X + Offsets[T] + C0;
+      const float *Wt = W + Taps[T] * WS + C0;
+      const auto W0 = hn::LoadU(d, Wt), W1 = hn::LoadU(d, Wt + L);
+      A0 = hn::MulAdd(hn::LoadU(d, Src), W0, A0);
+      A1 = hn::MulAdd(hn::LoadU(d, Src + L), W1, A1);
+      A2 = hn::MulAdd(hn::LoadU(d, Src + PixStep), W0, A2);
+      A3 = hn::MulAdd(hn::LoadU(d, Src + PixStep + L), W1, A3);
+      A4 = hn::MulAdd(hn::LoadU(d, Src + 2 * PixStep), W0, A4);
+      A5 = hn::MulAdd(hn::LoadU(d, Src + 2 * PixStep + L), W1, A5);
+      A6 = hn::MulAdd(hn::LoadU(d, Src + 3 * PixStep), W0, A6);
+      A7 = hn::MulAdd(hn::LoadU(d, Src + 3 * PixStep + L), W1, A7);
+    }
+    Finish(0, C0, A0);
+    Finish(0, C0 + L, A1);
+    Finish(1, C0, A2);
+    Finish(1, C0 + L, A3);
+    Finish(2, C0, A4);
+    Finish(2, C0 + L, A5);
+    Finish(3, C0, A6);
+    Finish(3, C0 + L, A7);
+  }
+  for (; C0 + L <= C; C0 += L) {
+    const auto B0 = hn::LoadU(d, Bias + C0);
+    auto A0 = B0, A1 = B0, A2 = B0, A3 = B0;
+    for (int64_t T = 0; T < NumTaps; ++T) {
+      const float *Src = X + Offsets[T] + C0;
+      const auto W0 = hn::LoadU(d, W + Taps[T] * WS + C0);
+      A0 = hn::MulAdd(hn::LoadU(d, Src), W0, A0);
+      A1 = hn::MulAdd(hn::LoadU(d, Src + PixStep), W0, A1);
+      A2 = hn::MulAdd(hn::LoadU(d, Src + 2 * PixStep), W0, A2);
+      A3 = hn::MulAdd(hn::LoadU(d, Src + 3 * PixStep), W0, A3);
+    }
+    Finish(0, C0, A0);
+    Finish(1, C0, A1);
+    Finish(2, C0, A2);
+    Finish(3, C0, A3);
+  }
+  if (C0 < C)
+    for (int P = 0; P < 4; ++P)
+      depthwisePixel(X + P * PixStep + C0, Offsets, Taps, NumTaps, W + C0, WS,
+                     Bias + C0,
+                     Residual ? Residual + P * ResStep + C0 : nullptr, Act,
+                     Y + P * YStep + C0, C - C0);
+}
+
 void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
                       const float *Bias, const float *Residual,
                       const Activation &Act, float *Y, int64_t OD, int64_t OH) {
@@ -116,7 +185,22 @@ void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
   const float *Res =
       Residual ? Residual + OD * P.YS[0] + OH * P.YS[1] : nullptr;
   float *Out = Y + OD * P.YS[0] + OH * P.YS[1];
+  // Whether output column OW's window lies inside the input along w.
+  auto Inside = [&](int64_t OW) {
+    const int64_t BW = OW * P.Stride[2] - P.Pad[2];
+    return BW >= 0 && BW + (P.Kernel[2] - 1) * P.Dilation[2] < P.In[2];
+  };
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    // The inside columns are one run: four at a time while they last.
+    if (OW + 3 < P.Out[2] && Inside(OW) && Inside(OW + 3)) {
+      const int64_t BW = OW * P.Stride[2] - P.Pad[2];
+      depthwisePixels4(Row + BW * P.XS[2], P.Stride[2] * P.XS[2],
+                       Offsets.data(), Taps.data(), InnerTaps, W,
+                       P.WeightStride, Bias, Res ? Res + OW * P.YS[2] : nullptr,
+                       P.YS[2], Act, Out + OW * P.YS[2], P.YS[2], P.Channels);
+      OW += 3;
+      continue;
+    }
     const int64_t BW = OW * P.Stride[2] - P.Pad[2];
     int64_t KWLo = 0, KWHi = P.Kernel[2];
     while (KWLo < KWHi && BW + KWLo * P.Dilation[2] < 0)
