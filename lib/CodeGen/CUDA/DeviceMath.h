@@ -15,6 +15,7 @@
 #include "Kernels.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <cstdint>
 
@@ -129,6 +130,296 @@ STRIDER_HOST_DEVICE float applyBinary(BinaryOp Op, float A, float B) {
     return A < 0.0f ? A * B : A;
   }
   return A;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed elements (TypedParams)
+//===----------------------------------------------------------------------===//
+
+/// IEEE half bits to float, exactly (subnormals, infinities, NaN).
+STRIDER_HOST_DEVICE float halfBitsToFloat(uint16_t H) {
+  const uint32_t Sign = uint32_t(H & 0x8000u) << 16;
+  uint32_t Exp = (H >> 10) & 0x1fu, Man = H & 0x3ffu, Bits;
+  if (Exp == 0x1fu) {
+    Bits = Sign | 0x7f800000u | (Man << 13);
+  } else if (Exp != 0) {
+    Bits = Sign | ((Exp + 112u) << 23) | (Man << 13);
+  } else if (Man == 0) {
+    Bits = Sign;
+  } else {
+    // A subnormal: shift the mantissa up to its leading one.
+    uint32_t E = 113;
+    while (!(Man & 0x400u)) {
+      Man <<= 1;
+      --E;
+    }
+    Bits = Sign | (E << 23) | ((Man & 0x3ffu) << 13);
+  }
+  float F;
+  memcpy(&F, &Bits, 4);
+  return F;
+}
+
+/// Float to IEEE half bits, rounding to nearest even (as __float2half_rn):
+/// 65520 and more become infinity, NaN stays NaN.
+STRIDER_HOST_DEVICE uint16_t floatToHalfBits(float F) {
+  uint32_t X;
+  memcpy(&X, &F, 4);
+  const uint32_t Sign = (X >> 16) & 0x8000u, Abs = X & 0x7fffffffu;
+  if (Abs >= 0x7f800000u)
+    return uint16_t(Sign | 0x7c00u | (Abs > 0x7f800000u ? 0x200u : 0u));
+  if (Abs >= 0x477ff000u)
+    return uint16_t(Sign | 0x7c00u);
+  if (Abs >= 0x38800000u) {
+    const uint32_t R = Abs + 0xfffu + ((Abs >> 13) & 1u);
+    return uint16_t(Sign | ((R - 0x38000000u) >> 13));
+  }
+  // Below the smallest normal: a multiple of 2^-24, rounded to even.
+  const uint32_t E = Abs >> 23;
+  if (E < 102)
+    return uint16_t(Sign);
+  const uint32_t Man = (Abs & 0x7fffffu) | 0x800000u, Shift = 126 - E;
+  uint32_t Q = Man >> Shift;
+  const uint32_t Rest = Man & ((1u << Shift) - 1u), Half = 1u << (Shift - 1);
+  if (Rest > Half || (Rest == Half && (Q & 1u)))
+    ++Q;
+  return uint16_t(Sign | Q);
+}
+
+/// bfloat16 bits to float and back (rounding to nearest even, NaN kept).
+STRIDER_HOST_DEVICE float bf16BitsToFloat(uint16_t H) {
+  const uint32_t Bits = uint32_t(H) << 16;
+  float F;
+  memcpy(&F, &Bits, 4);
+  return F;
+}
+STRIDER_HOST_DEVICE uint16_t floatToBf16Bits(float F) {
+  uint32_t X;
+  memcpy(&X, &F, 4);
+  if ((X & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((X >> 16) | 0x40u);
+  return uint16_t((X + 0x7fffu + ((X >> 16) & 1u)) >> 16);
+}
+
+STRIDER_HOST_DEVICE bool isIntegerType(ScalarType T) {
+  return T == ScalarType::I32 || T == ScalarType::I64 || T == ScalarType::Bool;
+}
+
+STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
+  switch (T) {
+  case ScalarType::F32:
+  case ScalarType::I32:
+    return 4;
+  case ScalarType::F16:
+  case ScalarType::BF16:
+    return 2;
+  case ScalarType::I64:
+    return 8;
+  case ScalarType::Bool:
+    return 1;
+  }
+  return 1;
+}
+
+/// Element \p I of \p Base as a double (exact for every float type and
+/// every integer below 2^53).
+STRIDER_HOST_DEVICE double loadDouble(ScalarType T, const void *Base,
+                                      int64_t I) {
+  const char *P = static_cast<const char *>(Base) + I * getScalarBytes(T);
+  switch (T) {
+  case ScalarType::F32: {
+    float V;
+    memcpy(&V, P, 4);
+    return V;
+  }
+  case ScalarType::F16:
+  case ScalarType::BF16: {
+    uint16_t H;
+    memcpy(&H, P, 2);
+    return T == ScalarType::F16 ? halfBitsToFloat(H) : bf16BitsToFloat(H);
+  }
+  case ScalarType::I32: {
+    int32_t V;
+    memcpy(&V, P, 4);
+    return V;
+  }
+  case ScalarType::I64: {
+    int64_t V;
+    memcpy(&V, P, 8);
+    return double(V);
+  }
+  case ScalarType::Bool:
+    return *P ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+/// Element \p I of \p Base as an integer (floats truncated toward zero,
+/// NaN and values out of range as 0).
+STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I) {
+  const char *P = static_cast<const char *>(Base) + I * getScalarBytes(T);
+  switch (T) {
+  case ScalarType::I32: {
+    int32_t V;
+    memcpy(&V, P, 4);
+    return V;
+  }
+  case ScalarType::I64: {
+    int64_t V;
+    memcpy(&V, P, 8);
+    return V;
+  }
+  case ScalarType::Bool:
+    return *P ? 1 : 0;
+  default: {
+    const double V = loadDouble(T, Base, I);
+    return V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
+                                                                   : 0;
+  }
+  }
+}
+
+/// Stores \p V (a double, or the integer \p IV when \p IsInt) as element
+/// \p I of \p Base: floats round to nearest, integers from a double
+/// truncate (NaN and values out of range as 0) and from an integer keep
+/// their low bits, bool is != 0.
+STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
+                                     double V, int64_t IV, bool IsInt) {
+  char *P = static_cast<char *>(Base) + I * getScalarBytes(T);
+  if (T == ScalarType::Bool) {
+    *P = IsInt ? IV != 0 : V != 0.0;
+    return;
+  }
+  if (T == ScalarType::I32 || T == ScalarType::I64) {
+    int64_t X = IV;
+    if (!IsInt)
+      X = V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
+                                                                  : 0;
+    if (T == ScalarType::I32) {
+      const int32_t X32 = int32_t(uint32_t(uint64_t(X)));
+      memcpy(P, &X32, 4);
+    } else {
+      memcpy(P, &X, 8);
+    }
+    return;
+  }
+  const float F = float(IsInt ? double(IV) : V);
+  if (T == ScalarType::F32) {
+    memcpy(P, &F, 4);
+    return;
+  }
+  const uint16_t H =
+      T == ScalarType::F16 ? floatToHalfBits(F) : floatToBf16Bits(F);
+  memcpy(P, &H, 2);
+}
+
+/// Element \p Index (row-major over P.Shape) of Y = P.Op(operands).
+STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
+                                   void *Y, int64_t Index) {
+  int64_t Off[3] = {0, 0, 0};
+  int64_t Rest = Index;
+  for (int D = P.Rank - 1; D >= 0; --D) {
+    const int64_t At = Rest % P.Shape[D];
+    Rest /= P.Shape[D];
+    for (int K = 0; K < 3; ++K)
+      Off[K] += At * P.Strides[K][D];
+  }
+  const ScalarType A = P.In[0];
+  switch (P.Op) {
+  case TypedOp::Cast:
+    if (isIntegerType(A))
+      storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]), true);
+    else
+      storeScalar(P.Y, Y, Index, loadDouble(A, Ins[0], Off[0]), 0, false);
+    return;
+  case TypedOp::Add:
+  case TypedOp::Sub:
+  case TypedOp::Mul:
+  case TypedOp::Div:
+  case TypedOp::Max:
+  case TypedOp::Min: {
+    const int64_t X = loadInt(A, Ins[0], Off[0]),
+                  W = loadInt(P.In[1], Ins[1], Off[1]);
+    const uint64_t UX = uint64_t(X), UW = uint64_t(W);
+    int64_t R = 0;
+    switch (P.Op) {
+    case TypedOp::Add:
+      R = int64_t(UX + UW);
+      break;
+    case TypedOp::Sub:
+      R = int64_t(UX - UW);
+      break;
+    case TypedOp::Mul:
+      R = int64_t(UX * UW);
+      break;
+    case TypedOp::Div:
+      R = W == 0 ? 0 : (W == -1 ? int64_t(0 - UX) : X / W);
+      break;
+    case TypedOp::Max:
+      R = X < W ? W : X;
+      break;
+    default:
+      R = W < X ? W : X;
+      break;
+    }
+    storeScalar(P.Y, Y, Index, 0.0, R, true);
+    return;
+  }
+  case TypedOp::Equal:
+  case TypedOp::Less:
+  case TypedOp::LessEqual:
+  case TypedOp::Greater:
+  case TypedOp::GreaterEqual: {
+    int Cmp; // -1, 0, 1, or 2 when unordered (NaN).
+    if (isIntegerType(A)) {
+      const int64_t X = loadInt(A, Ins[0], Off[0]),
+                    W = loadInt(P.In[1], Ins[1], Off[1]);
+      Cmp = X < W ? -1 : X > W ? 1 : 0;
+    } else {
+      const double X = loadDouble(A, Ins[0], Off[0]),
+                   W = loadDouble(P.In[1], Ins[1], Off[1]);
+      Cmp = X < W ? -1 : X > W ? 1 : X == W ? 0 : 2;
+    }
+    bool R = false;
+    switch (P.Op) {
+    case TypedOp::Equal:
+      R = Cmp == 0;
+      break;
+    case TypedOp::Less:
+      R = Cmp == -1;
+      break;
+    case TypedOp::LessEqual:
+      R = Cmp == -1 || Cmp == 0;
+      break;
+    case TypedOp::Greater:
+      R = Cmp == 1;
+      break;
+    default:
+      R = Cmp == 1 || Cmp == 0;
+      break;
+    }
+    storeScalar(P.Y, Y, Index, 0.0, R, true);
+    return;
+  }
+  case TypedOp::And:
+  case TypedOp::Or: {
+    const bool X = loadInt(A, Ins[0], Off[0]) != 0,
+               W = loadInt(P.In[1], Ins[1], Off[1]) != 0;
+    const bool R = P.Op == TypedOp::And ? X && W : X || W;
+    storeScalar(P.Y, Y, Index, 0.0, R, true);
+    return;
+  }
+  case TypedOp::Not:
+    storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]) == 0, true);
+    return;
+  case TypedOp::Where: {
+    const int K = loadInt(A, Ins[0], Off[0]) != 0 ? 1 : 2;
+    const int Bytes = getScalarBytes(P.Y);
+    memcpy(static_cast<char *>(Y) + Index * Bytes,
+           static_cast<const char *>(Ins[K]) + Off[K] * Bytes, size_t(Bytes));
+    return;
+  }
+  }
 }
 
 /// The taps of one axis of a pooling window: taps [Lo, Hi) read the

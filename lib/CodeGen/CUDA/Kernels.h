@@ -133,6 +133,56 @@ struct ElementwiseParams {
 cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
                               const void *B, void *Y, cudaStream_t S);
 
+//===----------------------------------------------------------------------===//
+// Typed elementwise ops: integers, bools and masks (LogicKernels.cu)
+//===----------------------------------------------------------------------===//
+
+/// Storage types of the typed kernel: the float types and the index and
+/// mask types the other kernels do not hold (bool is one byte, 0 or 1).
+enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool };
+
+/// What the typed kernel computes per element (DeviceMath.h: evalTyped),
+/// with the reference interpreter's semantics:
+///   Cast                Y = A converted (floats to integers truncate,
+///                       anything to bool is != 0, to f16/bf16 rounds)
+///   Add..Min            integer arithmetic, wrapping; Div truncates and
+///                       x / 0 = 0
+///   Equal..GreaterEqual comparisons (integers exactly, floats as values)
+///   And, Or, Not        of bools
+///   Where               Y = C ? A : B (operand 0 the condition)
+enum class TypedOp : uint8_t {
+  Cast,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Equal,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  And,
+  Or,
+  Not,
+  Where,
+};
+
+/// Y (dense in its physical order, Shape) = Op of up to three operands,
+/// each read through broadcast strides in Y's physical order.
+struct TypedParams {
+  TypedOp Op = TypedOp::Cast;
+  int Rank = 0;
+  int64_t Shape[MaxRank] = {};
+  int64_t Strides[3][MaxRank] = {};
+  ScalarType In[3] = {ScalarType::F32, ScalarType::F32, ScalarType::F32};
+  ScalarType Y = ScalarType::F32;
+  int NumOperands = 1;
+};
+cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
+                        const void *C, void *Y, cudaStream_t S);
+
 /// Y = Act(X * Scale[c] + Bias[c] + Residual) over Count elements, channel
 /// c = (i / ChannelStride) % Channels (NCHW: ChannelStride = pixels; NHWC:
 /// 1). Scale, Bias and Residual may be null; X may equal Y. What follows

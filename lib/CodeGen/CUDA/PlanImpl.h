@@ -60,6 +60,7 @@ struct GemmStep {
 ///   CopyPlan, PadParams, PoolParams, ReduceParams, SoftmaxParams: X, Y
 ///   ResizeParams: X, Y, then Index and Weight tables per spatial axis
 ///   ElementwiseParams: A, B (-1 for unary ops), Y
+///   TypedParams: A, B, C (-1 where the op has fewer operands), Y
 ///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
 ///   NormParams: X, Scale, Bias, Y
 ///   LrnParams: X, Y
@@ -73,9 +74,9 @@ struct GemmStep {
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
 using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
-                 EpilogueParams, PoolParams, ReduceParams, SoftmaxParams,
-                 NormParams, LrnParams, LstmCellParams, GruCellParams,
-                 ConvStep, GemmStep>;
+                 TypedParams, EpilogueParams, PoolParams, ReduceParams,
+                 SoftmaxParams, NormParams, LrnParams, LstmCellParams,
+                 GruCellParams, ConvStep, GemmStep>;
 
 struct PlanStep {
   StepInfo Info;
@@ -110,6 +111,9 @@ CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
 
 /// The device storage type of \p E, if the backend holds it.
 llvm::Optional<DType> getDType(ElementType E);
+/// The typed kernel's storage type of \p E (the float types, i32, i64 and
+/// bool), if it holds it.
+llvm::Optional<ScalarType> getScalarType(ElementType E);
 
 class PlanContext {
 public:
@@ -177,7 +181,7 @@ using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
                                const codegen::FusedTail &Tail);
 
 // One file per family: PlanLibraries.cpp, PlanCompute.cpp,
-// PlanDataMovement.cpp, PlanRecurrent.cpp.
+// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp.
 llvm::Error planConv(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planGemm(PlanContext &C, const Node &N,
@@ -186,6 +190,12 @@ llvm::Error planMatMul(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
 llvm::Error planElementwise(PlanContext &C, const Node &N,
                             const codegen::FusedTail &Tail);
+/// PlanLogic.cpp: whether \p N runs on the typed kernel (comparisons,
+/// logic, Where; Cast and arithmetic with an integer or bool side), and
+/// its step.
+bool isTypedStep(const Node &N);
+llvm::Error planTyped(PlanContext &C, const Node &N,
+                      const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planNorm(PlanContext &C, const Node &N,

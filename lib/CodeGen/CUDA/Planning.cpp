@@ -148,11 +148,11 @@ static llvm::Error checkHeld(const Value *V, const Node &User) {
                                    T.str() +
                                    ": the CUDA backend needs static shapes "
                                    "(bind symbolic dims with --dim)");
-  if (!getDType(T.getElementType()))
+  if (!getScalarType(T.getElementType()))
     return makeNodeError(User, "value '" + V->getName() + "' has type " +
                                    T.str() +
-                                   ": the CUDA backend holds f32, f16 and "
-                                   "bf16 tensors");
+                                   ": the CUDA backend holds f32, f16, bf16, "
+                                   "i32, i64 and bool tensors");
   return llvm::Error::success();
 }
 
@@ -321,6 +321,10 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::LRN)] = planLrn;
     T[size_t(OpId::LSTM)] = planLstm;
     T[size_t(OpId::GRU)] = planGru;
+    for (OpId Id :
+         {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
+          OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Not, OpId::Where})
+      T[size_t(Id)] = planTyped;
     for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
                     OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
       T[size_t(Id)] = planView;
@@ -342,11 +346,49 @@ const PlanTable &getPlanTable() {
   return Table;
 }
 
+/// Ops that see integer and bool activations: the typed kernel's and the
+/// views (which share their operand's buffer). The float kernels never do.
+bool takesIndexTypes(const Node &N) {
+  if (isTypedStep(N))
+    return true;
+  switch (N.getOpId()) {
+  case OpId::Reshape:
+  case OpId::Flatten:
+  case OpId::Squeeze:
+  case OpId::Unsqueeze:
+  case OpId::Identity:
+    return true;
+  default:
+    return false;
+  }
+}
+
 llvm::Error planNode(PlanContext &C, const Node &N, const FusedTail &T) {
   PlanFn F = N.isOpaque() ? nullptr : getPlanTable()[size_t(N.getOpId())];
   if (!F)
     return unsupported(N, "op '" + N.getOpType() +
                               "' (run the model with --backend=cpu)");
+  if (isTypedStep(N))
+    return planTyped(C, N, T);
+  // Integer and bool activations (shape operands are constants the
+  // planners read at compile time) go only where their types are known.
+  if (!takesIndexTypes(N)) {
+    auto IsIndex = [](const Value *V) {
+      return V && !V->getConstantData() &&
+             !isFloatingPoint(V->getType().getElementType());
+    };
+    for (const Value *V : N.getOperands())
+      if (IsIndex(V))
+        return unsupported(N, "op '" + N.getOpType() + "' reading " +
+                                  V->getType().str() +
+                                  " (integer and bool tensors go through "
+                                  "comparisons, logic, Where, Cast, integer "
+                                  "arithmetic and views)");
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (IsIndex(N.getResult(I)))
+        return unsupported(N, "op '" + N.getOpType() + "' computing " +
+                                  N.getResult(I)->getType().str());
+  }
   return F(C, N, T);
 }
 
@@ -370,8 +412,8 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
     if (llvm::Error E = checkHeld(In, *Order.front()))
       return makeGraphError(G, "input '" + In->getName() + "' has type " +
                                    In->getType().str() +
-                                   ": the CUDA backend takes static f32, f16 "
-                                   "and bf16 inputs");
+                                   ": the CUDA backend takes static f32, f16, "
+                                   "bf16, i32, i64 and bool inputs");
     Binding B;
     B.Name = In->getName();
     B.Type = In->getType();

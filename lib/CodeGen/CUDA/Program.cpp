@@ -166,6 +166,8 @@ LibraryStatus ProgramImpl::launch(size_t I) {
           return Kernel(launchResize(R, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, ElementwiseParams>) {
           return Kernel(launchElementwise(P, A(0), A(1), A(2), Stream));
+        } else if constexpr (std::is_same_v<T, TypedParams>) {
+          return Kernel(launchTyped(P, A(0), A(1), A(2), A(3), Stream));
         } else if constexpr (std::is_same_v<T, EpilogueParams>) {
           return Kernel(launchEpilogue(
               P, A(0), static_cast<const float *>(A(1)),
@@ -693,8 +695,46 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
   // Everything is checked before anything is enqueued.
   struct Copy {
     CopyPlan Plan;
+    /// Integer and bool tensors: a typed cast to their own type.
+    llvm::Optional<TypedParams> Typed;
     const void *From;
     void *To;
+  };
+  // A copy of an integer or bool binding: from strides From into a dense
+  // row-major tensor (the binding in its identity layout, or the caller's
+  // dense memory).
+  auto TypedCopy =
+      [](const Binding &B, llvm::ArrayRef<int64_t> From,
+         llvm::ArrayRef<int64_t> To) -> llvm::Optional<TypedParams> {
+    auto Shape = B.Type.getStaticShape();
+    llvm::SmallVector<int64_t, 6> Dense(Shape.size(), 1);
+    for (size_t D = Shape.size(); D-- > 1;)
+      Dense[D - 1] = Dense[D] * Shape[D];
+    if (!B.Type.getLayout().isIdentity() || Shape.size() > size_t(MaxRank) ||
+        llvm::makeArrayRef(To) != llvm::makeArrayRef(Dense))
+      return llvm::None;
+    TypedParams T;
+    T.Op = TypedOp::Cast;
+    T.Y = T.In[0] = *getScalarType(B.Type.getElementType());
+    T.Rank = int(Shape.size());
+    for (size_t D = 0; D < Shape.size(); ++D) {
+      T.Shape[D] = Shape[D];
+      T.Strides[0][D] = From[D];
+    }
+    return T;
+  };
+  auto Launch = [&](const Copy &C) {
+    return C.Typed
+               ? launchTyped(*C.Typed, C.From, nullptr, nullptr, C.To, I.Stream)
+               : launchCopy(C.Plan, C.From, C.To, I.Stream);
+  };
+  auto NotDense = [](const Binding &B, const char *Kind) {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::Twine(Kind) + " '" + B.Name + "' of type " +
+            TensorType::get(B.Type.getElementType(), B.Type.getStaticShape())
+                .str() +
+            " must be dense and row-major (integer and bool tensors)");
   };
   std::vector<Copy> In, Out;
   std::vector<Tensor> Defaults; // Host data, alive until the run ends.
@@ -717,9 +757,16 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
     auto Strides = checkDeviceTensor(It->second, B, "input");
     if (!Strides)
       return Strides.takeError();
+    if (!DT) {
+      auto T = TypedCopy(B, *Strides, codegen::getStrides(B.Type));
+      if (!T)
+        return NotDense(B, "input");
+      In.push_back({CopyPlan(), *T, It->second.Data, I.ptr({B.Buffer, 0})});
+      continue;
+    }
     In.push_back({planCopy(makeCopy(B.Type.getStaticShape(), *Strides,
                                     codegen::getStrides(B.Type), *DT, *DT)),
-                  It->second.Data, I.ptr({B.Buffer, 0})});
+                  llvm::None, It->second.Data, I.ptr({B.Buffer, 0})});
   }
   for (const Binding &B : P.Outputs) {
     auto It = Outputs.find(B.Name);
@@ -729,11 +776,18 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
     auto Strides = checkDeviceTensor(It->second, B, "output");
     if (!Strides)
       return Strides.takeError();
-    const DType DT = *getDType(B.Type.getElementType());
-    Out.push_back({planCopy(makeCopy(B.Type.getStaticShape(),
-                                     codegen::getStrides(B.Type), *Strides,
-                                     DT, DT)),
-                   I.ptr({B.Buffer, 0}), It->second.Data});
+    auto DT = getDType(B.Type.getElementType());
+    if (!DT) {
+      auto T = TypedCopy(B, codegen::getStrides(B.Type), *Strides);
+      if (!T)
+        return NotDense(B, "output");
+      Out.push_back({CopyPlan(), *T, I.ptr({B.Buffer, 0}), It->second.Data});
+      continue;
+    }
+    Out.push_back(
+        {planCopy(makeCopy(B.Type.getStaticShape(), codegen::getStrides(B.Type),
+                           *Strides, *DT, *DT)),
+         llvm::None, I.ptr({B.Buffer, 0}), It->second.Data});
   }
 
   STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
@@ -749,12 +803,11 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
                        "copying the default of input '" + B.Name + "'");
   }
   for (const Copy &C : In)
-    STRIDER_CUDA_TRY(launchCopy(C.Plan, C.From, C.To, I.Stream),
-                     "copying a device input into the arena");
+    STRIDER_CUDA_TRY(Launch(C), "copying a device input into the arena");
   if (llvm::Error E = I.launchBody())
     return E;
   for (const Copy &C : Out)
-    STRIDER_CUDA_TRY(launchCopy(C.Plan, C.From, C.To, I.Stream),
+    STRIDER_CUDA_TRY(Launch(C),
                      "copying an output to the caller's device memory");
   return I.finishRun();
 }

@@ -2,16 +2,20 @@
 //
 // DeviceMath.h compiled for the host: the activations against the shared
 // scalar definitions (and their formulas), the binary ops, pooling window
-// taps against a brute-force walk, reduction steps, and the host-side
+// taps against a brute-force walk, reduction steps, the typed kernel's
+// half conversions against the reference interpreter's, and the host-side
 // choices (dim merging, launch shapes). No GPU needed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceMath.h"
 
+#include "strider/Runtime/Tensor.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -479,6 +483,74 @@ TEST(CudaDeviceMathTest, AffineIndex) {
   EXPECT_EQ(getAffineIndex(NormParams::ByReduced, 1, 7, 5, 0), 5);
   EXPECT_EQ(getAffineIndex(NormParams::ByInner, 1, 7, 5, 3), 3);
   EXPECT_EQ(getAffineIndex(NormParams::ByOuterChannel, 4, 7, 5, 0), 3);
+}
+
+} // namespace
+
+namespace {
+
+/// Bit pattern \p Bits of a one-element tensor of \p Elt, as the reference
+/// interpreter's conversions read it.
+double readAs(ElementType Elt, uint16_t Bits) {
+  runtime::Tensor T(Elt, {1});
+  std::memcpy(T.getMutableBytes().data(), &Bits, 2);
+  return T.getDouble(0);
+}
+
+/// What the reference interpreter stores for \p V in \p Elt.
+uint16_t storeAs(ElementType Elt, float V) {
+  runtime::Tensor T(Elt, {1});
+  T.setDouble(0, V);
+  uint16_t Bits;
+  std::memcpy(&Bits, T.getBytes().data(), 2);
+  return Bits;
+}
+
+TEST(CudaDeviceMathTest, HalfConversionsMatchTheReference) {
+  // Every f16 and bf16 bit pattern to float.
+  for (uint32_t H = 0; H < 0x10000u; ++H) {
+    const double F16 = readAs(ElementType::F16, uint16_t(H));
+    const double BF16 = readAs(ElementType::BF16, uint16_t(H));
+    if (std::isnan(F16))
+      EXPECT_TRUE(std::isnan(halfBitsToFloat(uint16_t(H)))) << H;
+    else
+      ASSERT_EQ(double(halfBitsToFloat(uint16_t(H))), F16) << H;
+    if (std::isnan(BF16))
+      EXPECT_TRUE(std::isnan(bf16BitsToFloat(uint16_t(H)))) << H;
+    else
+      ASSERT_EQ(double(bf16BitsToFloat(uint16_t(H))), BF16) << H;
+  }
+  // Floats to f16 and bf16, rounding to nearest even: a sweep of bit
+  // patterns of both signs (subnormals, ties, overflow) and the values
+  // just around every f16 rounding boundary near the extremes.
+  std::vector<float> Values = {0.0f,
+                               -0.0f,
+                               65504.0f,
+                               65519.996f,
+                               65520.0f,
+                               5.9604645e-08f,
+                               2.9802322e-08f,
+                               2.9802326e-08f,
+                               8.940697e-08f,
+                               6.1035156e-05f,
+                               6.1035152e-05f,
+                               1.0009766f,
+                               1.0004883f,
+                               1.0014648f,
+                               Inf,
+                               -Inf};
+  for (uint32_t X = 0; X < 0x7f800000u; X += 0x7d3u) {
+    float F;
+    std::memcpy(&F, &X, 4);
+    Values.push_back(F);
+    Values.push_back(-F);
+  }
+  for (float F : Values) {
+    ASSERT_EQ(floatToHalfBits(F), storeAs(ElementType::F16, F)) << F;
+    ASSERT_EQ(floatToBf16Bits(F), storeAs(ElementType::BF16, F)) << F;
+  }
+  EXPECT_TRUE(std::isnan(halfBitsToFloat(floatToHalfBits(NaN))));
+  EXPECT_TRUE(std::isnan(bf16BitsToFloat(floatToBf16Bits(NaN))));
 }
 
 } // namespace

@@ -566,7 +566,8 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
 
 /// Runs \p Pl on the host when every step is an f32 copy, a GEMM by a
 /// constant B^T, an LSTM or a GRU cell (host models of their kernels, the
-/// cells' math from DeviceMath.h): each input
+/// cells' math from DeviceMath.h) or a typed step (DeviceMath.h's
+/// evalTyped, the kernel's own code): each input
 /// written into its buffer in its binding's layout, each output read back
 /// from its buffer and returned in the identity layout.
 runtime::TensorMap runOnHost(const Plan &Pl,
@@ -615,6 +616,16 @@ runtime::TensorMap runOnHost(const Plan &Pl,
             Sum += double(A[M * D.K + K]) * B[N * D.K + K];
           Y[M * D.N + N] = float(D.Alpha * Sum) + (Bias ? Bias[N] : 0.0f);
         }
+    } else if (const auto *Ty = std::get_if<TypedParams>(&S.Params)) {
+      // The kernel's loop (LogicKernels.cu): evalTyped per element.
+      const void *Ins[3];
+      for (size_t K = 0; K < 3; ++K)
+        Ins[K] = S.Args[K].Buffer < 0 ? nullptr : Ptr(S.Args[K]);
+      int64_t Count = 1;
+      for (int D = 0; D < Ty->Rank; ++D)
+        Count *= Ty->Shape[D];
+      for (int64_t I = 0; I < Count; ++I)
+        evalTyped(*Ty, Ins, Ptr(S.Args[3]), I);
     } else if (const auto *L = std::get_if<LstmCellParams>(&S.Params)) {
       // The kernel's loop (RecurrentKernels.cu), one (b, j) at a time.
       const float *Pre = F(S.Args[0]), *Rec = F(S.Args[1]),
@@ -998,7 +1009,63 @@ graph @addmm(%a: tensor<3 x 4 x f32>, %c: tensor<3 x 5 x f32>) {
   EXPECT_EQ(IA.Steps[1].Args[2].Buffer, IA.Steps[0].Args[2].Buffer);
 }
 
+TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
+  // A feature extractor's masking: frame counts from lengths (integer
+  // arithmetic), a mask from a range (Less, broadcast), Where, Not and
+  // casts both ways; the views share their operand's buffer.
+  checkOnHostAgainstReference(R"(
+graph @mask(%x: tensor<2 x 6 x f32>, %len: tensor<2 x i64>) {
+  %r = Constant() {value = dense<[0, 1, 2, 3, 4, 5]> : tensor<6 x i64>} : tensor<6 x i64>
+  %k = Constant() {value = dense<[3, 5]> : tensor<2 x i64>} : tensor<2 x i64>
+  %ax = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %three = Constant() {value = dense<3> : tensor<i64>} : tensor<i64>
+  %zero = Constant() {value = dense<0.0> : tensor<f32>} : tensor<f32>
+  %l = Add(%len, %k) : tensor<2 x i64>
+  %lu = Unsqueeze(%l, %ax) : tensor<2 x 1 x i64>
+  %m = Less(%r, %lu) : tensor<2 x 6 x bool>
+  %y = Where(%m, %x, %zero) : tensor<2 x 6 x f32>
+  %d = Div(%l, %three) : tensor<2 x i64>
+  %f = Cast(%d) {to = 1} : tensor<2 x f32>
+  %n = Not(%m) : tensor<2 x 6 x bool>
+  %c = Cast(%n) {to = 1} : tensor<2 x 6 x f32>
+  return %y, %f, %c, %m
+}
+)",
+                              {"typed.add i64", "typed.less i64>bool",
+                               "typed.where f32", "typed.div i64",
+                               "typed.cast i64>f32", "typed.not bool",
+                               "typed.cast bool>f32"});
+  // Comparisons of floats (a broadcast row), logic, casts that truncate,
+  // wrap and round, integer Max/Min/Mul/Sub and Where of integers.
+  checkOnHostAgainstReference(R"(
+graph @mix(%a: tensor<2 x 3 x f32>, %b: tensor<3 x f32>, %i: tensor<2 x 3 x i32>) {
+  %neg = Constant() {value = dense<[-2.5, 7.0, -0.5]> : tensor<3 x f32>} : tensor<3 x f32>
+  %big = Constant() {value = dense<2147483647> : tensor<i32>} : tensor<i32>
+  %two = Constant() {value = dense<2> : tensor<i32>} : tensor<i32>
+  %lt = Less(%a, %b) : tensor<2 x 3 x bool>
+  %ge = GreaterOrEqual(%a, %neg) : tensor<2 x 3 x bool>
+  %gt = Greater(%b, %neg) : tensor<3 x bool>
+  %le = LessOrEqual(%a, %a) : tensor<2 x 3 x bool>
+  %eq = Equal(%i, %i) : tensor<2 x 3 x bool>
+  %and = And(%lt, %ge) : tensor<2 x 3 x bool>
+  %or = Or(%lt, %gt) : tensor<2 x 3 x bool>
+  %s = Constant() {value = dense<[-2.7, 3.9, 0.0, 100.9, -7.5, 0.5]> : tensor<2 x 3 x f32>} : tensor<2 x 3 x f32>
+  %t = Cast(%s) {to = 6} : tensor<2 x 3 x i32>
+  %w = Add(%i, %big) : tensor<2 x 3 x i32>
+  %mx = Max(%t, %i) : tensor<2 x 3 x i32>
+  %mn = Min(%t, %two) : tensor<2 x 3 x i32>
+  %mu = Mul(%i, %two) : tensor<2 x 3 x i32>
+  %sel = Where(%or, %mx, %mn) : tensor<2 x 3 x i32>
+  %h = Cast(%w) {to = 10} : tensor<2 x 3 x f16>
+  %hb = Cast(%s) {to = 9} : tensor<2 x 3 x bool>
+  return %and, %le, %eq, %sel, %mu, %h, %hb
+}
+)",
+                              {});
+}
+
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
+  // Integer tensors go only to the typed kernel and views.
   auto Int = parse(R"(
 graph @ints(%x: tensor<4 x i64>) {
   %y = Neg(%x) : tensor<4 x i64> loc("neg")
@@ -1006,10 +1073,23 @@ graph @ints(%x: tensor<4 x i64>) {
 }
 )");
   ASSERT_TRUE(Int);
-  EXPECT_NE(planError(*Int).find("the CUDA backend takes static f32, f16 and "
-                                 "bf16 inputs"),
-            std::string::npos)
+  EXPECT_NE(
+      planError(*Int).find("'neg' (Neg): no CUDA kernel for op 'Neg' reading "
+                           "tensor<4 x i64> (integer and bool tensors "
+                           "go through comparisons"),
+      std::string::npos)
       << planError(*Int);
+  auto U8 = parse(R"(
+graph @bytes(%x: tensor<4 x u8>) {
+  %y = Identity(%x) : tensor<4 x u8>
+  return %y
+}
+)");
+  ASSERT_TRUE(U8);
+  EXPECT_NE(planError(*U8).find("the CUDA backend takes static f32, f16, bf16, "
+                                "i32, i64 and bool inputs"),
+            std::string::npos)
+      << planError(*U8);
   auto TopK = parse(R"(
 graph @topk(%x: tensor<4 x 8 x f32>) {
   %k = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>

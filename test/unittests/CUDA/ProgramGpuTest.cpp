@@ -180,6 +180,24 @@ graph @g(%x: tensor<1 x 8 x 8 x 8 x f32>) {
 }
 )",
      2e-2, cuda::Precision::FP16},
+    // The typed kernel: a mask from lengths (an i64 input and output, a
+    // bool output), Where, Not, casts both ways.
+    {"typed_mask_by_length", R"(
+graph @g(%x: tensor<2 x 6 x f32>, %len: tensor<2 x i64>) {
+  %r = Constant() {value = dense<[0, 1, 2, 3, 4, 5]> : tensor<6 x i64>} : tensor<6 x i64>
+  %k = Constant() {value = dense<[3, 5]> : tensor<2 x i64>} : tensor<2 x i64>
+  %ax = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %zero = Constant() {value = dense<0.0> : tensor<f32>} : tensor<f32>
+  %l = Add(%len, %k) : tensor<2 x i64>
+  %lu = Unsqueeze(%l, %ax) : tensor<2 x 1 x i64>
+  %m = Less(%r, %lu) : tensor<2 x 6 x bool>
+  %y = Where(%m, %x, %zero) : tensor<2 x 6 x f32>
+  %n = Not(%m) : tensor<2 x 6 x bool>
+  %c = Cast(%n) {to = 1} : tensor<2 x 6 x f32>
+  return %y, %c, %l, %m
+}
+)",
+     0},
 };
 
 class CudaProgramTest : public ::testing::TestWithParam<Case> {};
