@@ -38,6 +38,27 @@ bool isRowMajor(const TensorType &T) {
   return true;
 }
 
+/// Whether \p T (rank >= 2) is stored as the row-major tensor of its shape
+/// with the last two dims swapped: a batch of transposed matrices (a
+/// channels-last rank-3 tensor).
+bool isTransposedRowMajor(const TensorType &T) {
+  auto Shape = T.getStaticShape();
+  const size_t R = Shape.size();
+  if (R < 2)
+    return false;
+  auto Str = codegen::getStrides(T);
+  const int64_t Rows = Shape[R - 2], Cols = Shape[R - 1];
+  if ((Rows != 1 && Str[R - 2] != 1) || (Cols != 1 && Str[R - 1] != Rows))
+    return false;
+  int64_t Expect = Rows * Cols;
+  for (size_t I = R - 2; I-- > 0;) {
+    if (Shape[I] != 1 && Str[I] != Expect)
+      return false;
+    Expect *= Shape[I];
+  }
+  return true;
+}
+
 /// The pad cuDNN can apply to both sides of spatial dim \p I of \p D when
 /// it cannot take the dim's pads as they are (they differ, and the first on
 /// both sides changes the windows or the output size): the smaller one.
@@ -299,11 +320,16 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
                               " and " + B->getType().str() + " to " +
                               Y->getType().str() + " (one float type)");
   // A constant B goes to the runner as logical floats; everything else is
-  // read in its stored layout (a constant A as getBuffer uploads it).
-  for (const Value *V : {A, B, Y})
-    if (!(V == B && V->getConstantData()) && !isRowMajor(V->getType()))
+  // read in its stored layout (a constant A as getBuffer uploads it): row
+  // major, or transposed where the description says so.
+  for (const Value *V : {A, B, Y}) {
+    const bool Transposed = (V == A && D.TransA) || (V == B && D.TransB);
+    if (!(V == B && V->getConstantData()) &&
+        !(Transposed ? isTransposedRowMajor(V->getType())
+                     : isRowMajor(V->getType())))
       return unsupported(N, "a matrix product with operand '" + V->getName() +
                                 "' in layout " + V->getType().str());
+  }
   D.Type = *AD;
   D.Math = C.getMathMode(D.Type);
   D.Epilogue.Bias = !Bias.empty();
@@ -445,11 +471,19 @@ llvm::Error cuda::planMatMul(PlanContext &C, const Node &N,
   D.M = AS[AS.size() - 2];
   D.K = AS.back();
   D.N = BS.back();
+  // An operand stored as a batch of transposed matrices (channels-last
+  // rank 3) is read transposed.
+  D.TransA = !isRowMajor(A->getType()) && isTransposedRowMajor(A->getType());
+  D.TransB = !B->getConstantData() && !isRowMajor(B->getType()) &&
+             isTransposedRowMajor(B->getType());
   int64_t ABatch = 1, BBatch = 1;
   for (size_t I = 0; I + 2 < AS.size(); ++I)
     ABatch *= AS[I];
   for (size_t I = 0; I + 2 < BS.size(); ++I)
     BBatch *= BS[I];
+  if (D.TransA && ABatch > 1 && BBatch == 1)
+    return unsupported(N, "a MatMul of a batch of transposed matrices " +
+                              A->getType().str() + " by one matrix");
   if (BBatch == 1) {
     // One B for every batch: the batch folds into M (A is row-major).
     D.M *= ABatch;

@@ -600,22 +600,25 @@ runtime::TensorMap runOnHost(const Plan &Pl,
                   C->Params.YType == DType::F32);
       gputest::runCopyPlan(*C, F(S.Args[0]), F(S.Args[1]));
     } else if (const GemmStep *G = std::get_if<GemmStep>(&S.Params)) {
-      // What the LSTM plans: Y = A * B^T (+ bias), B the runner's
-      // constant or a buffer.
+      // Y = op(A) op(B) (+ bias) per batch, row-major operands as
+      // GemmDesc describes them; B the runner's constant or a buffer.
       const GemmDesc &D = G->Desc;
-      EXPECT_TRUE(D.TransB && !D.TransA && D.Batch == 1 &&
-                  D.Epilogue.Act.isNone())
-          << S.Info.Kernel;
-      const float *A = F(S.Args[0]), *Bias = F(S.Args[3]);
-      const float *B = G->B ? G->B->data() : F(S.Args[1]);
-      float *Y = F(S.Args[2]);
-      for (int64_t M = 0; M < D.M; ++M)
-        for (int64_t N = 0; N < D.N; ++N) {
-          double Sum = 0;
-          for (int64_t K = 0; K < D.K; ++K)
-            Sum += double(A[M * D.K + K]) * B[N * D.K + K];
-          Y[M * D.N + N] = float(D.Alpha * Sum) + (Bias ? Bias[N] : 0.0f);
-        }
+      EXPECT_TRUE(D.Epilogue.Act.isNone()) << S.Info.Kernel;
+      const float *Bias = F(S.Args[3]);
+      for (int64_t Bt = 0; Bt < D.Batch; ++Bt) {
+        const float *A = F(S.Args[0]) + Bt * D.BatchStrideA;
+        const float *B =
+            (G->B ? G->B->data() : F(S.Args[1])) + Bt * D.BatchStrideB;
+        float *Y = F(S.Args[2]) + Bt * D.BatchStrideY;
+        for (int64_t M = 0; M < D.M; ++M)
+          for (int64_t N = 0; N < D.N; ++N) {
+            double Sum = 0;
+            for (int64_t K = 0; K < D.K; ++K)
+              Sum += double(D.TransA ? A[K * D.M + M] : A[M * D.K + K]) *
+                     (D.TransB ? B[N * D.K + K] : B[K * D.N + N]);
+            Y[M * D.N + N] = float(D.Alpha * Sum) + (Bias ? Bias[N] : 0.0f);
+          }
+      }
     } else if (const auto *Ty = std::get_if<TypedParams>(&S.Params)) {
       // The kernel's loop (LogicKernels.cu): evalTyped per element.
       const void *Ins[3];
@@ -1007,6 +1010,38 @@ graph @addmm(%a: tensor<3 x 4 x f32>, %c: tensor<3 x 5 x f32>) {
   const PlanImpl &IA = PA->getImpl();
   EXPECT_EQ(IA.Steps[1].Args[0].Buffer, IA.Steps[0].Args[2].Buffer);
   EXPECT_EQ(IA.Steps[1].Args[2].Buffer, IA.Steps[0].Args[2].Buffer);
+}
+
+TEST(CudaPlanTest, MatMulReadsTransposedMatricesInPlace) {
+  // A channels-last rank-3 operand is a batch of transposed matrices: a
+  // spectrogram [1, frames, bins] stored [1, bins, frames] times a
+  // filterbank, and a batched product of two activations.
+  checkOnHostAgainstReference(R"(
+graph @mel(%s: tensor<1 x 6 x 5 x f32, nwc>) {
+  %fb = Constant() {value = dense<[0.5, -1.0, 0.25, 2.0, 1.5, 0.0, -0.5, 1.0, 0.75, 3.0, -2.0, 0.5, 1.0, 1.0, -1.5, 0.25, 2.5, -0.75, 0.5, 1.25]> : tensor<5 x 4 x f32>} : tensor<5 x 4 x f32>
+  %y = MatMul(%s, %fb) : tensor<1 x 6 x 4 x f32>
+  return %y
+}
+)",
+                              {"cublaslt.gemm tn f32"}, 1e-6);
+  checkOnHostAgainstReference(R"(
+graph @bmm(%a: tensor<2 x 3 x 4 x f32, nwc>, %b: tensor<2 x 4 x 5 x f32, nwc>) {
+  %y = MatMul(%a, %b) : tensor<2 x 3 x 5 x f32>
+  return %y
+}
+)",
+                              {"cublaslt.gemm tt f32 batch2"}, 1e-6);
+  auto Shared = parse(R"(
+graph @g(%a: tensor<2 x 3 x 4 x f32, nwc>) {
+  %b = Constant() {value = dense<0.5> : tensor<4 x 5 x f32>} : tensor<4 x 5 x f32>
+  %y = MatMul(%a, %b) : tensor<2 x 3 x 5 x f32>
+  return %y
+}
+)");
+  ASSERT_TRUE(Shared);
+  EXPECT_NE(planError(*Shared).find("a batch of transposed matrices"),
+            std::string::npos)
+      << planError(*Shared);
 }
 
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
