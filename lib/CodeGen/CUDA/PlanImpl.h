@@ -181,7 +181,7 @@ using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
                                const codegen::FusedTail &Tail);
 
 // One file per family: PlanLibraries.cpp, PlanCompute.cpp,
-// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp.
+// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp, PlanSignal.cpp.
 llvm::Error planConv(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planGemm(PlanContext &C, const Node &N,
@@ -194,6 +194,9 @@ llvm::Error planElementwise(PlanContext &C, const Node &N,
 /// logic, Where; Cast and arithmetic with an integer or bool side), and
 /// its step.
 bool isTypedStep(const Node &N);
+/// PlanSignal.cpp: STFT as a frame copy and a GEMM by the DFT basis.
+llvm::Error planSTFT(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
 llvm::Error planTyped(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,

@@ -321,6 +321,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::LRN)] = planLrn;
     T[size_t(OpId::LSTM)] = planLstm;
     T[size_t(OpId::GRU)] = planGru;
+    T[size_t(OpId::STFT)] = planSTFT;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Not, OpId::Where})

@@ -1044,6 +1044,30 @@ graph @g(%a: tensor<2 x 3 x 4 x f32, nwc>) {
       << planError(*Shared);
 }
 
+TEST(CudaPlanTest, STFTIsAFrameCopyAndAGemmByTheBasis) {
+  // Overlapping frames with a window, frames with gaps and only a frame
+  // length, two-sided.
+  checkOnHostAgainstReference(
+      R"(
+graph @stft(%x: tensor<2 x 40 x 1 x f32>) {
+  %s = Constant() {value = dense<6> : tensor<i64>} : tensor<i64>
+  %w = Constant() {value = dense<[0.0, 0.1, 0.35, 0.65, 0.9, 1.0, 0.9, 0.65, 0.35, 0.1]> : tensor<10 x f32>} : tensor<10 x f32>
+  %y = STFT(%x, %s, %w) : tensor<2 x 6 x 6 x 2 x f32>
+  return %y
+}
+)",
+      {"copy.frames generic f32", "cublaslt.gemm nn f32 (stft basis)"}, 1e-5);
+  checkOnHostAgainstReference(R"(
+graph @stft(%x: tensor<1 x 50 x f32>) {
+  %s = Constant() {value = dense<12> : tensor<i64>} : tensor<i64>
+  %n = Constant() {value = dense<9> : tensor<i64>} : tensor<i64>
+  %y = STFT(%x, %s, none, %n) {onesided = 0} : tensor<1 x 4 x 9 x 2 x f32>
+  return %y
+}
+)",
+                              {}, 1e-5);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and

@@ -198,6 +198,16 @@ graph @g(%x: tensor<2 x 6 x f32>, %len: tensor<2 x i64>) {
 }
 )",
      0},
+    // STFT: the frame copy and the GEMM by the basis.
+    {"stft_frames_gemm", R"(
+graph @g(%x: tensor<2 x 40 x 1 x f32>) {
+  %s = Constant() {value = dense<6> : tensor<i64>} : tensor<i64>
+  %w = Constant() {value = dense<[0.0, 0.1, 0.35, 0.65, 0.9, 1.0, 0.9, 0.65, 0.35, 0.1]> : tensor<10 x f32>} : tensor<10 x f32>
+  %y = STFT(%x, %s, %w) : tensor<2 x 6 x 6 x 2 x f32>
+  return %y
+}
+)",
+     1e-4},
 };
 
 class CudaProgramTest : public ::testing::TestWithParam<Case> {};
