@@ -419,6 +419,61 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
            static_cast<const char *>(Ins[K]) + Off[K] * Bytes, size_t(Bytes));
     return;
   }
+  case TypedOp::Gather: {
+    int64_t I = loadInt(P.In[1], Ins[1], Off[1]);
+    const int Bytes = getScalarBytes(P.Y);
+    char *To = static_cast<char *>(Y) + Index * Bytes;
+    if (I < -P.AxisSize || I >= P.AxisSize) {
+      memset(To, 0, size_t(Bytes));
+      return;
+    }
+    if (I < 0)
+      I += P.AxisSize;
+    memcpy(To,
+           static_cast<const char *>(Ins[0]) +
+               (Off[0] + I * P.AxisStride) * Bytes,
+           size_t(Bytes));
+    return;
+  }
+  case TypedOp::Scatter:
+    return; // Rows: evalScatterRow.
+  }
+}
+
+/// Rows of a Scatter: Shape's elements with the Axis entry removed.
+STRIDER_HOST_DEVICE int64_t getScatterRows(const TypedParams &P) {
+  int64_t Rows = 1;
+  for (int D = 0; D < P.Rank; ++D)
+    if (D != P.Axis)
+      Rows *= P.Shape[D];
+  return Rows;
+}
+
+/// Row \p Row of a Scatter (see TypedOp): its updates stored in order.
+STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
+                                        const void *const *Ins, void *Y,
+                                        int64_t Row) {
+  int64_t Off[3] = {0, 0, 0};
+  int64_t Rest = Row;
+  for (int D = P.Rank - 1; D >= 0; --D) {
+    if (D == P.Axis)
+      continue;
+    const int64_t At = Rest % P.Shape[D];
+    Rest /= P.Shape[D];
+    for (int K = 0; K < 3; ++K)
+      Off[K] += At * P.Strides[K][D];
+  }
+  const int Bytes = getScalarBytes(P.Y);
+  for (int64_t J = 0; J < P.Shape[P.Axis]; ++J) {
+    int64_t I = loadInt(P.In[0], Ins[0], Off[0] + J * P.Strides[0][P.Axis]);
+    if (I < -P.AxisSize || I >= P.AxisSize)
+      continue;
+    if (I < 0)
+      I += P.AxisSize;
+    memcpy(static_cast<char *>(Y) + (Off[2] + I * P.AxisStride) * Bytes,
+           static_cast<const char *>(Ins[1]) +
+               (Off[1] + J * P.Strides[1][P.Axis]) * Bytes,
+           size_t(Bytes));
   }
 }
 

@@ -150,6 +150,19 @@ enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool };
 ///   Equal..GreaterEqual comparisons (integers exactly, floats as values)
 ///   And, Or, Not        of bools
 ///   Where               Y = C ? A : B (operand 0 the condition)
+///   Gather              Y = A at offset (position through Strides[0]) +
+///                       index * AxisStride, the index B's element at the
+///                       position (Gather by run-time indices,
+///                       GatherElements); an index outside [-AxisSize,
+///                       AxisSize) gives 0 (the CPU backend stops with an
+///                       error there)
+///   Scatter             ScatterElements without reduction, in place on Y
+///                       (a copy of the data): one thread per row along
+///                       Axis of Shape (the indices' shape) stores the
+///                       updates B of the row in order (a repeated index
+///                       keeps the last), at Y offset (position through
+///                       Strides[2]) + index * AxisStride, index from A;
+///                       indices out of range are skipped
 enum class TypedOp : uint8_t {
   Cast,
   Add,
@@ -167,6 +180,8 @@ enum class TypedOp : uint8_t {
   Or,
   Not,
   Where,
+  Gather,
+  Scatter,
 };
 
 /// Y (dense in its physical order, Shape) = Op of up to three operands,
@@ -179,6 +194,9 @@ struct TypedParams {
   ScalarType In[3] = {ScalarType::F32, ScalarType::F32, ScalarType::F32};
   ScalarType Y = ScalarType::F32;
   int NumOperands = 1;
+  /// Gather and Scatter: the indexed dim (Scatter: of Shape).
+  int Axis = 0;
+  int64_t AxisSize = 0, AxisStride = 0;
 };
 cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
                         const void *C, void *Y, cudaStream_t S);

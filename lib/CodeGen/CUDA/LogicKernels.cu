@@ -1,8 +1,9 @@
 //===- LogicKernels.cu - Integers, bools and masks ------------------------===//
 //
 // The typed kernel: one thread per element of the result (grid-stride),
-// each evaluating DeviceMath.h's evalTyped, so that the host tests run the
-// very code this kernel runs. The storage types and the op are read per
+// each evaluating DeviceMath.h's evalTyped (a Scatter: one thread per row,
+// evalScatterRow), so that the host tests run the very code this kernel
+// runs. The storage types and the op are read per
 // element (uniform across a launch, so no divergence); what goes through
 // here is small (sequence lengths, masks, index arithmetic) and memory
 // bound.
@@ -24,8 +25,12 @@ __global__ void __launch_bounds__(Threads)
   const void *Ins[3] = {A, B, C};
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
-       I += Step)
-    evalTyped(P, Ins, Y, I);
+       I += Step) {
+    if (P.Op == TypedOp::Scatter)
+      evalScatterRow(P, Ins, Y, I);
+    else
+      evalTyped(P, Ins, Y, I);
+  }
 }
 
 } // namespace
@@ -35,9 +40,13 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
   if (P.Rank < 0 || P.Rank > MaxRank || P.NumOperands < 1 ||
       P.NumOperands > 3)
     return cudaErrorInvalidValue;
+  if (P.Op == TypedOp::Scatter && (P.Axis < 0 || P.Axis >= P.Rank))
+    return cudaErrorInvalidValue;
   int64_t Count = 1;
   for (int D = 0; D < P.Rank; ++D)
     Count *= P.Shape[D];
+  if (P.Op == TypedOp::Scatter && Count)
+    Count = getScatterRows(P);
   if (Count == 0)
     return cudaSuccess;
   typedKernel<<<getBlocks(Count, Threads), Threads, 0, S>>>(P, A, B, C, Y,

@@ -616,17 +616,14 @@ llvm::Error cuda::planGather(PlanContext &C, const Node &N,
     return E;
   if (llvm::Error E = checkRank(N, YT))
     return E;
+  // One copy (one launch) per index: a few constant indices of float
+  // data, as a class token's or a channel pick's; an embedding lookup (or
+  // any other) runs on the typed kernel.
   const TensorData *ID = N.getOperand(1)->getConstantData();
-  if (!ID)
-    return unsupported(N, "Gather with indices computed at run time (the "
-                          "backend holds float tensors only)");
-  // One copy (one launch) per index: a few indices, as a class token's
-  // or a channel pick's; an embedding lookup is left to the CPU backend.
   constexpr int64_t MaxIndices = 32;
-  if (ID->getNumElements() > MaxIndices)
-    return unsupported(N, "Gather of " + llvm::Twine(ID->getNumElements()) +
-                              " indices (" + llvm::Twine(MaxIndices) +
-                              " at most)");
+  if (!ID || ID->getNumElements() > MaxIndices ||
+      !getDType(XT.getElementType()))
+    return planIndexedGather(C, N, T);
   const int64_t R = XT.getRank();
   int64_t Axis = N.getIntAttr("axis", 0);
   if (Axis < 0)

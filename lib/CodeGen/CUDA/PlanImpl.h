@@ -199,6 +199,13 @@ llvm::Error planSTFT(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planTyped(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
+/// Gather by indices computed at run time (or many constant ones) and
+/// GatherElements; ScatterElements without reduction (a copy, then the
+/// updates row by row).
+llvm::Error planIndexedGather(PlanContext &C, const Node &N,
+                              const codegen::FusedTail &Tail);
+llvm::Error planScatterElements(PlanContext &C, const Node &N,
+                                const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planNorm(PlanContext &C, const Node &N,

@@ -23,6 +23,7 @@ namespace {
 llvm::Optional<TypedOp> getTypedOp(const Node &N) {
   static const std::pair<OpId, TypedOp> Ops[] = {
       {OpId::Cast, TypedOp::Cast},
+      {OpId::Expand, TypedOp::Cast}, // Of integers and bools: a copy.
       {OpId::Add, TypedOp::Add},
       {OpId::Sub, TypedOp::Sub},
       {OpId::Mul, TypedOp::Mul},
@@ -88,6 +89,7 @@ bool cuda::isTypedStep(const Node &N) {
   if (N.isOpaque() || !getTypedOp(N))
     return false;
   switch (N.getOpId()) {
+  case OpId::Expand:
   case OpId::Cast:
   case OpId::Add:
   case OpId::Sub:
@@ -116,7 +118,9 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   if (!Op || !YS || YT.getRank() > MaxRank || !YT.hasStaticShape() ||
       !T.Act.isNone() || T.Residual || N.getNumResults() != 1)
     return unsupported(N, "op '" + N.getOpType() + "' to " + YT.str());
-  const unsigned Operands = N.getNumOperands();
+  // Expand's shape operand was read at compile time (the result's type).
+  const unsigned Operands =
+      N.getOpId() == OpId::Expand ? 1u : N.getNumOperands();
   const bool Binary = *Op != TypedOp::Cast && *Op != TypedOp::Not &&
                       *Op != TypedOp::Where;
   if (Operands != (*Op == TypedOp::Where ? 3u : Binary ? 2u : 1u))
@@ -181,10 +185,167 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   while (Args.size() < 3)
     Args.push_back({-1, 0});
   Args.push_back({*YB, 0});
-  std::string Kernel = "typed." + N.getOpType().lower() + " ";
+  std::string Kernel = "typed." +
+                       (N.getOpId() == OpId::Expand ? std::string("expand")
+                                                    : N.getOpType().lower()) +
+                       " ";
   Kernel += getScalarTypeName(P.In[Operands == 3 ? 1 : 0]);
-  if (*Op == TypedOp::Cast || P.Y != P.In[Operands == 3 ? 1 : 0])
+  if ((*Op == TypedOp::Cast && N.getOpId() == OpId::Cast) ||
+      P.Y != P.In[Operands == 3 ? 1 : 0])
     Kernel += std::string(">") + getScalarTypeName(P.Y);
   C.addStep({getStepNodes(N, T), Kernel, 0}, P, std::move(Args));
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// \p Logical (one entry per logical dim of \p YT) in \p YT's physical
+/// order, into \p Out.
+void toPhysical(const TensorType &YT, llvm::ArrayRef<int64_t> Logical,
+                int64_t *Out) {
+  unsigned P = 0;
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+    Out[P++] = Logical[D];
+}
+
+/// The axis attribute of \p N normalized for rank \p R, or -1.
+int64_t getAxis(const Node &N, int64_t R) {
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  return Axis >= 0 && Axis < R ? Axis : -1;
+}
+
+} // namespace
+
+llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
+                                    const FusedTail &T) {
+  const Value *X = N.getOperand(0), *I = N.getOperand(1), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &IT = I->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  auto IS = getScalarType(IT.getElementType());
+  const bool Elements = N.getOpId() == OpId::GatherElements;
+  const int64_t R = XT.getRank(), Q = IT.getRank();
+  const int64_t Axis = getAxis(N, R);
+  if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
+      Axis < 0 || YT.getRank() > MaxRank || !XT.hasStaticShape() ||
+      !IT.hasStaticShape() || !YT.hasStaticShape() || !T.Act.isNone() ||
+      (Elements && Q != R))
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " by " + IT.str());
+  auto XStr = codegen::getStrides(XT), IStr = codegen::getStrides(IT);
+  // Per logical dim of Y: its stride in X (0 along the index dims) and in
+  // the indices (0 elsewhere).
+  std::vector<int64_t> DataStr, IdxStr;
+  for (int64_t D = 0; D < int64_t(YT.getRank()); ++D) {
+    if (Elements) {
+      DataStr.push_back(D == Axis ? 0 : XStr[size_t(D)]);
+      IdxStr.push_back(IStr[size_t(D)]);
+    } else if (D < Axis) {
+      DataStr.push_back(XStr[size_t(D)]);
+      IdxStr.push_back(0);
+    } else if (D < Axis + Q) {
+      DataStr.push_back(0);
+      IdxStr.push_back(IStr[size_t(D - Axis)]);
+    } else {
+      DataStr.push_back(XStr[size_t(D - Q + 1)]);
+      IdxStr.push_back(0);
+    }
+  }
+  TypedParams P;
+  P.Op = TypedOp::Gather;
+  P.Rank = int(YT.getRank());
+  P.NumOperands = 2;
+  P.In[0] = P.Y = *XS;
+  P.In[1] = *IS;
+  P.AxisSize = XT.getStaticShape()[size_t(Axis)];
+  P.AxisStride = XStr[size_t(Axis)];
+  codegen::getPhysicalShape(YT, P.Shape);
+  toPhysical(YT, DataStr, P.Strides[0]);
+  toPhysical(YT, IdxStr, P.Strides[1]);
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto IB = C.getBuffer(I, N);
+  if (!IB)
+    return IB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.") +
+                 (Elements ? "gather_elements " : "gather ") +
+                 getScalarTypeName(P.Y) + " by " + getScalarTypeName(P.In[1]),
+             0},
+            P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
+                                      const FusedTail &T) {
+  const Value *X = N.getOperand(0), *I = N.getOperand(1), *U = N.getOperand(2),
+              *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &IT = I->getType(), &UT = U->getType(),
+                   &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  auto IS = getScalarType(IT.getElementType());
+  const int64_t R = XT.getRank();
+  const int64_t Axis = getAxis(N, R);
+  if (N.getStringAttr("reduction", "none") != "none")
+    return unsupported(N, "ScatterElements with reduction '" +
+                              N.getStringAttr("reduction", "none") + "'");
+  if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
+      Axis < 0 || R > MaxRank || !XT.hasStaticShape() || !IT.hasStaticShape() ||
+      IT.getShape() != UT.getShape() ||
+      UT.getElementType() != XT.getElementType() || IT.getRank() != R ||
+      !T.Act.isNone())
+    return unsupported(N, "ScatterElements of " + XT.str() + " by " + IT.str());
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto IB = C.getBuffer(I, N);
+  if (!IB)
+    return IB.takeError();
+  auto UB = C.getBuffer(U, N);
+  if (!UB)
+    return UB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const std::string Nodes = getStepNodes(N, T);
+  // Y = the data, in Y's physical order.
+  TypedParams Copy;
+  Copy.Op = TypedOp::Cast;
+  Copy.Rank = int(R);
+  Copy.In[0] = Copy.Y = *XS;
+  codegen::getPhysicalShape(YT, Copy.Shape);
+  auto XStr = codegen::getStrides(XT);
+  toPhysical(YT, XStr, Copy.Strides[0]);
+  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(*XS), 0},
+            Copy, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+  // Then the updates, row by row, in Y's own strides.
+  TypedParams S;
+  S.Op = TypedOp::Scatter;
+  S.Rank = int(R);
+  S.NumOperands = 2;
+  S.In[0] = *IS;
+  S.In[1] = S.Y = *XS;
+  S.Axis = int(Axis);
+  S.AxisSize = XT.getStaticShape()[size_t(Axis)];
+  auto IStr = codegen::getStrides(IT), UStr = codegen::getStrides(UT),
+       YStr = codegen::getStrides(YT);
+  S.AxisStride = YStr[size_t(Axis)];
+  auto IShape = IT.getStaticShape();
+  for (int64_t D = 0; D < R; ++D) {
+    S.Shape[D] = IShape[size_t(D)];
+    S.Strides[0][D] = IStr[size_t(D)];
+    S.Strides[1][D] = UStr[size_t(D)];
+    S.Strides[2][D] = YStr[size_t(D)];
+  }
+  C.addStep({Nodes,
+             std::string("typed.scatter ") + getScalarTypeName(*XS) + " by " +
+                 getScalarTypeName(*IS),
+             0},
+            S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }

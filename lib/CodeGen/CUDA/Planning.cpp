@@ -322,6 +322,8 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::LSTM)] = planLstm;
     T[size_t(OpId::GRU)] = planGru;
     T[size_t(OpId::STFT)] = planSTFT;
+    T[size_t(OpId::GatherElements)] = planIndexedGather;
+    T[size_t(OpId::ScatterElements)] = planScatterElements;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Not, OpId::Where})
@@ -347,12 +349,16 @@ const PlanTable &getPlanTable() {
   return Table;
 }
 
-/// Ops that see integer and bool activations: the typed kernel's and the
-/// views (which share their operand's buffer). The float kernels never do.
+/// Ops that see integer and bool activations: the typed kernel's, the
+/// indexed gathers and scatters (which run on it too) and the views (which
+/// share their operand's buffer). The float kernels never do.
 bool takesIndexTypes(const Node &N) {
   if (isTypedStep(N))
     return true;
   switch (N.getOpId()) {
+  case OpId::Gather:
+  case OpId::GatherElements:
+  case OpId::ScatterElements:
   case OpId::Reshape:
   case OpId::Flatten:
   case OpId::Squeeze:

@@ -198,6 +198,20 @@ graph @g(%x: tensor<2 x 6 x f32>, %len: tensor<2 x i64>) {
 }
 )",
      0},
+    // Gathers and a scatter by indices computed at run time.
+    {"typed_gather_scatter", R"(
+graph @g(%x: tensor<3 x 5 x f32>, %u: tensor<3 x 2 x f32>) {
+  %w = Constant() {value = dense<[0.5, -1.0, 2.0, 0.25, 1.5, 3.0, -0.5, 0.75, 4.0, -2.5]> : tensor<5 x 2 x f32>} : tensor<5 x 2 x f32>
+  %e = Constant() {value = dense<[0, 4, 2, 2, -1, 1]> : tensor<3 x 2 x i64>} : tensor<3 x 2 x i64>
+  %one = Constant() {value = dense<1> : tensor<i64>} : tensor<i64>
+  %ids = Add(%e, %one) : tensor<3 x 2 x i64>
+  %emb = Gather(%w, %e) : tensor<3 x 2 x 2 x f32>
+  %ge = GatherElements(%x, %e) {axis = 1} : tensor<3 x 2 x f32>
+  %sc = ScatterElements(%x, %e, %u) {axis = 1} : tensor<3 x 5 x f32>
+  return %emb, %ge, %sc, %ids
+}
+)",
+     0},
     // STFT: the frame copy and the GEMM by the basis.
     {"stft_frames_gemm", R"(
 graph @g(%x: tensor<2 x 40 x 1 x f32>) {
