@@ -1,11 +1,11 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, constant-fold, fold-batchnorm, fold-matmul-scale,
-// fuse-gelu, fuse-hardswish, fuse-layernorm, fold-transposes, cse and dce
-// once, in that order: forwarding identities exposes constants and Conv ->
-// BatchNormalization pairs, folding exposes the constant operands of the
-// fused spellings and equal nodes, and DCE removes what the others left
-// unused.
+// Runs remove-identity, constant-fold, fold-batchnorm,
+// fold-conv-input-affine, fold-matmul-scale, fuse-gelu, fuse-hardswish,
+// fuse-layernorm, fold-transposes, cse and dce once, in that order:
+// forwarding identities exposes constants and Conv -> BatchNormalization
+// pairs, folding exposes the constant operands of the fused spellings and
+// equal nodes, and DCE removes what the others left unused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +23,7 @@ public:
         createIdentityRemovalPass(),
         createConstantFoldingPass(),
         createFoldBatchNormPass(),
+        createFoldConvInputAffinePass(),
         createFoldMatMulScalePass(),
         createFuseGeluPass(),
         createFuseHardSwishPass(),

@@ -59,6 +59,28 @@ void folding::storeFloat(ElementType Elt, double V, uint8_t *Out) {
   assert(false && "storeFloat needs a floating-point element type");
 }
 
+llvm::Optional<std::vector<double>>
+folding::readBroadcastPerChannel(const Value *V, unsigned Rank, int64_t Size) {
+  TensorDataRef D = getConstantDataRef(V);
+  if (!D || !isFloatingPoint(D->getElementType()))
+    return llvm::None;
+  llvm::SmallVector<int64_t, 6> Shape = D->getType().getStaticShape();
+  if (Shape.size() > Rank)
+    return llvm::None;
+  const int64_t N = D->getNumElements();
+  // Aligned on the right, dim I of the constant is dim Rank - size + I.
+  for (unsigned I = 0; I < Shape.size(); ++I) {
+    const bool ChannelDim = Rank - Shape.size() + I == 1;
+    if (Shape[I] != 1 && !(ChannelDim && Shape[I] == Size))
+      return llvm::None;
+  }
+  D = toLogicalOrder(D);
+  std::vector<double> Out(static_cast<size_t>(Size));
+  for (int64_t C = 0; C < Size; ++C)
+    Out[size_t(C)] = D->getDouble(N == 1 ? 0 : C);
+  return Out;
+}
+
 void folding::storeInt(ElementType Elt, int64_t V, uint8_t *Out) {
   // Through the unsigned type of the same width: wraps without undefined
   // behaviour.

@@ -12,7 +12,10 @@
 
 #include "strider/IR/TensorData.h"
 
+#include "llvm/ADT/Optional.h"
+
 #include <cstdint>
+#include <vector>
 
 namespace strider {
 
@@ -36,6 +39,13 @@ TensorDataRef toPhysicalOrder(const TensorDataRef &D, const Layout &L);
 /// Write \p V as one element of floating-point type \p Elt (f32, f64, f16,
 /// bf16; rounded to nearest even) at \p Out.
 void storeFloat(ElementType Elt, double V, uint8_t *Out);
+
+/// The values of a floating-point constant \p V that broadcasts over a
+/// rank-\p Rank tensor of \p Size channels (dim 1) without growing it: one
+/// value, or one per channel with every other dim 1 (`[C, 1, 1]`, `[1, C,
+/// 1, 1]`). Per channel, in order; None for anything else.
+llvm::Optional<std::vector<double>>
+readBroadcastPerChannel(const Value *V, unsigned Rank, int64_t Size);
 
 /// Write \p V as one element of integer or bool type \p Elt at \p Out:
 /// integers wrap modulo 2^bits, bool is `V != 0`.

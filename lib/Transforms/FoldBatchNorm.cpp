@@ -55,31 +55,6 @@ llvm::Optional<std::vector<double>> readPerChannel(const Value *V,
   return D->toDoubleVector();
 }
 
-/// The values of a constant \p V that broadcasts over a rank-\p Rank
-/// result of \p Size channels (dim 1) without growing it: one value, or
-/// one per channel with every other dim 1. Per channel, in order.
-llvm::Optional<std::vector<double>>
-readBroadcastPerChannel(const Value *V, unsigned Rank, int64_t Size) {
-  TensorDataRef D = getConstantDataRef(V);
-  if (!D || !isFoldableFloat(D->getElementType()))
-    return llvm::None;
-  llvm::SmallVector<int64_t, 6> Shape = D->getType().getStaticShape();
-  if (Shape.size() > Rank)
-    return llvm::None;
-  const int64_t N = D->getNumElements();
-  // The channel dim sits at Rank - 1 - (Shape.size() - 1 - I) = 1.
-  for (unsigned I = 0; I < Shape.size(); ++I) {
-    const bool ChannelDim = Rank - Shape.size() + I == 1;
-    if (Shape[I] != 1 && !(ChannelDim && Shape[I] == Size))
-      return llvm::None;
-  }
-  D = toLogicalOrder(D);
-  std::vector<double> Out(static_cast<size_t>(Size));
-  for (int64_t C = 0; C < Size; ++C)
-    Out[size_t(C)] = D->getDouble(N == 1 ? 0 : C);
-  return Out;
-}
-
 /// Ops whose result may fold into the convolution they read.
 constexpr OpId FoldedOps[] = {OpId::BatchNormalization, OpId::Mul, OpId::Add,
                               OpId::Sub, OpId::Div};
