@@ -217,41 +217,19 @@ bool planElementsWalk(const Node &N, const TensorType &Side, ElementsWalk &W) {
   return true;
 }
 
-/// *To = *To op From for the reduction \p R of ScatterElements.
-template <typename T> void combine(uint8_t *To, const uint8_t *From, char R) {
+/// *To = *To op From for the reduction \p R of ScatterElements, elements
+/// of type \p T; sums and products in \p Arith (integers: their unsigned
+/// type, so that they wrap as the reference's do).
+template <typename T, typename Arith = T>
+void combine(uint8_t *To, const uint8_t *From, char R) {
   T A, B;
   std::memcpy(&A, To, sizeof(T));
   std::memcpy(&B, From, sizeof(T));
-  T V = R == '+'   ? A + B
-        : R == '*' ? A * B
-        : R == '>' ? std::max(A, B)
-                   : std::min(A, B);
+  const T V = R == '+'   ? T(Arith(A) + Arith(B))
+              : R == '*' ? T(Arith(A) * Arith(B))
+              : R == '>' ? std::max(A, B)
+                         : std::min(A, B);
   std::memcpy(To, &V, sizeof(T));
-}
-
-template <> void combine<int64_t>(uint8_t *To, const uint8_t *From, char R) {
-  // Wrapping, as the reference does.
-  uint64_t A, B;
-  std::memcpy(&A, To, 8);
-  std::memcpy(&B, From, 8);
-  int64_t SA = int64_t(A), SB = int64_t(B);
-  int64_t V = R == '+'   ? int64_t(A + B)
-              : R == '*' ? int64_t(A * B)
-              : R == '>' ? std::max(SA, SB)
-                         : std::min(SA, SB);
-  std::memcpy(To, &V, 8);
-}
-
-template <> void combine<int32_t>(uint8_t *To, const uint8_t *From, char R) {
-  uint32_t A, B;
-  std::memcpy(&A, To, 4);
-  std::memcpy(&B, From, 4);
-  int32_t SA = int32_t(A), SB = int32_t(B);
-  int32_t V = R == '+'   ? int32_t(A + B)
-              : R == '*' ? int32_t(A * B)
-              : R == '>' ? std::max(SA, SB)
-                         : std::min(SA, SB);
-  std::memcpy(To, &V, 4);
 }
 
 } // namespace
@@ -304,10 +282,10 @@ bool cpu::lowerScatterElements(LoweringContext &L, const Node &N,
       Combine = combine<double>;
       break;
     case ElementType::I32:
-      Combine = combine<int32_t>;
+      Combine = combine<int32_t, uint32_t>;
       break;
     case ElementType::I64:
-      Combine = combine<int64_t>;
+      Combine = combine<int64_t, uint64_t>;
       break;
     default:
       return false; // The reference kernel combines other types.

@@ -4,9 +4,8 @@
 // window (or none): one GEMM over every frame of every batch. Frame rows
 // are read in place (frame f of batch b starts at sample f * step of the
 // batch's signal; rows overlap where the step is shorter than a frame), B
-// is the windowed DFT basis packed at compile time (column 2k: w[t] cos(2
-// pi k t / N), column 2k + 1: -w[t] sin(2 pi k t / N), angles reduced mod N
-// in integers), and C is the result, whose [re, im] pairs of bin k are
+// is the windowed DFT basis (codegen::getDFTBasis) packed at compile time,
+// and C is the result, whose [re, im] pairs of bin k are
 // columns 2k and 2k + 1 of a frame's row. Complex signals, or a step,
 // length or window known only at run time, run on the reference kernel.
 //
@@ -15,7 +14,7 @@
 #include "Gemm.h"
 #include "ProgramImpl.h"
 
-#include <cmath>
+#include "strider/CodeGen/Signal.h"
 
 using namespace strider;
 using namespace strider::cpu;
@@ -76,22 +75,10 @@ bool cpu::lowerSTFT(LoweringContext &L, const Node &N, const FusedTail &) {
   Plan->ResultRowStride = YS[1];
   // B[t][c]: the windowed cosine (c even) or negated sine (c odd) of bin
   // c / 2 at sample t.
-  const int64_t Bins = YShape[2];
-  std::vector<double> Cos(static_cast<size_t>(Length)),
-      Sin(static_cast<size_t>(Length));
-  for (int64_t J = 0; J < Length; ++J) {
-    const double A = 2.0 * M_PI * double(J) / double(Length);
-    Cos[size_t(J)] = std::cos(A);
-    Sin[size_t(J)] = std::sin(A);
-  }
-  auto F = [&](int64_t C, int64_t T) {
-    const int64_t K = C / 2;
-    if (K >= Bins)
-      return 0.0f;
-    const size_t J = size_t((K * T) % Length);
-    const double W = Window.empty() ? 1.0 : double(Window[size_t(T)]);
-    return float(C % 2 ? -W * Sin[J] : W * Cos[J]);
-  };
+  const std::vector<float> Basis =
+      codegen::getDFTBasis(Length, YShape[2], Window);
+  const int64_t Columns = Plan->Columns;
+  auto F = [&](int64_t C, int64_t T) { return Basis[size_t(T * Columns + C)]; };
   WeightPacker<decltype(F)> BP(F);
   Plan->Basis = L.packConstantB("stft/" + Y->getName(), BP, Plan->Columns,
                                 Length);

@@ -4,18 +4,15 @@
 // (or none): a strided copy gathers every frame of every batch into a
 // scratch matrix (frames overlap in the signal, which a GEMM's leading
 // dimension cannot express), then one cuBLASLt GEMM by the windowed DFT
-// basis, a constant the runner uploads once (column 2k: w[t] cos(2 pi k t
-// / N), column 2k + 1: -w[t] sin(2 pi k t / N), angles reduced mod N in
-// integers, as the CPU backend builds it), whose rows are the result's
-// frames of [re, im] pairs.
+// basis (codegen::getDFTBasis, as the CPU backend's), a constant the runner
+// uploads once, whose rows are the result's frames of [re, im] pairs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlanImpl.h"
 
+#include "strider/CodeGen/Signal.h"
 #include "strider/CodeGen/TensorGeometry.h"
-
-#include <cmath>
 
 using namespace strider;
 using namespace strider::cuda;
@@ -78,22 +75,7 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
           makeCopy({Batch, Frames, Length}, {XStr[0], Step * XStr[1], XStr[1]},
                    {Frames * Length, Length, 1}, *XD, *XD),
           {*XB, 0}, Framed);
-  // The basis, row-major Length x 2 * Bins.
-  std::vector<double> Cos(static_cast<size_t>(Length)),
-      Sin(static_cast<size_t>(Length));
-  for (int64_t J = 0; J < Length; ++J) {
-    const double A = 2.0 * M_PI * double(J) / double(Length);
-    Cos[size_t(J)] = std::cos(A);
-    Sin[size_t(J)] = std::sin(A);
-  }
-  std::vector<float> Basis(size_t(Length * 2 * Bins));
-  for (int64_t Tp = 0; Tp < Length; ++Tp)
-    for (int64_t K = 0; K < Bins; ++K) {
-      const size_t J = size_t((K * Tp) % Length);
-      const double W = Window.empty() ? 1.0 : double(Window[size_t(Tp)]);
-      Basis[size_t(Tp * 2 * Bins + 2 * K)] = float(W * Cos[J]);
-      Basis[size_t(Tp * 2 * Bins + 2 * K + 1)] = float(-W * Sin[J]);
-    }
+  std::vector<float> Basis = codegen::getDFTBasis(Length, Bins, Window);
   GemmDesc D;
   D.M = Batch * Frames;
   D.K = Length;
