@@ -169,23 +169,9 @@ public:
 
 private:
   void replaceWithGelu(Graph &G, const GeluMatch &M, bool Tanh) {
-    const TensorType &XT = M.X->getType(), &YT = M.Y->getType();
-    if (!XT.hasRank() || XT.getShape() != YT.getShape() ||
-        !isFloatingPoint(XT.getElementType()) ||
-        XT.getElementType() != YT.getElementType())
-      return;
-    Node *Last = M.Y->getDefiningNode();
-    Node *Gelu =
-        G.createNode(OpId::Gelu, {M.X},
-                     {G.makeUniqueName(M.Y->getName() + "_gelu")}, {YT}, Last);
-    Gelu->setLoc(Last->getLoc());
-    if (Tanh)
+    Node *Gelu = replaceWithOneNode(G, M.Nodes, M.X, M.Y, OpId::Gelu);
+    if (Gelu && Tanh)
       Gelu->setAttr("approximate", Attribute::getString("tanh"));
-    rewrite::replaceAndTakeName(G, M.Y, Gelu->getResult(0));
-    // Readers first; the last node went with the replacement.
-    for (auto It = M.Nodes.rbegin(); It != M.Nodes.rend(); ++It)
-      if (*It != Last)
-        G.eraseNode(*It);
   }
 };
 

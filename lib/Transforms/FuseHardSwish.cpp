@@ -153,28 +153,12 @@ public:
 
 private:
   void replace(Graph &G, const Match &M) {
-    const TensorType &XT = M.X->getType(), &YT = M.Y->getType();
-    if (!XT.hasRank() || XT.getShape() != YT.getShape() ||
-        !isFloatingPoint(XT.getElementType()) ||
-        XT.getElementType() != YT.getElementType())
-      return;
-    Node *Last = M.Y->getDefiningNode();
-    const OpId Op = M.Swish ? OpId::HardSwish : OpId::HardSigmoid;
-    Node *New = G.createNode(
-        Op, {M.X},
-        {G.makeUniqueName(M.Y->getName() +
-                          (M.Swish ? "_hardswish" : "_hardsigmoid"))},
-        {YT}, Last);
-    New->setLoc(Last->getLoc());
-    if (!M.Swish) {
+    Node *New = replaceWithOneNode(
+        G, M.Nodes, M.X, M.Y, M.Swish ? OpId::HardSwish : OpId::HardSigmoid);
+    if (New && !M.Swish) {
       New->setAttr("alpha", Attribute::getFloat(float(Sixth)));
       New->setAttr("beta", Attribute::getFloat(0.5f));
     }
-    rewrite::replaceAndTakeName(G, M.Y, New->getResult(0));
-    // Readers first; the last node went with the replacement.
-    for (auto It = M.Nodes.rbegin(); It != M.Nodes.rend(); ++It)
-      if (*It != Last)
-        G.eraseNode(*It);
   }
 };
 

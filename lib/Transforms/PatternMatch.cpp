@@ -3,6 +3,9 @@
 #include "PatternMatch.h"
 
 #include "ConstantTensor.h"
+#include "GraphRewrite.h"
+
+#include "strider/IR/OpInfo.h"
 
 #include <cmath>
 
@@ -48,4 +51,26 @@ Value *pattern::getOtherOperand(const Node &N, const Value *V) {
   if (N.getOperand(1) == V)
     return N.getOperand(0);
   return nullptr;
+}
+
+Node *pattern::replaceWithOneNode(Graph &G, llvm::ArrayRef<Node *> Nodes,
+                                  Value *X, Value *Y, OpId Op) {
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (!XT.hasRank() || XT.getShape() != YT.getShape() ||
+      !isFloatingPoint(XT.getElementType()) ||
+      XT.getElementType() != YT.getElementType())
+    return nullptr;
+  Node *Last = Y->getDefiningNode();
+  Node *New = G.createNode(
+      Op, {X},
+      {G.makeUniqueName(Y->getName() + "_" +
+                        llvm::StringRef(getOpInfo(Op).Name).lower())},
+      {YT}, Last);
+  New->setLoc(Last->getLoc());
+  rewrite::replaceAndTakeName(G, Y, New->getResult(0));
+  // Readers first; the last node went with the replacement.
+  for (auto It = Nodes.rbegin(); It != Nodes.rend(); ++It)
+    if (*It != Last)
+      G.eraseNode(*It);
+  return New;
 }

@@ -40,6 +40,15 @@ Value *getOperandBesideConstant(const Node &N, double Want);
 /// \p N does not read \p V).
 Value *getOtherOperand(const Node &N, const Value *V);
 
+/// Replaces a matched spelling, \p Nodes (producers first, the last one
+/// defining \p Y) computing \p Y from \p X, by one \p Op node reading
+/// \p X, which takes \p Y's name and the last node's location, and erases
+/// \p Nodes. Returns the new node (for its attributes), or null with the
+/// graph unchanged unless \p X and \p Y are float tensors of one shape and
+/// type.
+Node *replaceWithOneNode(Graph &G, llvm::ArrayRef<Node *> Nodes, Value *X,
+                         Value *Y, OpId Op);
+
 } // namespace pattern
 } // namespace strider
 
