@@ -223,35 +223,20 @@ STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
 
 /// Element \p I of \p Base as a double (exact for every float type and
 /// every integer below 2^53).
+STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I);
 STRIDER_HOST_DEVICE double loadDouble(ScalarType T, const void *Base,
                                       int64_t I) {
+  if (isIntegerType(T))
+    return double(loadInt(T, Base, I));
   const char *P = static_cast<const char *>(Base) + I * getScalarBytes(T);
-  switch (T) {
-  case ScalarType::F32: {
+  if (T == ScalarType::F32) {
     float V;
     memcpy(&V, P, 4);
     return V;
   }
-  case ScalarType::F16:
-  case ScalarType::BF16: {
-    uint16_t H;
-    memcpy(&H, P, 2);
-    return T == ScalarType::F16 ? halfBitsToFloat(H) : bf16BitsToFloat(H);
-  }
-  case ScalarType::I32: {
-    int32_t V;
-    memcpy(&V, P, 4);
-    return V;
-  }
-  case ScalarType::I64: {
-    int64_t V;
-    memcpy(&V, P, 8);
-    return double(V);
-  }
-  case ScalarType::Bool:
-    return *P ? 1.0 : 0.0;
-  }
-  return 0.0;
+  uint16_t H;
+  memcpy(&H, P, 2);
+  return T == ScalarType::F16 ? halfBitsToFloat(H) : bf16BitsToFloat(H);
 }
 
 /// Element \p I of \p Base as an integer (floats truncated toward zero,

@@ -57,10 +57,11 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, "an STFT whose step or frame length is computed "
                           "at run time");
   auto XStr = codegen::getStrides(XT);
-  for (unsigned I = 0; I < YT.getRank(); ++I)
-    if (codegen::getStrides(YT)[I] !=
-        (I == 3 ? 1 : I == 2 ? 2 : I == 1 ? Bins * 2 : Frames * Bins * 2))
-      return unsupported(N, "an STFT into layout " + YT.str());
+  // The result dense and row-major: frames of Bins [re, im] pairs.
+  const int64_t RowMajor[4] = {Frames * Bins * 2, Bins * 2, 2, 1};
+  if (llvm::makeArrayRef(codegen::getStrides(YT)) !=
+      llvm::makeArrayRef(RowMajor))
+    return unsupported(N, "an STFT into layout " + YT.str());
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
