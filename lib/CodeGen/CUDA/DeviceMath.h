@@ -202,7 +202,8 @@ STRIDER_HOST_DEVICE uint16_t floatToBf16Bits(float F) {
 }
 
 STRIDER_HOST_DEVICE bool isIntegerType(ScalarType T) {
-  return T == ScalarType::I32 || T == ScalarType::I64 || T == ScalarType::Bool;
+  return T == ScalarType::I32 || T == ScalarType::I64 ||
+         T == ScalarType::Bool || T == ScalarType::I8 || T == ScalarType::U8;
 }
 
 STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
@@ -216,6 +217,8 @@ STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
   case ScalarType::I64:
     return 8;
   case ScalarType::Bool:
+  case ScalarType::I8:
+  case ScalarType::U8:
     return 1;
   }
   return 1;
@@ -256,6 +259,10 @@ STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I) {
   }
   case ScalarType::Bool:
     return *P ? 1 : 0;
+  case ScalarType::I8:
+    return int8_t(*P);
+  case ScalarType::U8:
+    return uint8_t(*P);
   default: {
     const double V = loadDouble(T, Base, I);
     return V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
@@ -275,12 +282,14 @@ STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
     *P = IsInt ? IV != 0 : V != 0.0;
     return;
   }
-  if (T == ScalarType::I32 || T == ScalarType::I64) {
+  if (isIntegerType(T)) {
     int64_t X = IV;
     if (!IsInt)
       X = V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
                                                                   : 0;
-    if (T == ScalarType::I32) {
+    if (T == ScalarType::I8 || T == ScalarType::U8) {
+      *P = char(uint8_t(uint64_t(X)));
+    } else if (T == ScalarType::I32) {
       const int32_t X32 = int32_t(uint32_t(uint64_t(X)));
       memcpy(P, &X32, 4);
     } else {
@@ -421,12 +430,22 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     return;
   }
   case TypedOp::Scatter:
-    return; // Rows: evalScatterRow.
+  case TypedOp::ArgMax:
+  case TypedOp::ArgMin:
+  case TypedOp::TopK:
+    return; // Rows: evalTypedRow.
   }
 }
 
-/// Rows of a Scatter: Shape's elements with the Axis entry removed.
-STRIDER_HOST_DEVICE int64_t getScatterRows(const TypedParams &P) {
+/// Whether \p Op runs one thread per row along Axis (evalTypedRow) rather
+/// than one per element of Y (evalTyped).
+STRIDER_HOST_DEVICE bool isRowOp(TypedOp Op) {
+  return Op == TypedOp::Scatter || Op == TypedOp::ArgMax ||
+         Op == TypedOp::ArgMin || Op == TypedOp::TopK;
+}
+
+/// Rows of a row op: Shape's elements with the Axis entry removed.
+STRIDER_HOST_DEVICE int64_t getRowCount(const TypedParams &P) {
   int64_t Rows = 1;
   for (int D = 0; D < P.Rank; ++D)
     if (D != P.Axis)
@@ -434,11 +453,10 @@ STRIDER_HOST_DEVICE int64_t getScatterRows(const TypedParams &P) {
   return Rows;
 }
 
-/// Row \p Row of a Scatter (see TypedOp): its updates stored in order.
-STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
-                                        const void *const *Ins, void *Y,
-                                        int64_t Row) {
-  int64_t Off[3] = {0, 0, 0};
+/// Where row \p Row starts in each of the three stride sets.
+STRIDER_HOST_DEVICE void getRowOffsets(const TypedParams &P, int64_t Row,
+                                       int64_t *Off) {
+  Off[0] = Off[1] = Off[2] = 0;
   int64_t Rest = Row;
   for (int D = P.Rank - 1; D >= 0; --D) {
     if (D == P.Axis)
@@ -448,6 +466,61 @@ STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
     for (int K = 0; K < 3; ++K)
       Off[K] += At * P.Strides[K][D];
   }
+}
+
+/// Element \p I of \p Y combined with the update at \p U's element \p J
+/// by \p R (integers wrap; floats in double, rounded once on the store).
+STRIDER_HOST_DEVICE void combineScatter(ScatterReduction R, ScalarType T,
+                                        void *Y, int64_t I, const void *U,
+                                        int64_t J) {
+  if (isIntegerType(T)) {
+    const int64_t A = loadInt(T, Y, I), B = loadInt(T, U, J);
+    int64_t V = B;
+    switch (R) {
+    case ScatterReduction::Add:
+      V = int64_t(uint64_t(A) + uint64_t(B));
+      break;
+    case ScatterReduction::Mul:
+      V = int64_t(uint64_t(A) * uint64_t(B));
+      break;
+    case ScatterReduction::Max:
+      V = A < B ? B : A;
+      break;
+    case ScatterReduction::Min:
+      V = B < A ? B : A;
+      break;
+    case ScatterReduction::None:
+      break;
+    }
+    storeScalar(T, Y, I, 0.0, V, true);
+    return;
+  }
+  const double A = loadDouble(T, Y, I), B = loadDouble(T, U, J);
+  double V = B;
+  switch (R) {
+  case ScatterReduction::Add:
+    V = A + B;
+    break;
+  case ScatterReduction::Mul:
+    V = A * B;
+    break;
+  case ScatterReduction::Max:
+    V = A < B ? B : A;
+    break;
+  case ScatterReduction::Min:
+    V = B < A ? B : A;
+    break;
+  case ScatterReduction::None:
+    break;
+  }
+  storeScalar(T, Y, I, V, 0, false);
+}
+
+/// Row \p Row of a Scatter (see TypedOp): its updates stored, or combined,
+/// in order.
+STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
+                                        const void *const *Ins, void *Y,
+                                        const int64_t *Off) {
   const int Bytes = getScalarBytes(P.Y);
   for (int64_t J = 0; J < P.Shape[P.Axis]; ++J) {
     int64_t I = loadInt(P.In[0], Ins[0], Off[0] + J * P.Strides[0][P.Axis]);
@@ -455,10 +528,93 @@ STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
       continue;
     if (I < 0)
       I += P.AxisSize;
-    memcpy(static_cast<char *>(Y) + (Off[2] + I * P.AxisStride) * Bytes,
-           static_cast<const char *>(Ins[1]) +
-               (Off[1] + J * P.Strides[1][P.Axis]) * Bytes,
+    const int64_t To = Off[2] + I * P.AxisStride,
+                  From = Off[1] + J * P.Strides[1][P.Axis];
+    if (P.Reduction != ScatterReduction::None)
+      combineScatter(P.Reduction, P.Y, Y, To, Ins[1], From);
+    else
+      memcpy(static_cast<char *>(Y) + To * Bytes,
+             static_cast<const char *>(Ins[1]) + From * Bytes, size_t(Bytes));
+  }
+}
+
+/// Row of an ArgMax/ArgMin (see TypedOp) starting at offsets \p Off.
+STRIDER_HOST_DEVICE void evalArgRow(const TypedParams &P,
+                                    const void *const *Ins, void *Y,
+                                    const int64_t *Off) {
+  const bool Max = P.Op == TypedOp::ArgMax;
+  const int64_t Stride = P.Strides[0][P.Axis];
+  double Best = loadDouble(P.In[0], Ins[0], Off[0]);
+  int64_t At = 0;
+  for (int64_t J = 1; J < P.Shape[P.Axis]; ++J) {
+    const double V = loadDouble(P.In[0], Ins[0], Off[0] + J * Stride);
+    const bool Better = Max ? (P.SelectLast ? V >= Best : V > Best)
+                            : (P.SelectLast ? V <= Best : V < Best);
+    if (Better) {
+      Best = V;
+      At = J;
+    }
+  }
+  storeScalar(P.Y, Y, Off[2], 0.0, At, true);
+}
+
+/// Row of a TopK (see TypedOp) starting at offsets \p Off: each element in
+/// turn is inserted into the sorted output row, behind the equal ones (an
+/// earlier position wins a tie), the last dropped once K are held.
+STRIDER_HOST_DEVICE void evalTopKRow(const TypedParams &P,
+                                     const void *const *Ins, void *Y, void *Y2,
+                                     const int64_t *Off) {
+  const int Bytes = getScalarBytes(P.Y);
+  const int64_t XStride = P.Strides[0][P.Axis], IStride = P.Strides[1][P.Axis],
+                VStride = P.Strides[2][P.Axis];
+  char *Values = static_cast<char *>(Y);
+  auto Before = [&](double A, double B) { return P.Largest ? A > B : A < B; };
+  int64_t Held = 0;
+  for (int64_t J = 0; J < P.Shape[P.Axis] && P.K > 0; ++J) {
+    const double V = loadDouble(P.In[0], Ins[0], Off[0] + J * XStride);
+    int64_t Slot = Held;
+    if (Held == P.K) {
+      if (!Before(V, loadDouble(P.Y, Y, Off[2] + (P.K - 1) * VStride)))
+        continue;
+      Slot = P.K - 1;
+    } else {
+      ++Held;
+    }
+    for (; Slot > 0 &&
+           Before(V, loadDouble(P.Y, Y, Off[2] + (Slot - 1) * VStride));
+         --Slot) {
+      memcpy(Values + (Off[2] + Slot * VStride) * Bytes,
+             Values + (Off[2] + (Slot - 1) * VStride) * Bytes, size_t(Bytes));
+      storeScalar(ScalarType::I64, Y2, Off[1] + Slot * IStride, 0.0,
+                  loadInt(ScalarType::I64, Y2, Off[1] + (Slot - 1) * IStride),
+                  true);
+    }
+    memcpy(Values + (Off[2] + Slot * VStride) * Bytes,
+           static_cast<const char *>(Ins[0]) + (Off[0] + J * XStride) * Bytes,
            size_t(Bytes));
+    storeScalar(ScalarType::I64, Y2, Off[1] + Slot * IStride, 0.0, J, true);
+  }
+}
+
+/// Row \p Row of a row op (isRowOp).
+STRIDER_HOST_DEVICE void evalTypedRow(const TypedParams &P,
+                                      const void *const *Ins, void *Y, void *Y2,
+                                      int64_t Row) {
+  int64_t Off[3];
+  getRowOffsets(P, Row, Off);
+  switch (P.Op) {
+  case TypedOp::Scatter:
+    evalScatterRow(P, Ins, Y, Off);
+    return;
+  case TypedOp::ArgMax:
+  case TypedOp::ArgMin:
+    evalArgRow(P, Ins, Y, Off);
+    return;
+  case TypedOp::TopK:
+    evalTopKRow(P, Ins, Y, Y2, Off);
+    return;
+  default:
+    return;
   }
 }
 
@@ -581,6 +737,93 @@ STRIDER_HOST_DEVICE float gruUnit(float PZ, float PH, float Prev, float Clip) {
   const float Z = sigmoidOf(clipGate(PZ, Clip));
   const float Cand = tanhf(clipGate(PH, Clip));
   return Cand + Z * (Prev - Cand);
+}
+
+/// The time batch entry \p B of a recurrence step runs at (RecurrentStep),
+/// or -1 when the step is past its sequence length.
+STRIDER_HOST_DEVICE int64_t getStepTime(const RecurrentStep &T,
+                                        const void *Lens, int64_t B) {
+  if (!Lens)
+    return T.Backward ? T.Seq - 1 - T.Step : T.Step;
+  int64_t Len = loadInt(T.LensType, Lens, B);
+  Len = Len < 0 ? 0 : Len > T.Seq ? T.Seq : Len;
+  if (T.Step >= Len)
+    return -1;
+  return T.Backward ? Len - 1 - T.Step : T.Step;
+}
+
+/// Unit \p I (batch entry I / Hidden, unit I % Hidden) of an LSTM step
+/// (LstmCellParams).
+STRIDER_HOST_DEVICE void evalLstmCell(const LstmCellParams &P, const float *Pre,
+                                      const float *Rec, const float *Peep,
+                                      float *Cell, float *Hidden, float *Y,
+                                      const void *Lens, int64_t I) {
+  const int64_t H = P.Hidden, B = I / H, J = I % H;
+  const RecurrentStep &T = P.Time;
+  const int64_t Time = getStepTime(T, Lens, B);
+  if (Time < 0) {
+    if (!P.HasCellState) {
+      Cell[I] = 0.0f;
+      Hidden[I] = 0.0f;
+    }
+    if (Y)
+      Y[T.Step * T.YTimeStride + B * T.YBatchStride + J] = 0.0f;
+    return;
+  }
+  const float *PreRow = Pre + Time * T.PreTimeStride + B * T.PreRowStride + J;
+  float G[4];
+  for (int K = 0; K < 4; ++K)
+    G[K] = PreRow[K * H] + (Rec ? Rec[B * 4 * H + K * H + J] : 0.0f);
+  const LstmUnit U =
+      lstmUnit(G[0], G[1], G[2], G[3], P.HasCellState ? Cell[I] : 0.0f,
+               Peep ? Peep[J] : 0.0f, Peep ? Peep[H + J] : 0.0f,
+               Peep ? Peep[2 * H + J] : 0.0f, P.Clip, P.InputForget);
+  Cell[I] = U.Cell;
+  Hidden[I] = U.Hidden;
+  if (Y)
+    Y[Time * T.YTimeStride + B * T.YBatchStride + J] = U.Hidden;
+}
+
+/// Unit \p I (batch entry I / Hidden, unit I % Hidden) of a GRU step's
+/// stage (GruCellParams).
+STRIDER_HOST_DEVICE void evalGruCell(const GruCellParams &P, const float *Pre,
+                                     const float *Rec, const float *RecH,
+                                     const float *RecBias, float *Hidden,
+                                     float *Out, const void *Lens, int64_t I) {
+  const int64_t H = P.Hidden, B = I / H, J = I % H;
+  const RecurrentStep &T = P.Time;
+  const int64_t Time = getStepTime(T, Lens, B);
+  if (P.Stage == GruCellParams::Reset && Time < 0) {
+    Out[I] = 0.0f; // Read only by this entry's own (skipped) gates.
+    return;
+  }
+  if (Time < 0) {
+    if (!P.HasState)
+      Hidden[I] = 0.0f;
+    if (Out)
+      Out[T.Step * T.YTimeStride + B * T.YBatchStride + J] = 0.0f;
+    return;
+  }
+  const float *PreRow = Pre + Time * T.PreTimeStride + B * T.PreRowStride + J;
+  const float *RecRow = Rec ? Rec + B * P.RecRowStride + J : nullptr;
+  const float Prev = P.HasState ? Hidden[I] : 0.0f;
+  auto ResetGate = [&] {
+    return sigmoidOf(clipGate(PreRow[H] + (RecRow ? RecRow[H] : 0.0f), P.Clip));
+  };
+  if (P.Stage == GruCellParams::Reset) {
+    Out[I] = ResetGate() * Prev;
+    return;
+  }
+  float RH = 0.0f;
+  if (RecH)
+    RH = RecH[(P.LinearBeforeReset ? B * P.RecRowStride : B * H) + J];
+  if (P.LinearBeforeReset)
+    RH = ResetGate() * (RH + RecBias[J]);
+  const float Hn = gruUnit(PreRow[0] + (RecRow ? RecRow[0] : 0.0f),
+                           PreRow[2 * H] + RH, Prev, P.Clip);
+  Hidden[I] = Hn;
+  if (Out)
+    Out[Time * T.YTimeStride + B * T.YBatchStride + J] = Hn;
 }
 
 //===----------------------------------------------------------------------===//

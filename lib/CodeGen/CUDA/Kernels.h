@@ -137,9 +137,10 @@ cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
 // Typed elementwise ops: integers, bools and masks (LogicKernels.cu)
 //===----------------------------------------------------------------------===//
 
-/// Storage types of the typed kernel: the float types and the index and
-/// mask types the other kernels do not hold (bool is one byte, 0 or 1).
-enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool };
+/// Storage types of the typed kernel: the float types and the index,
+/// mask and byte types the other kernels do not hold (bool is one byte, 0
+/// or 1).
+enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8 };
 
 /// What the typed kernel computes per element (DeviceMath.h: evalTyped),
 /// with the reference interpreter's semantics:
@@ -162,7 +163,22 @@ enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool };
 ///                       updates B of the row in order (a repeated index
 ///                       keeps the last), at Y offset (position through
 ///                       Strides[2]) + index * AxisStride, index from A;
-///                       indices out of range are skipped
+///                       indices out of range are skipped; with a
+///                       Reduction, the update is combined with what Y
+///                       holds (add, mul, max, min), in the same order
+///   ArgMax, ArgMin      one thread per row along Axis of Shape (the
+///                       data's shape): the position of the first extreme
+///                       of the row (the last with SelectLast), stored as
+///                       i64 at Y offset (position through Strides[2],
+///                       whose Axis entry is 0); NaN is never an extreme
+///                       but in first place, as in the reference
+///   TopK                one thread per row along Axis of Shape (the
+///                       data's shape): the K largest (or smallest) of
+///                       the row in order, ties by lower position, values
+///                       to Y at (position through Strides[2]) + j *
+///                       Strides[2][Axis] and their i64 positions to Y2
+///                       through Strides[1]; insertion into the output
+///                       rows, O(row length x K) per row
 enum class TypedOp : uint8_t {
   Cast,
   Add,
@@ -182,7 +198,13 @@ enum class TypedOp : uint8_t {
   Where,
   Gather,
   Scatter,
+  ArgMax,
+  ArgMin,
+  TopK,
 };
+
+/// How a Scatter combines an update with what Y holds.
+enum class ScatterReduction : uint8_t { None, Add, Mul, Max, Min };
 
 /// Y (dense in its physical order, Shape) = Op of up to three operands,
 /// each read through broadcast strides in Y's physical order.
@@ -194,12 +216,18 @@ struct TypedParams {
   ScalarType In[3] = {ScalarType::F32, ScalarType::F32, ScalarType::F32};
   ScalarType Y = ScalarType::F32;
   int NumOperands = 1;
-  /// Gather and Scatter: the indexed dim (Scatter: of Shape).
+  /// Gather and Scatter: the indexed dim (Scatter, ArgMax/ArgMin, TopK:
+  /// of Shape, the dim the rows run along).
   int Axis = 0;
   int64_t AxisSize = 0, AxisStride = 0;
+  ScatterReduction Reduction = ScatterReduction::None;
+  bool SelectLast = false; ///< ArgMax/ArgMin: the last extreme.
+  bool Largest = true;     ///< TopK.
+  int64_t K = 0;           ///< TopK: values per row.
 };
+/// Y2 is TopK's second result (the positions); null for the other ops.
 cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
-                        const void *C, void *Y, cudaStream_t S);
+                        const void *C, void *Y, void *Y2, cudaStream_t S);
 
 /// Y = Act(X * Scale[c] + Bias[c] + Residual) over Count elements, channel
 /// c = (i / ChannelStride) % Channels (NCHW: ChannelStride = pixels; NHWC:
@@ -301,31 +329,50 @@ cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
 // Recurrences (RecurrentKernels.cu)
 //===----------------------------------------------------------------------===//
 
+/// Where one step of a recurrence's direction reads its input projection
+/// and writes Y. Step is the step's number in the direction's order; with
+/// no sequence lengths every batch entry runs at time t = Step (forward)
+/// or Seq - 1 - Step (reverse). With lengths (Lens, one LensType entry per
+/// batch entry, clamped to [0, Seq]; the CPU backend stops with an error
+/// outside it), entry b runs at t = Step or Len_b - 1 - Step while Step <
+/// Len_b; past its length it keeps its states (zero when there are none
+/// yet) and writes zeros to Y at time Step, so that every time from Len_b
+/// on is zero once the direction is done. The input projection's row of
+/// (t, b) is at Pre + t * PreTimeStride + b * PreRowStride, Y's at Y + t *
+/// YTimeStride + b * YBatchStride.
+struct RecurrentStep {
+  int64_t Step = 0, Seq = 1;
+  bool Backward = false;
+  int64_t PreTimeStride = 0, PreRowStride = 0;
+  int64_t YTimeStride = 0, YBatchStride = 0;
+  ScalarType LensType = ScalarType::I32;
+};
+
 /// The elementwise half of one LSTM step of one direction, f32, one thread
 /// per (batch entry, hidden unit): gate pre-activations (i, o, f, c, H
-/// apart) from the input projection, row b at Pre + b * PreRowStride, plus
-/// the recurrent product Rec (Batch x 4H, dense; none on a first step
-/// without an initial state); the default nonlinearities (sigmoid, tanh,
-/// tanh), clipping, input_forget and peepholes (i, o, f); the cell and
-/// hidden states (Batch x H, dense) updated in place (a first step without
-/// an initial state reads no cell state), and the hidden state also
-/// written to Y's row b at Y + b * YBatchStride when there is a Y.
+/// apart) from the input projection (Time), plus the recurrent product Rec
+/// (Batch x 4H, dense; none on a first step without an initial state); the
+/// default nonlinearities (sigmoid, tanh, tanh), clipping, input_forget
+/// and peepholes (i, o, f); the cell and hidden states (Batch x H, dense)
+/// updated in place (a first step without an initial state reads no cell
+/// state), and the hidden state also written to Y when there is a Y.
 struct LstmCellParams {
   int64_t Batch = 1, Hidden = 1;
-  int64_t PreRowStride = 0, YBatchStride = 0;
+  RecurrentStep Time;
   bool HasCellState = true;
   bool InputForget = false;
   float Clip = 0; ///< 0: none.
 };
 cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
                            const float *Rec, const float *Peep, float *Cell,
-                           float *Hidden, float *Y, cudaStream_t S);
+                           float *Hidden, float *Y, const void *Lens,
+                           cudaStream_t S);
 
 /// One GRU step of one direction, f32, one thread per (batch entry,
 /// hidden unit), in one of two stages. Pre holds the input projection's
-/// gates z, r, h (H apart), row b at Pre + b * PreRowStride; Rec the
-/// recurrent product's z and r (and, with linear_before_reset, h) gates,
-/// row b at Rec + b * RecRowStride; RecH its h gate, row b at RecH + b *
+/// gates z, r, h (H apart) at the rows Time says; Rec the recurrent
+/// product's z and r (and, with linear_before_reset, h) gates, row b at
+/// Rec + b * RecRowStride; RecH its h gate, row b at RecH + b *
 /// RecRowStride (with linear_before_reset: Rec + 2H) or, without, the
 /// product of the reset hidden state by R's h rows (dense Batch x H). A
 /// first step without an initial state has no Rec, RecH or state (zeros).
@@ -333,14 +380,15 @@ cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
 ///     state, dense Batch x H), without linear_before_reset;
 ///   Gates: z = sigmoid(Pre_z + Rec_z), h~ = tanh(Pre_h + RecH) or, with
 ///     linear_before_reset, tanh(Pre_h + r * (RecH + RecBias)); Hidden =
-///     (1 - z) * h~ + z * Hidden in place, and Out's row b at Out + b *
-///     YBatchStride when there is an Out (Y).
+///     (1 - z) * h~ + z * Hidden in place, and Out (Y) at the row Time
+///     says when there is an Out.
 /// Pre-activations are clipped to [-Clip, Clip] when Clip > 0.
 struct GruCellParams {
   enum StageKind : uint8_t { Reset, Gates };
   StageKind Stage = Gates;
   int64_t Batch = 1, Hidden = 1;
-  int64_t PreRowStride = 0, RecRowStride = 0, YBatchStride = 0;
+  RecurrentStep Time;
+  int64_t RecRowStride = 0;
   bool HasState = true;
   bool LinearBeforeReset = false;
   float Clip = 0;
@@ -348,7 +396,7 @@ struct GruCellParams {
 cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *Rec, const float *RecH,
                           const float *RecBias, float *Hidden, float *Out,
-                          cudaStream_t S);
+                          const void *Lens, cudaStream_t S);
 
 } // namespace cuda
 } // namespace strider

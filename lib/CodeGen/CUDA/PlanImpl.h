@@ -60,15 +60,17 @@ struct GemmStep {
 ///   CopyPlan, PadParams, PoolParams, ReduceParams, SoftmaxParams: X, Y
 ///   ResizeParams: X, Y, then Index and Weight tables per spatial axis
 ///   ElementwiseParams: A, B (-1 for unary ops), Y
-///   TypedParams: A, B, C (-1 where the op has fewer operands), Y
+///   TypedParams: A, B, C (-1 where the op has fewer operands), Y, and
+///     for TopK Y2 (the positions)
 ///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
 ///   NormParams: X, Scale, Bias, Y
 ///   LrnParams: X, Y
 ///   LstmCellParams: Pre, Rec, Peep (each may be -1 but Pre), Cell,
-///     Hidden, Y (-1 when not written); writes Cell, Hidden and Y
+///     Hidden, Y (-1 when not written), Lens (-1 without lengths); writes
+///     Cell, Hidden and Y
 ///   GruCellParams: Pre, Rec, RecH, RecBias (each may be -1 but Pre),
-///     Hidden, Out; the Reset stage writes Out, the Gates stage Hidden and
-///     Out (-1 when there is no Y)
+///     Hidden, Out, Lens (-1 without lengths); the Reset stage writes Out,
+///     the Gates stage Hidden and Out (-1 when there is no Y)
 ///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
 ///     does not fuse)
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
@@ -200,12 +202,17 @@ llvm::Error planSTFT(PlanContext &C, const Node &N,
 llvm::Error planTyped(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
 /// Gather by indices computed at run time (or many constant ones) and
-/// GatherElements; ScatterElements without reduction (a copy, then the
-/// updates row by row).
+/// GatherElements; ScatterElements (a copy, then the updates row by row,
+/// stored or combined by its reduction).
 llvm::Error planIndexedGather(PlanContext &C, const Node &N,
                               const codegen::FusedTail &Tail);
 llvm::Error planScatterElements(PlanContext &C, const Node &N,
                                 const codegen::FusedTail &Tail);
+/// ArgMax and ArgMin, and TopK with a constant K: a thread per row.
+llvm::Error planArgReduce(PlanContext &C, const Node &N,
+                          const codegen::FusedTail &Tail);
+llvm::Error planTopK(PlanContext &C, const Node &N,
+                     const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planNorm(PlanContext &C, const Node &N,

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMath.h"
 #include "PlanImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
@@ -60,6 +61,10 @@ const char *getScalarTypeName(ScalarType T) {
     return "i64";
   case ScalarType::Bool:
     return "bool";
+  case ScalarType::I8:
+    return "i8";
+  case ScalarType::U8:
+    return "u8";
   }
   return "?";
 }
@@ -80,6 +85,10 @@ llvm::Optional<ScalarType> cuda::getScalarType(ElementType E) {
     return ScalarType::I64;
   case ElementType::Bool:
     return ScalarType::Bool;
+  case ElementType::I8:
+    return ScalarType::I8;
+  case ElementType::U8:
+    return ScalarType::U8;
   default:
     return llvm::None;
   }
@@ -159,8 +168,8 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   case TypedOp::Div:
   case TypedOp::Max:
   case TypedOp::Min:
-    Fits = P.In[0] == P.Y && P.In[1] == P.Y &&
-           (P.Y == ScalarType::I32 || P.Y == ScalarType::I64);
+    Fits = P.In[0] == P.Y && P.In[1] == P.Y && isIntegerType(P.Y) &&
+           P.Y != ScalarType::Bool;
     break;
   case TypedOp::And:
   case TypedOp::Or:
@@ -291,9 +300,17 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   auto IS = getScalarType(IT.getElementType());
   const int64_t R = XT.getRank();
   const int64_t Axis = getAxis(N, R);
-  if (N.getStringAttr("reduction", "none") != "none")
-    return unsupported(N, "ScatterElements with reduction '" +
-                              N.getStringAttr("reduction", "none") + "'");
+  static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
+      {"none", ScatterReduction::None},
+      {"add", ScatterReduction::Add},
+      {"mul", ScatterReduction::Mul},
+      {"max", ScatterReduction::Max},
+      {"min", ScatterReduction::Min}};
+  const std::string Reduce = N.getStringAttr("reduction", "none");
+  const auto *Reduction = llvm::find_if(
+      Reductions, [&](const auto &R) { return R.first == Reduce; });
+  if (Reduction == std::end(Reductions))
+    return unsupported(N, "ScatterElements with reduction '" + Reduce + "'");
   if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
       Axis < 0 || R > MaxRank || !XT.hasStaticShape() || !IT.hasStaticShape() ||
       IT.getShape() != UT.getShape() ||
@@ -331,6 +348,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   S.In[0] = *IS;
   S.In[1] = S.Y = *XS;
   S.Axis = int(Axis);
+  S.Reduction = Reduction->second;
   S.AxisSize = XT.getStaticShape()[size_t(Axis)];
   auto IStr = codegen::getStrides(IT), UStr = codegen::getStrides(UT),
        YStr = codegen::getStrides(YT);
@@ -343,9 +361,149 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
     S.Strides[2][D] = YStr[size_t(D)];
   }
   C.addStep({Nodes,
-             std::string("typed.scatter ") + getScalarTypeName(*XS) + " by " +
-                 getScalarTypeName(*IS),
+             std::string("typed.scatter") +
+                 (Reduction->second == ScatterReduction::None ? std::string()
+                                                              : "_" + Reduce) +
+                 " " + getScalarTypeName(*XS) + " by " + getScalarTypeName(*IS),
              0},
             S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// Element strides of \p V per logical dim.
+std::vector<int64_t> getLogicalStrides(const Value *V) {
+  auto S = codegen::getStrides(V->getType());
+  return std::vector<int64_t>(S.begin(), S.end());
+}
+
+} // namespace
+
+llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
+                                const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  const int64_t R = XT.getRank();
+  const int64_t Axis = getAxis(N, R);
+  const bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
+  if (!XS || Axis < 0 || R > MaxRank || !XT.hasStaticShape() ||
+      !YT.hasStaticShape() || YT.getElementType() != ElementType::I64 ||
+      int64_t(YT.getRank()) != (KeepDims ? R : R - 1) ||
+      XT.getStaticShape()[size_t(Axis)] == 0 || !T.Act.isNone())
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " to " + YT.str());
+  TypedParams P;
+  P.Op = N.getOpId() == OpId::ArgMax ? TypedOp::ArgMax : TypedOp::ArgMin;
+  P.Rank = int(R);
+  P.In[0] = *XS;
+  P.Y = ScalarType::I64;
+  P.Axis = int(Axis);
+  P.SelectLast = N.getIntAttr("select_last_index", 0) != 0;
+  auto XShape = XT.getStaticShape();
+  const std::vector<int64_t> XStr = getLogicalStrides(X),
+                             YStr = getLogicalStrides(Y);
+  for (int64_t D = 0; D < R; ++D) {
+    P.Shape[D] = XShape[size_t(D)];
+    P.Strides[0][D] = XStr[size_t(D)];
+    // Y's dim of X's dim D (none for the axis without keepdims).
+    P.Strides[2][D] =
+        D == Axis ? 0 : YStr[size_t(KeepDims || D < Axis ? D : D - 1)];
+  }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.") + N.getOpType().lower() + " " +
+                 getScalarTypeName(*XS),
+             0},
+            P, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planTopK(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *KV = N.getOperand(1);
+  const TensorType &XT = X->getType();
+  auto XS = getScalarType(XT.getElementType());
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", -1);
+  Axis = Axis < 0 ? Axis + R : Axis;
+  const TensorData *KD = KV->getConstantData();
+  const std::vector<int64_t> Ks =
+      KD ? KD->toInt64Vector() : std::vector<int64_t>();
+  if (!XS || Axis < 0 || Axis >= R || R > MaxRank || !XT.hasStaticShape() ||
+      !T.Act.isNone() || N.getNumResults() != 2)
+    return unsupported(N, "TopK of " + XT.str());
+  if (Ks.size() != 1)
+    return unsupported(N, "TopK whose K is computed at run time");
+  const int64_t K = Ks[0], Len = XT.getStaticShape()[size_t(Axis)];
+  if (K < 0 || K > Len)
+    return unsupported(N, "TopK with K = " + llvm::Twine(K) +
+                              " along an axis of " + llvm::Twine(Len));
+  const Value *Values = N.getResult(0), *Indices = N.getResult(1);
+  for (const Value *V : {Values, Indices})
+    if (!V->getType().hasStaticShape() ||
+        V->getType().getShape() != N.getResult(0)->getType().getShape())
+      return unsupported(N, "TopK to " + V->getType().str());
+  if (Values->getType().getElementType() != XT.getElementType() ||
+      Indices->getType().getElementType() != ElementType::I64)
+    return unsupported(N, "TopK of " + XT.str() + " to " +
+                              Values->getType().str() + " and " +
+                              Indices->getType().str());
+  TypedParams P;
+  P.Op = TypedOp::TopK;
+  P.Rank = int(R);
+  P.In[0] = P.Y = *XS;
+  P.Axis = int(Axis);
+  P.K = K;
+  P.Largest = N.getIntAttr("largest", 1) != 0;
+  auto XShape = XT.getStaticShape();
+  const Graph &G = *N.getGraph();
+  // The values row is also the insertion's working space: an unread
+  // result gets a scratch buffer, dense in logical order.
+  auto Dense = [&](const Value *V) {
+    auto Shape = V->getType().getStaticShape();
+    std::vector<int64_t> S(Shape.size(), 1);
+    for (size_t D = Shape.size(); D-- > 1;)
+      S[D - 1] = S[D] * Shape[D];
+    return S;
+  };
+  auto Target = [&](const Value *V,
+                    std::vector<int64_t> &Str) -> llvm::Expected<BufferId> {
+    if (V->hasUses() || G.isGraphOutput(V)) {
+      Str = getLogicalStrides(V);
+      return C.defineBuffer(V, N);
+    }
+    Str = Dense(V);
+    return C.addScratch(
+        *V->getType().getNumElements() *
+        int64_t(getElementByteSize(V->getType().getElementType())));
+  };
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  std::vector<int64_t> VStr, IStr;
+  auto VB = Target(Values, VStr);
+  if (!VB)
+    return VB.takeError();
+  auto IB = Target(Indices, IStr);
+  if (!IB)
+    return IB.takeError();
+  const std::vector<int64_t> XStr = getLogicalStrides(X);
+  for (int64_t D = 0; D < R; ++D) {
+    P.Shape[D] = XShape[size_t(D)];
+    P.Strides[0][D] = XStr[size_t(D)];
+    P.Strides[1][D] = IStr[size_t(D)];
+    P.Strides[2][D] = VStr[size_t(D)];
+  }
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.topk ") + getScalarTypeName(*XS) +
+                 (P.Largest ? " largest" : " smallest"),
+             0},
+            P, {{*XB, 0}, Arg(), Arg(), {*VB, 0}, {*IB, 0}});
   return llvm::Error::success();
 }

@@ -14,8 +14,11 @@
 //
 // Runs what the CPU backend's kernels run with constant weights: the
 // default activations, clip, input_forget, peepholes, linear_before_reset,
-// either layout, and sequence_lens only when constant and full (every
-// entry the sequence's length).
+// either layout, and sequence_lens, constant or computed at run time: the
+// gate steps read the lengths and pick each batch entry's time themselves
+// (RecurrentStep), so the plan stays one fixed list of launches. A
+// constant full sequence_lens (every entry the sequence's length) is
+// dropped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,16 +142,18 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
       (!Peep.empty() && int64_t(Peep.size()) != Dirs * 3 * H))
     return unsupported(N, std::string("an ") + K.Name +
                               " with weights of unexpected sizes");
+  llvm::Optional<ScalarType> LensType;
   if (Lens) {
     const TensorData *D = Lens->getConstantData();
-    if (!D)
+    if (D &&
+        llvm::all_of(D->toInt64Vector(), [&](int64_t L) { return L == Seq; }))
+      Lens = nullptr; // Full: every step runs for every entry.
+    else if (!(LensType = getScalarType(Lens->getType().getElementType())) ||
+             (*LensType != ScalarType::I32 && *LensType != ScalarType::I64) ||
+             !Lens->getType().hasStaticShape() ||
+             Lens->getType().getNumElements() != Batch)
       return unsupported(N, std::string("an ") + K.Name +
-                                " with sequence_lens computed at run time");
-    for (int64_t L : D->toInt64Vector())
-      if (L != Seq)
-        return unsupported(N, std::string("an ") + K.Name +
-                                  " with sequence_lens shorter than the "
-                                  "sequence");
+                                " with sequence_lens " + Lens->getType().str());
   }
   const Graph &G = *N.getGraph();
   const unsigned NumResults = K.HasCell ? 3 : 2;
@@ -166,6 +171,13 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
+  Arg LensArg;
+  if (Lens) {
+    auto B = C.getBuffer(Lens, N);
+    if (!B)
+      return B.takeError();
+    LensArg.Buffer = *B;
+  }
   Arg H0Arg, C0Arg;
   for (auto [V, Out] : {std::pair(H0, &H0Arg), std::pair(C0, &C0Arg)})
     if (V) {
@@ -273,24 +285,31 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
       PeepD.Offset = D * 3 * H * 4;
     if (RecBiasD.Buffer >= 0)
       RecBiasD.Offset = D * H * 4;
+    // Projection row of (t, b): t * Batch + b, or b * Seq + t; this
+    // direction's gates start at D * GH.
+    RecurrentStep Time;
+    Time.Seq = Seq;
+    Time.Backward = Backward;
+    Time.LensType = LensType.getValueOr(ScalarType::I32);
+    Time.PreTimeStride = (A.BatchMajor ? 1 : Batch) * Dirs * GH;
+    Time.PreRowStride = (A.BatchMajor ? Seq : 1) * Dirs * GH;
+    const Arg PreArg{Pre.Buffer, D * GH * 4};
+    // Y is [Seq, Dirs, Batch, H], or [Batch, Seq, Dirs, H].
+    Arg YArg;
+    if (Out[0].Buffer >= 0) {
+      YArg.Buffer = Out[0].Buffer;
+      YArg.Offset = (A.BatchMajor ? D * H : D * Batch * H) * 4;
+      Time.YTimeStride = A.BatchMajor ? Dirs * H : Dirs * Batch * H;
+      Time.YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
+    }
     for (int64_t S = 0; S < Seq; ++S) {
-      const int64_t Time = Backward ? Seq - 1 - S : S;
+      Time.Step = S;
       const bool HasState = S != 0 || H0Arg.Buffer >= 0;
-      const std::string Where = std::string(Dir) + " step " + std::to_string(Time);
-      // Projection row of (Time, b): Time * Batch + b, or b * Seq + Time.
-      const int64_t PreRow = A.BatchMajor ? Time : Time * Batch;
-      const int64_t PreRowStride = (A.BatchMajor ? Seq : 1) * Dirs * GH;
-      const Arg PreArg{Pre.Buffer, (PreRow * Dirs * GH + D * GH) * 4};
-      // Y is [Seq, Dirs, Batch, H], or [Batch, Seq, Dirs, H].
-      Arg YArg;
-      int64_t YBatchStride = 0;
-      if (Out[0].Buffer >= 0) {
-        YArg.Buffer = Out[0].Buffer;
-        YArg.Offset = (A.BatchMajor ? (Time * Dirs + D) * H
-                                    : (Time * Dirs + D) * Batch * H) *
-                      4;
-        YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
-      }
+      // The time of the step, or its number when the lengths pick times.
+      const std::string Where =
+          std::string(Dir) + " step " +
+          (Lens ? std::to_string(S) + " by sequence_lens"
+                : std::to_string(Backward ? Seq - 1 - S : S));
       if (HasState)
         addProduct(C, Nodes, (Step + " recurrent product").c_str(), Batch,
                    RecCols, H, {}, RD, {}, HState, Rec);
@@ -298,22 +317,20 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
         LstmCellParams P;
         P.Batch = Batch;
         P.Hidden = H;
-        P.PreRowStride = PreRowStride;
-        P.YBatchStride = YBatchStride;
+        P.Time = Time;
         P.HasCellState = S != 0 || C0Arg.Buffer >= 0;
         P.InputForget = A.InputForget;
         P.Clip = A.Clip;
         C.addStep({Nodes, "lstm.cell f32" + Where, 10 * Batch * H}, P,
-                  {PreArg, HasState ? Rec : Arg(), PeepD, CState, HState,
-                   YArg});
+                  {PreArg, HasState ? Rec : Arg(), PeepD, CState, HState, YArg,
+                   LensArg});
         continue;
       }
       GruCellParams P;
       P.Batch = Batch;
       P.Hidden = H;
-      P.PreRowStride = PreRowStride;
+      P.Time = Time;
       P.RecRowStride = RecCols;
-      P.YBatchStride = YBatchStride;
       P.HasState = HasState;
       P.LinearBeforeReset = Lbr;
       P.Clip = A.Clip;
@@ -323,13 +340,13 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
         GruCellParams Q = P;
         Q.Stage = GruCellParams::Reset;
         C.addStep({Nodes, "gru.reset f32" + Where, 4 * Batch * H}, Q,
-                  {PreArg, Rec, Arg(), Arg(), HState, Reset});
+                  {PreArg, Rec, Arg(), Arg(), HState, Reset, LensArg});
         addProduct(C, Nodes, "gru reset product", Batch, H, H, {}, RDh, {},
                    Reset, RecH);
       }
       C.addStep({Nodes, "gru.cell f32" + Where, 8 * Batch * H}, P,
                 {PreArg, HasState ? Rec : Arg(), HasState ? RecHArg : Arg(),
-                 RecBiasD, HState, YArg});
+                 RecBiasD, HState, YArg, LensArg});
     }
     for (unsigned I : {1u, 2u})
       if (Out[I].Buffer >= 0) {

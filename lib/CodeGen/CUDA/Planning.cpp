@@ -152,7 +152,7 @@ static llvm::Error checkHeld(const Value *V, const Node &User) {
     return makeNodeError(User, "value '" + V->getName() + "' has type " +
                                    T.str() +
                                    ": the CUDA backend holds f32, f16, bf16, "
-                                   "i32, i64 and bool tensors");
+                                   "i32, i64, i8, u8 and bool tensors");
   return llvm::Error::success();
 }
 
@@ -236,6 +236,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
            std::holds_alternative<SoftmaxParams>(S.Params) ||
            std::holds_alternative<LrnParams>(S.Params))
     Written = {1};
+  else if (std::holds_alternative<TypedParams>(S.Params) && S.Args.size() > 4)
+    Written = {3, 4}; // TopK's values and positions.
   else if (std::holds_alternative<LstmCellParams>(S.Params))
     Written = {3, 4, 5};
   else if (const auto *G = std::get_if<GruCellParams>(&S.Params))
@@ -324,6 +326,9 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::STFT)] = planSTFT;
     T[size_t(OpId::GatherElements)] = planIndexedGather;
     T[size_t(OpId::ScatterElements)] = planScatterElements;
+    T[size_t(OpId::ArgMax)] = planArgReduce;
+    T[size_t(OpId::ArgMin)] = planArgReduce;
+    T[size_t(OpId::TopK)] = planTopK;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Not, OpId::Where})
@@ -350,8 +355,10 @@ const PlanTable &getPlanTable() {
 }
 
 /// Ops that see integer and bool activations: the typed kernel's, the
-/// indexed gathers and scatters (which run on it too) and the views (which
-/// share their operand's buffer). The float kernels never do.
+/// indexed gathers and scatters, ArgMax/ArgMin and TopK (which run on it
+/// too), the views (which share their operand's buffer) and the
+/// recurrences (sequence_lens; their planner takes only f32 otherwise).
+/// The float kernels never do.
 bool takesIndexTypes(const Node &N) {
   if (isTypedStep(N))
     return true;
@@ -359,6 +366,11 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Gather:
   case OpId::GatherElements:
   case OpId::ScatterElements:
+  case OpId::ArgMax:
+  case OpId::ArgMin:
+  case OpId::TopK:
+  case OpId::LSTM:
+  case OpId::GRU:
   case OpId::Reshape:
   case OpId::Flatten:
   case OpId::Squeeze:
@@ -420,7 +432,7 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
       return makeGraphError(G, "input '" + In->getName() + "' has type " +
                                    In->getType().str() +
                                    ": the CUDA backend takes static f32, f16, "
-                                   "bf16, i32, i64 and bool inputs");
+                                   "bf16, i32, i64, i8, u8 and bool inputs");
     Binding B;
     B.Name = In->getName();
     B.Type = In->getType();

@@ -167,7 +167,9 @@ LibraryStatus ProgramImpl::launch(size_t I) {
         } else if constexpr (std::is_same_v<T, ElementwiseParams>) {
           return Kernel(launchElementwise(P, A(0), A(1), A(2), Stream));
         } else if constexpr (std::is_same_v<T, TypedParams>) {
-          return Kernel(launchTyped(P, A(0), A(1), A(2), A(3), Stream));
+          return Kernel(launchTyped(P, A(0), A(1), A(2), A(3),
+                                    S.Args.size() > 4 ? A(4) : nullptr,
+                                    Stream));
         } else if constexpr (std::is_same_v<T, EpilogueParams>) {
           return Kernel(launchEpilogue(
               P, A(0), static_cast<const float *>(A(1)),
@@ -183,7 +185,7 @@ LibraryStatus ProgramImpl::launch(size_t I) {
               P, static_cast<const float *>(A(0)),
               static_cast<const float *>(A(1)),
               static_cast<const float *>(A(2)), static_cast<float *>(A(3)),
-              static_cast<float *>(A(4)), static_cast<float *>(A(5)),
+              static_cast<float *>(A(4)), static_cast<float *>(A(5)), A(6),
               Stream));
         } else if constexpr (std::is_same_v<T, GruCellParams>) {
           return Kernel(launchGruCell(
@@ -191,7 +193,7 @@ LibraryStatus ProgramImpl::launch(size_t I) {
               static_cast<const float *>(A(1)),
               static_cast<const float *>(A(2)),
               static_cast<const float *>(A(3)), static_cast<float *>(A(4)),
-              static_cast<float *>(A(5)), Stream));
+              static_cast<float *>(A(5)), A(6), Stream));
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return Kernel(launchLrn(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {
@@ -724,9 +726,9 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
     return T;
   };
   auto Launch = [&](const Copy &C) {
-    return C.Typed
-               ? launchTyped(*C.Typed, C.From, nullptr, nullptr, C.To, I.Stream)
-               : launchCopy(C.Plan, C.From, C.To, I.Stream);
+    return C.Typed ? launchTyped(*C.Typed, C.From, nullptr, nullptr, C.To,
+                                 nullptr, I.Stream)
+                   : launchCopy(C.Plan, C.From, C.To, I.Stream);
   };
   auto NotDense = [](const Binding &B, const char *Kind) {
     return llvm::createStringError(

@@ -564,10 +564,10 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
   }
 }
 
-/// Runs \p Pl on the host when every step is an f32 copy, a GEMM by a
-/// constant B^T, an LSTM or a GRU cell (host models of their kernels, the
-/// cells' math from DeviceMath.h) or a typed step (DeviceMath.h's
-/// evalTyped, the kernel's own code): each input
+/// Runs \p Pl on the host when every step is an f32 copy, a GEMM (a host
+/// model), an LSTM or a GRU cell or a typed step (DeviceMath.h's
+/// evalLstmCell, evalGruCell, evalTyped and evalTypedRow: the kernels'
+/// own code): each input
 /// written into its buffer in its binding's layout, each output read back
 /// from its buffer and returned in the identity layout.
 runtime::TensorMap runOnHost(const Plan &Pl,
@@ -620,72 +620,34 @@ runtime::TensorMap runOnHost(const Plan &Pl,
           }
       }
     } else if (const auto *Ty = std::get_if<TypedParams>(&S.Params)) {
-      // The kernel's loop (LogicKernels.cu): evalTyped per element.
+      // The kernel's loop (LogicKernels.cu): evalTyped per element, or
+      // evalTypedRow per row.
       const void *Ins[3];
       for (size_t K = 0; K < 3; ++K)
         Ins[K] = S.Args[K].Buffer < 0 ? nullptr : Ptr(S.Args[K]);
+      void *Y2 = S.Args.size() > 4 ? Ptr(S.Args[4]) : nullptr;
       int64_t Count = 1;
       for (int D = 0; D < Ty->Rank; ++D)
         Count *= Ty->Shape[D];
-      if (Ty->Op == TypedOp::Scatter) {
-        for (int64_t Row = 0; Count && Row < getScatterRows(*Ty); ++Row)
-          evalScatterRow(*Ty, Ins, Ptr(S.Args[3]), Row);
+      if (isRowOp(Ty->Op)) {
+        for (int64_t Row = 0; Count && Row < getRowCount(*Ty); ++Row)
+          evalTypedRow(*Ty, Ins, Ptr(S.Args[3]), Y2, Row);
       } else {
         for (int64_t I = 0; I < Count; ++I)
           evalTyped(*Ty, Ins, Ptr(S.Args[3]), I);
       }
     } else if (const auto *L = std::get_if<LstmCellParams>(&S.Params)) {
-      // The kernel's loop (RecurrentKernels.cu), one (b, j) at a time.
-      const float *Pre = F(S.Args[0]), *Rec = F(S.Args[1]),
-                  *Peep = F(S.Args[2]);
-      float *Cell = F(S.Args[3]), *Hid = F(S.Args[4]), *Y = F(S.Args[5]);
-      const int64_t H = L->Hidden;
-      for (int64_t B = 0; B < L->Batch; ++B)
-        for (int64_t J = 0; J < H; ++J) {
-          float G[4];
-          for (int K = 0; K < 4; ++K)
-            G[K] = Pre[B * L->PreRowStride + K * H + J] +
-                   (Rec ? Rec[B * 4 * H + K * H + J] : 0.0f);
-          const int64_t I = B * H + J;
-          const LstmUnit U = lstmUnit(
-              G[0], G[1], G[2], G[3], L->HasCellState ? Cell[I] : 0.0f,
-              Peep ? Peep[J] : 0.0f, Peep ? Peep[H + J] : 0.0f,
-              Peep ? Peep[2 * H + J] : 0.0f, L->Clip, L->InputForget);
-          Cell[I] = U.Cell;
-          Hid[I] = U.Hidden;
-          if (Y)
-            Y[B * L->YBatchStride + J] = U.Hidden;
-        }
+      // The kernel's loop (RecurrentKernels.cu), one unit at a time.
+      const void *Lens = S.Args[6].Buffer < 0 ? nullptr : Ptr(S.Args[6]);
+      for (int64_t I = 0; I < L->Batch * L->Hidden; ++I)
+        evalLstmCell(*L, F(S.Args[0]), F(S.Args[1]), F(S.Args[2]), F(S.Args[3]),
+                     F(S.Args[4]), F(S.Args[5]), Lens, I);
     } else if (const auto *Gr = std::get_if<GruCellParams>(&S.Params)) {
-      // The kernel's loop (RecurrentKernels.cu).
-      const float *Pre = F(S.Args[0]), *Rec = F(S.Args[1]),
-                  *RecH = F(S.Args[2]), *RecBias = F(S.Args[3]);
-      float *Hid = F(S.Args[4]), *Out = F(S.Args[5]);
-      const int64_t H = Gr->Hidden;
-      for (int64_t B = 0; B < Gr->Batch; ++B)
-        for (int64_t J = 0; J < H; ++J) {
-          const int64_t I = B * H + J;
-          const float *PreRow = Pre + B * Gr->PreRowStride + J;
-          const float *RecRow = Rec ? Rec + B * Gr->RecRowStride + J : nullptr;
-          const float Prev = Gr->HasState ? Hid[I] : 0.0f;
-          const float R = sigmoidOf(
-              clipGate(PreRow[H] + (RecRow ? RecRow[H] : 0.0f), Gr->Clip));
-          if (Gr->Stage == GruCellParams::Reset) {
-            Out[I] = R * Prev;
-            continue;
-          }
-          float RH = 0.0f;
-          if (RecH)
-            RH = RecH[(Gr->LinearBeforeReset ? B * Gr->RecRowStride : B * H) +
-                      J];
-          if (Gr->LinearBeforeReset)
-            RH = R * (RH + RecBias[J]);
-          const float Hn = gruUnit(PreRow[0] + (RecRow ? RecRow[0] : 0.0f),
-                                   PreRow[2 * H] + RH, Prev, Gr->Clip);
-          Hid[I] = Hn;
-          if (Out)
-            Out[B * Gr->YBatchStride + J] = Hn;
-        }
+      // The kernel's loop (RecurrentKernels.cu), one unit at a time.
+      const void *Lens = S.Args[6].Buffer < 0 ? nullptr : Ptr(S.Args[6]);
+      for (int64_t I = 0; I < Gr->Batch * Gr->Hidden; ++I)
+        evalGruCell(*Gr, F(S.Args[0]), F(S.Args[1]), F(S.Args[2]), F(S.Args[3]),
+                    F(S.Args[4]), F(S.Args[5]), Lens, I);
     } else {
       ADD_FAILURE() << S.Info.Kernel << " has no host model here";
       return {};
@@ -702,12 +664,14 @@ runtime::TensorMap runOnHost(const Plan &Pl,
   return Out;
 }
 
-/// Plans \p Text, runs it with runOnHost on numbered inputs and compares
-/// every output with the reference interpreter's, within \p Tol relative
-/// (0: exactly). An empty \p Kernels skips the check of the step names.
+/// Plans \p Text, runs it with runOnHost on numbered inputs (or those of
+/// \p Given) and compares every output with the reference interpreter's,
+/// within \p Tol relative (0: exactly). An empty \p Kernels skips the
+/// check of the step names.
 void checkOnHostAgainstReference(const std::string &Text,
                                  const std::vector<std::string> &Kernels,
-                                 double Tol = 0) {
+                                 double Tol = 0,
+                                 const runtime::TensorMap &Given = {}) {
   SCOPED_TRACE(Text);
   auto G = parse(Text);
   ASSERT_TRUE(G);
@@ -718,6 +682,10 @@ void checkOnHostAgainstReference(const std::string &Text,
   }
   runtime::TensorMap In;
   for (const Value *V : G->getInputs()) {
+    if (Given.count(V->getName())) {
+      In[V->getName()] = Given.at(V->getName());
+      continue;
+    }
     runtime::Tensor T = runtime::Tensor::zeros(TensorType::get(
         V->getType().getElementType(), V->getType().getStaticShape()));
     for (int64_t I = 0; I < T.getNumElements(); ++I)
@@ -810,6 +778,16 @@ TEST(CudaPlanTest, DepthToSpaceAndBackAreStridedCopies) {
             L + ">\n  return %y\n}\n",
         {"copy.spacetodepth generic f32"});
   }
+}
+
+/// A tensor of \p Type and \p Shape holding \p Values in row-major order.
+runtime::Tensor tensorOf(ElementType Type, llvm::ArrayRef<int64_t> Shape,
+                         llvm::ArrayRef<double> Values) {
+  runtime::Tensor T = runtime::Tensor::zeros(TensorType::get(Type, Shape));
+  EXPECT_EQ(int64_t(Values.size()), T.getNumElements());
+  for (size_t I = 0; I < Values.size(); ++I)
+    T.setDouble(int64_t(I), Values[I]);
+  return T;
 }
 
 /// "dense<[...]> : tensor<...>" of \p Count values of a fixed pattern.
@@ -961,6 +939,49 @@ TEST(CudaPlanTest, GruPlansMatchTheReferenceOnTheHost) {
   }
 }
 
+TEST(CudaPlanTest, RecurrencesFollowSequenceLengthsOnTheHost) {
+  // sequence_lens computed at run time (an input: 3, 1 and 0 of 3 steps)
+  // and constant (2, 0, 3): each entry runs its own steps (a reverse
+  // direction from its own last step), Y is zero past its length and
+  // Y_h / Y_c hold its last state; an entry of length 0 keeps its initial
+  // state, or zeros without one. GRU both ways of linear_before_reset,
+  // LSTM, both layouts (seq = batch = 3, so X reads either way).
+  runtime::TensorMap In;
+  In["len"] = tensorOf(ElementType::I32, {3}, {3, 1, 0});
+  std::string T = "graph @rnn(%x: tensor<3 x 3 x 2 x f32>, %len: tensor<3 x "
+                  "i32>, %h0: tensor<2 x 3 x 2 x f32>) {\n";
+  T += "  %w = Constant() {value = " + denseOf({2, 6, 2}, 0.9, 0.3) +
+       "} : tensor<2 x 6 x 2 x f32>\n";
+  T += "  %r = Constant() {value = " + denseOf({2, 6, 2}, 0.8, 1.1) +
+       "} : tensor<2 x 6 x 2 x f32>\n";
+  T += "  %b = Constant() {value = " + denseOf({2, 12}, 0.4, 0.2) +
+       "} : tensor<2 x 12 x f32>\n";
+  T += "  %lw = Constant() {value = " + denseOf({2, 8, 2}, 0.8, 0.1) +
+       "} : tensor<2 x 8 x 2 x f32>\n";
+  T += "  %lr = Constant() {value = " + denseOf({2, 8, 2}, 0.7, 0.5) +
+       "} : tensor<2 x 8 x 2 x f32>\n";
+  T += "  %cl = Constant() {value = dense<[2, 0, 3]> : tensor<3 x i64>} : "
+       "tensor<3 x i64>\n";
+  T +=
+      R"(  %y, %yh = GRU(%x, %w, %r, %b, %len, %h0) {direction = "bidirectional", hidden_size = 2, linear_before_reset = 1} : tensor<3 x 2 x 3 x 2 x f32>, tensor<2 x 3 x 2 x f32>
+  %y2, %yh2 = GRU(%x, %w, %r, %b, %len) {direction = "bidirectional", hidden_size = 2} : tensor<3 x 2 x 3 x 2 x f32>, tensor<2 x 3 x 2 x f32>
+  %y3, %yh3 = GRU(%x, %w, %r, %b, %cl) {direction = "bidirectional", hidden_size = 2, layout = 1} : tensor<3 x 3 x 2 x 2 x f32>, tensor<3 x 2 x 2 x f32>
+  %ly, %lyh, %lyc = LSTM(%x, %lw, %lr, none, %len) {direction = "bidirectional", hidden_size = 2} : tensor<3 x 2 x 3 x 2 x f32>, tensor<2 x 3 x 2 x f32>, tensor<2 x 3 x 2 x f32>
+  %my, %myh, %myc = LSTM(%x, %lw, %lr, none, %cl) {direction = "bidirectional", hidden_size = 2, layout = 1} : tensor<3 x 3 x 2 x 2 x f32>, tensor<3 x 2 x 2 x f32>, tensor<3 x 2 x 2 x f32>
+  return %y, %yh, %y2, %yh2, %y3, %yh3, %ly, %lyh, %lyc, %my, %myh, %myc
+}
+)";
+  checkOnHostAgainstReference(T, {}, 1e-5, In);
+  // Steps are numbered in the direction's order when lengths pick times.
+  auto G = parse(T);
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  const std::vector<std::string> K = kernels(*P);
+  EXPECT_NE(llvm::find(K, "gru.cell f32 reverse step 0 by sequence_lens"),
+            K.end());
+}
+
 TEST(CudaPlanTest, VariadicSumsAndAGemmsMatrixCRunInPlace) {
   // Sum of three: the first two into y, the third added to y in place,
   // the activation last.
@@ -1098,6 +1119,78 @@ graph @g(%ids: tensor<2 x 3 x i64>, %x: tensor<2 x 5 x 3 x f32>, %j: tensor<2 x 
                                "typed.copy f32", "typed.scatter f32 by i64"});
 }
 
+TEST(CudaPlanTest, ArgExtremesAndTopKRunARowPerThread) {
+  // Rows with ties: ArgMax/ArgMin keep the first extreme (the last with
+  // select_last_index), with and without keepdims, along any axis, of
+  // f32, f16 and i64; TopK keeps the earlier of equal values first, K up
+  // to the whole row, largest or smallest, results in either layout, and
+  // only its positions read (its values in a scratch buffer). The i64
+  // positions also cast to u8 (a model's byte output).
+  runtime::TensorMap In;
+  In["x"] = tensorOf(ElementType::F32, {3, 5},
+                     {1, 5, 5, 2, 5, 0, -1, 3, 3, -1, 4, 4, 4, 4, 4});
+  std::vector<double> H;
+  for (int I = 0; I < 24; ++I)
+    H.push_back(double((I * 7) % 5) - 2.5);
+  In["h"] = tensorOf(ElementType::F16, {2, 4, 3}, H);
+  In["n"] = tensorOf(ElementType::I64, {2, 6},
+                     {3, 1, 3, 9, 1, 3, -2, 5, 5, 0, 7, -2});
+  checkOnHostAgainstReference(
+      R"(
+graph @rows(%x: tensor<3 x 5 x f32>, %h: tensor<2 x 4 x 3 x f16>, %n: tensor<2 x 6 x i64>) {
+  %am = ArgMax(%x) {axis = 1, keepdims = 0} : tensor<3 x i64>
+  %an = ArgMin(%x) {axis = 0} : tensor<1 x 5 x i64>
+  %al = ArgMax(%x) {axis = -1, select_last_index = 1} : tensor<3 x 1 x i64>
+  %ah = ArgMin(%h) {axis = 1, keepdims = 0, select_last_index = 1} : tensor<2 x 3 x i64>
+  %ai = ArgMax(%n) {axis = 1} : tensor<2 x 1 x i64>
+  %b = Cast(%am) {to = 2} : tensor<3 x u8>
+  %k3 = Constant() {value = dense<[3]> : tensor<1 x i64>} : tensor<1 x i64>
+  %v, %i = TopK(%x, %k3) : tensor<3 x 3 x f32>, tensor<3 x 3 x i64>
+  %vs, %is = TopK(%h, %k3) {axis = 1, largest = 0} : tensor<2 x 3 x 3 x f16, nwc>, tensor<2 x 3 x 3 x i64>
+  %k6 = Constant() {value = dense<[6]> : tensor<1 x i64>} : tensor<1 x i64>
+  %nv, %ni = TopK(%n, %k6) {axis = -1} : tensor<2 x 6 x i64>, tensor<2 x 6 x i64>
+  return %am, %an, %al, %ah, %ai, %b, %v, %i, %vs, %is, %ni
+}
+)",
+      {"typed.argmax f32", "typed.argmin f32", "typed.argmax f32",
+       "typed.argmin f16", "typed.argmax i64", "typed.cast i64>u8",
+       "typed.topk f32 largest", "typed.topk f16 smallest",
+       "typed.topk i64 largest"},
+      0, In);
+}
+
+TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
+  // Repeated and negative indices along either axis: each reduction
+  // combines the updates of a row in order with what the data holds.
+  runtime::TensorMap In;
+  In["d"] = tensorOf(ElementType::F32, {3, 4},
+                     {1, 2, 3, 4, -1, -2, -3, -4, 0.5, 1.5, 2.5, 3.5});
+  In["e"] = tensorOf(ElementType::I64, {3, 3}, {0, 0, 3, -1, 2, 2, 1, 1, 1});
+  In["f"] = tensorOf(ElementType::I32, {2, 4}, {0, 2, -1, 1, 2, 2, 0, 0});
+  In["u"] =
+      tensorOf(ElementType::F32, {3, 3}, {2, 3, -1, 0.5, 4, -2, 1.5, 1.5, 3});
+  In["di"] = tensorOf(ElementType::I32, {3, 4},
+                      {7, -3, 0, 2, 5, 5, 1, -8, 9, 0, 4, 6});
+  In["ui"] = tensorOf(ElementType::I32, {2, 4}, {-1, 8, 3, 3, 2, 6, -7, 10});
+  checkOnHostAgainstReference(R"(
+graph @s(%d: tensor<3 x 4 x f32>, %e: tensor<3 x 3 x i64>, %f: tensor<2 x 4 x i32>, %u: tensor<3 x 3 x f32>, %di: tensor<3 x 4 x i32>, %ui: tensor<2 x 4 x i32>) {
+  %add = ScatterElements(%d, %e, %u) {axis = 1, reduction = "add"} : tensor<3 x 4 x f32>
+  %mul = ScatterElements(%d, %e, %u) {axis = 1, reduction = "mul"} : tensor<3 x 4 x f32, [1, 0]>
+  %max = ScatterElements(%di, %f, %ui) {axis = 0, reduction = "max"} : tensor<3 x 4 x i32>
+  %min = ScatterElements(%di, %f, %ui) {axis = 0, reduction = "min"} : tensor<3 x 4 x i32>
+  %sum = ScatterElements(%di, %f, %ui) {axis = 0, reduction = "add"} : tensor<3 x 4 x i32>
+  return %add, %mul, %max, %min, %sum
+}
+)",
+                              {"typed.copy f32", "typed.scatter_add f32 by i64",
+                               "typed.copy f32", "typed.scatter_mul f32 by i64",
+                               "typed.copy i32", "typed.scatter_max i32 by i32",
+                               "typed.copy i32", "typed.scatter_min i32 by i32",
+                               "typed.copy i32",
+                               "typed.scatter_add i32 by i32"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and
@@ -1170,31 +1263,43 @@ graph @ints(%x: tensor<4 x i64>) {
                            "go through comparisons"),
       std::string::npos)
       << planError(*Int);
-  auto U8 = parse(R"(
-graph @bytes(%x: tensor<4 x u8>) {
-  %y = Identity(%x) : tensor<4 x u8>
+  auto F64 = parse(R"(
+graph @doubles(%x: tensor<4 x f64>) {
+  %y = Identity(%x) : tensor<4 x f64>
   return %y
 }
 )");
-  ASSERT_TRUE(U8);
-  EXPECT_NE(planError(*U8).find("the CUDA backend takes static f32, f16, bf16, "
-                                "i32, i64 and bool inputs"),
+  ASSERT_TRUE(F64);
+  EXPECT_NE(planError(*F64).find("the CUDA backend takes static f32, f16, "
+                                 "bf16, i32, i64, i8, u8 and bool inputs"),
             std::string::npos)
-      << planError(*U8);
+      << planError(*F64);
+  auto Einsum = parse(R"(
+graph @einsum(%a: tensor<4 x 8 x f32>, %b: tensor<8 x 3 x f32>) {
+  %y = Einsum(%a, %b) {equation = "ij,jk->ik"} : tensor<4 x 3 x f32> loc("einsum")
+  return %y
+}
+)");
+  ASSERT_TRUE(Einsum);
+  const std::string E = planError(*Einsum);
+  EXPECT_NE(E.find("'einsum'"), std::string::npos) << E;
+  EXPECT_NE(E.find("no CUDA kernel for op 'Einsum' (run the model with "
+                   "--backend=cpu)"),
+            std::string::npos)
+      << E;
+  // TopK's K must be known when planning.
   auto TopK = parse(R"(
-graph @topk(%x: tensor<4 x 8 x f32>) {
-  %k = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
+graph @topk(%x: tensor<4 x 8 x f32>, %k: tensor<1 x i64>) {
   %v, %i = TopK(%x, %k) : tensor<4 x 2 x f32>, tensor<4 x 2 x i64> loc("topk")
   return %v, %i
 }
 )");
   ASSERT_TRUE(TopK);
-  const std::string E = planError(*TopK);
-  EXPECT_NE(E.find("'topk'"), std::string::npos) << E;
-  EXPECT_NE(E.find("no CUDA kernel for op 'TopK' (run the model with "
-                   "--backend=cpu)"),
+  EXPECT_NE(planError(*TopK).find(
+                "'topk' (TopK): no CUDA kernel for TopK whose K is computed "
+                "at run time"),
             std::string::npos)
-      << E;
+      << planError(*TopK);
   auto Dyn = parse(R"(
 graph @dyn(%x: tensor<N x 4 x f32>) {
   %y = Relu(%x) : tensor<N x 4 x f32> loc("relu")

@@ -212,6 +212,27 @@ graph @g(%x: tensor<3 x 5 x f32>, %u: tensor<3 x 2 x f32>) {
 }
 )",
      0},
+    // The typed kernel's row ops (ArgMax, TopK, a scatter reduction, a
+    // byte output) and a GRU whose sequence lengths are computed at run
+    // time (3, 0 and 2 of 3 steps).
+    {"typed_rows_and_lengths", R"(
+graph @g(%x: tensor<3 x 3 x 2 x f32>, %s: tensor<4 x 7 x f32>, %u: tensor<4 x 2 x f32>) {
+  %w = Constant() {value = dense<0.3> : tensor<2 x 6 x 2 x f32>} : tensor<2 x 6 x 2 x f32>
+  %r = Constant() {value = dense<-0.2> : tensor<2 x 6 x 2 x f32>} : tensor<2 x 6 x 2 x f32>
+  %c = Constant() {value = dense<[2, -1, 1]> : tensor<3 x i32>} : tensor<3 x i32>
+  %one = Constant() {value = dense<1> : tensor<i32>} : tensor<i32>
+  %len = Add(%c, %one) : tensor<3 x i32>
+  %y, %yh = GRU(%x, %w, %r, none, %len) {direction = "bidirectional", hidden_size = 2, linear_before_reset = 1} : tensor<3 x 2 x 3 x 2 x f32>, tensor<2 x 3 x 2 x f32>
+  %am = ArgMax(%s) {axis = 1, keepdims = 0} : tensor<4 x i64>
+  %b = Cast(%am) {to = 2} : tensor<4 x u8>
+  %k = Constant() {value = dense<[3]> : tensor<1 x i64>} : tensor<1 x i64>
+  %v, %i = TopK(%s, %k) {axis = 1, largest = 0} : tensor<4 x 3 x f32>, tensor<4 x 3 x i64>
+  %e = Constant() {value = dense<[0, 6, 6, 1, -1, -1, 3, 3]> : tensor<4 x 2 x i64>} : tensor<4 x 2 x i64>
+  %sc = ScatterElements(%s, %e, %u) {axis = 1, reduction = "add"} : tensor<4 x 7 x f32>
+  return %y, %yh, %b, %v, %i, %sc
+}
+)",
+     1e-4},
     // STFT: the frame copy and the GEMM by the basis.
     {"stft_frames_gemm", R"(
 graph @g(%x: tensor<2 x 40 x 1 x f32>) {
