@@ -307,9 +307,36 @@ STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
   memcpy(P, &H, 2);
 }
 
-/// Element \p Index (row-major over P.Shape) of Y = P.Op(operands).
+/// Reports \p Value (outside its \p Bound) found by plan step \p Step to
+/// \p Err, unless something was reported before: the first report of a run
+/// wins, whole (atomically claimed on the device).
+STRIDER_HOST_DEVICE void reportRunError(RunError *Err, int32_t Step,
+                                        RunError::Kind What, int64_t Value,
+                                        int64_t Bound) {
+  if (!Err)
+    return;
+#ifdef __CUDA_ARCH__
+  if (atomicCAS(&Err->Step, -1, -2) != -1)
+    return;
+#else
+  if (Err->Step != -1)
+    return;
+#endif
+  Err->What = What;
+  Err->Value = Value;
+  Err->Bound = Bound;
+#ifdef __CUDA_ARCH__
+  __threadfence();
+  atomicExch(&Err->Step, Step);
+#else
+  Err->Step = Step;
+#endif
+}
+
+/// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
+/// gather index out of range goes to \p Err.
 STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
-                                   void *Y, int64_t Index) {
+                                   void *Y, int64_t Index, RunError *Err) {
   int64_t Off[3] = {0, 0, 0};
   int64_t Rest = Index;
   for (int D = P.Rank - 1; D >= 0; --D) {
@@ -419,6 +446,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     char *To = static_cast<char *>(Y) + Index * Bytes;
     if (I < -P.AxisSize || I >= P.AxisSize) {
       memset(To, 0, size_t(Bytes));
+      reportRunError(Err, P.PlanStep, RunError::Index, I, P.AxisSize);
       return;
     }
     if (I < 0)
@@ -520,12 +548,14 @@ STRIDER_HOST_DEVICE void combineScatter(ScatterReduction R, ScalarType T,
 /// in order.
 STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
                                         const void *const *Ins, void *Y,
-                                        const int64_t *Off) {
+                                        const int64_t *Off, RunError *Err) {
   const int Bytes = getScalarBytes(P.Y);
   for (int64_t J = 0; J < P.Shape[P.Axis]; ++J) {
     int64_t I = loadInt(P.In[0], Ins[0], Off[0] + J * P.Strides[0][P.Axis]);
-    if (I < -P.AxisSize || I >= P.AxisSize)
+    if (I < -P.AxisSize || I >= P.AxisSize) {
+      reportRunError(Err, P.PlanStep, RunError::Index, I, P.AxisSize);
       continue;
+    }
     if (I < 0)
       I += P.AxisSize;
     const int64_t To = Off[2] + I * P.AxisStride,
@@ -596,15 +626,16 @@ STRIDER_HOST_DEVICE void evalTopKRow(const TypedParams &P,
   }
 }
 
-/// Row \p Row of a row op (isRowOp).
+/// Row \p Row of a row op (isRowOp); a scatter index out of range goes
+/// to \p Err.
 STRIDER_HOST_DEVICE void evalTypedRow(const TypedParams &P,
                                       const void *const *Ins, void *Y, void *Y2,
-                                      int64_t Row) {
+                                      int64_t Row, RunError *Err) {
   int64_t Off[3];
   getRowOffsets(P, Row, Off);
   switch (P.Op) {
   case TypedOp::Scatter:
-    evalScatterRow(P, Ins, Y, Off);
+    evalScatterRow(P, Ins, Y, Off, Err);
     return;
   case TypedOp::ArgMax:
   case TypedOp::ArgMin:
@@ -740,13 +771,18 @@ STRIDER_HOST_DEVICE float gruUnit(float PZ, float PH, float Prev, float Clip) {
 }
 
 /// The time batch entry \p B of a recurrence step runs at (RecurrentStep),
-/// or -1 when the step is past its sequence length.
+/// or -1 when the step is past its sequence length; a length outside [0,
+/// Seq] goes to \p Err.
 STRIDER_HOST_DEVICE int64_t getStepTime(const RecurrentStep &T,
-                                        const void *Lens, int64_t B) {
+                                        const void *Lens, int64_t B,
+                                        RunError *Err) {
   if (!Lens)
     return T.Backward ? T.Seq - 1 - T.Step : T.Step;
   int64_t Len = loadInt(T.LensType, Lens, B);
-  Len = Len < 0 ? 0 : Len > T.Seq ? T.Seq : Len;
+  if (Len < 0 || Len > T.Seq) {
+    reportRunError(Err, T.PlanStep, RunError::SequenceLength, Len, T.Seq);
+    Len = Len < 0 ? 0 : T.Seq;
+  }
   if (T.Step >= Len)
     return -1;
   return T.Backward ? Len - 1 - T.Step : T.Step;
@@ -757,10 +793,11 @@ STRIDER_HOST_DEVICE int64_t getStepTime(const RecurrentStep &T,
 STRIDER_HOST_DEVICE void evalLstmCell(const LstmCellParams &P, const float *Pre,
                                       const float *Rec, const float *Peep,
                                       float *Cell, float *Hidden, float *Y,
-                                      const void *Lens, int64_t I) {
+                                      const void *Lens, RunError *Err,
+                                      int64_t I) {
   const int64_t H = P.Hidden, B = I / H, J = I % H;
   const RecurrentStep &T = P.Time;
-  const int64_t Time = getStepTime(T, Lens, B);
+  const int64_t Time = getStepTime(T, Lens, B, Err);
   if (Time < 0) {
     if (!P.HasCellState) {
       Cell[I] = 0.0f;
@@ -789,10 +826,11 @@ STRIDER_HOST_DEVICE void evalLstmCell(const LstmCellParams &P, const float *Pre,
 STRIDER_HOST_DEVICE void evalGruCell(const GruCellParams &P, const float *Pre,
                                      const float *Rec, const float *RecH,
                                      const float *RecBias, float *Hidden,
-                                     float *Out, const void *Lens, int64_t I) {
+                                     float *Out, const void *Lens,
+                                     RunError *Err, int64_t I) {
   const int64_t H = P.Hidden, B = I / H, J = I % H;
   const RecurrentStep &T = P.Time;
-  const int64_t Time = getStepTime(T, Lens, B);
+  const int64_t Time = getStepTime(T, Lens, B, Err);
   if (P.Stage == GruCellParams::Reset && Time < 0) {
     Out[I] = 0.0f; // Read only by this entry's own (skipped) gates.
     return;

@@ -38,6 +38,19 @@ const char *getDTypeName(DType T); ///< "f32", "f16", "bf16"
 
 constexpr int MaxRank = 6;
 
+/// What a kernel found wrong in a run's data where the CPU backend stops
+/// the run with an error: an index out of range, a sequence length outside
+/// [0, seq]. The kernel goes on (a gather gives 0, a scatter skips the
+/// update, a length is clamped) and the first report of the run wins
+/// (reportRunError); the program reads it back after the run and fails
+/// the run with it.
+struct RunError {
+  enum Kind : int32_t { None = 0, Index = 1, SequenceLength = 2 };
+  int32_t Step = -1; ///< The plan step that reported; -1: none.
+  int32_t What = None;
+  int64_t Value = 0, Bound = 0; ///< The index or length, and its bound.
+};
+
 //===----------------------------------------------------------------------===//
 // Data movement (DataMovementKernels.cu, CopyPlan.cpp)
 //===----------------------------------------------------------------------===//
@@ -155,15 +168,15 @@ enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8 };
 ///                       index * AxisStride, the index B's element at the
 ///                       position (Gather by run-time indices,
 ///                       GatherElements); an index outside [-AxisSize,
-///                       AxisSize) gives 0 (the CPU backend stops with an
-///                       error there)
-///   Scatter             ScatterElements without reduction, in place on Y
+///                       AxisSize) gives 0 and is reported (RunError)
+///   Scatter             ScatterElements, in place on Y
 ///                       (a copy of the data): one thread per row along
 ///                       Axis of Shape (the indices' shape) stores the
 ///                       updates B of the row in order (a repeated index
 ///                       keeps the last), at Y offset (position through
 ///                       Strides[2]) + index * AxisStride, index from A;
-///                       indices out of range are skipped; with a
+///                       indices out of range are skipped and
+///                       reported; with a
 ///                       Reduction, the update is combined with what Y
 ///                       holds (add, mul, max, min), in the same order
 ///   ArgMax, ArgMin      one thread per row along Axis of Shape (the
@@ -224,10 +237,14 @@ struct TypedParams {
   bool SelectLast = false; ///< ArgMax/ArgMin: the last extreme.
   bool Largest = true;     ///< TopK.
   int64_t K = 0;           ///< TopK: values per row.
+  int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
 };
 /// Y2 is TopK's second result (the positions); null for the other ops.
+/// Gathers and scatters report an index out of range to \p Err (if not
+/// null).
 cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
-                        const void *C, void *Y, void *Y2, cudaStream_t S);
+                        const void *C, void *Y, void *Y2, RunError *Err,
+                        cudaStream_t S);
 
 /// Y = Act(X * Scale[c] + Bias[c] + Residual) over Count elements, channel
 /// c = (i / ChannelStride) % Channels (NCHW: ChannelStride = pixels; NHWC:
@@ -333,8 +350,8 @@ cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
 /// and writes Y. Step is the step's number in the direction's order; with
 /// no sequence lengths every batch entry runs at time t = Step (forward)
 /// or Seq - 1 - Step (reverse). With lengths (Lens, one LensType entry per
-/// batch entry, clamped to [0, Seq]; the CPU backend stops with an error
-/// outside it), entry b runs at t = Step or Len_b - 1 - Step while Step <
+/// batch entry, clamped to [0, Seq] and reported to the RunError outside
+/// it), entry b runs at t = Step or Len_b - 1 - Step while Step <
 /// Len_b; past its length it keeps its states (zero when there are none
 /// yet) and writes zeros to Y at time Step, so that every time from Len_b
 /// on is zero once the direction is done. The input projection's row of
@@ -346,6 +363,7 @@ struct RecurrentStep {
   int64_t PreTimeStride = 0, PreRowStride = 0;
   int64_t YTimeStride = 0, YBatchStride = 0;
   ScalarType LensType = ScalarType::I32;
+  int32_t PlanStep = -1; ///< The step's index, for RunError reports.
 };
 
 /// The elementwise half of one LSTM step of one direction, f32, one thread
@@ -366,7 +384,7 @@ struct LstmCellParams {
 cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
                            const float *Rec, const float *Peep, float *Cell,
                            float *Hidden, float *Y, const void *Lens,
-                           cudaStream_t S);
+                           RunError *Err, cudaStream_t S);
 
 /// One GRU step of one direction, f32, one thread per (batch entry,
 /// hidden unit), in one of two stages. Pre holds the input projection's
@@ -396,7 +414,7 @@ struct GruCellParams {
 cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *Rec, const float *RecH,
                           const float *RecBias, float *Hidden, float *Out,
-                          const void *Lens, cudaStream_t S);
+                          const void *Lens, RunError *Err, cudaStream_t S);
 
 } // namespace cuda
 } // namespace strider

@@ -21,22 +21,23 @@ constexpr int Threads = 256;
 
 __global__ void __launch_bounds__(Threads)
     typedKernel(TypedParams P, const void *A, const void *B, const void *C,
-                void *Y, void *Y2, int64_t Count) {
+                                void *Y, void *Y2, RunError *Err, int64_t Count) {
   const void *Ins[3] = {A, B, C};
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
        I += Step) {
     if (isRowOp(P.Op))
-      evalTypedRow(P, Ins, Y, Y2, I);
+            evalTypedRow(P, Ins, Y, Y2, I, Err);
     else
-      evalTyped(P, Ins, Y, I);
+      evalTyped(P, Ins, Y, I, Err);
   }
 }
 
 } // namespace
 
 cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
-                        const void *C, void *Y, void *Y2, cudaStream_t S) {
+                                                const void *C, void *Y, void *Y2, RunError *Err,
+                        cudaStream_t S) {
   if (P.Rank < 0 || P.Rank > MaxRank || P.NumOperands < 1 ||
       P.NumOperands > 3)
     return cudaErrorInvalidValue;
@@ -51,8 +52,8 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
     Count = getRowCount(P);
   if (Count == 0)
     return cudaSuccess;
-  typedKernel<<<getBlocks(Count, Threads), Threads, 0, S>>>(P, A, B, C, Y, Y2,
-                                                             Count);
+    typedKernel<<<getBlocks(Count, Threads), Threads, 0, S>>>(P, A, B, C, Y, Y2,
+                                                             Err, Count);
   return cudaGetLastError();
 }
 

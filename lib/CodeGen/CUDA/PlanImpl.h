@@ -105,6 +105,10 @@ public:
   Precision Math = Precision::FP32;
 };
 
+/// The message of a run that kernel reports in \p R stopped: "step
+/// '<nodes>' (<kernel>): index 7 is out of range for an axis of size 5".
+std::string describeRunError(const PlanImpl &P, const RunError &R);
+
 /// Copy parameters over \p Shape (logical dims of the index space) from
 /// \p XStrides to \p YStrides (elements), converting \p XT to \p YT.
 CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,

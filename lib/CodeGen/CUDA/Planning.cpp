@@ -219,6 +219,14 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
                           std::vector<Arg> Args) {
   PlanStep S;
   S.Info = Info;
+  // The kernels that report bad indices and lengths name their step.
+  const int32_t Index = int32_t(P.Steps.size());
+  if (auto *T = std::get_if<TypedParams>(&Params))
+    T->PlanStep = Index;
+  else if (auto *L = std::get_if<LstmCellParams>(&Params))
+    L->Time.PlanStep = Index;
+  else if (auto *G = std::get_if<GruCellParams>(&Params))
+    G->Time.PlanStep = Index;
   S.Params = std::move(Params);
   S.Args = std::move(Args);
   // The written arguments: the last activation of the list for every kind
@@ -253,6 +261,24 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   }
   P.Infos.push_back(S.Info);
   P.Steps.push_back(std::move(S));
+}
+
+std::string cuda::describeRunError(const PlanImpl &P, const RunError &R) {
+  std::string Where = "a step";
+  if (R.Step >= 0 && size_t(R.Step) < P.Steps.size()) {
+    const StepInfo &I = P.Steps[size_t(R.Step)].Info;
+    Where = "step '" + I.Nodes + "' (" + I.Kernel + ")";
+  }
+  switch (R.What) {
+  case RunError::Index:
+    return Where + ": index " + std::to_string(R.Value) +
+           " is out of range for an axis of size " + std::to_string(R.Bound);
+  case RunError::SequenceLength:
+    return Where + ": a sequence_lens entry is " + std::to_string(R.Value) +
+           ", outside [0, " + std::to_string(R.Bound) + "]";
+  default:
+    return Where + ": the run failed a check of its data";
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -89,6 +89,11 @@ public:
   };
   std::vector<llvm::Optional<Remainder>> Remainders;
   std::vector<uint8_t *> PinnedIn, PinnedOut;
+  /// Where kernels report bad indices and lengths (plans with gathers,
+  /// scatters or recurrences by sequence_lens; else null), and its pinned
+  /// copy read back after every run.
+  RunError *DeviceError = nullptr;
+  RunError *HostError = nullptr;
   cudaGraphExec_t Exec = nullptr;
   std::vector<cudaEvent_t> Events;
   bool Profile = false;
@@ -106,8 +111,11 @@ public:
   /// The steps of a run once its inputs are on the device: the graph's
   /// replay, or step by step between events when profiling.
   llvm::Error launchBody();
-  /// Waits for the run and adds its profile.
+  /// Waits for the run and adds its profile; fails it with what a kernel
+  /// reported.
   llvm::Error finishRun();
+  /// Sets the report word to "nothing reported".
+  llvm::Error clearRunError();
 };
 
 } // namespace cuda
@@ -129,6 +137,10 @@ ProgramImpl::~ProgramImpl() {
     (void)cudaFreeHost(P);
   for (uint8_t *P : PinnedOut)
     (void)cudaFreeHost(P);
+  if (HostError)
+    (void)cudaFreeHost(HostError);
+  if (DeviceError)
+    (void)cudaFree(DeviceError);
   if (Workspace)
     (void)cudaFree(Workspace);
   if (Arena)
@@ -169,7 +181,7 @@ LibraryStatus ProgramImpl::launch(size_t I) {
         } else if constexpr (std::is_same_v<T, TypedParams>) {
           return Kernel(launchTyped(P, A(0), A(1), A(2), A(3),
                                     S.Args.size() > 4 ? A(4) : nullptr,
-                                    Stream));
+                                    DeviceError, Stream));
         } else if constexpr (std::is_same_v<T, EpilogueParams>) {
           return Kernel(launchEpilogue(
               P, A(0), static_cast<const float *>(A(1)),
@@ -186,14 +198,14 @@ LibraryStatus ProgramImpl::launch(size_t I) {
               static_cast<const float *>(A(1)),
               static_cast<const float *>(A(2)), static_cast<float *>(A(3)),
               static_cast<float *>(A(4)), static_cast<float *>(A(5)), A(6),
-              Stream));
+              DeviceError, Stream));
         } else if constexpr (std::is_same_v<T, GruCellParams>) {
           return Kernel(launchGruCell(
               P, static_cast<const float *>(A(0)),
               static_cast<const float *>(A(1)),
               static_cast<const float *>(A(2)),
               static_cast<const float *>(A(3)), static_cast<float *>(A(4)),
-              static_cast<float *>(A(5)), A(6), Stream));
+              static_cast<float *>(A(5)), A(6), DeviceError, Stream));
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return Kernel(launchLrn(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {
@@ -406,6 +418,26 @@ llvm::Error ProgramImpl::load() {
     }
   }
 
+  // Steps that may report: gathers and scatters by run-time indices, and
+  // recurrences reading sequence_lens.
+  const bool Reports = llvm::any_of(P.Steps, [](const PlanStep &S) {
+    if (const auto *T = std::get_if<TypedParams>(&S.Params))
+      return T->Op == TypedOp::Gather || T->Op == TypedOp::Scatter;
+    return (std::holds_alternative<LstmCellParams>(S.Params) ||
+            std::holds_alternative<GruCellParams>(S.Params)) &&
+           S.Args.size() > 6 && S.Args[6].Buffer >= 0;
+  });
+  if (Reports) {
+    STRIDER_CUDA_TRY(
+        cudaMalloc(reinterpret_cast<void **>(&DeviceError), sizeof(RunError)),
+        "cudaMalloc (the run's error report)");
+    STRIDER_CUDA_TRY(
+        cudaMallocHost(reinterpret_cast<void **>(&HostError), sizeof(RunError)),
+        "cudaMallocHost (the run's error report)");
+    if (llvm::Error E = clearRunError())
+      return E;
+  }
+
   if (Opts.UseGraph && !P.Steps.empty()) {
     // One run outside the capture first, on a zeroed arena (no index read
     // from it is out of bounds): what cuDNN and cuBLASLt set up on first
@@ -419,6 +451,9 @@ llvm::Error ProgramImpl::load() {
       return E;
     STRIDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                      "the run before the graph capture");
+    if (DeviceError) // Indices read from a zeroed arena may still be bad.
+      if (llvm::Error E = clearRunError())
+        return E;
     cudaGraph_t Graph = nullptr;
     STRIDER_CUDA_TRY(
         cudaStreamBeginCapture(Stream, cudaStreamCaptureModeThreadLocal),
@@ -462,9 +497,30 @@ llvm::Error ProgramImpl::launchBody() {
   return llvm::Error::success();
 }
 
+llvm::Error ProgramImpl::clearRunError() {
+  *HostError = RunError();
+  STRIDER_CUDA_TRY(cudaMemcpyAsync(DeviceError, HostError, sizeof(RunError),
+                                   cudaMemcpyHostToDevice, Stream),
+                   "clearing the run's error report");
+  STRIDER_CUDA_TRY(cudaStreamSynchronize(Stream),
+                   "clearing the run's error report");
+  return llvm::Error::success();
+}
+
 llvm::Error ProgramImpl::finishRun() {
   const PlanImpl &P = plan();
+  if (DeviceError)
+    STRIDER_CUDA_TRY(cudaMemcpyAsync(HostError, DeviceError, sizeof(RunError),
+                                     cudaMemcpyDeviceToHost, Stream),
+                     "reading the run's error report");
   STRIDER_CUDA_TRY(cudaStreamSynchronize(Stream), "running the program");
+  if (DeviceError && HostError->Step != -1) {
+    const RunError R = *HostError;
+    if (llvm::Error E = clearRunError())
+      return E;
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   describeRunError(P, R));
+  }
   if (Profile) {
     for (size_t S = 0; S < P.Steps.size(); ++S) {
       float Ms = 0;
@@ -727,7 +783,7 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
   };
   auto Launch = [&](const Copy &C) {
     return C.Typed ? launchTyped(*C.Typed, C.From, nullptr, nullptr, C.To,
-                                 nullptr, I.Stream)
+                                 nullptr, nullptr, I.Stream)
                    : launchCopy(C.Plan, C.From, C.To, I.Stream);
   };
   auto NotDense = [](const Binding &B, const char *Kind) {

@@ -567,11 +567,15 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
 /// Runs \p Pl on the host when every step is an f32 copy, a GEMM (a host
 /// model), an LSTM or a GRU cell or a typed step (DeviceMath.h's
 /// evalLstmCell, evalGruCell, evalTyped and evalTypedRow: the kernels'
-/// own code): each input
-/// written into its buffer in its binding's layout, each output read back
-/// from its buffer and returned in the identity layout.
-runtime::TensorMap runOnHost(const Plan &Pl,
-                                   const runtime::TensorMap &Inputs) {
+/// own code): each input written into its buffer in its binding's
+/// layout, each output read back from its buffer and returned in the
+/// identity layout. The kernels' reports go to \p Err when given, else
+/// they fail the test.
+runtime::TensorMap runOnHost(const Plan &Pl, const runtime::TensorMap &Inputs,
+                             RunError *Err = nullptr) {
+  RunError Own;
+  if (!Err)
+    Err = &Own;
   const PlanImpl &P = Pl.getImpl();
   // Poisoned (NaN in every float): a step that reads what no step wrote
   // shows.
@@ -631,28 +635,29 @@ runtime::TensorMap runOnHost(const Plan &Pl,
         Count *= Ty->Shape[D];
       if (isRowOp(Ty->Op)) {
         for (int64_t Row = 0; Count && Row < getRowCount(*Ty); ++Row)
-          evalTypedRow(*Ty, Ins, Ptr(S.Args[3]), Y2, Row);
+          evalTypedRow(*Ty, Ins, Ptr(S.Args[3]), Y2, Row, Err);
       } else {
         for (int64_t I = 0; I < Count; ++I)
-          evalTyped(*Ty, Ins, Ptr(S.Args[3]), I);
+          evalTyped(*Ty, Ins, Ptr(S.Args[3]), I, Err);
       }
     } else if (const auto *L = std::get_if<LstmCellParams>(&S.Params)) {
       // The kernel's loop (RecurrentKernels.cu), one unit at a time.
       const void *Lens = S.Args[6].Buffer < 0 ? nullptr : Ptr(S.Args[6]);
       for (int64_t I = 0; I < L->Batch * L->Hidden; ++I)
         evalLstmCell(*L, F(S.Args[0]), F(S.Args[1]), F(S.Args[2]), F(S.Args[3]),
-                     F(S.Args[4]), F(S.Args[5]), Lens, I);
+                     F(S.Args[4]), F(S.Args[5]), Lens, Err, I);
     } else if (const auto *Gr = std::get_if<GruCellParams>(&S.Params)) {
       // The kernel's loop (RecurrentKernels.cu), one unit at a time.
       const void *Lens = S.Args[6].Buffer < 0 ? nullptr : Ptr(S.Args[6]);
       for (int64_t I = 0; I < Gr->Batch * Gr->Hidden; ++I)
         evalGruCell(*Gr, F(S.Args[0]), F(S.Args[1]), F(S.Args[2]), F(S.Args[3]),
-                    F(S.Args[4]), F(S.Args[5]), Lens, I);
+                    F(S.Args[4]), F(S.Args[5]), Lens, Err, I);
     } else {
       ADD_FAILURE() << S.Info.Kernel << " has no host model here";
       return {};
     }
   }
+  EXPECT_EQ(Own.Step, -1) << describeRunError(P, Own);
   runtime::TensorMap Out;
   for (const Binding &B : P.Outputs) {
     runtime::Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
@@ -1189,6 +1194,68 @@ graph @s(%d: tensor<3 x 4 x f32>, %e: tensor<3 x 3 x i64>, %f: tensor<2 x 4 x i3
                                "typed.copy i32",
                                "typed.scatter_add i32 by i32"},
                               0, In);
+}
+
+TEST(CudaPlanTest, BadIndicesAndLengthsAreReportedByTheirStep) {
+  // Where the CPU backend stops the run, the kernels go on and report the
+  // first bad value with their step (named by its results): a gather
+  // index, a scatter index, a sequence length.
+  auto Check = [](const char *Text, const char *Input,
+                  std::vector<double> Values, const std::string &Want) {
+    SCOPED_TRACE(Text);
+    auto G = parse(Text);
+    ASSERT_TRUE(G);
+    auto P = plan(*G);
+    ASSERT_TRUE(P);
+    runtime::TensorMap In;
+    for (const Value *V : G->getInputs())
+      In[V->getName()] = V->getName() == Input
+                             ? tensorOf(V->getType().getElementType(),
+                                        V->getType().getStaticShape(), Values)
+                             : runtime::Tensor::zeros(TensorType::get(
+                                   V->getType().getElementType(),
+                                   V->getType().getStaticShape()));
+    RunError Err;
+    runOnHost(*P, In, &Err);
+    EXPECT_EQ(describeRunError(P->getImpl(), Err), Want);
+    // In range: nothing reported.
+    for (double &X : Values)
+      X = 0;
+    In[Input] =
+        tensorOf(In[Input].getElementType(), In[Input].getShape(), Values);
+    RunError None;
+    runOnHost(*P, In, &None);
+    EXPECT_EQ(None.Step, -1);
+  };
+  Check(R"(
+graph @g(%x: tensor<5 x 2 x f32>, %i: tensor<3 x i64>) {
+  %y = Gather(%x, %i) : tensor<3 x 2 x f32>
+  return %y
+}
+)",
+        "i", {1, 7, -9},
+        "step 'y' (typed.gather f32 by i64): index 7 is out of range for "
+        "an axis of size 5");
+  Check(R"(
+graph @g(%d: tensor<2 x 4 x f32>, %i: tensor<2 x 2 x i32>, %u: tensor<2 x 2 x f32>) {
+  %y = ScatterElements(%d, %i, %u) {axis = 1, reduction = "add"} : tensor<2 x 4 x f32>
+  return %y
+}
+)",
+        "i", {0, 1, 3, -5},
+        "step 'y' (typed.scatter_add f32 by i32): index -5 is out of "
+        "range for an axis of size 4");
+  Check(R"(
+graph @g(%x: tensor<3 x 2 x 1 x f32>, %len: tensor<2 x i32>) {
+  %w = Constant() {value = dense<0.5> : tensor<1 x 3 x 1 x f32>} : tensor<1 x 3 x 1 x f32>
+  %r = Constant() {value = dense<0.25> : tensor<1 x 3 x 1 x f32>} : tensor<1 x 3 x 1 x f32>
+  %y, %yh = GRU(%x, %w, %r, none, %len) {hidden_size = 1, linear_before_reset = 1} : tensor<3 x 1 x 2 x 1 x f32>, tensor<1 x 2 x 1 x f32>
+  return %y, %yh
+}
+)",
+        "len", {2, 4},
+        "step 'y,yh' (gru.cell f32 forward step 0 by sequence_lens): a "
+        "sequence_lens entry is 4, outside [0, 3]");
 }
 
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {

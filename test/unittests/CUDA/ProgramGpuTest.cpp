@@ -314,6 +314,43 @@ TEST(CudaProgramTest, ProfilingTimesEveryStep) {
     EXPECT_GT(S, 0.0);
 }
 
+TEST(CudaProgramTest, BadIndicesFailTheRunAndTheNextRunIsClean) {
+  // A gather index out of range fails the run (graph replay or not) with
+  // the step named; the report is cleared, so a good run follows.
+  STRIDER_SKIP_WITHOUT_DEVICE();
+  auto G = parseGraph(R"(
+graph @g(%x: tensor<5 x 2 x f32>, %i: tensor<3 x i64>) {
+  %y = Gather(%x, %i) : tensor<3 x 2 x f32>
+  return %y
+}
+)",
+                      "g");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  for (bool Graph : {true, false}) {
+    cuda::CUDAOptions O;
+    O.UseGraph = Graph;
+    auto P = cuda::compileForCUDA(**G, O);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    TensorMap In;
+    In["x"] = randomTensor((*G)->getInputs()[0]->getType(), 3);
+    Tensor I = Tensor::zeros(TensorType::get(ElementType::I64, {3}));
+    I.setInt(0, 1);
+    I.setInt(1, 5);
+    I.setInt(2, -1);
+    In["i"] = I;
+    auto Bad = (*P)->run(In);
+    ASSERT_FALSE(bool(Bad));
+    EXPECT_NE(llvm::toString(Bad.takeError())
+                  .find("step 'y' (typed.gather f32 by i64): index 5 is out "
+                        "of range for an axis of size 5"),
+              std::string::npos);
+    I.setInt(1, -5);
+    In["i"] = I;
+    auto Good = (*P)->run(In);
+    ASSERT_TRUE(bool(Good)) << llvm::toString(Good.takeError());
+  }
+}
+
 TEST(CudaProgramTest, WrongInputsAreErrors) {
   STRIDER_SKIP_WITHOUT_DEVICE();
   auto G = parseGraph(Cases[0].Text, "g");
