@@ -187,7 +187,8 @@ using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
                                const codegen::FusedTail &Tail);
 
 // One file per family: PlanLibraries.cpp, PlanCompute.cpp,
-// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp, PlanSignal.cpp.
+// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp, PlanSignal.cpp,
+// PlanEinsum.cpp.
 llvm::Error planConv(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planGemm(PlanContext &C, const Node &N,
@@ -200,6 +201,10 @@ llvm::Error planElementwise(PlanContext &C, const Node &N,
 /// logic, Where; Cast and arithmetic with an integer or bool side), and
 /// its step.
 bool isTypedStep(const Node &N);
+/// PlanEinsum.cpp: Einsum of one or two f32 operands as copies, row
+/// reductions and one batched GEMM.
+llvm::Error planEinsum(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
 /// PlanSignal.cpp: STFT as a frame copy and a GEMM by the DFT basis.
 llvm::Error planSTFT(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);

@@ -481,12 +481,14 @@ llvm::Error cuda::planMatMul(PlanContext &C, const Node &N,
     ABatch *= AS[I];
   for (size_t I = 0; I + 2 < BS.size(); ++I)
     BBatch *= BS[I];
-  if (D.TransA && ABatch > 1 && BBatch == 1)
-    return unsupported(N, "a MatMul of a batch of transposed matrices " +
-                              A->getType().str() + " by one matrix");
-  if (BBatch == 1) {
+  if (BBatch == 1 && !D.TransA) {
     // One B for every batch: the batch folds into M (A is row-major).
     D.M *= ABatch;
+  } else if (BBatch == 1) {
+    // A batch of transposed matrices by one matrix: batched, B shared.
+    D.Batch = ABatch;
+    D.BatchStrideA = D.M * D.K;
+    D.BatchStrideY = D.M * D.N;
   } else {
     // Batched: the batch dims must match exactly (no broadcast of A).
     auto YS = T.Result->getType().getStaticShape();

@@ -350,6 +350,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::LSTM)] = planLstm;
     T[size_t(OpId::GRU)] = planGru;
     T[size_t(OpId::STFT)] = planSTFT;
+    T[size_t(OpId::Einsum)] = planEinsum;
     T[size_t(OpId::GatherElements)] = planIndexedGather;
     T[size_t(OpId::ScatterElements)] = planScatterElements;
     T[size_t(OpId::ArgMax)] = planArgReduce;

@@ -233,6 +233,17 @@ graph @g(%x: tensor<3 x 3 x 2 x f32>, %s: tensor<4 x 7 x f32>, %u: tensor<4 x 2 
 }
 )",
      1e-4},
+    // Einsum: a batched product written into a permuted result, and a
+    // label summed in one operand only.
+    {"einsum_permuted_and_summed", R"(
+graph @g(%a: tensor<2 x 3 x 4 x f32>, %b: tensor<2 x 4 x 5 x f32>, %c: tensor<3 x 4 x 2 x f32>) {
+  %y = Einsum(%a, %b) {equation = "bij,bjk->kbi"} : tensor<5 x 2 x 3 x f32>
+  %w = Constant() {value = dense<0.5> : tensor<4 x 6 x f32>} : tensor<4 x 6 x f32>
+  %z = Einsum(%c, %w) {equation = "ijk,jl->il"} : tensor<3 x 6 x f32>
+  return %y, %z
+}
+)",
+     1e-4},
     // STFT: the frame copy and the GEMM by the basis.
     {"stft_frames_gemm", R"(
 graph @g(%x: tensor<2 x 40 x 1 x f32>) {
