@@ -58,6 +58,10 @@ static cl::opt<std::string>
                      "SIMD backend's program, its fallbacks included) or "
                      "cuda (the CUDA backend on GPU 0; tests whose graphs "
                      "it cannot plan count as unsupported)"));
+static cl::opt<bool> PlanOnly(
+    "plan-only",
+    cl::desc("With --backend=cuda: plan every test without a GPU and count "
+             "those the backend plans (nothing runs; no device needed)"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
@@ -203,8 +207,14 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
   std::vector<Value *> GraphInputs(G.getInputs().begin(),
                                    G.getInputs().end());
   for (Value *In : GraphInputs) {
-    if (In->getDefaultData())
+    if (TensorDataRef Default = In->getDefaultData()) {
+      // An initializer listed as an input: the data sets do not feed it,
+      // and strider-run folds such inputs into constants (specialize-
+      // shapes), as the backends' constant weights need.
+      if (B != Binding::None)
+        replaceInputByConstant(G, In, Default);
       continue;
+    }
     std::string Path = dataFile(DataSet, "input", K++);
     if (!llvm::sys::fs::exists(Path))
       return unsupported("data set has no " +
@@ -267,6 +277,8 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     auto Plan = cuda::planForCUDA(G, cuda::CUDAOptions());
     if (!Plan)
       return unsupported("cuda: " + llvm::toString(Plan.takeError()));
+    if (PlanOnly)
+      return {Status::Passed, ""};
     auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
     if (!Prog)
       return failed("loading: " + llvm::toString(Prog.takeError()));
@@ -352,12 +364,13 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
     for (const std::string &Set : Sets) {
       // Bind as few inputs as make every shape static, so that the
       // interpreter (not constant folding) computes as much as possible.
-      // The CPU backend's fast kernels want constant weights (packed at
-      // compile time), and the tests pass weights as inputs: there, every
-      // input not read as a first operand is bound from the start.
+      // The backends' fast kernels want constant weights (packed at
+      // compile time, handed to cuDNN), and the tests pass weights as
+      // inputs: there, every input not read as a first operand is bound
+      // from the start.
       Outcome O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
-                             Backend == "cpu" ? Binding::NonFirstOperands
-                                              : Binding::None);
+                             Backend != "reference" ? Binding::NonFirstOperands
+                                                    : Binding::None);
       if (O.NonStatic)
         O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
                        Binding::NonFirstOperands);
@@ -388,9 +401,15 @@ int main(int argc, char **argv) {
                  << Backend << "' (available: reference, cpu, cuda)\n";
     return 1;
   }
+  if (PlanOnly && Backend != "cuda") {
+    llvm::errs() << "strider-numeric-conformance: --plan-only needs "
+                    "--backend=cuda\n";
+    return 1;
+  }
   if (Backend == "cuda") {
 #if STRIDER_HAS_CUDA
-    if (llvm::Error E = cuda::checkDevice(0)) {
+    if (llvm::Error E =
+            PlanOnly ? llvm::Error::success() : cuda::checkDevice(0)) {
       llvm::errs() << "strider-numeric-conformance: --backend=cuda: "
                    << llvm::toString(std::move(E)) << "\n";
       return 1;
@@ -409,12 +428,15 @@ int main(int argc, char **argv) {
   const std::vector<std::string> &Dirs = *DirsOrErr;
   unsigned Passed = 0, Unsupported = 0, Failed = 0;
   std::map<std::string, unsigned> Missing;
+  /// --backend=cuda: why the planner refused tests, by reason.
+  std::map<std::string, unsigned> Refused;
   for (const std::string &Dir : Dirs) {
     std::string Name = llvm::sys::path::filename(Dir).str();
     Outcome O = runTest(Dir, Missing);
     auto Quirk = knownTestDataQuirks().find(Name);
     if (Quirk != knownTestDataQuirks().end()) {
-      if (O.S == Status::Failed)
+      // Planning says nothing about data no interpreter reproduces.
+      if (O.S == Status::Failed || (PlanOnly && O.S == Status::Passed))
         O = unsupported("skip list: " + Quirk->second + " (" + O.Why + ")");
       else if (O.S == Status::Passed)
         llvm::outs() << "NOTE " << Name
@@ -427,11 +449,22 @@ int main(int argc, char **argv) {
         llvm::outs() << "PASS " << Name << " (nhwc run: " << O.Relaid
                      << " values in a non-identity layout)\n";
       break;
-    case Status::Unsupported:
+    case Status::Unsupported: {
       ++Unsupported;
+      const size_t At = O.Why.find("no CUDA kernel for ");
+      if (Quirk != knownTestDataQuirks().end()) {
+        // Not counted: the skip list's tests say nothing either way.
+      } else if (At != std::string::npos) {
+        std::string Reason = O.Why.substr(At + 19);
+        Reason = Reason.substr(0, Reason.find(" ("));
+        ++Refused[Reason.substr(0, 60)];
+      } else if (O.Why.find("cuda: ") != std::string::npos) {
+        ++Refused["other planning errors"];
+      }
       if (Verbose)
         llvm::outs() << "UNSUPPORTED " << Name << " (" << O.Why << ")\n";
       break;
+    }
     case Status::Failed:
       ++Failed;
       llvm::outs() << "FAIL " << Name << " (" << O.Why << ")\n";
@@ -445,13 +478,24 @@ int main(int argc, char **argv) {
   });
   if (Top.size() > 10)
     Top.resize(10);
-  llvm::outs() << "onnx numeric conformance (" << Backend
-               << " backend): " << Dirs.size() << " total, "
-               << Passed + Failed << " supported, " << Passed
-               << " passed both ways, " << Failed << " failed, "
-               << Unsupported << " unsupported (op without kernel:";
+  llvm::outs() << "onnx numeric conformance (" << Backend << " backend"
+               << (PlanOnly ? ", plan only" : "") << "): " << Dirs.size()
+               << " total, " << Passed + Failed << " supported, " << Passed
+               << (PlanOnly ? " planned both ways, " : " passed both ways, ")
+               << Failed << " failed, " << Unsupported
+               << " unsupported (op without kernel:";
   for (size_t I = 0; I != Top.size(); ++I)
     llvm::outs() << (I ? ", " : " ") << Top[I].first << " " << Top[I].second;
   llvm::outs() << ")\n";
+  if (!Refused.empty()) {
+    std::vector<std::pair<std::string, unsigned>> Why(Refused.begin(),
+                                                      Refused.end());
+    std::stable_sort(Why.begin(), Why.end(), [](const auto &A, const auto &B) {
+      return A.second > B.second;
+    });
+    llvm::outs() << "refused by the CUDA planner:\n";
+    for (const auto &[Reason, Count] : Why)
+      llvm::outs() << "  " << Count << "  " << Reason << "\n";
+  }
   return Failed ? 1 : 0;
 }

@@ -327,8 +327,12 @@ struct NormParams {
   codegen::Activation Act;
   DType XType = DType::F32, YType = DType::F32;
 };
+/// \p Mean and \p InvStd (f32, dense Outer x Inner; either may be null)
+/// receive each line's mean and 1 / sqrt(var + Epsilon):
+/// LayerNormalization's second and third results.
 cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
-                       const float *Bias, void *Y, cudaStream_t S);
+                       const float *Bias, void *Y, float *Mean, float *InvStd,
+                       cudaStream_t S);
 
 /// LRN across channels, X and Y of one layout seen as [Outer][Len][Inner]
 /// in physical order with the channels as Len (NCHW: Inner = pixels; NHWC:

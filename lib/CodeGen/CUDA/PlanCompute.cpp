@@ -192,9 +192,13 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
                                 const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = T.Result;
   const TensorType &XT = X->getType();
-  if (T.Residual || N.getNumOperands() != 5 || !sameLayoutBytes(XT, Y->getType()))
-    return unsupported(N, "BatchNormalization in this form (training "
-                          "outputs or a layout change)");
+  if (N.getIntAttr("training_mode", 0) != 0 || N.hasResult(1) || N.hasResult(2))
+    return unsupported(N, "BatchNormalization in training mode (batch "
+                          "statistics, running-statistics results)");
+  if (T.Residual || N.getNumOperands() != 5 ||
+      !sameLayoutBytes(XT, Y->getType()))
+    return unsupported(N, "BatchNormalization in this form (a layout "
+                          "change)");
   auto Shape = XT.getStaticShape();
   if (Shape.size() < 2)
     return unsupported(N, "BatchNormalization of rank < 2");
@@ -243,11 +247,34 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType();
   if (T.Residual || !T.Act.isNone() || T.Result != Y ||
-      !sameLayoutBytes(XT, Y->getType()) ||
-      (N.getOpId() == OpId::LayerNormalization &&
-       (N.hasResult(1) || N.hasResult(2))))
-    return unsupported(N, N.getOpType() + " in this form (extra outputs or "
-                                          "a layout change)");
+      !sameLayoutBytes(XT, Y->getType()))
+    return unsupported(N, N.getOpType() + " in this form (a layout change)");
+  // LayerNormalization's Mean and InvStdDev: f32, one per line, dense in
+  // the order X stores its lines (the dims of more than one element in
+  // the same physical order).
+  const Value *Stats[2] = {N.getNumResults() > 1 ? N.getResult(1) : nullptr,
+                           N.getNumResults() > 2 ? N.getResult(2) : nullptr};
+  auto LineOrder = [](const TensorType &VT) {
+    llvm::SmallVector<unsigned, 6> Order;
+    auto Shape = VT.getStaticShape();
+    for (unsigned D : VT.getLayout().getPermutation(VT.getRank()))
+      if (Shape[D] > 1)
+        Order.push_back(D);
+    return Order;
+  };
+  for (const Value *V : Stats) {
+    if (!V)
+      continue;
+    const TensorType &VT = V->getType();
+    llvm::SmallVector<unsigned, 6> XLines;
+    for (unsigned D : LineOrder(XT))
+      if (VT.getRank() == XT.getRank() && VT.getStaticShape()[D] > 1)
+        XLines.push_back(D);
+    if (VT.getElementType() != ElementType::F32 ||
+        VT.getRank() != XT.getRank() || LineOrder(VT) != XLines)
+      return unsupported(N, N.getOpType() + " with statistics results " +
+                                VT.str() + " of " + XT.str());
+  }
   auto Shape = XT.getStaticShape();
   const int64_t R = int64_t(Shape.size());
   NormParams P;
@@ -280,10 +307,11 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
     std::vector<bool> Middle(size_t(R), false);
     for (int64_t I = Axis; I < R; ++I)
       Middle[size_t(I)] = true;
-    if (!codegen::splitAround(XT, Middle, P.Outer, P.Reduced, P.Inner) ||
-        P.Inner != 1)
+    // The normalized dims must be one block of X's physical dims; lines
+    // are rows (innermost block) or columns (a block with dims after it).
+    if (!codegen::splitAround(XT, Middle, P.Outer, P.Reduced, P.Inner))
       return unsupported(N, "LayerNormalization whose normalized dims are "
-                            "not innermost in layout " +
+                            "apart in layout " +
                                 XT.str());
     P.Affine = NormParams::ByReduced;
   }
@@ -299,18 +327,35 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, N.getOpType() +
                               " with non-constant or broadcast scale/bias");
   // For LayerNormalization the affine index runs over the normalized dims
-  // in physical order, the constants in logical order: they agree when
-  // those dims keep their logical order.
+  // in physical order, the constants in logical order: arrange the
+  // constants in physical order here.
   if (P.Affine == NormParams::ByReduced) {
-    auto Str = codegen::getStrides(XT);
-    int64_t Prev = -1;
-    for (int64_t I = R; I-- > NormAxis;) {
-      if (Shape[size_t(I)] == 1)
-        continue;
-      if (Str[size_t(I)] < Prev)
-        return unsupported(N, "LayerNormalization in layout " + XT.str());
-      Prev = Str[size_t(I)];
-    }
+    llvm::SmallVector<int64_t, 6> Phys; // Normalized dims, physical order.
+    for (unsigned D : XT.getLayout().getPermutation(XT.getRank()))
+      if (int64_t(D) >= NormAxis)
+        Phys.push_back(D);
+    auto Arrange = [&](std::vector<float> &V) {
+      if (V.empty())
+        return;
+      std::vector<float> Out(V.size());
+      for (int64_t K = 0; K < int64_t(V.size()); ++K) {
+        // K's index per normalized dim (physical order), then its
+        // logical row-major position.
+        llvm::SmallVector<int64_t, 6> Idx(size_t(R), 0);
+        int64_t Rest = K;
+        for (size_t J = Phys.size(); J-- > 0;) {
+          Idx[size_t(Phys[J])] = Rest % Shape[size_t(Phys[J])];
+          Rest /= Shape[size_t(Phys[J])];
+        }
+        int64_t L = 0;
+        for (int64_t D = NormAxis; D < R; ++D)
+          L = L * Shape[size_t(D)] + Idx[size_t(D)];
+        Out[size_t(K)] = V[size_t(L)];
+      }
+      V = std::move(Out);
+    };
+    Arrange(Scale);
+    Arrange(Bias);
   }
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
@@ -318,12 +363,23 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
   Arg SArg{C.addConstantFloats(Scale), 0}, BArg;
   if (!Bias.empty())
     BArg.Buffer = C.addConstantFloats(Bias);
+  std::vector<Arg> Args{{XB, 0}, SArg, BArg, {YB, 0}};
+  for (const Value *V : Stats) {
+    Args.emplace_back();
+    if (V) {
+      auto B = C.defineBuffer(V, N);
+      if (!B)
+        return B.takeError();
+      Args.back().Buffer = *B;
+    }
+  }
   C.addStep({getStepNodes(N, T),
              std::string("norm.") + N.getOpType().lower() +
                  (P.Inner == 1 ? ".rows" : ".strided") + " " +
-                 getDTypeName(P.XType),
+                 getDTypeName(P.XType) +
+                 (Stats[0] || Stats[1] ? "+statistics" : ""),
              0},
-            P, {{XB, 0}, SArg, BArg, {YB, 0}});
+            P, std::move(Args));
   return llvm::Error::success();
 }
 

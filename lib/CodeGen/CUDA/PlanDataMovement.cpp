@@ -218,6 +218,28 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
+  if (!getDType(XT.getElementType()) || !getDType(YT.getElementType())) {
+    // Integers and bools (a mask stored channels-last, transposed
+    // indices): the typed kernel's copy, Y dense in its physical order.
+    if (XT.getElementType() != YT.getElementType())
+      return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
+                                YT.str());
+    TypedParams P;
+    P.Op = TypedOp::Cast;
+    P.Rank = int(YShape.size());
+    P.In[0] = P.Y = *getScalarType(YT.getElementType());
+    auto Perm = YT.getLayout().getPermutation(YT.getRank());
+    for (size_t D = 0; D < Perm.size(); ++D) {
+      P.Shape[D] = YShape[Perm[D]];
+      P.Strides[0][D] = Src[Perm[D]];
+    }
+    C.addStep({Nodes,
+               std::string("typed.") + What + " " +
+                   getElementTypeName(YT.getElementType()).str(),
+               0},
+              P, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+    return llvm::Error::success();
+  }
   if (isIdentityCopy(N)) {
     const bool Casts = dtypeOf(X) != dtypeOf(Y);
     const bool Moves = XT.getLayout() != YT.getLayout();

@@ -63,7 +63,8 @@ struct GemmStep {
 ///   TypedParams: A, B, C (-1 where the op has fewer operands), Y, and
 ///     for TopK Y2 (the positions)
 ///   EpilogueParams: X, Scale, Bias, Residual (each may be -1), Y
-///   NormParams: X, Scale, Bias, Y
+///   NormParams: X, Scale, Bias, Y, and for LayerNormalization's second
+///     and third results Mean and InvStd (-1 where not read)
 ///   LrnParams: X, Y
 ///   LstmCellParams: Pre, Rec, Peep (each may be -1 but Pre), Cell,
 ///     Hidden, Y (-1 when not written), Lens (-1 without lengths); writes

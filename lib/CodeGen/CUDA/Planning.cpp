@@ -162,7 +162,9 @@ llvm::Expected<BufferId> PlanContext::getBuffer(const Value *V,
   if (It != BufferOf.end())
     return It->second;
   const TensorData *D = V->getConstantData();
-  assert(D && "operand used before its definition");
+  if (!D) // A planner that defined fewer results than the graph reads.
+    return makeNodeError(User, "value '" + V->getName() +
+                                   "' is read but no CUDA step computes it");
   if (llvm::Error E = checkHeld(V, User))
     return E;
   runtime::Tensor T =
@@ -244,6 +246,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
            std::holds_alternative<SoftmaxParams>(S.Params) ||
            std::holds_alternative<LrnParams>(S.Params))
     Written = {1};
+  else if (std::holds_alternative<NormParams>(S.Params))
+    Written = {3, 4, 5}; // Y, and LayerNormalization's statistics.
   else if (std::holds_alternative<TypedParams>(S.Params) && S.Args.size() > 4)
     Written = {3, 4}; // TopK's values and positions.
   else if (std::holds_alternative<LstmCellParams>(S.Params))
@@ -383,7 +387,8 @@ const PlanTable &getPlanTable() {
 
 /// Ops that see integer and bool activations: the typed kernel's, the
 /// indexed gathers and scatters, ArgMax/ArgMin and TopK (which run on it
-/// too), the views (which share their operand's buffer) and the
+/// too), the views (which share their operand's buffer), Transpose and
+/// relayouts (the typed kernel's copy for those types) and the
 /// recurrences (sequence_lens; their planner takes only f32 otherwise).
 /// The float kernels never do.
 bool takesIndexTypes(const Node &N) {
@@ -396,6 +401,8 @@ bool takesIndexTypes(const Node &N) {
   case OpId::ArgMax:
   case OpId::ArgMin:
   case OpId::TopK:
+  case OpId::Transpose:
+  case OpId::Relayout:
   case OpId::LSTM:
   case OpId::GRU:
   case OpId::Reshape:

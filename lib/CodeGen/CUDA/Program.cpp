@@ -209,9 +209,12 @@ LibraryStatus ProgramImpl::launch(size_t I) {
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return Kernel(launchLrn(P, A(0), A(1), Stream));
         } else if constexpr (std::is_same_v<T, NormParams>) {
-          return Kernel(launchNorm(P, A(0), static_cast<const float *>(A(1)),
-                                   static_cast<const float *>(A(2)), A(3),
-                                   Stream));
+          return Kernel(launchNorm(
+              P, A(0), static_cast<const float *>(A(1)),
+              static_cast<const float *>(A(2)), A(3),
+              static_cast<float *>(S.Args.size() > 4 ? A(4) : nullptr),
+              static_cast<float *>(S.Args.size() > 5 ? A(5) : nullptr),
+              Stream));
         } else if constexpr (std::is_same_v<T, ConvStep>) {
           return Convs[I]->run(A(0), A(1), A(2), Workspace, Stream);
         } else {

@@ -197,12 +197,14 @@ __global__ void __launch_bounds__(MaxReduceThreads)
 
 /// Normalizes one row or column of \p Len elements at \p Base + r *
 /// \p Stride, (o, i) = (\p O, \p I), split over \p Threads threads (this
-/// one is \p Lane): mean, variance (two passes), then the scaled store.
+/// one is \p Lane): mean, variance (two passes), then the scaled store;
+/// lane 0 stores the mean and inverse deviation where asked.
 template <DType T, typename CombineFn>
 __device__ __forceinline__ void
 normLine(const NormParams &P, int64_t Len, int64_t Base, int64_t Stride,
          int64_t O, int64_t I, unsigned Lane, unsigned Threads, const void *X,
-         const float *Scale, const float *Bias, void *Y, CombineFn Combine) {
+         const float *Scale, const float *Bias, void *Y, float *MeanOut,
+         float *InvStdOut, CombineFn Combine) {
   float Sum = 0.0f;
   for (int64_t R = Lane; R < Len; R += Threads)
     Sum += loadAs<T>(X, Base + R * Stride);
@@ -213,7 +215,13 @@ normLine(const NormParams &P, int64_t Len, int64_t Base, int64_t Stride,
     Squares += D * D;
   }
   const float Var = Combine(Squares, AddOp()) / float(P.Reduced);
-  const float InvStd = 1.0f / sqrtf(Var + P.Epsilon);
+    const float InvStd = 1.0f / sqrtf(Var + P.Epsilon);
+  if (Lane == 0 && Len > 0) {
+    if (MeanOut)
+      MeanOut[O * P.Inner + I] = Mean;
+    if (InvStdOut)
+      InvStdOut[O * P.Inner + I] = InvStd;
+  }
   for (int64_t R = Lane; R < Len; R += Threads) {
     float V = (loadAs<T>(X, Base + R * Stride) - Mean) * InvStd;
     const int64_t K = getAffineIndex(P.Affine, P.Channels, O, R, I);
@@ -227,27 +235,27 @@ normLine(const NormParams &P, int64_t Len, int64_t Base, int64_t Stride,
 
 template <DType T>
 __global__ void __launch_bounds__(MaxReduceThreads)
-    normRowsKernel(NormParams P, const void *X, const float *Scale,
-                   const float *Bias, void *Y) {
+        normRowsKernel(NormParams P, const void *X, const float *Scale,
+                   const float *Bias, void *Y, float *Mean, float *InvStd) {
   __shared__ float Shared[SharedSlots];
   forEachRow(P.Outer, [&](int64_t Row, bool Active) {
     normLine<T>(
         P, Active ? P.Reduced : 0, Row * P.Reduced, 1, Row, 0, threadIdx.x,
-        blockDim.x, X, Scale, Bias, Y,
+        blockDim.x, X, Scale, Bias, Y, Mean, InvStd,
         [&](float V, auto Op) { return reduceAcrossRow(V, Op, Shared); });
   });
 }
 
 template <DType T>
 __global__ void __launch_bounds__(MaxReduceThreads)
-    normColumnsKernel(NormParams P, const void *X, const float *Scale,
-                      const float *Bias, void *Y) {
+        normColumnsKernel(NormParams P, const void *X, const float *Scale,
+                      const float *Bias, void *Y, float *Mean, float *InvStd) {
   __shared__ float Shared[SharedSlots];
   forEachColumn(P.Outer * P.Inner, [&](int64_t Col, bool Active) {
     const int64_t O = Col / P.Inner, I = Col % P.Inner;
     normLine<T>(
         P, Active ? P.Reduced : 0, O * P.Reduced * P.Inner + I, P.Inner, O, I,
-        threadIdx.y, blockDim.y, X, Scale, Bias, Y,
+                threadIdx.y, blockDim.y, X, Scale, Bias, Y, Mean, InvStd,
         [&](float V, auto Op) { return reduceAcrossColumn(V, Op, Shared); });
   });
 }
@@ -313,7 +321,8 @@ cudaError_t launchSoftmax(const SoftmaxParams &P, const void *X, void *Y,
 }
 
 cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
-                       const float *Bias, void *Y, cudaStream_t Stream) {
+                       const float *Bias, void *Y, float *Mean, float *InvStd,
+                       cudaStream_t Stream) {
   if (P.XType != P.YType || !validShape(P.Outer, P.Reduced, P.Inner) ||
       (P.Affine == NormParams::ByOuterChannel && P.Channels < 1))
     return cudaErrorInvalidValue;
@@ -324,10 +333,11 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
       [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
         constexpr DType T = decltype(Tag)::value;
         if (Rows)
-          normRowsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Scale, Bias, Y);
+                    normRowsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Scale, Bias, Y,
+                                                          Mean, InvStd);
         else
-          normColumnsKernel<T>
-              <<<Blocks, Block, 0, Stream>>>(P, X, Scale, Bias, Y);
+          normColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(
+              P, X, Scale, Bias, Y, Mean, InvStd);
       });
 }
 

@@ -871,6 +871,8 @@ void runNorm(const NormCase &C, DType T) {
   const std::vector<float> Bias =
       randomValues(size_t(AffineSize), DType::F32, 12);
   std::vector<double> Expected(X.size());
+  std::vector<double> WantMean(size_t(S.Outer * S.Inner)),
+      WantInvStd(size_t(S.Outer * S.Inner));
   for (int64_t O = 0; O < S.Outer; ++O)
     for (int64_t I = 0; I < S.Inner; ++I) {
       auto At = [&](int64_t R) {
@@ -884,6 +886,8 @@ void runNorm(const NormCase &C, DType T) {
         Squares += (X[At(R)] - Mean) * (X[At(R)] - Mean);
       const double InvStd =
           1.0 / std::sqrt(Squares / double(S.Reduced) + double(P.Epsilon));
+      WantMean[size_t(O * S.Inner + I)] = Mean;
+      WantInvStd[size_t(O * S.Inner + I)] = InvStd;
       for (int64_t R = 0; R < S.Reduced; ++R) {
         const size_t K =
             size_t(C.Affine == NormParams::ByReduced ? R
@@ -898,11 +902,18 @@ void runNorm(const NormCase &C, DType T) {
       }
     }
   DeviceBuffer DX(X, T), DS(Scale, DType::F32), DB(Bias, DType::F32),
-      DY(X.size() * getDTypeBytes(T));
+      DY(X.size() * getDTypeBytes(T)), DM(WantMean.size() * 4),
+      DI(WantInvStd.size() * 4);
   expectFinished(launchNorm(P, DX.get(), C.Scale ? DS.getFloats() : nullptr,
                             C.Bias ? DB.getFloats() : nullptr, DY.get(),
-                            nullptr));
+                            DM.getFloats(), DI.getFloats(), nullptr));
   expectClose(Expected, DY.read(T), getTolerance(T, 5e-5), What);
+  // The statistics (LayerNormalization's extra results), from the data as
+  // stored.
+  expectClose(WantMean, DM.read(DType::F32), getTolerance(T, 1e-5),
+              What + " mean");
+  expectClose(WantInvStd, DI.read(DType::F32), getTolerance(T, 1e-5),
+              What + " inv_std_dev");
 }
 
 TEST(CudaComputeTest, Norm) {

@@ -640,6 +640,42 @@ runtime::TensorMap runOnHost(const Plan &Pl, const runtime::TensorMap &Inputs,
         for (int64_t I = 0; I < Count; ++I)
           evalTyped(*Ty, Ins, Ptr(S.Args[3]), I, Err);
       }
+    } else if (const auto *Nm = std::get_if<NormParams>(&S.Params)) {
+      // f32 lines of Outer x Reduced x Inner (ReductionKernels.cu's
+      // normLine): mean, variance, the affine store; the statistics where
+      // the step writes them.
+      EXPECT_TRUE(Nm->XType == DType::F32 && Nm->YType == DType::F32);
+      const float *X = F(S.Args[0]), *Sc = F(S.Args[1]), *Bi = F(S.Args[2]);
+      float *Y = F(S.Args[3]);
+      float *Mean = S.Args.size() > 4 ? F(S.Args[4]) : nullptr;
+      float *Inv = S.Args.size() > 5 ? F(S.Args[5]) : nullptr;
+      for (int64_t O = 0; O < Nm->Outer; ++O)
+        for (int64_t I = 0; I < Nm->Inner; ++I) {
+          auto At = [&](int64_t R) {
+            return (O * Nm->Reduced + R) * Nm->Inner + I;
+          };
+          double Sum = 0, Sq = 0;
+          for (int64_t R = 0; R < Nm->Reduced; ++R)
+            Sum += X[At(R)];
+          const double M = Sum / double(Nm->Reduced);
+          for (int64_t R = 0; R < Nm->Reduced; ++R)
+            Sq += (X[At(R)] - M) * (X[At(R)] - M);
+          const double IS =
+              1.0 / std::sqrt(Sq / double(Nm->Reduced) + Nm->Epsilon);
+          if (Mean)
+            Mean[O * Nm->Inner + I] = float(M);
+          if (Inv)
+            Inv[O * Nm->Inner + I] = float(IS);
+          for (int64_t R = 0; R < Nm->Reduced; ++R) {
+            const int64_t K = getAffineIndex(Nm->Affine, Nm->Channels, O, R, I);
+            double V = (X[At(R)] - M) * IS;
+            if (Sc)
+              V *= Sc[K];
+            if (Bi)
+              V += Bi[K];
+            Y[At(R)] = applyActivation(Nm->Act, float(V));
+          }
+        }
     } else if (const auto *R = std::get_if<ReduceParams>(&S.Params)) {
       // Outer x Reduced x Inner, dense, f32: DeviceMath.h's steps in order.
       EXPECT_TRUE(R->XType == DType::F32 && R->YType == DType::F32);
@@ -1157,6 +1193,48 @@ TEST(CudaPlanTest, EinsumIsCopiesReductionsAndOneGemm) {
          "\"} : " + K.Result + "\n  return %y\n}\n";
     checkOnHostAgainstReference(T, K.Kernels, 1e-5);
   }
+}
+
+TEST(CudaPlanTest, LayerNormsInAnyLayoutWithStatistics) {
+  // Normalized dims stored innermost (rows) or with dims after them
+  // (columns), in an order other than the logical one (the affine
+  // constants arranged to match), and the Mean / InvStdDev results stored
+  // in the order X stores its lines.
+  checkOnHostAgainstReference(R"(
+graph @ln(%x: tensor<2 x 3 x 4 x 5 x f32, nhwc>) {
+  %s = Constant() {value = )" + denseOf({3, 4, 5}, 0.9, 0.4) +
+                                  R"(} : tensor<3 x 4 x 5 x f32>
+  %b = Constant() {value = )" + denseOf({3, 4, 5}, 0.3, 1.1) +
+                                  R"(} : tensor<3 x 4 x 5 x f32>
+  %y, %m, %r = LayerNormalization(%x, %s, %b) {axis = 1} : tensor<2 x 3 x 4 x 5 x f32, nhwc>, tensor<2 x 1 x 1 x 1 x f32>, tensor<2 x 1 x 1 x 1 x f32>
+  return %y, %m, %r
+}
+)",
+                              {"norm.layernormalization.rows f32+statistics"},
+                              1e-5);
+  checkOnHostAgainstReference(
+      R"(
+graph @ln(%x: tensor<2 x 3 x 5 x f32, nwc>) {
+  %s = Constant() {value = )" +
+          denseOf({5}, 0.9, 0.4) +
+          R"(} : tensor<5 x f32>
+  %y, %m = LayerNormalization(%x, %s) {axis = -1, epsilon = 0.01} : tensor<2 x 3 x 5 x f32, nwc>, tensor<2 x 3 x 1 x f32, nwc>
+  return %y, %m
+}
+)",
+      {"norm.layernormalization.strided f32+statistics"}, 1e-5);
+  // Lines in an order the statistics do not share: refused.
+  auto G = parse(R"(
+graph @ln(%x: tensor<2 x 3 x 5 x f32, nwc>) {
+  %s = Constant() {value = dense<1.0> : tensor<5 x f32>} : tensor<5 x f32>
+  %y, %m = LayerNormalization(%x, %s) {axis = -1} : tensor<2 x 3 x 5 x f32, nwc>, tensor<2 x 3 x 1 x f32, [1, 0, 2]>
+  return %y, %m
+}
+)");
+  ASSERT_TRUE(G);
+  EXPECT_NE(planError(*G).find("LayerNormalization with statistics results"),
+            std::string::npos)
+      << planError(*G);
 }
 
 TEST(CudaPlanTest, STFTIsAFrameCopyAndAGemmByTheBasis) {
