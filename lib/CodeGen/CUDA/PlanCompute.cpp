@@ -94,7 +94,8 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   const auto *Bin = llvm::find_if(
       BinaryOps, [&](const auto &E) { return E.first == N.getOpId(); });
   // Variadic Sum, Max and Min of more than two operands: the first two
-  // into Y, then each further one into Y in place.
+  // into Y, then each further one into Y in place; of one operand, a copy
+  // (with the group's activation).
   const unsigned Operands = N.getNumOperands();
   if (Bin != std::end(BinaryOps) && Operands != 1) {
     if (Operands < 2 || (Operands > 2 && N.getOpId() != OpId::Sum &&
@@ -104,7 +105,10 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     P.Op = Bin->second;
     P.Act = T.Act;
     B = N.getOperand(1);
-  } else if (N.getOpId() != OpId::Sum) {
+  } else if (N.getOpId() == OpId::Sum || N.getOpId() == OpId::Max ||
+             N.getOpId() == OpId::Min) {
+    P.Act = T.Act; // One operand: a copy.
+  } else {
     if (!codegen::getFusableActivation(N, P.Act))
       return unsupported(N, "op '" + N.getOpType() + "' on " +
                                 A->getType().str());
@@ -487,24 +491,68 @@ llvm::Error cuda::planReduce(PlanContext &C, const Node &N,
       Reduced[size_t(A < 0 ? A + R : A)] = true;
     }
   }
-  if (std::find(Reduced.begin(), Reduced.end(), true) == Reduced.end()) {
-    if (N.getIntAttr("noop_with_empty_axes", 0) != 0)
-      return unsupported(N, N.getOpType() + " with noop_with_empty_axes");
+  // No axes: every dim, or with noop_with_empty_axes none (each element
+  // reduced alone, as the reference does: ReduceL2 gives |x|).
+  if (std::find(Reduced.begin(), Reduced.end(), true) == Reduced.end() &&
+      N.getIntAttr("noop_with_empty_axes", 0) == 0)
     Reduced.assign(size_t(R), true);
-  }
   ReduceParams P;
-  if (!codegen::splitReduction(XT, YT, Reduced,
-                               N.getIntAttr("keepdims", 1) != 0, P.Outer,
-                               P.Reduced, P.Inner))
-    return unsupported(N, N.getOpType() + " over dims that are not adjacent "
-                                          "in layout " +
-                              XT.str());
+  const bool Keep = N.getIntAttr("keepdims", 1) != 0;
   const auto *K = llvm::find_if(
       ReduceKinds, [&](const auto &E) { return E.first == N.getOpId(); });
   assert(K != std::end(ReduceKinds) && "planReduce on another op");
   P.Op = K->second;
   P.XType = dtypeOf(X);
   P.YType = dtypeOf(Y);
+  if (!codegen::splitReduction(XT, YT, Reduced, Keep, P.Outer, P.Reduced,
+                               P.Inner)) {
+    // The reduced dims are not one block of X's storage: a copy first
+    // gathers X as [kept dims in Y's physical order, reduced dims], then
+    // rows reduce into Y.
+    if (R > MaxRank)
+      return unsupported(N, N.getOpType() + " of " + XT.str());
+    std::vector<int64_t> YToX;
+    for (int64_t D = 0; D < R; ++D)
+      if (!Reduced[size_t(D)] || Keep)
+        YToX.push_back(D);
+    if (YToX.size() != YT.getRank())
+      return unsupported(N, N.getOpType() + " to " + YT.str());
+    std::vector<int64_t> Order;
+    for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+      if (!Reduced[size_t(YToX[D])])
+        Order.push_back(YToX[D]);
+    P.Outer = 1;
+    for (int64_t D : Order)
+      P.Outer *= XT.getStaticShape()[size_t(D)];
+    P.Reduced = 1;
+    for (int64_t D = 0; D < R; ++D)
+      if (Reduced[size_t(D)]) {
+        Order.push_back(D);
+        P.Reduced *= XT.getStaticShape()[size_t(D)];
+      }
+    P.Inner = 1;
+    auto XStr = codegen::getStrides(XT);
+    llvm::SmallVector<int64_t, 6> Shape, From, To(Order.size(), 1);
+    for (int64_t D : Order) {
+      Shape.push_back(XT.getStaticShape()[size_t(D)]);
+      From.push_back(XStr[size_t(D)]);
+    }
+    for (size_t I = Order.size(); I-- > 1;)
+      To[I - 1] = To[I] * Shape[I];
+    BufferId XB, YB;
+    if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+      return E;
+    const Arg Gathered{
+        C.addScratch(P.Outer * P.Reduced * int64_t(getDTypeBytes(P.XType))), 0};
+    addCopy(C, getStepNodes(N, T), "reduce",
+            makeCopy(Shape, From, To, P.XType, P.XType), {XB, 0}, Gathered);
+    C.addStep(
+        {getStepNodes(N, T),
+         "reduce." + N.getOpType().lower() + ".rows " + getDTypeName(P.XType),
+         0},
+        P, {Gathered, {YB, 0}});
+    return llvm::Error::success();
+  }
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;

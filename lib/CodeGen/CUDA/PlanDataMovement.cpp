@@ -15,6 +15,7 @@
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/Layout/CostModel.h"
 #include "strider/Runtime/ResizeSampling.h"
+#include "strider/Runtime/Tensor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -132,14 +133,34 @@ CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
 
 llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
-  for (unsigned I = 1; I < N.getNumResults(); ++I)
-    if (N.hasResult(I))
-      return unsupported(N, "Dropout's mask output");
+  // Dropout in inference: Y is X, and its mask (if read) all true.
+  const Value *Mask = N.getOpId() == OpId::Dropout && N.getNumResults() > 1
+                          ? N.getResult(1)
+                          : nullptr;
+  // (Training with a ratio of 0 is the same.)
+  if (N.getOpId() == OpId::Dropout && N.hasOperand(2)) {
+    const TensorData *Train = N.getOperand(2)->getConstantData();
+    const TensorData *Ratio =
+        N.hasOperand(1) ? N.getOperand(1)->getConstantData() : nullptr;
+    const bool Inference =
+        Train && Train->toInt64Vector() == std::vector<int64_t>{0};
+    const bool NoDrop = Ratio && Ratio->getNumElements() == 1 &&
+                        runtime::Tensor::fromData(*Ratio).getDouble(0) == 0.0;
+    if (!Inference && !NoDrop)
+      return unsupported(N, "Dropout in training mode");
+  }
+  if (Mask && (Mask->getType().getElementType() != ElementType::Bool ||
+               Mask->getType().getRank() > MaxRank))
+    return unsupported(N, "Dropout's mask " + Mask->getType().str());
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const bool View = N.getOpId() == OpId::Identity ||
                             N.getOpId() == OpId::Dropout
                         ? XT == YT
                         : layout::isReshapeBitcast(XT, YT, layout::DimBindings());
+  if (!View && N.getOpId() == OpId::Identity &&
+      XT.getElementType() == YT.getElementType() &&
+      XT.getShape() == YT.getShape())
+    return planCopyLike(C, N, T); // Stored in another layout: a relayout.
   if (!View)
     return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
                               YT.str() + " that moves elements");
@@ -149,7 +170,18 @@ llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
   if (!XB)
     return XB.takeError();
   C.alias(Y, X);
-  (void)T;
+  if (Mask) {
+    auto MB = C.defineBuffer(Mask, N);
+    if (!MB)
+      return MB.takeError();
+    TypedParams P; // A copy of one true, broadcast.
+    P.Op = TypedOp::Cast;
+    P.In[0] = P.Y = ScalarType::Bool;
+    P.Rank = int(Mask->getType().getRank());
+    codegen::getPhysicalShape(Mask->getType(), P.Shape);
+    C.addStep({getStepNodes(N, T), "typed.fill bool", 0}, P,
+              {{C.addConstant({1}), 0}, Arg(), Arg(), {*MB, 0}});
+  }
   return llvm::Error::success();
 }
 

@@ -307,10 +307,21 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   return llvm::Error::success();
 }
 
-/// A GEMM step computing \p Y from \p A and \p B (either constant).
+/// Whether \p T stores a (batch of) matrices transposed: channels-last
+/// rank 3, or a rank-2 tensor with its dims swapped.
+static bool isStoredTransposed(const TensorType &T) {
+  return !isRowMajor(T) && isTransposedRowMajor(T);
+}
+
+/// A GEMM step computing \p Y from \p A and \p B (either constant). \p D's
+/// TransA / TransB say how the product reads each operand's storage; \p
+/// LogicalTransA / \p LogicalTransB how it reads the logical operand
+/// (Gemm's transA / transB): an operand whose two differ must be stored
+/// transposed.
 static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
                            GemmDesc D, const Value *A, const Value *B,
-                           std::vector<float> Bias) {
+                           std::vector<float> Bias, bool LogicalTransA = false,
+                           bool LogicalTransB = false) {
   const Value *Y = T.Result;
   auto AD = getDType(A->getType().getElementType());
   auto BD = getDType(B->getType().getElementType());
@@ -323,7 +334,8 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
   // read in its stored layout (a constant A as getBuffer uploads it): row
   // major, or transposed where the description says so.
   for (const Value *V : {A, B, Y}) {
-    const bool Transposed = (V == A && D.TransA) || (V == B && D.TransB);
+    const bool Transposed = (V == A && D.TransA != LogicalTransA) ||
+                            (V == B && D.TransB != LogicalTransB);
     if (!(V == B && V->getConstantData()) &&
         !(Transposed ? isTransposedRowMajor(V->getType())
                      : isRowMajor(V->getType())))
@@ -373,16 +385,21 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   if (AS.size() != 2 || BS.size() != 2)
     return unsupported(N, "a Gemm of rank other than 2");
   GemmDesc D;
-  D.TransA = N.getIntAttr("transA", 0) != 0;
-  D.TransB = N.getIntAttr("transB", 0) != 0;
-  D.M = D.TransA ? AS[1] : AS[0];
-  D.K = D.TransA ? AS[0] : AS[1];
-  D.N = D.TransB ? BS[0] : BS[1];
+  const bool TA = N.getIntAttr("transA", 0) != 0,
+             TB = N.getIntAttr("transB", 0) != 0;
+  D.M = TA ? AS[1] : AS[0];
+  D.K = TA ? AS[0] : AS[1];
+  D.N = TB ? BS[0] : BS[1];
+  // The product reads each operand's storage: transposed by the attribute,
+  // and again where the operand is stored transposed (a constant B goes
+  // to the runner in logical order).
+  D.TransA = TA != isStoredTransposed(A->getType());
+  D.TransB = TB != (!B->getConstantData() && isStoredTransposed(B->getType()));
   D.Alpha = N.getFloatAttr("alpha", 1.0f);
   const float Beta = N.getFloatAttr("beta", 1.0f);
   std::vector<float> Bias;
   if (!N.hasOperand(2) || Beta == 0.0f)
-    return addGemm(C, N, T, D, A, B, std::move(Bias));
+    return addGemm(C, N, T, D, A, B, std::move(Bias), TA, TB);
   const Value *CV = N.getOperand(2);
   Bias = getConstantFloats(CV);
   auto CS = CV->getType().getStaticShape();
@@ -397,7 +414,7 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
       Bias.assign(size_t(D.N), Bias[0]);
     for (float &V : Bias)
       V *= Beta;
-    return addGemm(C, N, T, D, A, B, std::move(Bias));
+    return addGemm(C, N, T, D, A, B, std::move(Bias), TA, TB);
   }
   // Any other C (a matrix, an activation): the product into Y, then
   // Y += beta * C in place, broadcast, with the group's activation.
@@ -427,7 +444,7 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   }
   FusedTail Product = T;
   Product.Act = codegen::Activation();
-  if (llvm::Error E = addGemm(C, N, Product, D, A, B, {}))
+  if (llvm::Error E = addGemm(C, N, Product, D, A, B, {}, TA, TB))
     return E;
   ElementwiseParams P;
   P.Op = BinaryOp::Add;
@@ -473,7 +490,7 @@ llvm::Error cuda::planMatMul(PlanContext &C, const Node &N,
   D.N = BS.back();
   // An operand stored as a batch of transposed matrices (channels-last
   // rank 3) is read transposed.
-  D.TransA = !isRowMajor(A->getType()) && isTransposedRowMajor(A->getType());
+  D.TransA = isStoredTransposed(A->getType());
   D.TransB = !B->getConstantData() && !isRowMajor(B->getType()) &&
              isTransposedRowMajor(B->getType());
   int64_t ABatch = 1, BBatch = 1;

@@ -410,6 +410,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Squeeze:
   case OpId::Unsqueeze:
   case OpId::Identity:
+  case OpId::Dropout: // Its mask: a typed fill.
     return true;
   default:
     return false;

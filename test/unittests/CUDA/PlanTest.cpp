@@ -564,8 +564,9 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
   }
 }
 
-/// Runs \p Pl on the host when every step is an f32 copy, a GEMM or an
-/// f32 reduction (host models), an LSTM or a GRU cell or a typed step
+/// Runs \p Pl on the host when every step is an f32 copy, a GEMM, an f32
+/// reduction, normalization or elementwise step (host models; the
+/// elementwise math from DeviceMath.h), an LSTM or a GRU cell or a typed step
 /// (DeviceMath.h's evalLstmCell, evalGruCell, evalTyped and evalTypedRow: the
 /// kernels' own code): each input written into its buffer in its binding's
 /// layout, each output read back from its buffer and returned in the
@@ -639,6 +640,29 @@ runtime::TensorMap runOnHost(const Plan &Pl, const runtime::TensorMap &Inputs,
       } else {
         for (int64_t I = 0; I < Count; ++I)
           evalTyped(*Ty, Ins, Ptr(S.Args[3]), I, Err);
+      }
+    } else if (const auto *E = std::get_if<ElementwiseParams>(&S.Params)) {
+      // f32, Y dense over Shape (ElementwiseKernels.cu's general path):
+      // DeviceMath.h's applyBinary and applyActivation.
+      EXPECT_TRUE(E->AType == DType::F32 && E->YType == DType::F32 &&
+                  E->BType == DType::F32);
+      const float *A = F(S.Args[0]), *B = F(S.Args[1]);
+      float *Y = F(S.Args[2]);
+      int64_t Count = 1;
+      for (int D = 0; D < E->Rank; ++D)
+        Count *= E->Shape[D];
+      for (int64_t I = 0; I < Count; ++I) {
+        int64_t Rest = I, AO = 0, BO = 0;
+        for (int D = E->Rank - 1; D >= 0; --D) {
+          const int64_t At = Rest % E->Shape[D];
+          Rest /= E->Shape[D];
+          AO += At * E->AStrides[D];
+          BO += At * E->BStrides[D];
+        }
+        float V = A[AO];
+        if (E->Op != BinaryOp::None)
+          V = applyBinary(E->Op, V, B[BO]);
+        Y[I] = applyActivation(E->Act, V);
       }
     } else if (const auto *Nm = std::get_if<NormParams>(&S.Params)) {
       // f32 lines of Outer x Reduced x Inner (ReductionKernels.cu's
@@ -1235,6 +1259,65 @@ graph @ln(%x: tensor<2 x 3 x 5 x f32, nwc>) {
   EXPECT_NE(planError(*G).find("LayerNormalization with statistics results"),
             std::string::npos)
       << planError(*G);
+}
+
+TEST(CudaPlanTest, GemmTransposesActivationsByItsAttributes) {
+  // transA / transB on operands computed at run time (row-major, or
+  // stored transposed themselves): the product reads each storage the
+  // right way round.
+  checkOnHostAgainstReference(R"(
+graph @g(%a: tensor<6 x 3 x f32>, %b: tensor<5 x 6 x f32>) {
+  %y = Gemm(%a, %b) {transA = 1, transB = 1} : tensor<3 x 5 x f32>
+  return %y
+}
+)",
+                              {"cublaslt.gemm tt f32"}, 1e-6);
+  checkOnHostAgainstReference(R"(
+graph @g(%a: tensor<6 x 3 x f32, [1, 0]>, %b: tensor<6 x 5 x f32>) {
+  %y = Gemm(%a, %b) {transA = 1} : tensor<3 x 5 x f32>
+  return %y
+}
+)",
+                              {"cublaslt.gemm nn f32"}, 1e-6);
+}
+
+TEST(CudaPlanTest, SmallFormsOfCommonOps) {
+  // Forms ONNX's backend tests use: Max of one operand (with a fused
+  // Relu), a reduction with noop_with_empty_axes (each element alone),
+  // Dropout's all-true mask in inference, a bool mask relaid out, and
+  // reductions over dims apart in storage.
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<2 x 3 x f32>, %m: tensor<2 x 3 x 4 x bool>) {
+  %a = Max(%x) : tensor<2 x 3 x f32>
+  %r = Relu(%a) : tensor<2 x 3 x f32>
+  %n = ReduceSum(%x) {noop_with_empty_axes = 1} : tensor<2 x 3 x f32>
+  %l = ReduceL2(%x) {noop_with_empty_axes = 1} : tensor<2 x 3 x f32>
+  %d, %k = Dropout(%x) : tensor<2 x 3 x f32>, tensor<2 x 3 x bool>
+  %t = relayout(%m) : tensor<2 x 3 x 4 x bool, nwc>
+  return %r, %n, %l, %d, %k, %t
+}
+)",
+      {"elementwise.relu f32", "reduce.reducesum.rows f32",
+       "reduce.reducel2.rows f32", "typed.fill bool", "typed.relayout bool"},
+      1e-6);
+  // Reduced dims apart in storage: gathered by a copy, then rows; an
+  // Identity stored in another layout: a relayout.
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<2 x 3 x 4 x 5 x f32, nhwc>) {
+  %a = Constant() {value = dense<[0, 2]> : tensor<2 x i64>} : tensor<2 x i64>
+  %y = ReduceMean(%x, %a) : tensor<1 x 3 x 1 x 5 x f32>
+  %b = Constant() {value = dense<[1, 3]> : tensor<2 x i64>} : tensor<2 x i64>
+  %z = ReduceMax(%x, %b) {keepdims = 0} : tensor<2 x 4 x f32, [1, 0]>
+  %c = Identity(%x) : tensor<2 x 3 x 4 x 5 x f32>
+  return %y, %z, %c
+}
+)",
+      {"copy.reduce generic f32", "reduce.reducemean.rows f32",
+       "copy.reduce generic f32", "reduce.reducemax.rows f32",
+       "copy.relayout generic f32"},
+      1e-5);
 }
 
 TEST(CudaPlanTest, STFTIsAFrameCopyAndAGemmByTheBasis) {
