@@ -62,6 +62,11 @@ static cl::opt<bool> PlanOnly(
     "plan-only",
     cl::desc("With --backend=cuda: plan every test without a GPU and count "
              "those the backend plans (nothing runs; no device needed)"));
+static cl::opt<bool> Emulate(
+    "emulate",
+    cl::desc("With --backend=cuda: plan every test and run the plan on the "
+             "host (cuda::emulateOnHost: host models of every kernel and "
+             "library call; no device needed), comparing its outputs"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
@@ -279,10 +284,14 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
       return unsupported("cuda: " + llvm::toString(Plan.takeError()));
     if (PlanOnly)
       return {Status::Passed, ""};
-    auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
-    if (!Prog)
-      return failed("loading: " + llvm::toString(Prog.takeError()));
-    Out = (*Prog)->run(Bound);
+    if (Emulate) {
+      Out = cuda::emulateOnHost(**Plan, Bound);
+    } else {
+      auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
+      if (!Prog)
+        return failed("loading: " + llvm::toString(Prog.takeError()));
+      Out = (*Prog)->run(Bound);
+    }
 #endif
   } else {
     Out = runtime::runReference(G, Bound);
@@ -401,15 +410,16 @@ int main(int argc, char **argv) {
                  << Backend << "' (available: reference, cpu, cuda)\n";
     return 1;
   }
-  if (PlanOnly && Backend != "cuda") {
-    llvm::errs() << "strider-numeric-conformance: --plan-only needs "
-                    "--backend=cuda\n";
+  if ((PlanOnly || Emulate) && Backend != "cuda") {
+    llvm::errs() << "strider-numeric-conformance: --plan-only and --emulate "
+                    "need --backend=cuda\n";
     return 1;
   }
+  const bool HostOnly = PlanOnly || Emulate;
   if (Backend == "cuda") {
 #if STRIDER_HAS_CUDA
     if (llvm::Error E =
-            PlanOnly ? llvm::Error::success() : cuda::checkDevice(0)) {
+            HostOnly ? llvm::Error::success() : cuda::checkDevice(0)) {
       llvm::errs() << "strider-numeric-conformance: --backend=cuda: "
                    << llvm::toString(std::move(E)) << "\n";
       return 1;
@@ -479,8 +489,11 @@ int main(int argc, char **argv) {
   if (Top.size() > 10)
     Top.resize(10);
   llvm::outs() << "onnx numeric conformance (" << Backend << " backend"
-               << (PlanOnly ? ", plan only" : "") << "): " << Dirs.size()
-               << " total, " << Passed + Failed << " supported, " << Passed
+               << (PlanOnly  ? ", plan only"
+                   : Emulate ? ", emulated on the host"
+                             : "")
+               << "): " << Dirs.size() << " total, " << Passed + Failed
+               << " supported, " << Passed
                << (PlanOnly ? " planned both ways, " : " passed both ways, ")
                << Failed << " failed, " << Unsupported
                << " unsupported (op without kernel:";

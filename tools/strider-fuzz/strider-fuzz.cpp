@@ -4,9 +4,15 @@
 // on each, then runs `infer-shapes,canonicalize,infer-shapes,
 // layout-assignment` under several layout configurations and checks that
 // the interpreter computes the same logical outputs on the rewritten graph.
+// Where the CUDA backend is built, the cuda-* configurations also plan the
+// rewritten graph for it and run the plan on the host
+// (cuda::emulateOnHost), which must give the same outputs too.
 //
 //===----------------------------------------------------------------------===//
 
+#if STRIDER_HAS_CUDA
+#include "strider/CodeGen/CUDA/CUDABackend.h"
+#endif
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
@@ -20,11 +26,13 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -42,6 +50,12 @@ static cl::opt<unsigned> FirstSeed("first", cl::desc("First seed to run"),
 static cl::opt<int64_t>
     OnlySeed("seed", cl::desc("Run only this seed (overrides --first/--seeds)"),
              cl::init(-1), cl::cat(FuzzCat));
+static cl::opt<std::string> GraphFile(
+    "graph",
+    cl::desc("Check the textual IR graph in this file instead of generated "
+             "ones (inputs from --seed, default 0): reproduces and reduces a "
+             "failing seed printed with --print"),
+    cl::value_desc("file"), cl::cat(FuzzCat));
 static cl::opt<bool>
     PrintGraph("print",
                cl::desc("Print the generated graph of --seed as textual IR"),
@@ -795,12 +809,24 @@ runtime::TensorMap makeInputs(const Graph &G, uint32_t Seed) {
   return Inputs;
 }
 
+/// How the cuda-* configurations fared in the CUDA backend.
+struct CudaTally {
+  unsigned Emulated = 0, Refused = 0;
+};
+
+/// What differs between \p Actual (outputs of \p G, any layouts) and
+/// \p Expected (of \p Original's outputs, in order), or "".
+std::string compareOutputs(const Graph &G, const Graph &Original,
+                           const runtime::TensorMap &Actual,
+                           const runtime::TensorMap &Expected);
+
 /// Runs one configuration on a copy of \p Text; an empty string when the
 /// outputs match \p Expected, else what went wrong.
 std::string checkConfiguration(const Configuration &Config,
                                llvm::StringRef Text, const Graph &Original,
                                const runtime::TensorMap &Inputs,
-                               const runtime::TensorMap &Expected) {
+                               const runtime::TensorMap &Expected,
+                               CudaTally &Cuda) {
   auto Parsed = parseGraph(Text, "generated");
   if (!Parsed)
     return "parse error: " + llvm::toString(Parsed.takeError());
@@ -834,13 +860,40 @@ std::string checkConfiguration(const Configuration &Config,
   auto Actual = runtime::runReference(G, RunInputs);
   if (!Actual)
     return "interpreter error: " + llvm::toString(Actual.takeError());
+  std::string Problems = compareOutputs(G, Original, *Actual, Expected);
+#if STRIDER_HAS_CUDA
+  if (llvm::StringRef(Config.Target).startswith("cuda")) {
+    auto Plan = cuda::planForCUDA(G, cuda::CUDAOptions());
+    if (!Plan) {
+      ++Cuda.Refused;
+      if (Verbose)
+        llvm::outs() << "  cuda plan refused: "
+                     << llvm::toString(Plan.takeError()) << "\n";
+    } else {
+      ++Cuda.Emulated;
+      auto Emulated = cuda::emulateOnHost(**Plan, RunInputs);
+      std::string Why = Emulated
+                            ? compareOutputs(G, Original, *Emulated, Expected)
+                            : "error " + llvm::toString(Emulated.takeError());
+      if (!Why.empty())
+        Problems += (Problems.empty() ? "" : "; ") + ("cuda plan: " + Why);
+    }
+  }
+#else
+  (void)Cuda;
+#endif
+  return Problems;
+}
 
+std::string compareOutputs(const Graph &G, const Graph &Original,
+                           const runtime::TensorMap &Actual,
+                           const runtime::TensorMap &Expected) {
   std::string Problems;
   for (unsigned I = 0, E = G.getOutputs().size(); I != E; ++I) {
     const std::string &Name = Original.getOutputs()[I]->getName();
     const runtime::Tensor &Want = Expected.at(Name);
-    auto It = Actual->find(G.getOutputs()[I]->getName());
-    if (It == Actual->end()) {
+    auto It = Actual.find(G.getOutputs()[I]->getName());
+    if (It == Actual.end()) {
       Problems += "output '" + Name + "': missing; ";
       continue;
     }
@@ -883,7 +936,10 @@ int main(int argc, char **argv) {
       "pipeline, checked against the reference interpreter\n");
 
   uint32_t First = FirstSeed, Count = NumSeeds;
-  if (OnlySeed >= 0) {
+  if (!GraphFile.empty()) {
+    First = OnlySeed >= 0 ? uint32_t(OnlySeed) : 0;
+    Count = 1;
+  } else if (OnlySeed >= 0) {
     First = uint32_t(OnlySeed);
     Count = 1;
   } else if (PrintGraph) {
@@ -892,15 +948,33 @@ int main(int argc, char **argv) {
   }
 
   unsigned Passed = 0, Failed = 0;
+  CudaTally Cuda;
   for (uint32_t Seed = First; Seed != First + Count; ++Seed) {
     llvm::outs().flush(); // what was found survives a crash
-    Graph G("fuzz" + std::to_string(Seed));
-    GraphGenerator(G, Seed).generate();
+    std::unique_ptr<Graph> Owned;
     std::string Text;
-    {
+    if (!GraphFile.empty()) {
+      auto Buffer = llvm::MemoryBuffer::getFile(GraphFile);
+      if (!Buffer) {
+        llvm::errs() << "strider-fuzz: cannot read '" << GraphFile
+                     << "': " << Buffer.getError().message() << "\n";
+        return 2;
+      }
+      Text = (*Buffer)->getBuffer().str();
+      auto Parsed = parseGraph(Text, GraphFile);
+      if (!Parsed) {
+        llvm::errs() << "strider-fuzz: " << llvm::toString(Parsed.takeError())
+                     << "\n";
+        return 2;
+      }
+      Owned = std::move(*Parsed);
+    } else {
+      Owned = std::make_unique<Graph>("fuzz" + std::to_string(Seed));
+      GraphGenerator(*Owned, Seed).generate();
       llvm::raw_string_ostream OS(Text);
-      printGraph(G, OS);
+      printGraph(*Owned, OS);
     }
+    Graph &G = *Owned;
     if (PrintGraph)
       llvm::outs() << Text;
 
@@ -922,7 +996,7 @@ int main(int argc, char **argv) {
     }
     for (const Configuration &Config : Configurations) {
       std::string Problem =
-          checkConfiguration(Config, Text, G, Inputs, *Expected);
+          checkConfiguration(Config, Text, G, Inputs, *Expected, Cuda);
       if (Problem.empty()) {
         ++Passed;
         if (Verbose)
@@ -939,5 +1013,10 @@ int main(int argc, char **argv) {
   llvm::outs() << Count << " seeds, " << NumConfigurations
                << " configurations each: " << Passed << " passed, " << Failed
                << " failed\n";
+#if STRIDER_HAS_CUDA
+  llvm::outs() << "cuda-* configurations: " << Cuda.Emulated
+               << " planned for the CUDA backend and run on the host, "
+               << Cuda.Refused << " refused by its planner\n";
+#endif
   return Failed ? 1 : 0;
 }

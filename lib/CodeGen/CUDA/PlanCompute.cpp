@@ -75,6 +75,23 @@ DType dtypeOf(const Value *V) {
   return getDType(V->getType().getElementType()).getValueOr(DType::F32);
 }
 
+/// The buffer of float operand \p V, or for an integer constant (Pow's
+/// exponent, an offset) its values as f32: what dtypeOf says it is.
+llvm::Expected<BufferId> getFloatOperand(PlanContext &C, const Value *V,
+                                         const Node &N) {
+  const TensorData *D = V->getConstantData();
+  if (!D || isFloatingPoint(V->getType().getElementType()))
+    return C.getBuffer(V, N);
+  const runtime::Tensor Ints = runtime::Tensor::fromData(*D);
+  runtime::Tensor F = runtime::Tensor::zeros(
+      TensorType::get(ElementType::F32, Ints.getShape()));
+  for (int64_t I = 0; I < F.getNumElements(); ++I)
+    F.setDouble(I, double(Ints.getInt(I)));
+  F = F.withLayout(V->getType().getLayout());
+  llvm::ArrayRef<uint8_t> Bytes = F.getBytes();
+  return C.addConstant(std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+}
+
 } // namespace
 
 llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
@@ -135,12 +152,12 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     codegen::getBroadcastStrides(B->getType(), YT, P.BStrides);
     P.BType = dtypeOf(B);
   }
-  auto AB = C.getBuffer(A, N);
+  auto AB = getFloatOperand(C, A, N);
   if (!AB)
     return AB.takeError();
   Arg BArg;
   if (B) {
-    auto BB = C.getBuffer(B, N);
+    auto BB = getFloatOperand(C, B, N);
     if (!BB)
       return BB.takeError();
     BArg.Buffer = *BB;
@@ -162,7 +179,7 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   // refused group is planned again node by node.
   std::vector<BufferId> More;
   for (unsigned I = 2; I < Operands; ++I) {
-    auto VB = C.getBuffer(N.getOperand(I), N);
+    auto VB = getFloatOperand(C, N.getOperand(I), N);
     if (!VB)
       return VB.takeError();
     More.push_back(*VB);

@@ -13,6 +13,8 @@
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/WindowGeometry.h"
 
+#include <algorithm>
+
 using namespace strider;
 using namespace strider::cuda;
 using codegen::ChannelOrder;
@@ -102,7 +104,14 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
   P.PadMode = PadParams::Constant;
   P.Value = 0.0f;
   P.Type = D.Type;
-  auto Perm = XT.getLayout().getPermutation(XT.getRank());
+  // In the order the conv reads X (NC... or N...C): the same bytes as
+  // XT's layout, which may order unit dims differently ([0, 3, 2, 1] with
+  // H = 1 is NHWC's bytes; the padded H is not 1).
+  std::vector<unsigned> Perm(Logical.size());
+  for (size_t I = 0; I < Perm.size(); ++I)
+    Perm[I] = unsigned(I);
+  if (D.XChannelsLast)
+    std::rotate(Perm.begin() + 1, Perm.begin() + 2, Perm.end());
   for (size_t I = 0; I < Logical.size(); ++I) {
     P.XShape[I] = Logical[Perm[I]];
     P.YShape[I] = Padded[Perm[I]];
@@ -268,15 +277,18 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
     return llvm::Error::success();
   }
 
-  // The larger output into a scratch buffer in Y's layout, its crop into
+  // The larger output into a scratch buffer, its crop into
   // Y, then the epilogue in place on Y (cuDNN fuses none into a transposed
   // conv, so this launches nothing more than the uncropped path).
   auto YShape = YT.getStaticShape();
   llvm::SmallVector<int64_t, 6> Full(YShape.begin(), YShape.end());
   for (int I = 0; I < D.Spatial; ++I)
     Full[size_t(I) + 2] = D.Out[I];
-  const TensorType FullT = TensorType::get(YT.getElementType(), Full,
-                                           YT.getLayout());
+  // In the order the conv writes (N...C or NC...), which Y's layout may
+  // match only through its unit dims.
+  const TensorType FullT = TensorType::get(
+      YT.getElementType(), Full,
+      D.YChannelsLast ? Layout::getChannelsLast(YT.getRank()) : Layout());
   const auto FullStrides = codegen::getStrides(FullT);
   const int64_t Elt = int64_t(getDTypeBytes(D.Type));
   Arg FullArg{C.addScratch(FullT.getNumElements().getValueOr(0) * Elt), 0};

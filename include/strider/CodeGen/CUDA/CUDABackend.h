@@ -116,6 +116,18 @@ private:
 llvm::Expected<std::unique_ptr<Plan>> planForCUDA(const Graph &G,
                                                   const CUDAOptions &Opts);
 
+/// Runs \p P on the host, without a GPU: the arena laid out as on the
+/// device, every step in program order through a host model of its kernel
+/// or library call (the per-element code the kernels share with the host
+/// where there is one, plain loops for cuDNN's convolutions and cuBLASLt's
+/// GEMMs), storage types rounded as the device rounds them. The outputs in
+/// the identity layout, or the error a kernel would report (a bad index).
+/// For tests and the fuzzer: slow, and blind to what only device code can
+/// get wrong (its thread indexing, shared memory, the libraries
+/// themselves).
+llvm::Expected<runtime::TensorMap>
+emulateOnHost(const Plan &P, const runtime::TensorMap &Inputs);
+
 /// Whether device \p Ordinal can run programs: an error saying why not
 /// ("no CUDA device on this machine", "device 3 does not exist (2
 /// devices)") otherwise.

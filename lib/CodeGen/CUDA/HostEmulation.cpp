@@ -1,0 +1,582 @@
+//===- HostEmulation.cpp - A plan run on the host, step by step -----------===//
+//
+// emulateOnHost runs a plan without a GPU: one arena of host memory laid
+// out as the device's (activations at the planned offsets, constants in
+// their uploaded form), every step in program order through a host model
+// of its kernel or library call. The models use the per-element code the
+// kernels themselves run where DeviceMath.h and DataMovementIndexing.h
+// hold it (the typed kernel, the recurrent cells, activations, binary ops,
+// pooling windows, reductions, pad and resize indexing); convolutions and
+// GEMMs are plain loops over their descriptors (what cuDNN and cuBLASLt
+// compute), the rest loops that mirror their kernels. Storage types are
+// converted as the device does (f16 and bf16 rounded to nearest even);
+// arithmetic is in f32 or wider.
+//
+// What this checks: every decision of the planner (steps, buffers and
+// their places in the arena, strides, layouts, epilogues, weights and
+// tables). What it cannot: the device code's own indexing and
+// synchronization, vectorized paths, and the libraries' behaviour.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DataMovementIndexing.h"
+#include "DeviceMath.h"
+#include "PlanImpl.h"
+
+#include "strider/Runtime/Tensor.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace strider;
+using namespace strider::cuda;
+
+namespace {
+
+ScalarType toScalar(DType T) {
+  return T == DType::F16    ? ScalarType::F16
+         : T == DType::BF16 ? ScalarType::BF16
+                            : ScalarType::F32;
+}
+
+/// Element \p I of \p Base (of storage type \p T) as a float, and back.
+float load(DType T, const void *Base, int64_t I) {
+  return float(loadDouble(toScalar(T), Base, I));
+}
+void store(DType T, void *Base, int64_t I, float V) {
+  storeScalar(toScalar(T), Base, I, double(V), 0, false);
+}
+
+class Emulator {
+public:
+  Emulator(const PlanImpl &P) : P(P), Arena(size_t(P.ArenaBytes), 0xFF) {
+    // Poisoned (NaN in every float): a step that reads what no step
+    // wrote shows.
+    Constants.resize(P.Buffers.size());
+    for (size_t B = 0; B < P.Buffers.size(); ++B)
+      if (P.Buffers[B].IsConstant && P.Buffers[B].Data)
+        Constants[B] = *P.Buffers[B].Data;
+  }
+
+  uint8_t *ptr(const Arg &A) {
+    if (A.Buffer < 0)
+      return nullptr;
+    const size_t B = size_t(A.Buffer);
+    uint8_t *Base = P.Buffers[B].IsConstant ? Constants[B].data()
+                                            : Arena.data() + P.Offsets[B];
+    return Base + A.Offset;
+  }
+  float *f32(const Arg &A) { return reinterpret_cast<float *>(ptr(A)); }
+
+  void run(const PlanStep &S);
+  RunError Reported;
+
+private:
+  void copy(const CopyPlan &C, const PlanStep &S);
+  void pad(const PadParams &Q, const PlanStep &S);
+  void resize(const ResizeParams &Q, const PlanStep &S);
+  void elementwise(const ElementwiseParams &E, const PlanStep &S);
+  void typed(const TypedParams &T, const PlanStep &S);
+  void epilogue(const EpilogueParams &E, const PlanStep &S);
+  void pool(const PoolParams &Q, const PlanStep &S);
+  void reduce(const ReduceParams &R, const PlanStep &S);
+  void softmax(const SoftmaxParams &Q, const PlanStep &S);
+  void norm(const NormParams &Q, const PlanStep &S);
+  void lrn(const LrnParams &Q, const PlanStep &S);
+  void conv(const ConvStep &C, const PlanStep &S);
+  void gemm(const GemmStep &G, const PlanStep &S);
+
+  const PlanImpl &P;
+  std::vector<uint8_t> Arena;
+  std::vector<std::vector<uint8_t>> Constants;
+};
+
+void Emulator::copy(const CopyPlan &C, const PlanStep &S) {
+  const CopyParams &Q = C.Params;
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  int64_t Count = 1;
+  for (int D = 0; D < Q.Rank; ++D)
+    Count *= Q.Shape[D];
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t XO, YO;
+    getStridedOffsets<uint64_t>(I, Q.Rank, Q.Shape, Q.XStrides, Q.YStrides, XO,
+                                YO);
+    store(Q.YType, Y, YO, load(Q.XType, X, XO));
+  }
+}
+
+void Emulator::pad(const PadParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+    int64_t XStr[MaxRank], Count = 1, Str = 1;
+  for (int D = Q.Rank - 1; D >= 0; --D) {
+    XStr[D] = Str;
+    Str *= Q.XShape[D];
+    Count *= Q.YShape[D];
+  }
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t Rest = I, XO = 0;
+    bool Inside = true;
+    for (int D = Q.Rank - 1; D >= 0; --D) {
+      const int64_t YI = Rest % Q.YShape[D];
+      Rest /= Q.YShape[D];
+      const int64_t XI = getPadSourceIndex(YI, Q.Begin[D], Q.XShape[D], Q.PadMode);
+      Inside &= XI >= 0;
+      XO += XI * XStr[D];
+    }
+    store(Q.Type, Y, I, Inside ? load(Q.Type, X, XO) : Q.Value);
+  }
+}
+
+void Emulator::resize(const ResizeParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  const int32_t *Index[3] = {};
+  const float *Weight[3] = {};
+  for (int A = 0; A < Q.Spatial; ++A) {
+    Index[A] =
+        reinterpret_cast<const int32_t *>(ptr(S.Args[2 + 2 * size_t(A)]));
+    Weight[A] = f32(S.Args[3 + 2 * size_t(A)]);
+  }
+  const ResizeInputStrides XS = getResizeInputStrides(Q);
+  int64_t Count = Q.N * Q.C;
+  for (int A = 0; A < Q.Spatial; ++A)
+    Count *= Q.Out[A];
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t N, C, O[3];
+    getResizeOutputIndex(Q, I, N, C, O);
+    // Each axis's taps; axes past Spatial have the one tap 1 at 0.
+    auto Taps = [&](int A) { return A < Q.Spatial ? Q.Taps[A] : 1; };
+    auto Tap = [&](int A, int K, float &W, int64_t &At) {
+      if (A >= Q.Spatial) {
+        W = 1.0f;
+        At = 0;
+        return;
+      }
+      const int64_t E = O[A] * Q.Taps[A] + K;
+      W = Weight[A][E];
+      At = Index[A][E];
+    };
+    float Acc = 0.0f;
+    for (int K0 = 0; K0 < Taps(0); ++K0)
+      for (int K1 = 0; K1 < Taps(1); ++K1)
+        for (int K2 = 0; K2 < Taps(2); ++K2) {
+          float W0, W1, W2;
+          int64_t I0, I1, I2;
+          Tap(0, K0, W0, I0);
+          Tap(1, K1, W1, I1);
+          Tap(2, K2, W2, I2);
+          if (W0 == 0.0f || W1 == 0.0f || W2 == 0.0f)
+            continue;
+          Acc += W0 * W1 * W2 *
+                 load(Q.Type, X,
+                      N * XS.Batch + C * XS.Channel + I0 * XS.Spatial[0] +
+                          I1 * XS.Spatial[1] + I2 * XS.Spatial[2]);
+        }
+    store(Q.Type, Y, I, Acc);
+  }
+}
+
+void Emulator::elementwise(const ElementwiseParams &E, const PlanStep &S) {
+  const uint8_t *A = ptr(S.Args[0]), *B = ptr(S.Args[1]);
+  uint8_t *Y = ptr(S.Args[2]);
+  int64_t Count = 1;
+  for (int D = 0; D < E.Rank; ++D)
+    Count *= E.Shape[D];
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t Rest = I, AO = 0, BO = 0;
+    for (int D = E.Rank - 1; D >= 0; --D) {
+      const int64_t At = Rest % E.Shape[D];
+      Rest /= E.Shape[D];
+      AO += At * E.AStrides[D];
+      BO += At * E.BStrides[D];
+    }
+    float V = load(E.AType, A, AO);
+    if (E.Op != BinaryOp::None)
+      V = applyBinary(E.Op, V, load(E.BType, B, BO));
+    store(E.YType, Y, I, applyActivation(E.Act, V));
+  }
+}
+
+void Emulator::typed(const TypedParams &T, const PlanStep &S) {
+  const void *Ins[3];
+  for (size_t K = 0; K < 3; ++K)
+    Ins[K] = ptr(S.Args[K]);
+  void *Y = ptr(S.Args[3]);
+  void *Y2 = S.Args.size() > 4 ? ptr(S.Args[4]) : nullptr;
+  int64_t Count = 1;
+  for (int D = 0; D < T.Rank; ++D)
+    Count *= T.Shape[D];
+  if (isRowOp(T.Op)) {
+    for (int64_t Row = 0; Count && Row < getRowCount(T); ++Row)
+      evalTypedRow(T, Ins, Y, Y2, Row, &Reported);
+    return;
+  }
+  for (int64_t I = 0; I < Count; ++I)
+    evalTyped(T, Ins, Y, I, &Reported);
+}
+
+void Emulator::epilogue(const EpilogueParams &E, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]), *R = ptr(S.Args[3]);
+  const float *Scale = f32(S.Args[1]), *Bias = f32(S.Args[2]);
+  uint8_t *Y = ptr(S.Args[4]);
+  for (int64_t I = 0; I < E.Count; ++I) {
+    const int64_t C = (I / E.ChannelStride) % E.Channels;
+    float V = load(E.XType, X, I);
+    if (Scale)
+      V *= Scale[C];
+    if (Bias)
+      V += Bias[C];
+    if (R)
+      V += load(E.ResidualType, R, I);
+    store(E.YType, Y, I, applyActivation(E.Act, V));
+  }
+}
+
+void Emulator::pool(const PoolParams &Given, const PlanStep &S) {
+  const PoolParams Q = normalizePool(Given);
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  const int64_t Count = Q.N * Q.C * Q.Out[0] * Q.Out[1] * Q.Out[2];
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t Rest = I, C = 0;
+    if (Q.ChannelsLast) {
+      C = Rest % Q.C;
+      Rest /= Q.C;
+    }
+    int64_t O[3];
+    for (int A = 2; A >= 0; --A) {
+      O[A] = Rest % Q.Out[A];
+      Rest /= Q.Out[A];
+    }
+    if (!Q.ChannelsLast) {
+      C = Rest % Q.C;
+      Rest /= Q.C;
+    }
+    const int64_t N = Rest;
+    const int64_t Pixels = Q.In[0] * Q.In[1] * Q.In[2];
+    const int64_t Unit = Q.ChannelsLast ? Q.C : 1;
+    const int64_t Str[3] = {Q.In[1] * Q.In[2] * Unit, Q.In[2] * Unit, Unit};
+    const int64_t Base =
+        Q.ChannelsLast ? N * Pixels * Q.C + C : (N * Q.C + C) * Pixels;
+    PoolTaps T[3];
+    for (int A = 0; A < 3; ++A)
+      T[A] = getPoolTaps(O[A], Q.In[A], Q.Kernel[A], Q.Stride[A],
+                         Q.Dilation[A], Q.PadBegin[A], Q.PadEnd[A],
+                         Q.CountIncludePad);
+    float Acc = Q.Max ? -INFINITY : 0.0f;
+    for (int64_t K0 = T[0].Lo; K0 < T[0].Hi; ++K0)
+      for (int64_t K1 = T[1].Lo; K1 < T[1].Hi; ++K1)
+        for (int64_t K2 = T[2].Lo; K2 < T[2].Hi; ++K2) {
+          const int64_t K[3] = {K0, K1, K2};
+          int64_t Off = Base;
+          for (int A = 0; A < 3; ++A)
+            Off += (O[A] * Q.Stride[A] - Q.PadBegin[A] + K[A] * Q.Dilation[A]) *
+                   Str[A];
+          const float V = load(Q.Type, X, Off);
+          Acc = Q.Max ? fmaxf(Acc, V) : Acc + V;
+        }
+    if (!Q.Max)
+      Acc = getAverage(Acc, T[0].Counted * T[1].Counted * T[2].Counted);
+    store(Q.Type, Y, I, Acc);
+  }
+}
+
+void Emulator::reduce(const ReduceParams &R, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  for (int64_t O = 0; O < R.Outer; ++O)
+    for (int64_t I = 0; I < R.Inner; ++I) {
+      float Acc = getReduceInit(R.Op);
+      for (int64_t K = 0; K < R.Reduced; ++K)
+        Acc = combineReduce(
+            R.Op, Acc,
+            mapReduce(R.Op, load(R.XType, X, (O * R.Reduced + K) * R.Inner + I)));
+      store(R.YType, Y, O * R.Inner + I, finishReduce(R.Op, Acc, R.Reduced));
+    }
+}
+
+void Emulator::softmax(const SoftmaxParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  for (int64_t O = 0; O < Q.Outer; ++O)
+    for (int64_t I = 0; I < Q.Inner; ++I) {
+      auto At = [&](int64_t K) { return (O * Q.Axis + K) * Q.Inner + I; };
+      float Max = -INFINITY, Sum = 0.0f;
+      for (int64_t K = 0; K < Q.Axis; ++K)
+        Max = fmaxf(Max, load(Q.XType, X, At(K)));
+      for (int64_t K = 0; K < Q.Axis; ++K)
+        Sum += expf(load(Q.XType, X, At(K)) - Max);
+      const float LogSum = logf(Sum);
+      for (int64_t K = 0; K < Q.Axis; ++K) {
+        const float D = load(Q.XType, X, At(K)) - Max;
+        store(Q.YType, Y, At(K), Q.Log ? D - LogSum : expf(D) / Sum);
+      }
+    }
+}
+
+void Emulator::norm(const NormParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  const float *Scale = f32(S.Args[1]), *Bias = f32(S.Args[2]);
+  uint8_t *Y = ptr(S.Args[3]);
+  float *Mean = S.Args.size() > 4 ? f32(S.Args[4]) : nullptr;
+  float *Inv = S.Args.size() > 5 ? f32(S.Args[5]) : nullptr;
+  for (int64_t O = 0; O < Q.Outer; ++O)
+    for (int64_t I = 0; I < Q.Inner; ++I) {
+      auto At = [&](int64_t R) { return (O * Q.Reduced + R) * Q.Inner + I; };
+      double Sum = 0, Sq = 0;
+      for (int64_t R = 0; R < Q.Reduced; ++R)
+        Sum += load(Q.XType, X, At(R));
+      const double M = Sum / double(Q.Reduced);
+      for (int64_t R = 0; R < Q.Reduced; ++R) {
+        const double D = load(Q.XType, X, At(R)) - M;
+        Sq += D * D;
+      }
+      const double IS = 1.0 / std::sqrt(Sq / double(Q.Reduced) + Q.Epsilon);
+      if (Mean)
+        Mean[O * Q.Inner + I] = float(M);
+      if (Inv)
+        Inv[O * Q.Inner + I] = float(IS);
+      for (int64_t R = 0; R < Q.Reduced; ++R) {
+        const int64_t K = getAffineIndex(Q.Affine, Q.Channels, O, R, I);
+        double V = (load(Q.XType, X, At(R)) - M) * IS;
+        if (Scale)
+          V *= Scale[K];
+        if (Bias)
+          V += Bias[K];
+        store(Q.YType, Y, At(R), applyActivation(Q.Act, float(V)));
+      }
+    }
+}
+
+void Emulator::lrn(const LrnParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  uint8_t *Y = ptr(S.Args[1]);
+  for (int64_t O = 0; O < Q.Outer; ++O)
+    for (int64_t C = 0; C < Q.Len; ++C)
+      for (int64_t I = 0; I < Q.Inner; ++I) {
+        const LrnWindow W = getLrnWindow(Q, C);
+        float Sum = 0.0f;
+        for (int64_t K = W.Lo; K < W.Hi; ++K) {
+          const float V = load(Q.Type, X, (O * Q.Len + K) * Q.Inner + I);
+          Sum += V * V;
+        }
+        const int64_t At = (O * Q.Len + C) * Q.Inner + I;
+        store(Q.Type, Y, At, lrnScale(Q, load(Q.Type, X, At), Sum));
+      }
+}
+
+void Emulator::conv(const ConvStep &C, const PlanStep &S) {
+  const ConvDesc &D = C.Desc;
+  const uint8_t *X = ptr(S.Args[0]), *Res = ptr(S.Args[1]);
+  uint8_t *Y = ptr(S.Args[2]);
+  const std::vector<float> &W = *C.Weights;
+  const float *Bias = C.Bias && !C.Bias->empty() ? C.Bias->data()
+                                                 : f32(S.Args[3]);
+  // Three spatial dims, unused ones of size 1 (1D and 2D convs).
+  int64_t In[3], Out[3], F[3], St[3], Di[3], Pb[3];
+  for (int A = 0; A < 3; ++A) {
+    const int Src = A - (3 - D.Spatial);
+    const bool Real = Src >= 0;
+    In[A] = Real ? D.In[Src] : 1;
+    Out[A] = Real ? D.Out[Src] : 1;
+    F[A] = Real ? D.Filter[Src] : 1;
+    St[A] = Real ? D.Stride[Src] : 1;
+    Di[A] = Real ? D.Dilation[Src] : 1;
+    Pb[A] = Real ? D.PadBegin[Src] : 0;
+  }
+  // Offsets of (n, c, d, h, w) in a tensor of \p Ch channels.
+  auto Offset = [](bool Last, int64_t Ch, const int64_t *Size, int64_t N,
+                   int64_t Cc, const int64_t *P) {
+    const int64_t Pix = (P[0] * Size[1] + P[1]) * Size[2] + P[2];
+    const int64_t Pixels = Size[0] * Size[1] * Size[2];
+    return Last ? (N * Pixels + Pix) * Ch + Cc : (N * Ch + Cc) * Pixels + Pix;
+  };
+  const int64_t G = D.Groups, Cg = D.C / G, Kg = D.K / G;
+  const int64_t Taps = F[0] * F[1] * F[2];
+  std::vector<double> Acc(size_t(D.N * D.K * Out[0] * Out[1] * Out[2]), 0.0);
+  auto AccAt = [&](int64_t N, int64_t K, const int64_t *P) -> double & {
+    return Acc[size_t(Offset(false, D.K, Out, N, K, P))];
+  };
+  for (int64_t N = 0; N < D.N; ++N)
+    for (int64_t Gi = 0; Gi < G; ++Gi)
+      for (int64_t Ci = 0; Ci < Cg; ++Ci)
+        for (int64_t Ki = 0; Ki < Kg; ++Ki)
+          for (int64_t T = 0; T < Taps; ++T) {
+            const int64_t R[3] = {T / (F[1] * F[2]), T / F[2] % F[1], T % F[2]};
+            // Forward: W is [K, C/G, taps]; ConvTranspose: [C, K/G, taps].
+            const float Wt =
+                D.Transposed ? W[size_t(((Gi * Cg + Ci) * Kg + Ki) * Taps + T)]
+                             : W[size_t(((Gi * Kg + Ki) * Cg + Ci) * Taps + T)];
+            if (!D.Transposed) {
+              int64_t O[3];
+              for (O[0] = 0; O[0] < Out[0]; ++O[0])
+                for (O[1] = 0; O[1] < Out[1]; ++O[1])
+                  for (O[2] = 0; O[2] < Out[2]; ++O[2]) {
+                    int64_t P[3];
+                    bool Inside = true;
+                    for (int A = 0; A < 3; ++A) {
+                      P[A] = O[A] * St[A] - Pb[A] + R[A] * Di[A];
+                      Inside &= P[A] >= 0 && P[A] < In[A];
+                    }
+                    if (Inside)
+                      AccAt(N, Gi * Kg + Ki, O) +=
+                          double(Wt) *
+                          load(D.Type, X,
+                               Offset(D.XChannelsLast, D.C, In, N,
+                                      Gi * Cg + Ci, P));
+                  }
+              continue;
+            }
+            // Transposed: every input pixel scatters through every tap.
+            int64_t P[3];
+            for (P[0] = 0; P[0] < In[0]; ++P[0])
+              for (P[1] = 0; P[1] < In[1]; ++P[1])
+                for (P[2] = 0; P[2] < In[2]; ++P[2]) {
+                  int64_t O[3];
+                  bool Inside = true;
+                  for (int A = 0; A < 3; ++A) {
+                    O[A] = P[A] * St[A] - Pb[A] + R[A] * Di[A];
+                    Inside &= O[A] >= 0 && O[A] < Out[A];
+                  }
+                  if (Inside)
+                    AccAt(N, Gi * Kg + Ki, O) +=
+                        double(Wt) * load(D.Type, X,
+                                          Offset(D.XChannelsLast, D.C, In, N,
+                                                 Gi * Cg + Ci, P));
+                }
+          }
+  int64_t O[3];
+  for (int64_t N = 0; N < D.N; ++N)
+    for (int64_t K = 0; K < D.K; ++K)
+      for (O[0] = 0; O[0] < Out[0]; ++O[0])
+        for (O[1] = 0; O[1] < Out[1]; ++O[1])
+          for (O[2] = 0; O[2] < Out[2]; ++O[2]) {
+            const int64_t At = Offset(D.YChannelsLast, D.K, Out, N, K, O);
+            float V = float(AccAt(N, K, O));
+            if (D.Epilogue.Bias && Bias)
+              V += Bias[K];
+            if (D.Epilogue.Residual && Res)
+              V += load(D.Type, Res, At);
+            store(D.Type, Y, At, applyActivation(D.Epilogue.Act, V));
+          }
+}
+
+void Emulator::gemm(const GemmStep &G, const PlanStep &S) {
+  const GemmDesc &D = G.Desc;
+  const uint8_t *A = ptr(S.Args[0]), *B = ptr(S.Args[1]);
+  uint8_t *Y = ptr(S.Args[2]);
+  const float *Bias = G.Bias && !G.Bias->empty() ? G.Bias->data()
+                                                 : f32(S.Args[3]);
+  for (int64_t Bt = 0; Bt < D.Batch; ++Bt) {
+    const int64_t AO = Bt * D.BatchStrideA, BO = Bt * D.BatchStrideB,
+                  YO = Bt * D.BatchStrideY;
+    for (int64_t M = 0; M < D.M; ++M)
+      for (int64_t N = 0; N < D.N; ++N) {
+        double Sum = 0;
+        for (int64_t K = 0; K < D.K; ++K) {
+          const int64_t AI = AO + (D.TransA ? K * D.M + M : M * D.K + K);
+          const int64_t BI = BO + (D.TransB ? N * D.K + K : K * D.N + N);
+          const float BV = G.B ? (*G.B)[size_t(BI)] : load(D.Type, B, BI);
+          Sum += double(load(D.Type, A, AI)) * BV;
+        }
+        float V = float(D.Alpha * Sum);
+        if (D.Epilogue.Bias && Bias)
+          V += Bias[N];
+        store(D.Type, Y, YO + M * D.N + N, applyActivation(D.Epilogue.Act, V));
+      }
+  }
+}
+
+void Emulator::run(const PlanStep &S) {
+  std::visit(
+      [&](const auto &Q) {
+        using T = std::decay_t<decltype(Q)>;
+        if constexpr (std::is_same_v<T, CopyPlan>)
+          copy(Q, S);
+        else if constexpr (std::is_same_v<T, PadParams>)
+          pad(Q, S);
+        else if constexpr (std::is_same_v<T, ResizeParams>)
+          resize(Q, S);
+        else if constexpr (std::is_same_v<T, ElementwiseParams>)
+          elementwise(Q, S);
+        else if constexpr (std::is_same_v<T, TypedParams>)
+          typed(Q, S);
+        else if constexpr (std::is_same_v<T, EpilogueParams>)
+          epilogue(Q, S);
+        else if constexpr (std::is_same_v<T, PoolParams>)
+          pool(Q, S);
+        else if constexpr (std::is_same_v<T, ReduceParams>)
+          reduce(Q, S);
+        else if constexpr (std::is_same_v<T, SoftmaxParams>)
+          softmax(Q, S);
+        else if constexpr (std::is_same_v<T, NormParams>)
+          norm(Q, S);
+        else if constexpr (std::is_same_v<T, LrnParams>)
+          lrn(Q, S);
+        else if constexpr (std::is_same_v<T, LstmCellParams>) {
+          for (int64_t I = 0; I < Q.Batch * Q.Hidden; ++I)
+            evalLstmCell(Q, f32(S.Args[0]), f32(S.Args[1]), f32(S.Args[2]),
+                         f32(S.Args[3]), f32(S.Args[4]), f32(S.Args[5]),
+                         ptr(S.Args[6]), &Reported, I);
+        } else if constexpr (std::is_same_v<T, GruCellParams>) {
+          for (int64_t I = 0; I < Q.Batch * Q.Hidden; ++I)
+            evalGruCell(Q, f32(S.Args[0]), f32(S.Args[1]), f32(S.Args[2]),
+                        f32(S.Args[3]), f32(S.Args[4]), f32(S.Args[5]),
+                        ptr(S.Args[6]), &Reported, I);
+        } else if constexpr (std::is_same_v<T, ConvStep>)
+          conv(Q, S);
+        else {
+          static_assert(std::is_same_v<T, GemmStep>, "a step kind is missing");
+          gemm(Q, S);
+        }
+      },
+      S.Params);
+}
+
+} // namespace
+
+llvm::Expected<runtime::TensorMap>
+cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs) {
+  const PlanImpl &P = Pl.getImpl();
+  Emulator E(P);
+  for (const Binding &B : P.Inputs) {
+    auto It = Inputs.find(B.Name);
+    runtime::Tensor T;
+    if (It != Inputs.end())
+      T = It->second;
+    else if (B.Default)
+      T = runtime::Tensor::fromData(*B.Default);
+    else
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "missing input '" + B.Name + "'");
+    if (T.getElementType() != B.Type.getElementType() ||
+        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "input '" + B.Name + "' has type " + T.getType().str() +
+              ", expected " +
+              TensorType::get(B.Type.getElementType(), B.Type.getStaticShape())
+                  .str());
+    T = T.withLayout(B.Type.getLayout());
+    if (!T.getBytes().empty())
+      std::memcpy(E.ptr({B.Buffer, 0}), T.getBytes().data(),
+                  T.getBytes().size());
+  }
+  for (const PlanStep &S : P.Steps)
+    E.run(S);
+  if (E.Reported.Step != -1)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   describeRunError(P, E.Reported));
+  runtime::TensorMap Out;
+  for (const Binding &B : P.Outputs) {
+    runtime::Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+                      B.Type.getLayout());
+    if (!T.getBytes().empty())
+      std::memcpy(T.getMutableBytes().data(), E.ptr({B.Buffer, 0}),
+                  T.getBytes().size());
+    Out[B.Name] = T.withLayout(Layout());
+  }
+  return Out;
+}
