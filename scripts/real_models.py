@@ -7,6 +7,7 @@ Usage:
                    [--only SUBSTRING ...] [--skip NAME ...]
                    [--threads 1 2] [--runs N]
                    [--warmup W] [--no-bench] [--bench-suites SUITE ...]
+                                      [--backend cpu|cuda-emulated] [--precision P]
                    [--rtol R] [--atol A]
                    [--cache DIR] [--work DIR] [--bin DIR] [--json OUT]
                    [--write-docs [FILE]]
@@ -31,6 +32,10 @@ fallbacks of its program; then, unless --no-bench, each thread count times
 strider-run --bench and ONNX Runtime (ORT_ENABLE_ALL, intra_op_num_threads
 = T, a worker process) on the same inputs, and the table shows the median
 latencies and Strider/ORT (below 1: Strider is faster).
+
+--backend=cuda-emulated runs the CUDA backend's plans on the host instead
+(strider-run --backend=cuda-emulated, at --precision): what the cuda
+backend would compute, checked without a GPU; slow, never timed.
 
 Prints a Markdown table; --write-docs puts it into docs/Benchmarks.md
 between <!-- real-models:begin --> and <!-- real-models:end -->. Exits 1
@@ -263,7 +268,9 @@ def ort_outputs(model_path, feeds, out_dir):
 
 def run_strider(args, model_path, inputs, extra):
     cmd = [os.path.join(args.bin, "strider-run"), model_path,
-           "--backend=cpu", "--json", "--quiet"] + extra
+           f"--backend={args.backend}", "--json", "--quiet"] + extra
+    if args.backend == "cuda-emulated":
+        cmd.append(f"--precision={args.precision}")
     for name, path in inputs:
         cmd += ["--input", f"{name}={path}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -318,7 +325,7 @@ def check_model(args, suite, name, model_path, feeds, work):
     row["fallbacks"] = out.get("program", {}).get("fallbacks", 0)
     row["slow_path"] = [line.split("slow path: ", 1)[1]
                         for line in err.splitlines() if "slow path: " in line]
-    if (args.no_bench or row["oracle"] != "ort"
+    if (args.no_bench or row["oracle"] != "ort" or args.backend != "cpu"
             or (args.bench_suites and suite not in args.bench_suites)):
         return row
     for t in args.threads:
@@ -410,6 +417,13 @@ def main():
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--bench-suites", nargs="+", default=None,
                     help="time only the models of these suites")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda-emulated"],
+                    help="cuda-emulated: the CUDA backend's plans run on the "
+                    "host (no GPU; slow; no timing), to check what the cuda "
+                    "backend would compute")
+    ap.add_argument("--precision", default="fp32",
+                    choices=["fp32", "tf32", "fp16", "bf16"],
+                    help="with --backend=cuda-emulated")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--cache", default=os.path.join(

@@ -14,9 +14,10 @@
 #else
 namespace strider {
 namespace cuda {
-/// Without nvcc there is no CUDA program; specializations only need the
-/// type to be complete (their pointer to one stays null).
+/// Without nvcc there is no CUDA program or plan; specializations only
+/// need the types to be complete (their pointers stay null).
 class Program {};
+class Plan {};
 } // namespace cuda
 } // namespace strider
 #endif
@@ -56,17 +57,24 @@ static llvm::Error makeError(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
+/// Whether \p K plans for the CUDA backend (on a GPU or emulated).
+static bool isCuda(Backend K) {
+  return K == Backend::CUDA || K == Backend::CUDAEmulated;
+}
+
 Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts)
     : M(std::move(M)), Opts(std::move(Opts)) {}
 Session::~Session() = default;
 
 llvm::Error engine::checkBackendAvailable(const SessionOptions &Opts) {
-  if (Opts.Kind != Backend::CUDA)
+  if (!isCuda(Opts.Kind))
     return llvm::Error::success();
 #if STRIDER_HAS_CUDA
   if (!cuda::parsePrecision(Opts.Precision))
     return makeError("unknown precision '" + Opts.Precision +
                      "' (fp32, tf32, fp16 or bf16)");
+  if (Opts.Kind == Backend::CUDAEmulated)
+    return llvm::Error::success();
   return cuda::checkDevice(Opts.Device);
 #else
   return makeError("this build of Strider has no CUDA backend (nvcc was "
@@ -84,7 +92,7 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
                      llvm::Twine(Opts.Threads) + ")");
   if (Opts.MaxSpecializations < 1)
     Opts.MaxSpecializations = 1;
-  if (Opts.Kind == Backend::CUDA) {
+  if (isCuda(Opts.Kind)) {
     if (Opts.Target.empty())
       Opts.Target = getDefaultCudaTarget(Opts.Device);
   } else if (Opts.Precision != "fp32") {
@@ -200,7 +208,7 @@ Session::build(const ShapeKey &Key) {
   }
   // Mixed precision on the GPU: convs and matmuls in half, casts placed
   // by assign-precision (graphs of any origin that are still f32).
-  if (Opts.Kind == Backend::CUDA) {
+  if (isCuda(Opts.Kind)) {
     llvm::Optional<ElementType> Half = parseHalfPrecision(Opts.Precision);
     if (Half && *Half != ElementType::Unknown) {
       PrecisionOptions PO;
@@ -239,6 +247,14 @@ Session::build(const ShapeKey &Key) {
       return P.takeError();
     S->CudaProgram = std::move(*P);
   }
+  if (Opts.Kind == Backend::CUDAEmulated) {
+    cuda::CUDAOptions CO;
+    CO.Math = *cuda::parsePrecision(Opts.Precision);
+    auto P = cuda::planForCUDA(*S->G, CO);
+    if (!P)
+      return P.takeError();
+    S->CudaPlan = std::move(*P);
+  }
 #endif
   return S;
 }
@@ -266,6 +282,8 @@ Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
 #if STRIDER_HAS_CUDA
   if (S.CudaProgram)
     return S.CudaProgram->run(Inputs);
+  if (S.CudaPlan)
+    return cuda::emulateOnHost(*S.CudaPlan, Inputs);
 #endif
   return runtime::runReference(*S.G, Inputs);
 }

@@ -56,8 +56,11 @@ static cl::opt<std::string>
             cl::desc("Executor: cpu (SIMD kernels, threads, fused "
                      "epilogues, planned memory; the default), cuda (cuDNN, "
                      "cuBLASLt and Strider's kernels on a GPU, replayed as a "
-                     "CUDA graph; needs a GPU) or reference (plain loops, "
-                     "the oracle the others are tested against)"),
+                     "CUDA graph; needs a GPU), reference (plain loops, "
+                     "the oracle the others are tested against) or "
+                     "cuda-emulated (the cuda backend's plan run on the "
+                     "host by models of its kernels: no GPU needed, slow; "
+                     "checks what the cuda backend would compute)"),
             cl::init("cpu"), cl::cat(RunCat));
 static cl::list<std::string>
     InputFlags("input",
@@ -433,9 +436,10 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   for (const std::string &W : M.getWarnings())
     llvm::errs() << "strider-run: warning: " << W << "\n";
   engine::SessionOptions SO;
-  SO.Kind = Backend == "cpu"    ? engine::Backend::CPU
-            : Backend == "cuda" ? engine::Backend::CUDA
-                                : engine::Backend::Reference;
+  SO.Kind = Backend == "cpu"             ? engine::Backend::CPU
+            : Backend == "cuda"          ? engine::Backend::CUDA
+            : Backend == "cuda-emulated" ? engine::Backend::CUDAEmulated
+                                         : engine::Backend::Reference;
   SO.Device = Device;
   SO.Precision = PrecisionFlag;
   SO.Pinned = Pinned;
@@ -741,16 +745,19 @@ static int run() {
     llvm::errs() << "strider-run: " << llvm::toString(std::move(E)) << "\n";
     return 1;
   };
-  if (Backend != "reference" && Backend != "cpu" && Backend != "cuda")
+  if (Backend != "reference" && Backend != "cpu" && Backend != "cuda" &&
+      Backend != "cuda-emulated")
     return Fail(toolError("unknown backend '" + Backend +
-                          "' (available: reference, cpu, cuda)"));
-  if (Backend != "cuda" && PrecisionFlag != "fp32")
+                          "' (available: reference, cpu, cuda, "
+                          "cuda-emulated)"));
+  const bool Cuda = Backend == "cuda" || Backend == "cuda-emulated";
+  if (!Cuda && PrecisionFlag != "fp32")
     return Fail(toolError("--precision=" + PrecisionFlag +
                           " needs --backend=cuda: the other backends compute "
                           "in fp32"));
   if (Backend != "cuda" && Pinned.getNumOccurrences())
     return Fail(toolError("--pinned is for --backend=cuda"));
-  if (Backend == "cuda" && Threads != 1)
+  if (Cuda && Threads != 1)
     return Fail(toolError("--threads is for the cpu backend (got --threads=" +
                           llvm::Twine(Threads.getValue()) +
                           " with --backend=cuda)"));

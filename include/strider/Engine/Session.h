@@ -50,6 +50,7 @@ class DerivedStore;
 class Program;
 } // namespace cpu
 namespace cuda {
+class Plan;
 class Program;
 } // namespace cuda
 
@@ -108,6 +109,10 @@ enum class Backend {
   Reference, ///< The reference interpreter (plain loops; the oracle).
   CPU,       ///< The CPU SIMD backend.
   CUDA,      ///< The CUDA backend (builds with nvcc; needs a GPU to run).
+  /// The CUDA backend's plan run on the host (cuda::emulateOnHost): host
+  /// models of its kernels and library calls, no GPU. Slow; for checking
+  /// what the CUDA backend would compute on machines without one.
+  CUDAEmulated,
 };
 
 struct SessionOptions {
@@ -143,8 +148,9 @@ struct SessionOptions {
 
 /// Whether this build and machine can run \p Opts' backend: for
 /// Backend::CUDA, a known precision, a CUDA build and device Opts.Device
-/// present ("no CUDA device on this machine", ...). Session::create checks
-/// this first; callers use it to tell a missing backend from other errors.
+/// present (Backend::CUDAEmulated: the precision and the build) ("no CUDA
+/// device on this machine", ...). Session::create checks this first; callers
+/// use it to tell a missing backend from other errors.
 llvm::Error checkBackendAvailable(const SessionOptions &Opts);
 
 /// The graph and program for one set of input shapes.
@@ -158,6 +164,8 @@ struct Specialization {
   std::unique_ptr<cpu::Program> Program;
   /// The CUDA backend's program (Backend::CUDA).
   std::unique_ptr<cuda::Program> CudaProgram;
+  /// The CUDA backend's plan, run on the host (Backend::CUDAEmulated).
+  std::unique_ptr<cuda::Plan> CudaPlan;
   ~Specialization();
 };
 
