@@ -26,6 +26,7 @@
 #include "strider/Runtime/Tensor.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 using namespace strider;
@@ -69,6 +70,9 @@ public:
   float *f32(const Arg &A) { return reinterpret_cast<float *>(ptr(A)); }
 
   void run(const PlanStep &S);
+  /// Non-finite values among what step \p S wrote to its result (of a
+  /// float type), and how many values that is.
+  std::pair<int64_t, int64_t> countNonFinite(const PlanStep &S);
   RunError Reported;
 
 private:
@@ -537,6 +541,46 @@ void Emulator::run(const PlanStep &S) {
 
 } // namespace
 
+std::pair<int64_t, int64_t> Emulator::countNonFinite(const PlanStep &S) {
+  // The result argument and its storage type, for the float steps.
+  llvm::Optional<std::pair<Arg, DType>> Result = std::visit(
+      [&](const auto &Q) -> llvm::Optional<std::pair<Arg, DType>> {
+        using T = std::decay_t<decltype(Q)>;
+        if constexpr (std::is_same_v<T, CopyPlan>)
+          return std::make_pair(S.Args[1], Q.Params.YType);
+        else if constexpr (std::is_same_v<T, PadParams> ||
+                           std::is_same_v<T, ResizeParams> ||
+                           std::is_same_v<T, PoolParams> ||
+                           std::is_same_v<T, LrnParams>)
+          return std::make_pair(S.Args[1], Q.Type);
+        else if constexpr (std::is_same_v<T, ReduceParams> ||
+                           std::is_same_v<T, SoftmaxParams>)
+          return std::make_pair(S.Args[1], Q.YType);
+        else if constexpr (std::is_same_v<T, ElementwiseParams>)
+          return std::make_pair(S.Args[2], Q.YType);
+        else if constexpr (std::is_same_v<T, NormParams>)
+          return std::make_pair(S.Args[3], Q.YType);
+        else if constexpr (std::is_same_v<T, EpilogueParams>)
+          return std::make_pair(S.Args[4], Q.YType);
+        else if constexpr (std::is_same_v<T, ConvStep> ||
+                           std::is_same_v<T, GemmStep>)
+          return std::make_pair(S.Args[2], Q.Desc.Type);
+        else
+          return llvm::None;
+      },
+      S.Params);
+  if (!Result || Result->first.Buffer < 0)
+    return {0, 0};
+  const PlanBuffer &B = P.Buffers[size_t(Result->first.Buffer)];
+  const int64_t Count =
+      (B.Bytes - Result->first.Offset) / int64_t(getDTypeBytes(Result->second));
+  const uint8_t *Base = ptr(Result->first);
+  int64_t Bad = 0;
+  for (int64_t I = 0; I < Count; ++I)
+    Bad += !std::isfinite(load(Result->second, Base, I));
+  return {Bad, Count};
+}
+
 llvm::Expected<runtime::TensorMap>
 cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs) {
   const PlanImpl &P = Pl.getImpl();
@@ -564,8 +608,20 @@ cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs) {
       std::memcpy(E.ptr({B.Buffer, 0}), T.getBytes().data(),
                   T.getBytes().size());
   }
-  for (const PlanStep &S : P.Steps)
-    E.run(S);
+  // STRIDER_EMULATION_TRACE=1: after each step, how many of the values
+  // in its result buffer are not finite (a debugging aid: the first step
+  // that makes NaN or infinity; a buffer partly written by a step counts
+  // the rest too).
+  const bool Trace = std::getenv("STRIDER_EMULATION_TRACE") != nullptr;
+  for (size_t I = 0; I < P.Steps.size(); ++I) {
+    E.run(P.Steps[I]);
+    if (!Trace)
+      continue;
+    auto [Bad, Count] = E.countNonFinite(P.Steps[I]);
+    llvm::errs() << "emulation step " << I << " '" << P.Steps[I].Info.Nodes
+                 << "' (" << P.Steps[I].Info.Kernel << "): " << Bad << " of "
+                 << Count << " not finite\n";
+  }
   if (E.Reported.Step != -1)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    describeRunError(P, E.Reported));
