@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #ifdef __CUDACC__
 #define STRIDER_HOST_DEVICE __host__ __device__ __forceinline__
@@ -496,52 +497,45 @@ STRIDER_HOST_DEVICE void getRowOffsets(const TypedParams &P, int64_t Row,
   }
 }
 
+/// \p A (what Y holds) combined with the update \p B by \p R: as
+/// integers that wrap (int64_t), or as doubles.
+template <typename T>
+STRIDER_HOST_DEVICE T combineScatterValues(ScatterReduction R, T A, T B) {
+  switch (R) {
+  case ScatterReduction::Add:
+    if constexpr (std::is_integral_v<T>)
+      return T(uint64_t(A) + uint64_t(B));
+    else
+      return A + B;
+  case ScatterReduction::Mul:
+    if constexpr (std::is_integral_v<T>)
+      return T(uint64_t(A) * uint64_t(B));
+    else
+      return A * B;
+  case ScatterReduction::Max:
+    return A < B ? B : A;
+  case ScatterReduction::Min:
+    return B < A ? B : A;
+  case ScatterReduction::None:
+    break;
+  }
+  return B;
+}
+
 /// Element \p I of \p Y combined with the update at \p U's element \p J
 /// by \p R (integers wrap; floats in double, rounded once on the store).
 STRIDER_HOST_DEVICE void combineScatter(ScatterReduction R, ScalarType T,
                                         void *Y, int64_t I, const void *U,
                                         int64_t J) {
-  if (isIntegerType(T)) {
-    const int64_t A = loadInt(T, Y, I), B = loadInt(T, U, J);
-    int64_t V = B;
-    switch (R) {
-    case ScatterReduction::Add:
-      V = int64_t(uint64_t(A) + uint64_t(B));
-      break;
-    case ScatterReduction::Mul:
-      V = int64_t(uint64_t(A) * uint64_t(B));
-      break;
-    case ScatterReduction::Max:
-      V = A < B ? B : A;
-      break;
-    case ScatterReduction::Min:
-      V = B < A ? B : A;
-      break;
-    case ScatterReduction::None:
-      break;
-    }
-    storeScalar(T, Y, I, 0.0, V, true);
-    return;
-  }
-  const double A = loadDouble(T, Y, I), B = loadDouble(T, U, J);
-  double V = B;
-  switch (R) {
-  case ScatterReduction::Add:
-    V = A + B;
-    break;
-  case ScatterReduction::Mul:
-    V = A * B;
-    break;
-  case ScatterReduction::Max:
-    V = A < B ? B : A;
-    break;
-  case ScatterReduction::Min:
-    V = B < A ? B : A;
-    break;
-  case ScatterReduction::None:
-    break;
-  }
-  storeScalar(T, Y, I, V, 0, false);
+  if (isIntegerType(T))
+    storeScalar(T, Y, I, 0.0,
+                combineScatterValues(R, loadInt(T, Y, I), loadInt(T, U, J)),
+                true);
+  else
+    storeScalar(T, Y, I,
+                combineScatterValues(R, loadDouble(T, Y, I),
+                                     loadDouble(T, U, J)),
+                0, false);
 }
 
 /// Row \p Row of a Scatter (see TypedOp): its updates stored, or combined,

@@ -56,20 +56,6 @@ int64_t getPixels(llvm::ArrayRef<int64_t> Shape) {
   return P;
 }
 
-/// The activation buffer of \p V and a new one for the group's result:
-/// the common head of every single-input kernel.
-llvm::Error getInOut(PlanContext &C, const Node &N, const Value *X,
-                     const Value *Y, BufferId &XB, BufferId &YB) {
-  auto XE = C.getBuffer(X, N);
-  if (!XE)
-    return XE.takeError();
-  XB = *XE;
-  auto YE = C.defineBuffer(Y, N);
-  if (!YE)
-    return YE.takeError();
-  YB = *YE;
-  return llvm::Error::success();
-}
 
 DType dtypeOf(const Value *V) {
   return getDType(V->getType().getElementType()).getValueOr(DType::F32);

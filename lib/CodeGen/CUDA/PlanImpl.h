@@ -179,6 +179,10 @@ const char *getOrderName(bool ChannelsLast);
 void addCopy(PlanContext &C, const std::string &Nodes, const char *What,
              const CopyParams &P, Arg X, Arg Y);
 
+/// The buffer of operand \p X and a new one for result \p Y of \p N.
+llvm::Error getInOut(PlanContext &C, const Node &N, const Value *X,
+                     const Value *Y, BufferId &XB, BufferId &YB);
+
 /// An error located at \p N: "no CUDA kernel for <what>".
 llvm::Error unsupported(const Node &N, const llvm::Twine &What);
 

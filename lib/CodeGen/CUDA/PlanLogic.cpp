@@ -411,17 +411,14 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
     P.Strides[2][D] =
         D == Axis ? 0 : YStr[size_t(KeepDims || D < Axis ? D : D - 1)];
   }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+    BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
   C.addStep({getStepNodes(N, T),
              std::string("typed.") + N.getOpType().lower() + " " +
                  getScalarTypeName(*XS),
              0},
-            P, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+            P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 

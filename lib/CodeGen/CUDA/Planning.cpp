@@ -267,6 +267,19 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   P.Steps.push_back(std::move(S));
 }
 
+llvm::Error cuda::getInOut(PlanContext &C, const Node &N, const Value *X,
+                           const Value *Y, BufferId &XB, BufferId &YB) {
+  auto XE = C.getBuffer(X, N);
+  if (!XE)
+    return XE.takeError();
+  XB = *XE;
+  auto YE = C.defineBuffer(Y, N);
+  if (!YE)
+    return YE.takeError();
+  YB = *YE;
+  return llvm::Error::success();
+}
+
 std::string cuda::describeRunError(const PlanImpl &P, const RunError &R) {
   std::string Where = "a step";
   if (R.Step >= 0 && size_t(R.Step) < P.Steps.size()) {
