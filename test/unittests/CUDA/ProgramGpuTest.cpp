@@ -295,16 +295,36 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Graphs, CudaProgramTest, ::testing::ValuesIn(Cases),
                          [](const auto &I) { return std::string(I.param.Name); });
 
-TEST(CudaProgramTest, EveryCasePlansWithoutADevice) {
+TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
   // Runs everywhere: a case that does not parse or plan is found here, not
-  // on the first GPU run.
+  // on the first GPU run, and its plan run on the host (emulateOnHost)
+  // must match the reference within the case's tolerance.
   for (const Case &C : Cases) {
     auto G = parseGraph(C.Text, C.Name);
     ASSERT_TRUE(bool(G)) << C.Name << ": " << llvm::toString(G.takeError());
     cuda::CUDAOptions O;
     O.Math = C.Math;
     auto P = cuda::planForCUDA(**G, O);
-    EXPECT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
+    ASSERT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
+    TensorMap Inputs;
+    unsigned Seed = 1;
+    for (const Value *In : (*G)->getInputs())
+      Inputs[In->getName()] = randomTensor(In->getType(), Seed++);
+    auto Expected = runReference(**G, Inputs);
+    ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
+    auto Got = cuda::emulateOnHost(**P, Inputs);
+    ASSERT_TRUE(bool(Got)) << C.Name << ": "
+                           << llvm::toString(Got.takeError());
+    for (const auto &[Name, Want] : *Expected) {
+      ASSERT_TRUE(Got->count(Name)) << C.Name << ": " << Name;
+      Tensor A = Got->at(Name).withLayout(Layout());
+      Tensor B = Want.withLayout(Layout());
+      ASSERT_EQ(A.getNumElements(), B.getNumElements()) << Name;
+      for (int64_t I = 0; I < A.getNumElements(); ++I)
+        ASSERT_NEAR(A.getDouble(I), B.getDouble(I),
+                    C.Tol * (1 + std::fabs(B.getDouble(I))))
+            << C.Name << ": " << Name << "[" << I << "]";
+    }
   }
 }
 
