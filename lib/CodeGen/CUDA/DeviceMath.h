@@ -334,6 +334,21 @@ STRIDER_HOST_DEVICE void reportRunError(RunError *Err, int32_t Step,
 #endif
 }
 
+/// \p Base to the power \p Exp in wrapping integers (negative powers: 0
+/// but for bases 1 and -1), as the reference interpreter computes it.
+STRIDER_HOST_DEVICE int64_t powInt(int64_t Base, int64_t Exp) {
+  if (Exp < 0)
+    return Base == 1 ? 1 : Base == -1 ? (Exp % 2 ? -1 : 1) : 0;
+  uint64_t R = 1, B = uint64_t(Base);
+  while (Exp) {
+    if (Exp & 1)
+      R *= B;
+    B *= B;
+    Exp >>= 1;
+  }
+  return int64_t(R);
+}
+
 /// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
 /// gather index out of range goes to \p Err.
 STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
@@ -387,6 +402,18 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     storeScalar(P.Y, Y, Index, 0.0, R, true);
     return;
   }
+  case TypedOp::Pow:
+    if (isIntegerType(A) && isIntegerType(P.In[1]))
+      storeScalar(
+          P.Y, Y, Index, 0.0,
+          powInt(loadInt(A, Ins[0], Off[0]), loadInt(P.In[1], Ins[1], Off[1])),
+          true);
+    else
+      storeScalar(P.Y, Y, Index,
+                  pow(loadDouble(A, Ins[0], Off[0]),
+                      loadDouble(P.In[1], Ins[1], Off[1])),
+                  0, false);
+    return;
   case TypedOp::Equal:
   case TypedOp::Less:
   case TypedOp::LessEqual:

@@ -161,6 +161,10 @@ enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8 };
 ///                       anything to bool is != 0, to f16/bf16 rounds)
 ///   Add..Min            integer arithmetic, wrapping; Div truncates and
 ///                       x / 0 = 0
+///   Pow                 an integer base to an integer power (wrapping,
+///                       exact; negative powers give 0 but for bases 1
+///                       and -1), else in double, converted to Y (the
+///                       base's type)
 ///   Equal..GreaterEqual comparisons (integers exactly, floats as values)
 ///   And, Or, Not        of bools
 ///   Where               Y = C ? A : B (operand 0 the condition)
@@ -200,6 +204,7 @@ enum class TypedOp : uint8_t {
   Div,
   Max,
   Min,
+  Pow,
   Equal,
   Less,
   LessEqual,

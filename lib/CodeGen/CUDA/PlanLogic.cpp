@@ -31,6 +31,7 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
       {OpId::Div, TypedOp::Div},
       {OpId::Max, TypedOp::Max},
       {OpId::Min, TypedOp::Min},
+      {OpId::Pow, TypedOp::Pow},
       {OpId::Equal, TypedOp::Equal},
       {OpId::Less, TypedOp::Less},
       {OpId::LessOrEqual, TypedOp::LessEqual},
@@ -113,6 +114,10 @@ bool cuda::isTypedStep(const Node &N) {
         return true;
     return N.hasResult(0) &&
            !isFloatingPoint(N.getResult(0)->getType().getElementType());
+  case OpId::Pow:
+    // Of a float base, the float kernel (an integer exponent as floats).
+    return N.hasResult(0) &&
+           !isFloatingPoint(N.getResult(0)->getType().getElementType());
   default:
     return true;
   }
@@ -170,6 +175,10 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   case TypedOp::Min:
     Fits = P.In[0] == P.Y && P.In[1] == P.Y && isIntegerType(P.Y) &&
            P.Y != ScalarType::Bool;
+    break;
+  case TypedOp::Pow: // The result has the base's type.
+    Fits = P.In[0] == P.Y && isIntegerType(P.Y) && P.Y != ScalarType::Bool &&
+           P.In[1] != ScalarType::Bool;
     break;
   case TypedOp::And:
   case TypedOp::Or:

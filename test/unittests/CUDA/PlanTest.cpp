@@ -1354,6 +1354,29 @@ graph @g(%x: tensor<3 x 2 x 1 x f32>, %len: tensor<2 x i32>) {
         "sequence_lens entry is 4, outside [0, 3]");
 }
 
+TEST(CudaPlanTest, IntegerPowersRunOnTheTypedKernel) {
+  // Integer bases: exact wrapping powers of integer exponents (negative
+  // ones give 0 but for 1 and -1), and truncated powers of float ones; a
+  // float base with an integer exponent is the float kernel's.
+  runtime::TensorMap In;
+  In["b"] = tensorOf(ElementType::I64, {6}, {2, -3, 1, -1, 7, 0});
+  In["e"] = tensorOf(ElementType::I32, {6}, {10, 3, -4, -3, 40, 0});
+  In["f"] = tensorOf(ElementType::F32, {6}, {0.5, 2.0, 1.5, 3.0, 0.25, 1.0});
+  In["x"] = tensorOf(ElementType::F32, {6}, {1.5, -2.0, 0.5, 3.0, 2.0, 0.0});
+  checkOnHostAgainstReference(R"(
+graph @p(%b: tensor<6 x i64>, %e: tensor<6 x i32>, %f: tensor<6 x f32>, %x: tensor<6 x f32>) {
+  %i = Pow(%b, %e) : tensor<6 x i64>
+  %g = Pow(%b, %f) : tensor<6 x i64>
+  %k = Constant() {value = dense<[2, 3, 0, 1, 2, 3]> : tensor<6 x i64>} : tensor<6 x i64>
+  %y = Pow(%x, %k) : tensor<6 x f32>
+  return %i, %g, %y
+}
+)",
+                              {"typed.pow i64", "typed.pow i64",
+                               "elementwise.pow f32"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and
