@@ -559,10 +559,10 @@ STRIDER_HOST_DEVICE void combineScatter(ScatterReduction R, ScalarType T,
                 combineScatterValues(R, loadInt(T, Y, I), loadInt(T, U, J)),
                 true);
   else
-    storeScalar(T, Y, I,
-                combineScatterValues(R, loadDouble(T, Y, I),
-                                     loadDouble(T, U, J)),
-                0, false);
+    storeScalar(
+        T, Y, I,
+        combineScatterValues(R, loadDouble(T, Y, I), loadDouble(T, U, J)), 0,
+        false);
 }
 
 /// Row \p Row of a Scatter (see TypedOp): its updates stored, or combined,

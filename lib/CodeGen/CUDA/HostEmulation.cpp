@@ -113,7 +113,7 @@ void Emulator::copy(const CopyPlan &C, const PlanStep &S) {
 void Emulator::pad(const PadParams &Q, const PlanStep &S) {
   const uint8_t *X = ptr(S.Args[0]);
   uint8_t *Y = ptr(S.Args[1]);
-    int64_t XStr[MaxRank], Count = 1, Str = 1;
+  int64_t XStr[MaxRank], Count = 1, Str = 1;
   for (int D = Q.Rank - 1; D >= 0; --D) {
     XStr[D] = Str;
     Str *= Q.XShape[D];
@@ -125,7 +125,8 @@ void Emulator::pad(const PadParams &Q, const PlanStep &S) {
     for (int D = Q.Rank - 1; D >= 0; --D) {
       const int64_t YI = Rest % Q.YShape[D];
       Rest /= Q.YShape[D];
-      const int64_t XI = getPadSourceIndex(YI, Q.Begin[D], Q.XShape[D], Q.PadMode);
+      const int64_t XI =
+          getPadSourceIndex(YI, Q.Begin[D], Q.XShape[D], Q.PadMode);
       Inside &= XI >= 0;
       XO += XI * XStr[D];
     }
@@ -266,9 +267,8 @@ void Emulator::pool(const PoolParams &Given, const PlanStep &S) {
         Q.ChannelsLast ? N * Pixels * Q.C + C : (N * Q.C + C) * Pixels;
     PoolTaps T[3];
     for (int A = 0; A < 3; ++A)
-      T[A] = getPoolTaps(O[A], Q.In[A], Q.Kernel[A], Q.Stride[A],
-                         Q.Dilation[A], Q.PadBegin[A], Q.PadEnd[A],
-                         Q.CountIncludePad);
+      T[A] = getPoolTaps(O[A], Q.In[A], Q.Kernel[A], Q.Stride[A], Q.Dilation[A],
+                         Q.PadBegin[A], Q.PadEnd[A], Q.CountIncludePad);
     float Acc = Q.Max ? -INFINITY : 0.0f;
     for (int64_t K0 = T[0].Lo; K0 < T[0].Hi; ++K0)
       for (int64_t K1 = T[1].Lo; K1 < T[1].Hi; ++K1)
@@ -296,7 +296,8 @@ void Emulator::reduce(const ReduceParams &R, const PlanStep &S) {
       for (int64_t K = 0; K < R.Reduced; ++K)
         Acc = combineReduce(
             R.Op, Acc,
-            mapReduce(R.Op, load(R.XType, X, (O * R.Reduced + K) * R.Inner + I)));
+            mapReduce(R.Op,
+                      load(R.XType, X, (O * R.Reduced + K) * R.Inner + I)));
       store(R.YType, Y, O * R.Inner + I, finishReduce(R.Op, Acc, R.Reduced));
     }
 }
@@ -376,8 +377,8 @@ void Emulator::conv(const ConvStep &C, const PlanStep &S) {
   const uint8_t *X = ptr(S.Args[0]), *Res = ptr(S.Args[1]);
   uint8_t *Y = ptr(S.Args[2]);
   const std::vector<float> &W = *C.Weights;
-  const float *Bias = C.Bias && !C.Bias->empty() ? C.Bias->data()
-                                                 : f32(S.Args[3]);
+  const float *Bias =
+      C.Bias && !C.Bias->empty() ? C.Bias->data() : f32(S.Args[3]);
   // Three spatial dims, unused ones of size 1 (1D and 2D convs).
   int64_t In[3], Out[3], F[3], St[3], Di[3], Pb[3];
   for (int A = 0; A < 3; ++A) {
@@ -426,10 +427,9 @@ void Emulator::conv(const ConvStep &C, const PlanStep &S) {
                     }
                     if (Inside)
                       AccAt(N, Gi * Kg + Ki, O) +=
-                          double(Wt) *
-                          load(D.Type, X,
-                               Offset(D.XChannelsLast, D.C, In, N,
-                                      Gi * Cg + Ci, P));
+                          double(Wt) * load(D.Type, X,
+                                            Offset(D.XChannelsLast, D.C, In, N,
+                                                   Gi * Cg + Ci, P));
                   }
               continue;
             }
@@ -471,8 +471,8 @@ void Emulator::gemm(const GemmStep &G, const PlanStep &S) {
   const GemmDesc &D = G.Desc;
   const uint8_t *A = ptr(S.Args[0]), *B = ptr(S.Args[1]);
   uint8_t *Y = ptr(S.Args[2]);
-  const float *Bias = G.Bias && !G.Bias->empty() ? G.Bias->data()
-                                                 : f32(S.Args[3]);
+  const float *Bias =
+      G.Bias && !G.Bias->empty() ? G.Bias->data() : f32(S.Args[3]);
   for (int64_t Bt = 0; Bt < D.Batch; ++Bt) {
     const int64_t AO = Bt * D.BatchStrideA, BO = Bt * D.BatchStrideB,
                   YO = Bt * D.BatchStrideY;

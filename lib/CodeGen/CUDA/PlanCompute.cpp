@@ -56,7 +56,6 @@ int64_t getPixels(llvm::ArrayRef<int64_t> Shape) {
   return P;
 }
 
-
 DType dtypeOf(const Value *V) {
   return getDType(V->getType().getElementType()).getValueOr(DType::F32);
 }

@@ -83,7 +83,8 @@ public:
       return false;
     auto S = denseStrides(Order);
     for (size_t I = 0; I < Order.size(); ++I)
-      if (!V.Has[Order[I]] || (Sizes[Order[I]] > 1 && V.Stride[Order[I]] != S[I]))
+      if (!V.Has[Order[I]] ||
+          (Sizes[Order[I]] > 1 && V.Stride[Order[I]] != S[I]))
         return false;
     return true;
   }

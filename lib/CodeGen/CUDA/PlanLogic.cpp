@@ -420,7 +420,7 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
     P.Strides[2][D] =
         D == Axis ? 0 : YStr[size_t(KeepDims || D < Axis ? D : D - 1)];
   }
-    BufferId XB, YB;
+  BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
   C.addStep({getStepNodes(N, T),

@@ -1363,7 +1363,8 @@ TEST(CudaPlanTest, IntegerPowersRunOnTheTypedKernel) {
   In["e"] = tensorOf(ElementType::I32, {6}, {10, 3, -4, -3, 40, 0});
   In["f"] = tensorOf(ElementType::F32, {6}, {0.5, 2.0, 1.5, 3.0, 0.25, 1.0});
   In["x"] = tensorOf(ElementType::F32, {6}, {1.5, -2.0, 0.5, 3.0, 2.0, 0.0});
-  checkOnHostAgainstReference(R"(
+  checkOnHostAgainstReference(
+      R"(
 graph @p(%b: tensor<6 x i64>, %e: tensor<6 x i32>, %f: tensor<6 x f32>, %x: tensor<6 x f32>) {
   %i = Pow(%b, %e) : tensor<6 x i64>
   %g = Pow(%b, %f) : tensor<6 x i64>
@@ -1372,9 +1373,7 @@ graph @p(%b: tensor<6 x i64>, %e: tensor<6 x i32>, %f: tensor<6 x f32>, %x: tens
   return %i, %g, %y
 }
 )",
-                              {"typed.pow i64", "typed.pow i64",
-                               "elementwise.pow f32"},
-                              0, In);
+      {"typed.pow i64", "typed.pow i64", "elementwise.pow f32"}, 0, In);
 }
 
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
@@ -1460,7 +1459,7 @@ graph @doubles(%x: tensor<4 x f64>) {
                                  "bf16, i32, i64, i8, u8 and bool inputs"),
             std::string::npos)
       << planError(*F64);
-    auto Einsum = parse(R"(
+  auto Einsum = parse(R"(
 graph @einsum(%a: tensor<4 x 8 x f32>, %b: tensor<8 x 3 x f32>, %c: tensor<3 x f32>) {
   %y = Einsum(%a, %b, %c) {equation = "ij,jk,k->i"} : tensor<4 x f32> loc("einsum")
   return %y

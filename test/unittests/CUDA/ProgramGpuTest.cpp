@@ -313,8 +313,7 @@ TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
     auto Expected = runReference(**G, Inputs);
     ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
     auto Got = cuda::emulateOnHost(**P, Inputs);
-    ASSERT_TRUE(bool(Got)) << C.Name << ": "
-                           << llvm::toString(Got.takeError());
+    ASSERT_TRUE(bool(Got)) << C.Name << ": " << llvm::toString(Got.takeError());
     for (const auto &[Name, Want] : *Expected) {
       ASSERT_TRUE(Got->count(Name)) << C.Name << ": " << Name;
       Tensor A = Got->at(Name).withLayout(Layout());
