@@ -216,6 +216,7 @@ STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
   case ScalarType::BF16:
     return 2;
   case ScalarType::I64:
+  case ScalarType::F64:
     return 8;
   case ScalarType::Bool:
   case ScalarType::I8:
@@ -236,6 +237,11 @@ STRIDER_HOST_DEVICE double loadDouble(ScalarType T, const void *Base,
   if (T == ScalarType::F32) {
     float V;
     memcpy(&V, P, 4);
+    return V;
+  }
+  if (T == ScalarType::F64) {
+    double V;
+    memcpy(&V, P, 8);
     return V;
   }
   uint16_t H;
@@ -296,6 +302,11 @@ STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
     } else {
       memcpy(P, &X, 8);
     }
+    return;
+  }
+  if (T == ScalarType::F64) {
+    const double D = IsInt ? double(IV) : V;
+    memcpy(P, &D, 8);
     return;
   }
   const float F = float(IsInt ? double(IV) : V);
@@ -375,6 +386,18 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::Div:
   case TypedOp::Max:
   case TypedOp::Min: {
+    if (!isIntegerType(P.Y)) { // f64: in double.
+      const double X = loadDouble(A, Ins[0], Off[0]),
+                   W = loadDouble(P.In[1], Ins[1], Off[1]);
+      double R = P.Op == TypedOp::Add   ? X + W
+                 : P.Op == TypedOp::Sub ? X - W
+                 : P.Op == TypedOp::Mul ? X * W
+                 : P.Op == TypedOp::Div ? X / W
+                 : P.Op == TypedOp::Max ? (X < W ? W : X)
+                                        : (W < X ? W : X);
+      storeScalar(P.Y, Y, Index, R, 0, false);
+      return;
+    }
     const int64_t X = loadInt(A, Ins[0], Off[0]),
                   W = loadInt(P.In[1], Ins[1], Off[1]);
     const uint64_t UX = uint64_t(X), UW = uint64_t(W);

@@ -153,14 +153,14 @@ cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
 /// Storage types of the typed kernel: the float types and the index,
 /// mask and byte types the other kernels do not hold (bool is one byte, 0
 /// or 1).
-enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8 };
+enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8, F64 };
 
 /// What the typed kernel computes per element (DeviceMath.h: evalTyped),
 /// with the reference interpreter's semantics:
 ///   Cast                Y = A converted (floats to integers truncate,
 ///                       anything to bool is != 0, to f16/bf16 rounds)
 ///   Add..Min            integer arithmetic, wrapping; Div truncates and
-///                       x / 0 = 0
+///                       x / 0 = 0; of f64, in double
 ///   Pow                 an integer base to an integer power (wrapping,
 ///                       exact; negative powers give 0 but for bases 1
 ///                       and -1), else in double, converted to Y (the

@@ -66,6 +66,8 @@ const char *getScalarTypeName(ScalarType T) {
     return "i8";
   case ScalarType::U8:
     return "u8";
+  case ScalarType::F64:
+    return "f64";
   }
   return "?";
 }
@@ -90,6 +92,8 @@ llvm::Optional<ScalarType> cuda::getScalarType(ElementType E) {
     return ScalarType::I8;
   case ElementType::U8:
     return ScalarType::U8;
+  case ElementType::F64:
+    return ScalarType::F64;
   default:
     return llvm::None;
   }
@@ -107,13 +111,14 @@ bool cuda::isTypedStep(const Node &N) {
   case OpId::Div:
   case OpId::Max:
   case OpId::Min:
-    // The float kernels take float arithmetic and float-to-float casts.
+    // The float kernels take arithmetic and casts of the types they hold
+    // (f32, f16, bf16).
     for (unsigned I = 0; I < N.getNumOperands(); ++I)
       if (N.hasOperand(I) &&
-          !isFloatingPoint(N.getOperand(I)->getType().getElementType()))
+          !getDType(N.getOperand(I)->getType().getElementType()))
         return true;
     return N.hasResult(0) &&
-           !isFloatingPoint(N.getResult(0)->getType().getElementType());
+           !getDType(N.getResult(0)->getType().getElementType());
   case OpId::Pow:
     // Of a float base, the float kernel (an integer exponent as floats).
     return N.hasResult(0) &&
@@ -173,8 +178,9 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   case TypedOp::Div:
   case TypedOp::Max:
   case TypedOp::Min:
-    Fits = P.In[0] == P.Y && P.In[1] == P.Y && isIntegerType(P.Y) &&
-           P.Y != ScalarType::Bool;
+    Fits = P.In[0] == P.Y && P.In[1] == P.Y &&
+           ((isIntegerType(P.Y) && P.Y != ScalarType::Bool) ||
+            P.Y == ScalarType::F64);
     break;
   case TypedOp::Pow: // The result has the base's type.
     Fits = P.In[0] == P.Y && isIntegerType(P.Y) && P.Y != ScalarType::Bool &&

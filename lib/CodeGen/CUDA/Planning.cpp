@@ -152,7 +152,7 @@ static llvm::Error checkHeld(const Value *V, const Node &User) {
     return makeNodeError(User, "value '" + V->getName() + "' has type " +
                                    T.str() +
                                    ": the CUDA backend holds f32, f16, bf16, "
-                                   "i32, i64, i8, u8 and bool tensors");
+                                   "i32, i64, i8, u8, f64 and bool tensors");
   return llvm::Error::success();
 }
 
@@ -442,15 +442,15 @@ llvm::Error planNode(PlanContext &C, const Node &N, const FusedTail &T) {
   if (!takesIndexTypes(N)) {
     auto IsIndex = [](const Value *V) {
       return V && !V->getConstantData() &&
-             !isFloatingPoint(V->getType().getElementType());
+             !getDType(V->getType().getElementType());
     };
     for (const Value *V : N.getOperands())
       if (IsIndex(V))
         return unsupported(N, "op '" + N.getOpType() + "' reading " +
                                   V->getType().str() +
-                                  " (integer and bool tensors go through "
-                                  "comparisons, logic, Where, Cast, integer "
-                                  "arithmetic and views)");
+                                  " (integer, bool and f64 tensors go "
+                                  "through comparisons, logic, Where, Cast, "
+                                  "their arithmetic and views)");
     for (unsigned I = 0; I < N.getNumResults(); ++I)
       if (IsIndex(N.getResult(I)))
         return unsupported(N, "op '" + N.getOpType() + "' computing " +
@@ -477,10 +477,10 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
     if (In->getConstantData() && !In->hasUses())
       continue;
     if (llvm::Error E = checkHeld(In, *Order.front()))
-      return makeGraphError(G, "input '" + In->getName() + "' has type " +
-                                   In->getType().str() +
-                                   ": the CUDA backend takes static f32, f16, "
-                                   "bf16, i32, i64, i8, u8 and bool inputs");
+      return makeGraphError(
+          G, "input '" + In->getName() + "' has type " + In->getType().str() +
+                 ": the CUDA backend takes static f32, f16, "
+                 "bf16, i32, i64, i8, u8, f64 and bool inputs");
     Binding B;
     B.Name = In->getName();
     B.Type = In->getType();

@@ -1376,6 +1376,28 @@ graph @p(%b: tensor<6 x i64>, %e: tensor<6 x i32>, %f: tensor<6 x f32>, %x: tens
       {"typed.pow i64", "typed.pow i64", "elementwise.pow f32"}, 0, In);
 }
 
+TEST(CudaPlanTest, DoublesRunOnTheTypedKernel) {
+  // f64 inputs and outputs, arithmetic in double, comparisons and casts
+  // both ways; no float kernel reads them.
+  checkOnHostAgainstReference(R"(
+graph @d(%a: tensor<2 x 3 x f64>, %b: tensor<3 x f64>, %x: tensor<2 x 3 x f32>) {
+  %s = Add(%a, %b) : tensor<2 x 3 x f64>
+  %p = Mul(%s, %a) : tensor<2 x 3 x f64>
+  %q = Div(%p, %b) : tensor<2 x 3 x f64>
+  %m = Max(%q, %a) : tensor<2 x 3 x f64>
+  %c = Cast(%x) {to = 11} : tensor<2 x 3 x f64>
+  %l = Less(%c, %m) : tensor<2 x 3 x bool>
+  %w = Where(%l, %c, %m) : tensor<2 x 3 x f64>
+  %f = Cast(%w) {to = 1} : tensor<2 x 3 x f32>
+  return %m, %w, %f
+}
+)",
+                              {"typed.add f64", "typed.mul f64",
+                               "typed.div f64", "typed.max f64",
+                               "typed.cast f32>f64", "typed.less f64>bool",
+                               "typed.where f64", "typed.cast f64>f32"});
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and
@@ -1444,19 +1466,32 @@ graph @ints(%x: tensor<4 x i64>) {
   ASSERT_TRUE(Int);
   EXPECT_NE(
       planError(*Int).find("'neg' (Neg): no CUDA kernel for op 'Neg' reading "
-                           "tensor<4 x i64> (integer and bool tensors "
+                           "tensor<4 x i64> (integer, bool and f64 tensors "
                            "go through comparisons"),
       std::string::npos)
       << planError(*Int);
+  auto U16 = parse(R"(
+graph @shorts(%x: tensor<4 x u16>) {
+  %y = Identity(%x) : tensor<4 x u16>
+  return %y
+}
+)");
+  ASSERT_TRUE(U16);
+  EXPECT_NE(planError(*U16).find("the CUDA backend takes static f32, f16, "
+                                 "bf16, i32, i64, i8, u8, f64 and bool "
+                                 "inputs"),
+            std::string::npos)
+      << planError(*U16);
+  // f64 goes to the typed kernel only.
   auto F64 = parse(R"(
 graph @doubles(%x: tensor<4 x f64>) {
-  %y = Identity(%x) : tensor<4 x f64>
+  %y = Relu(%x) : tensor<4 x f64> loc("relu")
   return %y
 }
 )");
   ASSERT_TRUE(F64);
-  EXPECT_NE(planError(*F64).find("the CUDA backend takes static f32, f16, "
-                                 "bf16, i32, i64, i8, u8 and bool inputs"),
+  EXPECT_NE(planError(*F64).find("'relu' (Relu): no CUDA kernel for op "
+                                 "'Relu' reading tensor<4 x f64>"),
             std::string::npos)
       << planError(*F64);
   auto Einsum = parse(R"(
