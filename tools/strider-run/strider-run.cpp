@@ -757,6 +757,10 @@ static int run() {
                           "in fp32"));
   if (Backend != "cuda" && Pinned.getNumOccurrences())
     return Fail(toolError("--pinned is for --backend=cuda"));
+  if (Backend == "cuda-emulated" && (BenchRuns.getNumOccurrences() || Profile))
+    return Fail(toolError("--bench and --profile time real programs; "
+                          "--backend=cuda-emulated runs host models of the "
+                          "cuda backend's kernels, whose times mean nothing"));
   if (Cuda && Threads != 1)
     return Fail(toolError("--threads is for the cpu backend (got --threads=" +
                           llvm::Twine(Threads.getValue()) +
