@@ -414,41 +414,29 @@ void Emulator::conv(const ConvStep &C, const PlanStep &S) {
             const float Wt =
                 D.Transposed ? W[size_t(((Gi * Cg + Ci) * Kg + Ki) * Taps + T)]
                              : W[size_t(((Gi * Kg + Ki) * Cg + Ci) * Taps + T)];
-            if (!D.Transposed) {
-              int64_t O[3];
-              for (O[0] = 0; O[0] < Out[0]; ++O[0])
-                for (O[1] = 0; O[1] < Out[1]; ++O[1])
-                  for (O[2] = 0; O[2] < Out[2]; ++O[2]) {
-                    int64_t P[3];
-                    bool Inside = true;
-                    for (int A = 0; A < 3; ++A) {
-                      P[A] = O[A] * St[A] - Pb[A] + R[A] * Di[A];
-                      Inside &= P[A] >= 0 && P[A] < In[A];
-                    }
-                    if (Inside)
-                      AccAt(N, Gi * Kg + Ki, O) +=
-                          double(Wt) * load(D.Type, X,
-                                            Offset(D.XChannelsLast, D.C, In, N,
-                                                   Gi * Cg + Ci, P));
-                  }
-              continue;
-            }
-            // Transposed: every input pixel scatters through every tap.
-            int64_t P[3];
-            for (P[0] = 0; P[0] < In[0]; ++P[0])
-              for (P[1] = 0; P[1] < In[1]; ++P[1])
-                for (P[2] = 0; P[2] < In[2]; ++P[2]) {
-                  int64_t O[3];
+            // Pixel S of the strided side (forward: the output; ConvTranspose,
+            // which scatters every input pixel through every tap: the input)
+            // meets pixel S * stride - pad + tap * dilation of the other.
+            const int64_t *SSize = D.Transposed ? In : Out;
+            const int64_t *USize = D.Transposed ? Out : In;
+            int64_t SP[3];
+            for (SP[0] = 0; SP[0] < SSize[0]; ++SP[0])
+              for (SP[1] = 0; SP[1] < SSize[1]; ++SP[1])
+                for (SP[2] = 0; SP[2] < SSize[2]; ++SP[2]) {
+                  int64_t UP[3];
                   bool Inside = true;
                   for (int A = 0; A < 3; ++A) {
-                    O[A] = P[A] * St[A] - Pb[A] + R[A] * Di[A];
-                    Inside &= O[A] >= 0 && O[A] < Out[A];
+                    UP[A] = SP[A] * St[A] - Pb[A] + R[A] * Di[A];
+                    Inside &= UP[A] >= 0 && UP[A] < USize[A];
                   }
-                  if (Inside)
-                    AccAt(N, Gi * Kg + Ki, O) +=
-                        double(Wt) * load(D.Type, X,
-                                          Offset(D.XChannelsLast, D.C, In, N,
-                                                 Gi * Cg + Ci, P));
+                  if (!Inside)
+                    continue;
+                  const int64_t *P = D.Transposed ? SP : UP;
+                  const int64_t *O = D.Transposed ? UP : SP;
+                  AccAt(N, Gi * Kg + Ki, O) +=
+                      double(Wt) * load(D.Type, X,
+                                        Offset(D.XChannelsLast, D.C, In, N,
+                                               Gi * Cg + Ci, P));
                 }
           }
   int64_t O[3];

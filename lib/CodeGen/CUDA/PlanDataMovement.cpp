@@ -244,12 +244,9 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
       Src[J] = XS[J];
     break;
   }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
   if (!getDType(XT.getElementType()) || !getDType(YT.getElementType())) {
     // Integers and bools (a mask stored channels-last, transposed
     // indices): the typed kernel's copy, Y dense in its physical order.
@@ -269,7 +266,7 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
                std::string("typed.") + What + " " +
                    getElementTypeName(YT.getElementType()).str(),
                0},
-              P, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+              P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
     return llvm::Error::success();
   }
   if (isIdentityCopy(N)) {
@@ -278,7 +275,7 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
     What = Casts && Moves ? "relayout+cast" : Casts ? "cast" : "relayout";
   }
   addCopy(C, Nodes, What, makeCopy(YShape, Src, YS, dtypeOf(X), dtypeOf(Y)),
-          {*XB, 0}, {*YB, 0});
+          {XB, 0}, {YB, 0});
   return llvm::Error::success();
 }
 

@@ -48,55 +48,39 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
   return llvm::None;
 }
 
+/// The typed kernel's storage types: the IR's type and the name steps
+/// report.
+struct ScalarTypeInfo {
+  ElementType Elt;
+  ScalarType Type;
+  const char *Name;
+};
+constexpr ScalarTypeInfo ScalarTypes[] = {
+    {ElementType::F32, ScalarType::F32, "f32"},
+    {ElementType::F16, ScalarType::F16, "f16"},
+    {ElementType::BF16, ScalarType::BF16, "bf16"},
+    {ElementType::F64, ScalarType::F64, "f64"},
+    {ElementType::I32, ScalarType::I32, "i32"},
+    {ElementType::I64, ScalarType::I64, "i64"},
+    {ElementType::I8, ScalarType::I8, "i8"},
+    {ElementType::U8, ScalarType::U8, "u8"},
+    {ElementType::Bool, ScalarType::Bool, "bool"},
+};
+
 const char *getScalarTypeName(ScalarType T) {
-  switch (T) {
-  case ScalarType::F32:
-    return "f32";
-  case ScalarType::F16:
-    return "f16";
-  case ScalarType::BF16:
-    return "bf16";
-  case ScalarType::I32:
-    return "i32";
-  case ScalarType::I64:
-    return "i64";
-  case ScalarType::Bool:
-    return "bool";
-  case ScalarType::I8:
-    return "i8";
-  case ScalarType::U8:
-    return "u8";
-  case ScalarType::F64:
-    return "f64";
-  }
+  for (const ScalarTypeInfo &I : ScalarTypes)
+    if (I.Type == T)
+      return I.Name;
   return "?";
 }
 
 } // namespace
 
 llvm::Optional<ScalarType> cuda::getScalarType(ElementType E) {
-  switch (E) {
-  case ElementType::F32:
-    return ScalarType::F32;
-  case ElementType::F16:
-    return ScalarType::F16;
-  case ElementType::BF16:
-    return ScalarType::BF16;
-  case ElementType::I32:
-    return ScalarType::I32;
-  case ElementType::I64:
-    return ScalarType::I64;
-  case ElementType::Bool:
-    return ScalarType::Bool;
-  case ElementType::I8:
-    return ScalarType::I8;
-  case ElementType::U8:
-    return ScalarType::U8;
-  case ElementType::F64:
-    return ScalarType::F64;
-  default:
-    return llvm::None;
-  }
+  for (const ScalarTypeInfo &I : ScalarTypes)
+    if (I.Elt == E)
+      return I.Type;
+  return llvm::None;
 }
 
 bool cuda::isTypedStep(const Node &N) {

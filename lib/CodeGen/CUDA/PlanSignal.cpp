@@ -62,12 +62,9 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
   if (llvm::makeArrayRef(codegen::getStrides(YT)) !=
       llvm::makeArrayRef(RowMajor))
     return unsupported(N, "an STFT into layout " + YT.str());
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
   // Frames: [batch][frame][t] = X[batch][frame * step + t].
   const int64_t Elt = int64_t(getDTypeBytes(*XD));
   Arg Framed{C.addScratch(Batch * Frames * Length * Elt), 0};
@@ -75,7 +72,7 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
   addCopy(C, Nodes, "frames",
           makeCopy({Batch, Frames, Length}, {XStr[0], Step * XStr[1], XStr[1]},
                    {Frames * Length, Length, 1}, *XD, *XD),
-          {*XB, 0}, Framed);
+          {XB, 0}, Framed);
   std::vector<float> Basis = codegen::getDFTBasis(Length, Bins, Window);
   GemmDesc D;
   D.M = Batch * Frames;
@@ -91,6 +88,6 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
   C.addRunnerConstantBytes(int64_t(Basis.size() * getDTypeBytes(D.Type)));
   GemmStep S{D, std::make_shared<const std::vector<float>>(std::move(Basis)),
              nullptr};
-  C.addStep(Info, std::move(S), {Framed, Arg(), {*YB, 0}, Arg()});
+  C.addStep(Info, std::move(S), {Framed, Arg(), {YB, 0}, Arg()});
   return llvm::Error::success();
 }

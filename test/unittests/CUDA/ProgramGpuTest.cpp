@@ -37,6 +37,22 @@ Tensor randomTensor(const TensorType &T, unsigned Seed) {
   return R;
 }
 
+/// Every output of \p Expected in \p Got, within \p Tol relative (0:
+/// exactly), any layouts.
+void expectOutputsNear(const TensorMap &Got, const TensorMap &Expected,
+                       double Tol, const std::string &What) {
+  for (const auto &[Name, Want] : Expected) {
+    ASSERT_TRUE(Got.count(Name)) << What << ": " << Name;
+    Tensor A = Got.at(Name).withLayout(Layout());
+    Tensor B = Want.withLayout(Layout());
+    ASSERT_EQ(A.getNumElements(), B.getNumElements()) << What << ": " << Name;
+    for (int64_t I = 0; I < A.getNumElements(); ++I)
+      ASSERT_NEAR(A.getDouble(I), B.getDouble(I),
+                  Tol * (1 + std::fabs(B.getDouble(I))))
+          << What << ": " << Name << "[" << I << "]";
+  }
+}
+
 struct Case {
   const char *Name;
   const char *Text;
@@ -278,16 +294,9 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
     for (int Run = 0; Run < 2; ++Run) { // A replay gives the same.
       auto Got = (*P)->run(Inputs);
       ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
-      for (const auto &[Name, Want] : *Expected) {
-        ASSERT_TRUE(Got->count(Name)) << Name;
-        Tensor A = Got->at(Name).withLayout(Layout());
-        Tensor B = Want.withLayout(Layout());
-        ASSERT_EQ(A.getNumElements(), B.getNumElements()) << Name;
-        for (int64_t I = 0; I < A.getNumElements(); ++I)
-          ASSERT_NEAR(A.getDouble(I), B.getDouble(I),
-                      C.Tol * (1 + std::fabs(B.getDouble(I))))
-              << Name << "[" << I << "] graph=" << Graph;
-      }
+      expectOutputsNear(*Got, *Expected, C.Tol,
+                        std::string(C.Name) +
+                            " graph=" + (Graph ? "true" : "false"));
     }
   }
 }
@@ -314,16 +323,7 @@ TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
     ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
     auto Got = cuda::emulateOnHost(**P, Inputs);
     ASSERT_TRUE(bool(Got)) << C.Name << ": " << llvm::toString(Got.takeError());
-    for (const auto &[Name, Want] : *Expected) {
-      ASSERT_TRUE(Got->count(Name)) << C.Name << ": " << Name;
-      Tensor A = Got->at(Name).withLayout(Layout());
-      Tensor B = Want.withLayout(Layout());
-      ASSERT_EQ(A.getNumElements(), B.getNumElements()) << Name;
-      for (int64_t I = 0; I < A.getNumElements(); ++I)
-        ASSERT_NEAR(A.getDouble(I), B.getDouble(I),
-                    C.Tol * (1 + std::fabs(B.getDouble(I))))
-            << C.Name << ": " << Name << "[" << I << "]";
-    }
+    expectOutputsNear(*Got, *Expected, C.Tol, C.Name);
   }
 }
 
