@@ -57,6 +57,16 @@ bool splitReduction(const TensorType &XT, const TensorType &YT,
                     const std::vector<bool> &Reduced, bool Keep,
                     int64_t &Outer, int64_t &Len, int64_t &Inner);
 
+/// A row-major reshape of \p X into \p Y (same element count, both with
+/// static shapes, any layouts) as one strided copy, over the coarsest shape
+/// that refines both: each of its dims lies inside one dim of X and one of
+/// Y, so it has a stride in each layout. Unit dims are dropped. False when
+/// the two shapes have no such refinement (6x4 -> 4x6), where elements move
+/// across dims in a way strides cannot express, or when \p X is empty.
+bool getReshapeCopy(const TensorType &X, const TensorType &Y,
+                    std::vector<int64_t> &Shape, std::vector<int64_t> &XStrides,
+                    std::vector<int64_t> &YStrides);
+
 } // namespace codegen
 } // namespace strider
 

@@ -40,47 +40,12 @@ void runCopy(const CopyPlan &C, const uint8_t *Src, uint8_t *Dst, int64_t Elt,
               Dst + C.DstOff * Elt, C.Dst.data(), Elt, Threads);
 }
 
-/// A row-major reshape of \p X into \p Y as one strided copy: the
-/// coarsest shape refining both (each of its dims lies inside one dim of X
-/// and one of Y, so it has a stride in each tensor's layout). False when
-/// the two shapes have no such refinement (a 6x4 -> 4x6 reshape), where
-/// elements move across dims in a way strides cannot express.
+/// A row-major reshape of \p X into \p Y as one strided copy (see
+/// codegen::getReshapeCopy).
 bool planReshapeCopy(const TensorType &X, const TensorType &Y, CopyPlan &Out) {
-  if (X.getNumElements().getValueOr(0) == 0)
+  if (!codegen::getReshapeCopy(X, Y, Out.Shape, Out.Src, Out.Dst))
     return false;
-  auto XShape = X.getStaticShape(), YShape = Y.getStaticShape();
-  auto XS = getStrides(X), YS = getStrides(Y);
-  std::vector<int64_t> Shape, Src, Dst;
-  int I = int(XShape.size()) - 1, J = int(YShape.size()) - 1;
-  int64_t DoneX = 1, DoneY = 1; // Extent of dims I and J already covered.
-  while (true) {
-    while (I >= 0 && XShape[size_t(I)] == DoneX) {
-      --I;
-      DoneX = 1;
-    }
-    while (J >= 0 && YShape[size_t(J)] == DoneY) {
-      --J;
-      DoneY = 1;
-    }
-    if (I < 0 || J < 0)
-      break;
-    const int64_t LeftX = XShape[size_t(I)] / DoneX;
-    const int64_t LeftY = YShape[size_t(J)] / DoneY;
-    const int64_t T = std::min(LeftX, LeftY);
-    if (std::max(LeftX, LeftY) % T != 0)
-      return false;
-    Shape.insert(Shape.begin(), T);
-    Src.insert(Src.begin(), XS[size_t(I)] * DoneX);
-    Dst.insert(Dst.begin(), YS[size_t(J)] * DoneY);
-    DoneX *= T;
-    DoneY *= T;
-  }
-  if (I >= 0 || J >= 0)
-    return false; // Only unit dims may be left, and they were skipped.
-  Out.Rank = int(Shape.size());
-  Out.Shape = std::move(Shape);
-  Out.Src = std::move(Src);
-  Out.Dst = std::move(Dst);
+  Out.Rank = int(Out.Shape.size());
   return true;
 }
 

@@ -131,6 +131,94 @@ CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
   return P;
 }
 
+/// A copy of \p Shape's elements of type \p Type from X through strides
+/// \p XS to Y through \p YS, where \p YS are those of a dense tensor with
+/// the dims in some order. Float types go through the copy kernels;
+/// integers and bools through the typed kernel, which writes Y dense in
+/// its physical order (its dims sorted by \p YS).
+static void addAnyCopy(PlanContext &C, const std::string &Nodes,
+                       const char *What, llvm::ArrayRef<int64_t> Shape,
+                       llvm::ArrayRef<int64_t> XS, llvm::ArrayRef<int64_t> YS,
+                       ElementType Type, Arg X, Arg Y) {
+  if (llvm::Optional<DType> D = getDType(Type)) {
+    addCopy(C, Nodes, What, makeCopy(Shape, XS, YS, *D, *D), X, Y);
+    return;
+  }
+  std::vector<size_t> Order(Shape.size());
+  for (size_t D = 0; D < Order.size(); ++D)
+    Order[D] = D;
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](size_t A, size_t B) { return YS[A] > YS[B]; });
+  TypedParams P;
+  P.Op = TypedOp::Cast;
+  P.Rank = int(Shape.size());
+  P.In[0] = P.Y = *getScalarType(Type);
+  for (size_t D = 0; D < Order.size(); ++D) {
+    P.Shape[D] = Shape[Order[D]];
+    P.Strides[0][D] = XS[Order[D]];
+  }
+  C.addStep(
+      {Nodes,
+       std::string("typed.") + What + " " + getElementTypeName(Type).str(), 0},
+      P, {X, Arg(), Arg(), Y});
+}
+
+/// A reshape between layouts that is not a view: one strided copy where
+/// the two shapes share a refinement of at most MaxRank dims (a channel
+/// shuffle of a channels-last tensor), else two, through a row-major
+/// scratch copy of the operand (row-major reshapes are views).
+static llvm::Error planMovingReshape(PlanContext &C, const Node &N,
+                                     const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  if (!XT.hasStaticShape() || !YT.hasStaticShape() ||
+      XT.getElementType() != YT.getElementType())
+    return unsupported(N,
+                       N.getOpType() + " from " + XT.str() + " to " + YT.str());
+  if (llvm::Error E = checkRank(N, XT))
+    return E;
+  if (llvm::Error E = checkRank(N, YT))
+    return E;
+  const std::string Nodes = getStepNodes(N, T);
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  std::vector<int64_t> Shape, XS, YS;
+  const bool Direct = codegen::getReshapeCopy(XT, YT, Shape, XS, YS);
+  if (Direct && Shape.size() <= size_t(MaxRank)) {
+    if (Shape.empty()) // One element.
+      Shape = XS = YS = {1};
+    addAnyCopy(C, Nodes, "reshape", Shape, XS, YS, XT.getElementType(), {XB, 0},
+               {YB, 0});
+    return llvm::Error::success();
+  }
+  // The row-major bytes of X are those of Y: a side stored row-major
+  // needs no copy of its own.
+  const TensorType XRowMajor = XT.withLayout(Layout());
+  const TensorType YRowMajor = YT.withLayout(Layout());
+  const layout::DimBindings NoDims;
+  const bool XIsRowMajor = layout::isReshapeBitcast(XT, XRowMajor, NoDims);
+  const bool YIsRowMajor = layout::isReshapeBitcast(YRowMajor, YT, NoDims);
+  Arg Staged = {XB, 0};
+  if (!XIsRowMajor) {
+    Staged = YIsRowMajor
+                 ? Arg{YB, 0}
+                 : Arg{C.addScratch(
+                           *XT.getNumElements() *
+                           int64_t(getElementByteSize(XT.getElementType()))),
+                       0};
+    addAnyCopy(C, Nodes, YIsRowMajor ? "reshape" : "reshape.stage",
+               XT.getStaticShape(), codegen::getStrides(XT),
+               codegen::getStrides(XRowMajor), XT.getElementType(), {XB, 0},
+               Staged);
+  }
+  if (Staged.Buffer != YB)
+    addAnyCopy(C, Nodes, "reshape", YT.getStaticShape(),
+               codegen::getStrides(YRowMajor), codegen::getStrides(YT),
+               YT.getElementType(), Staged, {YB, 0});
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   // Dropout in inference: Y is X, and its mask (if read) all true.
@@ -162,8 +250,7 @@ llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
       XT.getShape() == YT.getShape())
     return planCopyLike(C, N, T); // Stored in another layout: a relayout.
   if (!View)
-    return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
-                              YT.str() + " that moves elements");
+    return planMovingReshape(C, N, T);
   // The view shares the operand's buffer (an activation, or a constant
   // uploaded once).
   auto XB = C.getBuffer(X, N);
@@ -253,20 +340,8 @@ llvm::Error cuda::planCopyLike(PlanContext &C, const Node &N,
     if (XT.getElementType() != YT.getElementType())
       return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
                                 YT.str());
-    TypedParams P;
-    P.Op = TypedOp::Cast;
-    P.Rank = int(YShape.size());
-    P.In[0] = P.Y = *getScalarType(YT.getElementType());
-    auto Perm = YT.getLayout().getPermutation(YT.getRank());
-    for (size_t D = 0; D < Perm.size(); ++D) {
-      P.Shape[D] = YShape[Perm[D]];
-      P.Strides[0][D] = Src[Perm[D]];
-    }
-    C.addStep({Nodes,
-               std::string("typed.") + What + " " +
-                   getElementTypeName(YT.getElementType()).str(),
-               0},
-              P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+    addAnyCopy(C, Nodes, What, YShape, Src, YS, YT.getElementType(), {XB, 0},
+               {YB, 0});
     return llvm::Error::success();
   }
   if (isIdentityCopy(N)) {
@@ -438,12 +513,14 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
     if (D->getNumElements() == 1)
       P.Value = float(D->getDouble(0));
   }
-  if (XT.getLayout().getPermutation(unsigned(R)) !=
-      YT.getLayout().getPermutation(unsigned(R)))
-    return unsupported(N, "Pad from layout " + XT.str() + " to " + YT.str());
+  // The kernel pads in X's physical order; a result stored in another
+  // layout is padded into a scratch copy in X's, then relaid out.
+  const bool Staged = XT.getLayout().getPermutation(unsigned(R)) !=
+                      YT.getLayout().getPermutation(unsigned(R));
+  const TensorType PaddedT = YT.withLayout(XT.getLayout());
   P.Rank = int(R);
   codegen::getPhysicalShape(XT, P.XShape);
-  codegen::getPhysicalShape(YT, P.YShape);
+  codegen::getPhysicalShape(PaddedT, P.YShape);
   auto Perm = XT.getLayout().getPermutation(unsigned(R));
   for (int64_t I = 0; I < R; ++I)
     P.Begin[I] = Begin[Perm[size_t(I)]];
@@ -454,8 +531,18 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
-  C.addStep({getStepNodes(N, T), "pad." + Mode + " " + getDTypeName(P.Type), 0},
-            P, {{*XB, 0}, {*YB, 0}});
+  const std::string Nodes = getStepNodes(N, T);
+  const Arg Padded = Staged ? Arg{C.addScratch(*PaddedT.getNumElements() *
+                                               int64_t(getDTypeBytes(P.Type))),
+                                  0}
+                            : Arg{*YB, 0};
+  C.addStep({Nodes, "pad." + Mode + " " + getDTypeName(P.Type), 0}, P,
+            {{*XB, 0}, Padded});
+  if (Staged)
+    addCopy(C, Nodes, "relayout",
+            makeCopy(YT.getStaticShape(), codegen::getStrides(PaddedT),
+                     codegen::getStrides(YT), P.Type, P.Type),
+            Padded, {*YB, 0});
   return llvm::Error::success();
 }
 

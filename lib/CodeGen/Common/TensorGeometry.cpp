@@ -6,6 +6,8 @@
 
 #include "strider/CodeGen/TensorGeometry.h"
 
+#include <algorithm>
+
 using namespace strider;
 using namespace strider::codegen;
 
@@ -131,3 +133,43 @@ bool codegen::splitReduction(const TensorType &XT, const TensorType &YT,
   return SeqX == SeqY;
 }
 
+bool codegen::getReshapeCopy(const TensorType &X, const TensorType &Y,
+                             std::vector<int64_t> &Shape,
+                             std::vector<int64_t> &XStrides,
+                             std::vector<int64_t> &YStrides) {
+  if (X.getNumElements().getValueOr(0) == 0)
+    return false;
+  auto XShape = X.getStaticShape(), YShape = Y.getStaticShape();
+  auto XS = getStrides(X), YS = getStrides(Y);
+  Shape.clear();
+  XStrides.clear();
+  YStrides.clear();
+  // Walk both shapes from the innermost logical dim out, cutting each into
+  // the pieces that the other's dims split it into.
+  int I = int(XShape.size()) - 1, J = int(YShape.size()) - 1;
+  int64_t DoneX = 1, DoneY = 1; // Extent of dims I and J already covered.
+  while (true) {
+    while (I >= 0 && XShape[size_t(I)] == DoneX) {
+      --I;
+      DoneX = 1;
+    }
+    while (J >= 0 && YShape[size_t(J)] == DoneY) {
+      --J;
+      DoneY = 1;
+    }
+    if (I < 0 || J < 0)
+      break;
+    const int64_t LeftX = XShape[size_t(I)] / DoneX;
+    const int64_t LeftY = YShape[size_t(J)] / DoneY;
+    const int64_t T = std::min(LeftX, LeftY);
+    if (std::max(LeftX, LeftY) % T != 0)
+      return false;
+    Shape.insert(Shape.begin(), T);
+    XStrides.insert(XStrides.begin(), XS[size_t(I)] * DoneX);
+    YStrides.insert(YStrides.begin(), YS[size_t(J)] * DoneY);
+    DoneX *= T;
+    DoneY *= T;
+  }
+  // Only unit dims may be left, and they were skipped.
+  return I < 0 && J < 0;
+}

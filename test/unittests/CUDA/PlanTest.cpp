@@ -634,6 +634,63 @@ graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
                               {"copy.tile generic f32"});
 }
 
+TEST(CudaPlanTest, ReshapesAndPadsAcrossLayoutsMoveElements) {
+  // Flattening a channels-last tensor: one copy over the shape refining
+  // both (W, H, C pieces), for floats and for the typed kernel's integers.
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<1 x 8 x 3 x 3 x f32, nhwc>, %i: tensor<1 x 2 x 2 x 3 x i64, nhwc>) {
+  %s = Constant() {value = dense<[1, 72]> : tensor<2 x i64>} : tensor<2 x i64>
+  %y = Reshape(%x, %s) : tensor<1 x 72 x f32>
+  %t = Constant() {value = dense<[2, 6]> : tensor<2 x i64>} : tensor<2 x i64>
+  %j = Reshape(%i, %t) : tensor<2 x 6 x i64>
+  return %y, %j
+}
+)",
+      {"copy.reshape transpose2d f32", "typed.reshape i64"});
+  // 6x4 stored transposed into 4x6: no shape refines both, so the
+  // elements go through row-major order: a scratch copy where neither
+  // side is stored row-major, else one copy.
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<6 x 4 x f32, [1, 0]>) {
+  %s = Constant() {value = dense<[4, 6]> : tensor<2 x i64>} : tensor<2 x i64>
+  %y = Reshape(%x, %s) : tensor<4 x 6 x f32>
+  return %y
+}
+)",
+                              {"copy.reshape generic f32"});
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<6 x 4 x f32, [1, 0]>) {
+  %s = Constant() {value = dense<[4, 6]> : tensor<2 x i64>} : tensor<2 x i64>
+  %y = Reshape(%x, %s) : tensor<4 x 6 x f32, [1, 0]>
+  return %y
+}
+)",
+      {"copy.reshape.stage generic f32", "copy.reshape generic f32"});
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<6 x 4 x f32>) {
+  %s = Constant() {value = dense<[4, 6]> : tensor<2 x i64>} : tensor<2 x i64>
+  %y = Reshape(%x, %s) : tensor<4 x 6 x f32, [1, 0]>
+  return %y
+}
+)",
+                              {"copy.reshape generic f32"});
+  // A Pad whose result is stored in another layout pads in its operand's
+  // order, then relays out; in every mode.
+  for (const char *Mode : {"constant", "reflect", "edge"})
+    checkOnHostAgainstReference(
+        std::string(R"(
+graph @g(%x: tensor<1 x 2 x 3 x 3 x f32, nhwc>) {
+  %p = Constant() {value = dense<[0, 0, 1, 2, 0, 1, 2, 1]> : tensor<8 x i64>} : tensor<8 x i64>
+  %y = Pad(%x, %p) {mode = ")") +
+            Mode + R"("} : tensor<1 x 3 x 6 x 6 x f32>
+  return %y
+}
+)",
+        {std::string("pad.") + Mode + " f32", "copy.relayout generic f32"});
+}
+
 TEST(CudaPlanTest, GatherWithFewConstantIndicesIsACopyPerIndex) {
   // A scalar index drops the axis (a class token); a vector or matrix of
   // indices (negative ones count from the end) replaces it; any layout.
