@@ -2,7 +2,8 @@
 # Build here, then gather what scripts/gpu_check.sh runs on a GPU machine
 # that has a CUDA driver, PyTorch (cuDNN, cuBLAS) and Python but no Debian
 # -dev packages and no network: stripped binaries, the shared libraries
-# they need that are not glibc's own, and ONNX's node tests, packed as
+# they need that are not glibc's own, ONNX's node tests and a subset of
+# the third-party models (scripts/real_models.py's cache), packed as
 # gpu-bundle.tar.gz (ignored by git), which is what the device tool's
 # `carry` takes:
 #
@@ -53,6 +54,22 @@ DATA=/usr/share/libonnx-testdata/data
 for Sub in node simple pytorch-operator; do
   [ -d "$DATA/$Sub" ] && cp -r "$DATA/$Sub" "$OUT/testdata/"
 done
+
+# Third-party models (part 6: fp32 and fp16 against ONNX Runtime on models
+# other people exported, where half precision engages), in
+# real_models.py's cache layout: a subset, for the 64 MiB.
+GPU_MODELS=(ppocr-v4-det ppocr-v2-cls ppocr-v5-cls nudenet-yolov8n
+            silero-vad-v6 asr-nemo80-features asr-kaldi-features
+            asr-whisper80-features piper-tashkeel)
+CACHE="${STRIDER_MODEL_CACHE:-$HOME/.cache/strider/models}"
+mkdir -p "$OUT/models"
+"$ROOT/.venv/bin/python" "$ROOT/scripts/real_models.py" --suite thirdparty \
+    --only "${GPU_MODELS[@]}" --cache "$CACHE" --list-files > "$OUT/models/FILES"
+while read -r F; do
+  mkdir -p "$OUT/models/$(dirname "$F")"
+  cp "$CACHE/$F" "$OUT/models/$F"
+done < "$OUT/models/FILES"
+printf '%s\n' "${GPU_MODELS[@]}" > "$OUT/models/SELECTED"
 
 tar -C "$OUT" -czf "$ARCHIVE.tmp" .
 mv "$ARCHIVE.tmp" "$ARCHIVE"

@@ -17,6 +17,10 @@
 #      (make_model_set.py full, batch 1) tuned on this GPU (strider-compile
 #      --tune, fp16), then run with the chosen layouts, all-NCHW and
 #      all-NHWC (the table's cuDNN algorithms in each)
+#   6. third-party models (the bundle's subset of scripts/real_models.py's)
+#      through --backend=cuda against ONNX Runtime: fp32 within rtol 1e-3,
+#      atol 1e-4, fp16 within 5e-2 (where half precision engages, unlike
+#      the small model set's)
 #
 # A smoke run of the example model comes first (the GPU and library copies
 # it loaded, or why it failed). Prints a summary line per part; exits
@@ -24,17 +28,17 @@
 #
 # A lent GPU comes with minutes, not hours, so the run is budgeted:
 #   STRIDER_GPU_CHECK_PARTS   the parts, run in the order given (default
-#                             "1 4 3 2 5": what resolving needs first)
+#                             "1 4 3 6 2 5": what resolving needs first)
 #   STRIDER_GPU_CHECK_BUDGET_S  seconds for all of them (default 540, under
 #                             the device tool's 600 s per command); each
 #                             part also has its own cap, and a part cut
 #                             short says so in the summary
 # When $OUT is set (the device tool), the summary and the parts' results
-# are copied there as they finish: 7 files (the tool returns at most 8).
+# are copied there as they finish: 8 files (the tool returns at most 8).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ARCHIVE="${STRIDER_GPU_BUNDLE:-$ROOT/gpu-bundle.tar.gz}"
-PARTS="${STRIDER_GPU_CHECK_PARTS:-1 4 3 2 5}"
+PARTS="${STRIDER_GPU_CHECK_PARTS:-1 4 3 6 2 5}"
 BUDGET="${STRIDER_GPU_CHECK_BUDGET_S:-540}"
 PY="${PYTHON:-python3}"
 WORK="${TMPDIR:-/tmp}/strider-gpu-check"
@@ -70,6 +74,13 @@ if [ ! -f "$ARCHIVE" ]; then
   exit 2
 fi
 rm -rf "$BUNDLE" && mkdir -p "$BUNDLE" && tar -C "$BUNDLE" -xzf "$ARCHIVE" || exit 2
+# The bundle's C++ runtime only where the machine's is older than the one
+# the binaries were built against: Python extensions (PyTorch, ONNX
+# Runtime) loaded under the same library path may need a newer one.
+SYS_STDCXX=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+if [ -n "$SYS_STDCXX" ] && grep -qa 'GLIBCXX_3\.4\.30' "$SYS_STDCXX"; then
+  rm -f "$BUNDLE/lib/libstdc++.so.6" "$BUNDLE/lib/libgcc_s.so.1"
+fi
 nvidia-smi -L || { echo "gpu_check: no GPU (nvidia-smi -L failed)" >&2; exit 2; }
 
 # cuDNN and cuBLASLt from PyTorch's environment (its nvidia-* wheels or
@@ -290,9 +301,38 @@ except ValueError: print("-")' "$1" "$2"; }
   fi
 }
 
+part6() {
+  begin_part 180
+  echo "== 6. third-party models through --backend=cuda against ONNX Runtime"
+  if [ ! -f "$BUNDLE/models/SELECTED" ]; then
+    note "third-party models: none in the bundle"; return
+  fi
+  local -a SELECTED
+  mapfile -t SELECTED < "$BUNDLE/models/SELECTED"
+  : > "$WORK/thirdparty.txt"
+  local P RC
+  for P in "fp32 1e-3 1e-4" "fp16 5e-2 5e-2"; do
+    set -- $P
+    T "$PY" "$ROOT/scripts/real_models.py" --suite thirdparty --only "${SELECTED[@]}" \
+      --backend cuda --precision $1 --rtol $2 --atol $3 --no-bench \
+      --cache "$BUNDLE/models" --work "$WORK/thirdparty-$1" --bin "$BIN" \
+      --json "$WORK/thirdparty-$1.json" > "$WORK/thirdparty-$1.log" 2>&1
+    RC=$?
+    { echo "-- $1 (rtol $2, atol $3)"; grep -v '^real-models:' "$WORK/thirdparty-$1.log"; } \
+      | tee -a "$WORK/thirdparty.txt"
+    if [ $RC -eq 124 ]; then
+      STATUS=1; note "third-party models $1: cut short at the part's time limit"
+    else
+      [ $RC -ne 0 ] && STATUS=1
+      note "third-party models $1 (rtol $2, atol $3): $(grep -m1 ' models: ' "$WORK/thirdparty-$1.log")"
+    fi
+  done
+  keep "$WORK/thirdparty.txt"
+}
+
 for P in $PARTS; do
   if ! declare -F "part$P" >/dev/null; then
-    echo "gpu_check: no part $P (parts are 1 to 5)" >&2; STATUS=1; continue
+    echo "gpu_check: no part $P (parts are 1 to 6)" >&2; STATUS=1; continue
   fi
   if [ $(( START + BUDGET - $(date +%s) )) -lt 30 ]; then
     note "part $P: not run (under 30 s of the ${BUDGET} s budget left)"; STATUS=1; continue

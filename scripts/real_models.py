@@ -7,10 +7,10 @@ Usage:
                    [--only SUBSTRING ...] [--skip NAME ...]
                    [--threads 1 2] [--runs N]
                    [--warmup W] [--no-bench] [--bench-suites SUITE ...]
-                                      [--backend cpu|cuda-emulated] [--precision P]
+                   [--backend cpu|cuda|cuda-emulated] [--precision P]
                    [--rtol R] [--atol A]
                    [--cache DIR] [--work DIR] [--bin DIR] [--json OUT]
-                   [--write-docs [FILE]]
+                   [--write-docs [FILE]] [--list-files]
 
 Suites (default: all four):
   light       ONNX's light model zoo (onnx/backend/test/data/light in the
@@ -33,9 +33,15 @@ strider-run --bench and ONNX Runtime (ORT_ENABLE_ALL, intra_op_num_threads
 = T, a worker process) on the same inputs, and the table shows the median
 latencies and Strider/ORT (below 1: Strider is faster).
 
---backend=cuda-emulated runs the CUDA backend's plans on the host instead
-(strider-run --backend=cuda-emulated, at --precision): what the cuda
-backend would compute, checked without a GPU; slow, never timed.
+--backend=cuda runs the models on a GPU (strider-run --backend=cuda, at
+--precision; scripts/gpu_check.sh part 6); --backend=cuda-emulated runs the
+CUDA backend's plans on the host instead: what the cuda backend would
+compute, checked without a GPU; slow. Neither is timed here (the GPU
+benchmark against PyTorch is scripts/gpu_bench.py).
+
+--list-files fetches the selected third-party models and prints their
+paths relative to the cache, one per line (what scripts/gpu_bundle.sh
+packs for a GPU machine, which has no network), then exits.
 
 Prints a Markdown table; --write-docs puts it into docs/Benchmarks.md
 between <!-- real-models:begin --> and <!-- real-models:end -->. Exits 1
@@ -269,7 +275,7 @@ def ort_outputs(model_path, feeds, out_dir):
 def run_strider(args, model_path, inputs, extra):
     cmd = [os.path.join(args.bin, "strider-run"), model_path,
            f"--backend={args.backend}", "--json", "--quiet"] + extra
-    if args.backend == "cuda-emulated":
+    if args.backend != "cpu":
         cmd.append(f"--precision={args.precision}")
     for name, path in inputs:
         cmd += ["--input", f"{name}={path}"]
@@ -417,13 +423,14 @@ def main():
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--bench-suites", nargs="+", default=None,
                     help="time only the models of these suites")
-    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda-emulated"],
-                    help="cuda-emulated: the CUDA backend's plans run on the "
-                    "host (no GPU; slow; no timing), to check what the cuda "
-                    "backend would compute")
+    ap.add_argument("--backend", default="cpu",
+                    choices=["cpu", "cuda", "cuda-emulated"],
+                    help="cuda: on a GPU (no timing); cuda-emulated: the CUDA "
+                    "backend's plans run on the host (no GPU; slow; no "
+                    "timing), to check what the cuda backend would compute")
     ap.add_argument("--precision", default="fp32",
                     choices=["fp32", "tf32", "fp16", "bf16"],
-                    help="with --backend=cuda-emulated")
+                    help="with --backend=cuda or cuda-emulated")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--cache", default=os.path.join(
@@ -434,7 +441,17 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--write-docs", nargs="?", const=os.path.join(
         ROOT, "docs", "Benchmarks.md"), default=None)
+    ap.add_argument("--list-files", action="store_true",
+                    help="fetch the selected third-party models, print their "
+                    "paths relative to --cache and exit")
     args = ap.parse_args()
+
+    if args.list_files:
+        for suite, name, path, feeds, kind in collect_models(args):
+            if suite == "thirdparty":
+                full = fetch_third_party(args.cache, *path)
+                print(os.path.relpath(full, args.cache))
+        return 0
 
     rows = []
     for suite, name, path, feeds, kind in collect_models(args):
