@@ -24,6 +24,8 @@
 #include "strider/Transforms/Precision.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -91,6 +93,27 @@ constexpr PrecisionRule Rules[] = {
     {OpId::Identity, PrecisionClass::Follow},
     {OpId::Resize, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
 };
+
+/// Ops a logarithm downstream reads the rounding of unchanged in kind:
+/// arithmetic and data movement. With the convs and matmuls by constant
+/// weights (a DFT basis, a mel filterbank) above them, they make up the
+/// log-domain features of audio front ends, where half precision fails:
+/// the spectrum's quiet bins come out of sums that cancel, half rounding
+/// of their inputs gives them relative errors near 1, and power spectra
+/// pass f16's range. Those nodes stay f32, as in frameworks that run the
+/// front end outside autocast. A nonlinearity (Relu, Sigmoid, Softmax...)
+/// stops the walk up from a Log: a network's own layers stay candidates.
+constexpr OpId LogCarriers[] = {
+    // Arithmetic, magnitudes and powers.
+    OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::Neg, OpId::Abs,
+    OpId::Sqrt, OpId::Pow, OpId::Max, OpId::Min, OpId::Clip, OpId::Sum,
+    OpId::Where,
+    // Sums over bins or frames.
+    OpId::ReduceSum, OpId::ReduceSumSquare, OpId::ReduceMean, OpId::ReduceL2,
+    // Data movement.
+    OpId::Relayout, OpId::Transpose, OpId::Concat, OpId::Split, OpId::Slice,
+    OpId::Pad, OpId::Expand, OpId::Reshape, OpId::Flatten, OpId::Squeeze,
+    OpId::Unsqueeze, OpId::Identity};
 
 const PrecisionRule *lookupRule(const Node &N) {
   if (N.isOpaque())
@@ -194,6 +217,11 @@ private:
   llvm::DenseMap<const Node *, const PrecisionRule *> HalfNodes;
 
   bool isCandidate(const Node &N, const PrecisionRule &R) const;
+  /// Marks in FeedsLog the nodes whose results a Log reads through
+  /// LogCarriers and convs/matmuls by constant weights.
+  void findLogFeeders();
+  llvm::DenseSet<const Node *> FeedsLog;
+  unsigned LogFeeders = 0; ///< Candidates of the table kept f32 for a Log.
   Cost getNodeCost(const Node &N, const PrecisionRule &R, bool InHalf) const;
   Cost getCastCost(const Value *V) const;
   /// The label of \p V's producer, and of reader \p U (operand \p I).
@@ -268,12 +296,43 @@ unsigned PrecisionAssigner::readerVar(const Node &U, unsigned I) const {
   return isDataOperand(U, *R, I) ? It->second : Anchor;
 }
 
+void PrecisionAssigner::findLogFeeders() {
+  std::vector<const Value *> Work;
+  for (const Node *N : G.nodes())
+    if (N->getOpId() == OpId::Log && N->hasOperand(0))
+      Work.push_back(N->getOperand(0));
+  while (!Work.empty()) {
+    const Value *V = Work.back();
+    Work.pop_back();
+    const Node *D = V->getDefiningNode();
+    if (!D || isConstant(V) || FeedsLog.count(D))
+      continue;
+    const PrecisionRule *R = lookupRule(*D);
+    const bool Carrier = llvm::is_contained(LogCarriers, D->getOpId()) ||
+                         (R && R->Class == PrecisionClass::Compute &&
+                          llvm::any_of(D->getOperands(), [](const Value *O) {
+                            return isConstant(O);
+                          }));
+    if (!Carrier)
+      continue;
+    FeedsLog.insert(D);
+    for (const Value *O : D->getOperands())
+      if (O && isFloatingPoint(O->getType().getElementType()))
+        Work.push_back(O);
+  }
+}
+
 void PrecisionAssigner::buildProblem() {
   Anchor = Problem.addVariable({0, layout::InfiniteCost});
+  findLogFeeders();
   for (const Node *N : G.nodes()) {
     const PrecisionRule *R = lookupRule(*N);
     if (!R || !isCandidate(*N, *R))
       continue;
+    if (FeedsLog.count(N)) {
+      ++LogFeeders;
+      continue;
+    }
     VarOf[N] = Problem.addVariable(
         {getNodeCost(*N, *R, false), getNodeCost(*N, *R, true)});
   }
@@ -437,6 +496,7 @@ llvm::Expected<PrecisionReport> PrecisionAssigner::run() {
     return makeGraphError(G, "precision assignment: " +
                                  llvm::toString(Solution.takeError()));
   Labels = std::move(Solution->Labels);
+  Report.LogFeeders = LogFeeders;
   if (llvm::Error E = rewrite(Report))
     return E;
   return Report;
@@ -462,9 +522,11 @@ std::string PrecisionReport::summary() const {
   llvm::raw_string_ostream OS(S);
   OS << "precision " << getElementTypeName(Half) << ": " << HalfNodes
      << " nodes in " << getElementTypeName(Half) << " (" << ComputeNodes
-     << " convs/matmuls), " << FloatNodes << " kept f32, " << Casts.size()
-     << (Casts.size() == 1 ? " cast (" : " casts (") << Bytes
-     << " bytes written)";
+     << " convs/matmuls), " << FloatNodes << " kept f32";
+  if (LogFeeders)
+    OS << " (and " << LogFeeders << " feeding a Log)";
+  OS << ", " << Casts.size() << (Casts.size() == 1 ? " cast (" : " casts (")
+     << Bytes << " bytes written)";
   return OS.str();
 }
 
