@@ -1,4 +1,5 @@
-//===- DeviceTypes.cuh - Loads and stores of device storage types -*- CUDA -*-===//
+//===- DeviceTypes.cuh - Loads and stores of device storage types -*- CUDA
+//-*-===//
 //
 // Private to lib/CodeGen/CUDA, device code only. Kernels compute in f32
 // and read and write f32, f16 or bf16 storage through these, chosen by a
@@ -55,9 +56,7 @@ __device__ __forceinline__ void storeAs(void *Base, int64_t I, float V) {
 
 /// Calls \p F with the DType \p T as a template argument:
 /// dispatchType(T, [&](auto Tag) { launch<decltype(Tag)::value>(...); }).
-template <DType T> struct DTypeTag {
-  static constexpr DType value = T;
-};
+template <DType T> struct DTypeTag { static constexpr DType value = T; };
 template <typename Fn> cudaError_t dispatchType(DType T, Fn &&F) {
   switch (T) {
   case DType::F32:

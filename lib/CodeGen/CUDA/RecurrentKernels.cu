@@ -21,23 +21,23 @@ constexpr int Threads = 256;
 __global__ void __launch_bounds__(Threads)
     lstmCellKernel(LstmCellParams P, const float *Pre, const float *Rec,
                    const float *Peep, float *Cell, float *Hidden, float *Y,
-                                      const void *Lens, RunError *Err) {
+                   const void *Lens, RunError *Err) {
   const int64_t Count = P.Batch * P.Hidden;
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
        I += Step)
-        evalLstmCell(P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err, I);
+    evalLstmCell(P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err, I);
 }
 
 __global__ void __launch_bounds__(Threads)
     gruCellKernel(GruCellParams P, const float *Pre, const float *Rec,
                   const float *RecH, const float *RecBias, float *Hidden,
-                                    float *Out, const void *Lens, RunError *Err) {
+                  float *Out, const void *Lens, RunError *Err) {
   const int64_t Count = P.Batch * P.Hidden;
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
        I += Step)
-        evalGruCell(P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err, I);
+    evalGruCell(P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err, I);
 }
 
 } // namespace
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(Threads)
 cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *Rec, const float *RecH,
                           const float *RecBias, float *Hidden, float *Out,
-                                                    const void *Lens, RunError *Err,
+                          const void *Lens, RunError *Err,
                           cudaStream_t Stream) {
   if (P.Batch < 0 || P.Hidden < 0 || !Pre || !Hidden ||
       (P.Stage == GruCellParams::Reset && !Out) ||
@@ -55,13 +55,13 @@ cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
   if (Count == 0)
     return cudaSuccess;
   gruCellKernel<<<getBlocks(Count, Threads), Threads, 0, Stream>>>(
-            P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err);
+      P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err);
   return cudaGetLastError();
 }
 
 cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
                            const float *Rec, const float *Peep, float *Cell,
-                                                      float *Hidden, float *Y, const void *Lens,
+                           float *Hidden, float *Y, const void *Lens,
                            RunError *Err, cudaStream_t Stream) {
   if (P.Batch < 0 || P.Hidden < 0 || !Pre || !Cell || !Hidden)
     return cudaErrorInvalidValue;
@@ -69,7 +69,7 @@ cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
   if (Count == 0)
     return cudaSuccess;
   lstmCellKernel<<<getBlocks(Count, Threads), Threads, 0, Stream>>>(
-            P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err);
+      P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err);
   return cudaGetLastError();
 }
 

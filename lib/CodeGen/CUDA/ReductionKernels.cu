@@ -215,7 +215,7 @@ normLine(const NormParams &P, int64_t Len, int64_t Base, int64_t Stride,
     Squares += D * D;
   }
   const float Var = Combine(Squares, AddOp()) / float(P.Reduced);
-    const float InvStd = 1.0f / sqrtf(Var + P.Epsilon);
+  const float InvStd = 1.0f / sqrtf(Var + P.Epsilon);
   if (Lane == 0 && Len > 0) {
     if (MeanOut)
       MeanOut[O * P.Inner + I] = Mean;
@@ -235,7 +235,7 @@ normLine(const NormParams &P, int64_t Len, int64_t Base, int64_t Stride,
 
 template <DType T>
 __global__ void __launch_bounds__(MaxReduceThreads)
-        normRowsKernel(NormParams P, const void *X, const float *Scale,
+    normRowsKernel(NormParams P, const void *X, const float *Scale,
                    const float *Bias, void *Y, float *Mean, float *InvStd) {
   __shared__ float Shared[SharedSlots];
   forEachRow(P.Outer, [&](int64_t Row, bool Active) {
@@ -248,14 +248,14 @@ __global__ void __launch_bounds__(MaxReduceThreads)
 
 template <DType T>
 __global__ void __launch_bounds__(MaxReduceThreads)
-        normColumnsKernel(NormParams P, const void *X, const float *Scale,
+    normColumnsKernel(NormParams P, const void *X, const float *Scale,
                       const float *Bias, void *Y, float *Mean, float *InvStd) {
   __shared__ float Shared[SharedSlots];
   forEachColumn(P.Outer * P.Inner, [&](int64_t Col, bool Active) {
     const int64_t O = Col / P.Inner, I = Col % P.Inner;
     normLine<T>(
         P, Active ? P.Reduced : 0, O * P.Reduced * P.Inner + I, P.Inner, O, I,
-                threadIdx.y, blockDim.y, X, Scale, Bias, Y, Mean, InvStd,
+        threadIdx.y, blockDim.y, X, Scale, Bias, Y, Mean, InvStd,
         [&](float V, auto Op) { return reduceAcrossColumn(V, Op, Shared); });
   });
 }
@@ -328,17 +328,16 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
     return cudaErrorInvalidValue;
   if (P.Outer * P.Reduced * P.Inner == 0)
     return cudaSuccess;
-  return launchShaped(
-      P.XType, P.Outer, P.Reduced, P.Inner,
-      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
-        constexpr DType T = decltype(Tag)::value;
-        if (Rows)
-                    normRowsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Scale, Bias, Y,
-                                                          Mean, InvStd);
-        else
-          normColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(
-              P, X, Scale, Bias, Y, Mean, InvStd);
-      });
+  return launchShaped(P.XType, P.Outer, P.Reduced, P.Inner,
+                      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
+                        constexpr DType T = decltype(Tag)::value;
+                        if (Rows)
+                          normRowsKernel<T><<<Blocks, Block, 0, Stream>>>(
+                              P, X, Scale, Bias, Y, Mean, InvStd);
+                        else
+                          normColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(
+                              P, X, Scale, Bias, Y, Mean, InvStd);
+                      });
 }
 
 namespace {
