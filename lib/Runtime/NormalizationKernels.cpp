@@ -408,8 +408,9 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
 }
 
 /// The positions along each row of \p Len elements (read by \p Get) that
-/// TopK returns, in order: the K largest (or smallest), ties by lower
-/// index; \p Sorted false keeps that order too (ONNX leaves it open).
+/// TopK returns, in order: the K largest (or smallest), NaN above every
+/// number (as PyTorch's topk has it), ties by lower index; \p Sorted false
+/// keeps that order too (ONNX leaves it open).
 std::vector<int64_t> topKPositions(int64_t Len, int64_t K, bool Largest,
                                    llvm::function_ref<double(int64_t)> Get) {
   std::vector<int64_t> Order(static_cast<size_t>(Len));
@@ -417,6 +418,9 @@ std::vector<int64_t> topKPositions(int64_t Len, int64_t K, bool Largest,
     Order[size_t(I)] = I;
   auto Before = [&](int64_t A, int64_t B) {
     double VA = Get(A), VB = Get(B);
+    const bool NanA = std::isnan(VA), NanB = std::isnan(VB);
+    if (NanA || NanB)
+      return NanA && NanB ? A < B : Largest ? NanA : NanB;
     if (VA != VB)
       return Largest ? VA > VB : VA < VB;
     return A < B;

@@ -103,8 +103,13 @@ bool cpu::lowerTopK(LoweringContext &L, const Node &N, const FusedTail &) {
         const T *Row = XP + XRow[size_t(R)];
         std::vector<int64_t> Order(static_cast<size_t>(Len));
         std::iota(Order.begin(), Order.end(), int64_t(0));
+        // NaN above every number, equal values by position: a total
+        // order, as the reference and the CUDA backend have it.
         auto Before = [&](int64_t A, int64_t B) {
           const T VA = Row[A * XA], VB = Row[B * XA];
+          const bool NanA = VA != VA, NanB = VB != VB;
+          if (NanA || NanB)
+            return NanA && NanB ? A < B : Largest ? NanA : NanB;
           if (VA != VB)
             return Largest ? VA > VB : VA < VB;
           return A < B;

@@ -632,9 +632,42 @@ STRIDER_HOST_DEVICE void evalArgRow(const TypedParams &P,
   storeScalar(P.Y, Y, Off[2], 0.0, At, true);
 }
 
+/// Whether element \p IA of a TopK row, of value \p A, comes before element
+/// \p IB of value \p B in the result: the larger (smallest: the smaller)
+/// value first, NaN above every number (as PyTorch's topk has it), equal
+/// values by position. A total order, so every element has one rank.
+STRIDER_HOST_DEVICE bool topKPrecedes(bool Largest, double A, int64_t IA,
+                                      double B, int64_t IB) {
+  const bool NanA = A != A, NanB = B != B;
+  if (NanA || NanB) {
+    if (NanA && NanB)
+      return IA < IB;
+    return Largest ? NanA : NanB;
+  }
+  if (A != B)
+    return Largest ? A > B : A < B;
+  return IA < IB;
+}
+
+/// Slot \p Slot of a TopK row's results (offsets \p Off) set to element
+/// \p J of its operand row: the value's bits and the position.
+STRIDER_HOST_DEVICE void storeTopKSlot(const TypedParams &P, const void *X,
+                                       void *Y, void *Y2, const int64_t *Off,
+                                       int64_t Slot, int64_t J) {
+  const int Bytes = getScalarBytes(P.Y);
+  memcpy(static_cast<char *>(Y) +
+             (Off[2] + Slot * P.Strides[2][P.Axis]) * Bytes,
+         static_cast<const char *>(X) +
+             (Off[0] + J * P.Strides[0][P.Axis]) * Bytes,
+         size_t(Bytes));
+  storeScalar(ScalarType::I64, Y2, Off[1] + Slot * P.Strides[1][P.Axis], 0.0, J,
+              true);
+}
+
 /// Row of a TopK (see TypedOp) starting at offsets \p Off: each element in
-/// turn is inserted into the sorted output row, behind the equal ones (an
-/// earlier position wins a tie), the last dropped once K are held.
+/// turn is inserted into the sorted output row (topKPrecedes), the last
+/// dropped once K are held. O(row length x K): for short rows, one thread
+/// each.
 STRIDER_HOST_DEVICE void evalTopKRow(const TypedParams &P,
                                      const void *const *Ins, void *Y, void *Y2,
                                      const int64_t *Off) {
@@ -642,32 +675,67 @@ STRIDER_HOST_DEVICE void evalTopKRow(const TypedParams &P,
   const int64_t XStride = P.Strides[0][P.Axis], IStride = P.Strides[1][P.Axis],
                 VStride = P.Strides[2][P.Axis];
   char *Values = static_cast<char *>(Y);
-  auto Before = [&](double A, double B) { return P.Largest ? A > B : A < B; };
+  // Whether (V, J) goes before the result held in Slot.
+  auto Before = [&](double V, int64_t J, int64_t Slot) {
+    return topKPrecedes(P.Largest, V, J,
+                        loadDouble(P.Y, Y, Off[2] + Slot * VStride),
+                        loadInt(ScalarType::I64, Y2, Off[1] + Slot * IStride));
+  };
   int64_t Held = 0;
   for (int64_t J = 0; J < P.Shape[P.Axis] && P.K > 0; ++J) {
     const double V = loadDouble(P.In[0], Ins[0], Off[0] + J * XStride);
     int64_t Slot = Held;
     if (Held == P.K) {
-      if (!Before(V, loadDouble(P.Y, Y, Off[2] + (P.K - 1) * VStride)))
+      if (!Before(V, J, P.K - 1))
         continue;
       Slot = P.K - 1;
     } else {
       ++Held;
     }
-    for (; Slot > 0 &&
-           Before(V, loadDouble(P.Y, Y, Off[2] + (Slot - 1) * VStride));
-         --Slot) {
+    for (; Slot > 0 && Before(V, J, Slot - 1); --Slot) {
       memcpy(Values + (Off[2] + Slot * VStride) * Bytes,
              Values + (Off[2] + (Slot - 1) * VStride) * Bytes, size_t(Bytes));
       storeScalar(ScalarType::I64, Y2, Off[1] + Slot * IStride, 0.0,
                   loadInt(ScalarType::I64, Y2, Off[1] + (Slot - 1) * IStride),
                   true);
     }
-    memcpy(Values + (Off[2] + Slot * VStride) * Bytes,
-           static_cast<const char *>(Ins[0]) + (Off[0] + J * XStride) * Bytes,
-           size_t(Bytes));
-    storeScalar(ScalarType::I64, Y2, Off[1] + Slot * IStride, 0.0, J, true);
+    storeTopKSlot(P, Ins[0], Y, Y2, Off, Slot, J);
   }
+}
+
+/// Elements of a TopK rank tile (launchTyped's topKRankKernel: a block of
+/// this many threads, one element each, reads the row through shared
+/// memory this many at a time).
+constexpr int TopKRankTile = 256;
+
+/// Whether a TopK runs by ranks instead of one thread per row: each
+/// element counts the elements of its row that precede it (topKPrecedes)
+/// and, if fewer than K do, stores itself at that slot. Parallel within a
+/// row but O(row length^2) per row, so for rows from TopKRankTile
+/// elements (a detector's candidates, a vocabulary) up to a total of
+/// 2^33 comparisons; insertion (O(row length x K), one thread per row)
+/// otherwise.
+STRIDER_HOST_DEVICE bool useTopKRanks(const TypedParams &P) {
+  const int64_t Len = P.Shape[P.Axis];
+  if (P.Op != TypedOp::TopK || Len < TopKRankTile || P.K == 0)
+    return false;
+  const int64_t Rows = getRowCount(P);
+  const double Comparisons = double(Rows) * double(Len) * double(Len);
+  return Comparisons <= double(int64_t(1) << 33);
+}
+
+/// The rank of element \p I of a TopK row (offsets \p Off): how many of
+/// the row's elements precede it. The host's model of topKRankKernel,
+/// which counts the same comparisons tile by tile.
+STRIDER_HOST_DEVICE int64_t getTopKRank(const TypedParams &P, const void *X,
+                                        const int64_t *Off, int64_t I) {
+  const int64_t Stride = P.Strides[0][P.Axis];
+  const double V = loadDouble(P.In[0], X, Off[0] + I * Stride);
+  int64_t Rank = 0;
+  for (int64_t J = 0; J < P.Shape[P.Axis]; ++J)
+    Rank += topKPrecedes(P.Largest, loadDouble(P.In[0], X, Off[0] + J * Stride),
+                         J, V, I);
+  return Rank;
 }
 
 /// Row \p Row of a row op (isRowOp); a scatter index out of range goes

@@ -213,6 +213,17 @@ void Emulator::typed(const TypedParams &T, const PlanStep &S) {
   int64_t Count = 1;
   for (int D = 0; D < T.Rank; ++D)
     Count *= T.Shape[D];
+  if (Count && useTopKRanks(T)) {
+    // topKRankKernel's model: each element stored at its rank, if below K.
+    for (int64_t Row = 0; Row < getRowCount(T); ++Row) {
+      int64_t Off[3];
+      getRowOffsets(T, Row, Off);
+      for (int64_t I = 0; I < T.Shape[T.Axis]; ++I)
+        if (const int64_t Rank = getTopKRank(T, Ins[0], Off, I); Rank < T.K)
+          storeTopKSlot(T, Ins[0], Y, Y2, Off, Rank, I);
+    }
+    return;
+  }
   if (isRowOp(T.Op)) {
     for (int64_t Row = 0; Count && Row < getRowCount(T); ++Row)
       evalTypedRow(T, Ins, Y, Y2, Row, &Reported);

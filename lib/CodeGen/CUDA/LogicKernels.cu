@@ -3,10 +3,11 @@
 // The typed kernel: one thread per element of the result (grid-stride),
 // each evaluating DeviceMath.h's evalTyped (the row ops Scatter, ArgMax,
 // ArgMin and TopK: one thread per row, evalTypedRow), so that the host
-// tests run the very code this kernel runs. The storage types and the op are
-// read per element (uniform across a launch, so no divergence); what goes
-// through here is small (sequence lengths, masks, index arithmetic) and memory
-// bound.
+// tests run the very code this kernel runs. TopK over long rows runs by
+// ranks instead (topKRankKernel: a block per tile of a row). The storage types
+// and the op are read per element (uniform across a launch, so no divergence);
+// what goes through here is small (sequence lengths, masks, index arithmetic)
+// and memory bound.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,42 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
+/// TopK by ranks (useTopKRanks): block B takes TopKRankTile elements of
+/// row B / TilesPerRow, one per thread; the block reads the row through
+/// shared memory a tile at a time, each thread counting the elements that
+/// precede its own (topKPrecedes, the comparisons getTopKRank makes on
+/// the host); an element with fewer than K ahead stores itself at its
+/// rank. Ranks are distinct (a total order), so each of the K slots has
+/// one writer.
+__global__ void __launch_bounds__(TopKRankTile)
+    topKRankKernel(TypedParams P, const void *X, void *Y, void *Y2,
+                   int64_t Blocks, int64_t TilesPerRow) {
+  __shared__ double Tile[TopKRankTile];
+  const int64_t Len = P.Shape[P.Axis], Stride = P.Strides[0][P.Axis];
+  for (int64_t B = blockIdx.x; B < Blocks; B += gridDim.x) {
+    int64_t Off[3];
+    getRowOffsets(P, B / TilesPerRow, Off);
+    const int64_t I = (B % TilesPerRow) * TopKRankTile + threadIdx.x;
+    const bool Active = I < Len;
+    const double V = Active ? loadDouble(P.In[0], X, Off[0] + I * Stride) : 0;
+    int64_t Rank = 0;
+    for (int64_t First = 0; First < Len; First += TopKRankTile) {
+      const int64_t J = First + threadIdx.x;
+      __syncthreads(); // The previous tile is no longer read.
+      if (J < Len)
+        Tile[threadIdx.x] = loadDouble(P.In[0], X, Off[0] + J * Stride);
+      __syncthreads();
+      const int64_t Count =
+          Len - First < TopKRankTile ? Len - First : TopKRankTile;
+      if (Active)
+        for (int64_t T = 0; T < Count; ++T)
+          Rank += topKPrecedes(P.Largest, Tile[T], First + T, V, I);
+    }
+    if (Active && Rank < P.K)
+      storeTopKSlot(P, X, Y, Y2, Off, Rank, I);
+  }
+}
+
 } // namespace
 
 cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
@@ -51,6 +88,15 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
     Count = getRowCount(P);
   if (Count == 0)
     return cudaSuccess;
+  if (useTopKRanks(P)) {
+    const int64_t Len = P.Shape[P.Axis];
+    const int64_t TilesPerRow = (Len + TopKRankTile - 1) / TopKRankTile;
+    const int64_t Blocks = Count * TilesPerRow;
+    const unsigned Grid = unsigned(Blocks < (1 << 20) ? Blocks : (1 << 20));
+    topKRankKernel<<<Grid, TopKRankTile, 0, S>>>(P, A, Y, Y2, Blocks,
+                                                 TilesPerRow);
+    return cudaGetLastError();
+  }
   typedKernel<<<getBlocks(Count, Threads), Threads, 0, S>>>(P, A, B, C, Y, Y2,
                                                             Err, Count);
   return cudaGetLastError();

@@ -496,10 +496,11 @@ llvm::Error cuda::planTopK(PlanContext &C, const Node &N, const FusedTail &T) {
     P.Strides[1][D] = IStr[size_t(D)];
     P.Strides[2][D] = VStr[size_t(D)];
   }
-  C.addStep({getStepNodes(N, T),
-             std::string("typed.topk ") + getScalarTypeName(*XS) +
-                 (P.Largest ? " largest" : " smallest"),
-             0},
-            P, {{*XB, 0}, Arg(), Arg(), {*VB, 0}, {*IB, 0}});
+  C.addStep(
+      {getStepNodes(N, T),
+       std::string(useTopKRanks(P) ? "typed.topk.ranks " : "typed.topk ") +
+           getScalarTypeName(*XS) + (P.Largest ? " largest" : " smallest"),
+       0},
+      P, {{*XB, 0}, Arg(), Arg(), {*VB, 0}, {*IB, 0}});
   return llvm::Error::success();
 }

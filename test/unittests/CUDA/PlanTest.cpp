@@ -1318,6 +1318,60 @@ graph @rows(%x: tensor<3 x 5 x f32>, %h: tensor<2 x 4 x 3 x f16>, %n: tensor<2 x
       0, In);
 }
 
+TEST(CudaPlanTest, TopKOfLongRowsRunsByRanks) {
+  // From 256 elements a row, each element counts those ahead of it and
+  // stores itself at that rank: rows with many ties (positions break
+  // them), along either axis, K from 1 to the whole row, largest or
+  // smallest, f32 and i64.
+  runtime::TensorMap In;
+  std::vector<double> X, N;
+  for (int I = 0; I < 2 * 300; ++I) {
+    X.push_back(double((I * 37) % 23) - 11.0);
+    N.push_back(double((I * 11) % 7));
+  }
+  In["x"] = tensorOf(ElementType::F32, {2, 300}, X);
+  In["n"] = tensorOf(ElementType::I64, {300, 2}, N);
+  checkOnHostAgainstReference(
+      R"(
+graph @long(%x: tensor<2 x 300 x f32>, %n: tensor<300 x 2 x i64>) {
+  %k1 = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %k40 = Constant() {value = dense<[40]> : tensor<1 x i64>} : tensor<1 x i64>
+  %k300 = Constant() {value = dense<[300]> : tensor<1 x i64>} : tensor<1 x i64>
+  %v, %i = TopK(%x, %k40) : tensor<2 x 40 x f32>, tensor<2 x 40 x i64>
+  %vs, %is = TopK(%x, %k300) {largest = 0} : tensor<2 x 300 x f32>, tensor<2 x 300 x i64>
+  %vn, %in = TopK(%n, %k1) {axis = 0} : tensor<1 x 2 x i64>, tensor<1 x 2 x i64>
+  %vm, %im = TopK(%n, %k300) {axis = 0, largest = 1} : tensor<300 x 2 x i64>, tensor<300 x 2 x i64>
+  return %v, %i, %vs, %is, %vn, %in, %vm, %im
+}
+)",
+      {"typed.topk.ranks f32 largest", "typed.topk.ranks f32 smallest",
+       "typed.topk.ranks i64 largest", "typed.topk.ranks i64 largest"},
+      0, In);
+}
+
+TEST(CudaPlanTest, TopKPutsNanAboveEveryNumber) {
+  // NaN counts as the largest value (PyTorch's topk), equal NaNs by
+  // position, in both the insertion and the rank kernels, as in the
+  // reference interpreter. Positions only: NaN values do not compare.
+  const double NaN = std::nan("");
+  for (int64_t Len : {6, 260}) {
+    std::vector<double> X;
+    for (int64_t I = 0; I < Len; ++I)
+      X.push_back(I % 3 == 1 ? NaN : double((I * 5) % 7));
+    runtime::TensorMap In;
+    In["x"] = tensorOf(ElementType::F32, {1, Len}, X);
+    const std::string T = "tensor<1 x " + std::to_string(Len);
+    checkOnHostAgainstReference("graph @nan(%x: " + T + R"( x f32>) {
+  %k = Constant() {value = dense<[4]> : tensor<1 x i64>} : tensor<1 x i64>
+  %v, %i = TopK(%x, %k) : tensor<1 x 4 x f32>, tensor<1 x 4 x i64>
+  %w, %j = TopK(%x, %k) {largest = 0} : tensor<1 x 4 x f32>, tensor<1 x 4 x i64>
+  return %i, %j
+}
+)",
+                                {}, 0, In);
+  }
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.

@@ -995,6 +995,30 @@ TEST(CPUKernelTest, TopKAlongAnyAxisWithTies) {
           }
 }
 
+TEST(CPUKernelTest, TopKPutsNanAboveEveryNumber) {
+  // NaN counts as the largest value, equal NaNs by position (a total
+  // order; PyTorch's topk has it so): the positions match the reference's.
+  for (bool CL : {false, true})
+    for (int Largest : {0, 1}) {
+      GraphBuilder B(130 + CL + 2 * Largest);
+      Value *X = B.input({1, 6, 2, 5}, layoutFor(CL, 4));
+      runtime::Tensor &XT = B.Inputs[X->getName()];
+      for (int64_t E = 0; E < XT.getNumElements(); ++E)
+        XT.setDouble(E,
+                     E % 4 == 1 ? std::nan("") : std::round(XT.getDouble(E)));
+      TensorDataRef KD = TensorData::fromInt64(ElementType::I64, {1}, {3});
+      Node *C = B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
+      C->setAttr("value", Attribute::getTensor(KD));
+      Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
+                      {{"axis", Attribute::getInt(1)},
+                       {"largest", Attribute::getInt(Largest)}},
+                      2);
+      Node *T = V->getDefiningNode();
+      B.G.addOutput(T->getResult(0));
+      B.check(T->getResult(1), 0, 2, "topk.");
+    }
+}
+
 TEST(CPUKernelTest, ArithmeticOfIntegersAndDoubles) {
   // Add/Sub/Mul/Div of i64, i32 and f64 with broadcasting, as the reference
   // computes them: wrapping, truncating division, x / 0 = 0, MIN / -1
