@@ -203,17 +203,27 @@ STRIDER_HOST_DEVICE uint16_t floatToBf16Bits(float F) {
 }
 
 STRIDER_HOST_DEVICE bool isIntegerType(ScalarType T) {
-  return T == ScalarType::I32 || T == ScalarType::I64 ||
-         T == ScalarType::Bool || T == ScalarType::I8 || T == ScalarType::U8;
+  switch (T) {
+  case ScalarType::F32:
+  case ScalarType::F16:
+  case ScalarType::BF16:
+  case ScalarType::F64:
+    return false;
+  default:
+    return true;
+  }
 }
 
 STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
   switch (T) {
   case ScalarType::F32:
   case ScalarType::I32:
+  case ScalarType::U32:
     return 4;
   case ScalarType::F16:
   case ScalarType::BF16:
+  case ScalarType::I16:
+  case ScalarType::U16:
     return 2;
   case ScalarType::I64:
   case ScalarType::F64:
@@ -270,6 +280,21 @@ STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I) {
     return int8_t(*P);
   case ScalarType::U8:
     return uint8_t(*P);
+  case ScalarType::I16: {
+    int16_t V;
+    memcpy(&V, P, 2);
+    return V;
+  }
+  case ScalarType::U16: {
+    uint16_t V;
+    memcpy(&V, P, 2);
+    return V;
+  }
+  case ScalarType::U32: {
+    uint32_t V;
+    memcpy(&V, P, 4);
+    return V;
+  }
   default: {
     const double V = loadDouble(T, Base, I);
     return V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
@@ -294,13 +319,25 @@ STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
     if (!IsInt)
       X = V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
                                                                   : 0;
-    if (T == ScalarType::I8 || T == ScalarType::U8) {
-      *P = char(uint8_t(uint64_t(X)));
-    } else if (T == ScalarType::I32) {
-      const int32_t X32 = int32_t(uint32_t(uint64_t(X)));
+    // The low bits, whatever the signedness.
+    const uint64_t Bits = uint64_t(X);
+    switch (getScalarBytes(T)) {
+    case 1:
+      *P = char(uint8_t(Bits));
+      break;
+    case 2: {
+      const uint16_t X16 = uint16_t(Bits);
+      memcpy(P, &X16, 2);
+      break;
+    }
+    case 4: {
+      const uint32_t X32 = uint32_t(Bits);
       memcpy(P, &X32, 4);
-    } else {
+      break;
+    }
+    default:
       memcpy(P, &X, 8);
+      break;
     }
     return;
   }

@@ -153,7 +153,20 @@ cudaError_t launchElementwise(const ElementwiseParams &P, const void *A,
 /// Storage types of the typed kernel: the float types and the index,
 /// mask and byte types the other kernels do not hold (bool is one byte, 0
 /// or 1).
-enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8, F64 };
+enum class ScalarType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  I32,
+  I64,
+  Bool,
+  I8,
+  U8,
+  F64,
+  I16,
+  U16,
+  U32, ///< Exact in the kernel's int64 arithmetic (u64 is not held).
+};
 
 /// What the typed kernel computes per element (DeviceMath.h: evalTyped),
 /// with the reference interpreter's semantics:
@@ -189,13 +202,14 @@ enum class ScalarType : uint8_t { F32, F16, BF16, I32, I64, Bool, I8, U8, F64 };
 ///                       i64 at Y offset (position through Strides[2],
 ///                       whose Axis entry is 0); NaN is never an extreme
 ///                       but in first place, as in the reference
-///   TopK                one thread per row along Axis of Shape (the
-///                       data's shape): the K largest (or smallest) of
-///                       the row in order, ties by lower position, values
-///                       to Y at (position through Strides[2]) + j *
-///                       Strides[2][Axis] and their i64 positions to Y2
-///                       through Strides[1]; insertion into the output
-///                       rows, O(row length x K) per row
+///   TopK                the K largest (or smallest) of each row along
+///                       Axis of Shape (the data's shape) in order (NaN
+///                       above every number, ties by lower position),
+///                       values to Y at (position through Strides[2]) +
+///                       j * Strides[2][Axis] and their i64 positions to
+///                       Y2 through Strides[1]: one thread per row
+///                       inserting into the output row (O(row length x
+///                       K)), or by ranks for long rows (useTopKRanks)
 enum class TypedOp : uint8_t {
   Cast,
   Add,

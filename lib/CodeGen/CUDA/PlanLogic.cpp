@@ -31,6 +31,7 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
       {OpId::Div, TypedOp::Div},
       {OpId::Max, TypedOp::Max},
       {OpId::Min, TypedOp::Min},
+      {OpId::Clip, TypedOp::Max}, // Of integers: Max, then Min.
       {OpId::Pow, TypedOp::Pow},
       {OpId::Equal, TypedOp::Equal},
       {OpId::Less, TypedOp::Less},
@@ -64,6 +65,9 @@ constexpr ScalarTypeInfo ScalarTypes[] = {
     {ElementType::I64, ScalarType::I64, "i64"},
     {ElementType::I8, ScalarType::I8, "i8"},
     {ElementType::U8, ScalarType::U8, "u8"},
+    {ElementType::I16, ScalarType::I16, "i16"},
+    {ElementType::U16, ScalarType::U16, "u16"},
+    {ElementType::U32, ScalarType::U32, "u32"},
     {ElementType::Bool, ScalarType::Bool, "bool"},
 };
 
@@ -95,8 +99,9 @@ bool cuda::isTypedStep(const Node &N) {
   case OpId::Div:
   case OpId::Max:
   case OpId::Min:
-    // The float kernels take arithmetic and casts of the types they hold
-    // (f32, f16, bf16).
+  case OpId::Clip:
+    // The float kernels take arithmetic, clamps and casts of the types
+    // they hold (f32, f16, bf16).
     for (unsigned I = 0; I < N.getNumOperands(); ++I)
       if (N.hasOperand(I) &&
           !getDType(N.getOperand(I)->getType().getElementType()))
@@ -112,8 +117,79 @@ bool cuda::isTypedStep(const Node &N) {
   }
 }
 
+/// Clip of integers or f64: Max by the lower bound, then Min by the upper
+/// one (either absent: one step; both: a copy), through a scratch buffer
+/// dense in the result's physical order; min(max(x, lo), hi), as the
+/// reference computes it.
+static llvm::Error planTypedClip(PlanContext &C, const Node &N,
+                                 const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &YT = Y->getType();
+  auto YS = getScalarType(YT.getElementType());
+  if (!YS || *YS == ScalarType::Bool || !YT.hasStaticShape() ||
+      YT.getRank() > MaxRank || !T.Act.isNone() || T.Residual ||
+      X->getType().getElementType() != YT.getElementType())
+    return unsupported(N, "Clip of " + X->getType().str() + " to " + YT.str());
+  std::vector<std::pair<TypedOp, const Value *>> Bounds;
+  for (unsigned I : {1u, 2u})
+    if (N.hasOperand(I)) {
+      const TensorType &BT = N.getOperand(I)->getType();
+      if (BT.getElementType() != YT.getElementType() ||
+          BT.getNumElements().getValueOr(0) != 1)
+        return unsupported(N, "Clip by a bound of type " + BT.str());
+      Bounds.push_back({I == 1 ? TypedOp::Max : TypedOp::Min, N.getOperand(I)});
+    }
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const std::string Nodes = getStepNodes(N, T);
+  const std::string Type = getScalarTypeName(*YS);
+  TypedParams P;
+  P.Y = *YS;
+  P.Rank = int(YT.getRank());
+  codegen::getPhysicalShape(YT, P.Shape);
+  int64_t XStrides[MaxRank], Dense[MaxRank];
+  codegen::getBroadcastStrides(X->getType(), YT, XStrides);
+  codegen::getBroadcastStrides(YT, YT, Dense);
+  if (Bounds.empty()) {
+    P.Op = TypedOp::Cast;
+    P.In[0] = *YS;
+    std::copy(XStrides, XStrides + MaxRank, P.Strides[0]);
+    C.addStep({Nodes, "typed.clip " + Type, 0}, P,
+              {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+    return llvm::Error::success();
+  }
+  Arg From = {*XB, 0};
+  const int64_t Bytes = *YT.getNumElements() * getScalarBytes(*YS);
+  for (size_t K = 0; K < Bounds.size(); ++K) {
+    auto BB = C.getBuffer(Bounds[K].second, N);
+    if (!BB)
+      return BB.takeError();
+    const Arg To =
+        K + 1 == Bounds.size() ? Arg{*YB, 0} : Arg{C.addScratch(Bytes), 0};
+    P.Op = Bounds[K].first;
+    P.NumOperands = 2;
+    P.In[0] = P.In[1] = *YS;
+    std::copy(K == 0 ? XStrides : Dense, (K == 0 ? XStrides : Dense) + MaxRank,
+              P.Strides[0]);
+    std::fill(P.Strides[1], P.Strides[1] + MaxRank, 0); // One value.
+    C.addStep({Nodes,
+               std::string("typed.clip.") +
+                   (P.Op == TypedOp::Max ? "max " : "min ") + Type,
+               0},
+              P, {From, {*BB, 0}, Arg(), To});
+    From = To;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
                             const FusedTail &T) {
+  if (N.getOpId() == OpId::Clip)
+    return planTypedClip(C, N, T);
   const Value *Y = N.getResult(0);
   const TensorType &YT = Y->getType();
   auto Op = getTypedOp(N);

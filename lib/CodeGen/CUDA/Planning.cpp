@@ -480,7 +480,8 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
       return makeGraphError(
           G, "input '" + In->getName() + "' has type " + In->getType().str() +
                  ": the CUDA backend takes static f32, f16, "
-                 "bf16, i32, i64, i8, u8, f64 and bool inputs");
+                 "bf16, f64, i8, u8, i16, u16, i32, u32, i64 and bool "
+                 "inputs");
     Binding B;
     B.Name = In->getName();
     B.Type = In->getType();

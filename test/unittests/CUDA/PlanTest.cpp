@@ -1372,6 +1372,41 @@ TEST(CudaPlanTest, TopKPutsNanAboveEveryNumber) {
   }
 }
 
+TEST(CudaPlanTest, IntegerClipsAndNarrowIntegerTypes) {
+  // Clip of integers: Max by the lower bound, then Min by the upper one
+  // (one step with one bound, a copy with none), from a channels-last
+  // operand; i16, u16 and u32 in the typed kernel, stored wrapping.
+  runtime::TensorMap In;
+  std::vector<double> X, U;
+  for (int I = 0; I < 24; ++I) {
+    X.push_back(double((I * 37) % 29) - 14);
+    U.push_back(double((I * 7919) % 65536));
+  }
+  In["x"] = tensorOf(ElementType::I8, {1, 4, 2, 3}, X);
+  In["s"] = tensorOf(ElementType::I16, {2, 12}, X);
+  In["u"] = tensorOf(ElementType::U16, {2, 12}, U);
+  In["w"] = tensorOf(ElementType::U32, {2, 12}, U);
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<1 x 4 x 2 x 3 x i8, nhwc>, %s: tensor<2 x 12 x i16>, %u: tensor<2 x 12 x u16>, %w: tensor<2 x 12 x u32>) {
+  %lo = Constant() {value = dense<-5> : tensor<i8>} : tensor<i8>
+  %hi = Constant() {value = dense<[7]> : tensor<1 x i8>} : tensor<1 x i8>
+  %a = Clip(%x, %lo, %hi) : tensor<1 x 4 x 2 x 3 x i8>
+  %b = Clip(%x, none, %hi) : tensor<1 x 4 x 2 x 3 x i8, nhwc>
+  %c = Clip(%x) : tensor<1 x 4 x 2 x 3 x i8>
+  %m = Max(%s, %s) : tensor<2 x 12 x i16>
+  %d = Mul(%u, %u) : tensor<2 x 12 x u16>
+  %e = Add(%w, %w) : tensor<2 x 12 x u32>
+  %f = Cast(%u) {to = 12} : tensor<2 x 12 x u32>
+  return %a, %b, %c, %m, %d, %e, %f
+}
+)",
+      {"typed.clip.max i8", "typed.clip.min i8", "typed.clip.min i8",
+       "typed.clip i8", "typed.max i16", "typed.mul u16", "typed.add u32",
+       "typed.cast u16>u32"},
+      0, In);
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.
