@@ -1616,18 +1616,19 @@ graph @ints(%x: tensor<4 x i64>) {
                            "go through comparisons"),
       std::string::npos)
       << planError(*Int);
-  auto U16 = parse(R"(
-graph @shorts(%x: tensor<4 x u16>) {
-  %y = Identity(%x) : tensor<4 x u16>
+  auto U64 = parse(R"(
+graph @longs(%x: tensor<4 x u64>) {
+  %y = Identity(%x) : tensor<4 x u64>
   return %y
 }
 )");
-  ASSERT_TRUE(U16);
-  EXPECT_NE(planError(*U16).find("the CUDA backend takes static f32, f16, "
-                                 "bf16, i32, i64, i8, u8, f64 and bool "
-                                 "inputs"),
+  ASSERT_TRUE(U64);
+  EXPECT_NE(planError(*U64).find("input 'x' has type tensor<4 x u64>: the "
+                                 "CUDA backend takes static f32, f16, bf16, "
+                                 "f64, i8, u8, i16, u16, i32, u32, i64 and "
+                                 "bool inputs"),
             std::string::npos)
-      << planError(*U16);
+      << planError(*U64);
   // f64 goes to the typed kernel only.
   auto F64 = parse(R"(
 graph @doubles(%x: tensor<4 x f64>) {
