@@ -1,11 +1,15 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, constant-fold, fold-batchnorm,
-// fold-conv-input-affine, fold-matmul-scale, fuse-gelu, fuse-hardswish,
+// Runs remove-identity, constant-fold, fold-batchnorm, fuse-gelu,
+// fuse-hardswish, fold-conv-input-affine, fold-matmul-scale,
 // fuse-layernorm, fold-transposes, cse and dce once, in that order:
 // forwarding identities exposes constants and Conv -> BatchNormalization
 // pairs, folding exposes the constant operands of the fused spellings and
-// equal nodes, and DCE removes what the others left unused.
+// equal nodes, and DCE removes what the others left unused. The
+// activations are fused before fold-conv-input-affine, which would
+// otherwise fold their last scaling (GELU's 0.5, a hard-swish's 1/6
+// written as a Mul) into the conv after them and leave the spelling
+// unmatched: four elementwise ops instead of one activation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,10 +27,10 @@ public:
         createIdentityRemovalPass(),
         createConstantFoldingPass(),
         createFoldBatchNormPass(),
-        createFoldConvInputAffinePass(),
-        createFoldMatMulScalePass(),
         createFuseGeluPass(),
         createFuseHardSwishPass(),
+        createFoldConvInputAffinePass(),
+        createFoldMatMulScalePass(),
         createFuseLayerNormPass(),
         createTransposeFoldingPass(),
         createCommonSubexpressionEliminationPass(),
