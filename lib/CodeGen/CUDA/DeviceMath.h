@@ -649,24 +649,61 @@ STRIDER_HOST_DEVICE void evalScatterRow(const TypedParams &P,
   }
 }
 
-/// Row of an ArgMax/ArgMin (see TypedOp) starting at offsets \p Off.
+/// Whether element \p I of an ArgMax/ArgMin row, of value \p V, beats the
+/// best so far, element \p At of value \p Best: the greater (ArgMin: the
+/// smaller) value, equal values by position (the first, or the last with
+/// SelectLast); NaN neither beats nor is beaten.
+STRIDER_HOST_DEVICE bool argBeats(const TypedParams &P, double V, int64_t I,
+                                  double Best, int64_t At) {
+  if (V != Best)
+    return P.Op == TypedOp::ArgMax ? V > Best : V < Best;
+  return P.SelectLast ? I > At : I < At;
+}
+
+/// Row of an ArgMax/ArgMin (see TypedOp) starting at offsets \p Off,
+/// element by element: a NaN in first place stays the answer, any other
+/// NaN is passed over (the reference's order).
 STRIDER_HOST_DEVICE void evalArgRow(const TypedParams &P,
                                     const void *const *Ins, void *Y,
                                     const int64_t *Off) {
-  const bool Max = P.Op == TypedOp::ArgMax;
   const int64_t Stride = P.Strides[0][P.Axis];
   double Best = loadDouble(P.In[0], Ins[0], Off[0]);
   int64_t At = 0;
   for (int64_t J = 1; J < P.Shape[P.Axis]; ++J) {
     const double V = loadDouble(P.In[0], Ins[0], Off[0] + J * Stride);
-    const bool Better = Max ? (P.SelectLast ? V >= Best : V > Best)
-                            : (P.SelectLast ? V <= Best : V < Best);
-    if (Better) {
+    if (argBeats(P, V, J, Best, At)) {
       Best = V;
       At = J;
     }
   }
   storeScalar(P.Y, Y, Off[2], 0.0, At, true);
+}
+
+/// Threads of an ArgMax/ArgMin row block (launchTyped's argRowsKernel).
+constexpr int ArgRowThreads = 256;
+
+/// Whether an ArgMax/ArgMin runs a block per row (rows from 512 elements:
+/// a vocabulary's logits, a long spectrum) instead of a thread per row.
+STRIDER_HOST_DEVICE bool useArgRowBlocks(const TypedParams &P) {
+  return (P.Op == TypedOp::ArgMax || P.Op == TypedOp::ArgMin) &&
+         P.Shape[P.Axis] >= 2 * ArgRowThreads;
+}
+
+/// A block's partial result, (Best, At), takes candidate (V, I): the
+/// argRowsKernel step, in each thread's strided pass and in the tree that
+/// combines the threads'. At < 0: none yet. NaN is never taken, so the
+/// order of the passes does not matter: the result is the row's extreme
+/// over its numbers, ties by position.
+STRIDER_HOST_DEVICE bool argTakes(const TypedParams &P, double V, int64_t I,
+                                  double Best, int64_t At) {
+  return I >= 0 && V == V && (At < 0 || argBeats(P, V, I, Best, At));
+}
+
+/// The position argRowsKernel stores, given the row's first element and
+/// the block's combined partial: evalArgRow's answer (0 when the first
+/// element is NaN or every element is).
+STRIDER_HOST_DEVICE int64_t getArgRowResult(double First, int64_t At) {
+  return First != First || At < 0 ? 0 : At;
 }
 
 /// Whether element \p IA of a TopK row, of value \p A, comes before element

@@ -213,6 +213,37 @@ void Emulator::typed(const TypedParams &T, const PlanStep &S) {
   int64_t Count = 1;
   for (int D = 0; D < T.Rank; ++D)
     Count *= T.Shape[D];
+  if (Count && useArgRowBlocks(T)) {
+    // argRowsKernel's model: ArgRowThreads strided passes, then the tree.
+    const int64_t Len = T.Shape[T.Axis], Stride = T.Strides[0][T.Axis];
+    for (int64_t Row = 0; Row < getRowCount(T); ++Row) {
+      int64_t Off[3];
+      getRowOffsets(T, Row, Off);
+      double Best[ArgRowThreads];
+      int64_t At[ArgRowThreads];
+      for (int Th = 0; Th < ArgRowThreads; ++Th) {
+        Best[Th] = 0;
+        At[Th] = -1;
+        for (int64_t J = Th; J < Len; J += ArgRowThreads) {
+          const double V = loadDouble(T.In[0], Ins[0], Off[0] + J * Stride);
+          if (argTakes(T, V, J, Best[Th], At[Th])) {
+            Best[Th] = V;
+            At[Th] = J;
+          }
+        }
+      }
+      for (int Half = ArgRowThreads / 2; Half > 0; Half /= 2)
+        for (int Th = 0; Th < Half; ++Th)
+          if (argTakes(T, Best[Th + Half], At[Th + Half], Best[Th], At[Th])) {
+            Best[Th] = Best[Th + Half];
+            At[Th] = At[Th + Half];
+          }
+      storeScalar(T.Y, Y, Off[2], 0.0,
+                  getArgRowResult(loadDouble(T.In[0], Ins[0], Off[0]), At[0]),
+                  true);
+    }
+    return;
+  }
   if (Count && useTopKRanks(T)) {
     // topKRankKernel's model: each element stored at its rank, if below K.
     for (int64_t Row = 0; Row < getRowCount(T); ++Row) {

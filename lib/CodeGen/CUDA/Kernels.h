@@ -197,11 +197,13 @@ enum class ScalarType : uint8_t {
 ///                       Reduction, the update is combined with what Y
 ///                       holds (add, mul, max, min), in the same order
 ///   ArgMax, ArgMin      one thread per row along Axis of Shape (the
-///                       data's shape): the position of the first extreme
-///                       of the row (the last with SelectLast), stored as
-///                       i64 at Y offset (position through Strides[2],
-///                       whose Axis entry is 0); NaN is never an extreme
-///                       but in first place, as in the reference
+///                       data's shape), or a block for long rows
+///                       (useArgRowBlocks): the position of the first
+///                       extreme of the row (the last with SelectLast),
+///                       stored as i64 at Y offset (position through
+///                       Strides[2], whose Axis entry is 0); NaN is never
+///                       an extreme but in first place, as in the
+///                       reference
 ///   TopK                the K largest (or smallest) of each row along
 ///                       Axis of Shape (the data's shape) in order (NaN
 ///                       above every number, ties by lower position),

@@ -4,7 +4,8 @@
 // each evaluating DeviceMath.h's evalTyped (the row ops Scatter, ArgMax,
 // ArgMin and TopK: one thread per row, evalTypedRow), so that the host
 // tests run the very code this kernel runs. TopK over long rows runs by
-// ranks instead (topKRankKernel: a block per tile of a row). The storage types
+// ranks instead (topKRankKernel: a block per tile of a row), ArgMax and
+// ArgMin over long rows a block per row (argRowsKernel). The storage types
 // and the op are read per element (uniform across a launch, so no divergence);
 // what goes through here is small (sequence lengths, masks, index arithmetic)
 // and memory bound.
@@ -31,6 +32,46 @@ __global__ void __launch_bounds__(Threads)
       evalTypedRow(P, Ins, Y, Y2, I, Err);
     else
       evalTyped(P, Ins, Y, I, Err);
+  }
+}
+
+/// ArgMax/ArgMin by blocks (useArgRowBlocks): block B takes row B; each
+/// thread keeps the best of the elements it strides over (argTakes), a
+/// tree in shared memory combines the threads' (argTakes again), and
+/// thread 0 stores getArgRowResult. The host's model runs the same passes.
+__global__ void __launch_bounds__(ArgRowThreads)
+    argRowsKernel(TypedParams P, const void *X, void *Y, int64_t Rows) {
+  __shared__ double Best[ArgRowThreads];
+  __shared__ int64_t At[ArgRowThreads];
+  const int64_t Len = P.Shape[P.Axis], Stride = P.Strides[0][P.Axis];
+  const int T = threadIdx.x;
+  for (int64_t Row = blockIdx.x; Row < Rows; Row += gridDim.x) {
+    int64_t Off[3];
+    getRowOffsets(P, Row, Off);
+    double B = 0;
+    int64_t A = -1;
+    for (int64_t J = T; J < Len; J += ArgRowThreads) {
+      const double V = loadDouble(P.In[0], X, Off[0] + J * Stride);
+      if (argTakes(P, V, J, B, A)) {
+        B = V;
+        A = J;
+      }
+    }
+    Best[T] = B;
+    At[T] = A;
+    __syncthreads();
+    for (int Half = ArgRowThreads / 2; Half > 0; Half /= 2) {
+      if (T < Half &&
+          argTakes(P, Best[T + Half], At[T + Half], Best[T], At[T])) {
+        Best[T] = Best[T + Half];
+        At[T] = At[T + Half];
+      }
+      __syncthreads();
+    }
+    if (T == 0)
+      storeScalar(P.Y, Y, Off[2], 0.0,
+                  getArgRowResult(loadDouble(P.In[0], X, Off[0]), At[0]), true);
+    __syncthreads(); // Slots reused by the block's next row.
   }
 }
 
@@ -88,6 +129,11 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
     Count = getRowCount(P);
   if (Count == 0)
     return cudaSuccess;
+  if (useArgRowBlocks(P)) {
+    const unsigned Grid = unsigned(Count < (1 << 20) ? Count : (1 << 20));
+    argRowsKernel<<<Grid, ArgRowThreads, 0, S>>>(P, A, Y, Count);
+    return cudaGetLastError();
+  }
   if (useTopKRanks(P)) {
     const int64_t Len = P.Shape[P.Axis];
     const int64_t TilesPerRow = (Len + TopKRankTile - 1) / TopKRankTile;

@@ -490,7 +490,8 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
   C.addStep({getStepNodes(N, T),
-             std::string("typed.") + N.getOpType().lower() + " " +
+             std::string("typed.") + N.getOpType().lower() +
+                 (useArgRowBlocks(P) ? ".blocks " : " ") +
                  getScalarTypeName(*XS),
              0},
             P, {{XB, 0}, Arg(), Arg(), {YB, 0}});

@@ -1349,6 +1349,42 @@ graph @long(%x: tensor<2 x 300 x f32>, %n: tensor<300 x 2 x i64>) {
       0, In);
 }
 
+TEST(CudaPlanTest, ArgExtremesOfLongRowsRunABlockPerRow) {
+  // From 512 elements a row, a block per row: each thread's strided pass,
+  // then a tree over the threads; the same positions as one pass along
+  // the row, ties by position (first, or last with select_last_index),
+  // NaN passed over, a NaN in first place the answer.
+  const double NaN = std::nan("");
+  const int64_t Len = 700;
+  std::vector<double> X, N;
+  for (int64_t Row = 0; Row < 4; ++Row)
+    for (int64_t I = 0; I < Len; ++I) {
+      double V = double((I * 37 + Row * 11) % 53);
+      if (Row == 1 && I % 5 == 0)
+        V = NaN;
+      if (Row == 2 && I == 0)
+        V = NaN;
+      X.push_back(V);
+      N.push_back(double((I * 13 + Row) % 41) - 20);
+    }
+  runtime::TensorMap In;
+  In["x"] = tensorOf(ElementType::F32, {4, Len}, X);
+  In["n"] = tensorOf(ElementType::I64, {Len, 4}, N);
+  checkOnHostAgainstReference(
+      R"(
+graph @long(%x: tensor<4 x 700 x f32>, %n: tensor<700 x 4 x i64>) {
+  %a = ArgMax(%x) {axis = 1} : tensor<4 x 1 x i64>
+  %b = ArgMin(%x) {axis = 1, keepdims = 0, select_last_index = 1} : tensor<4 x i64>
+  %c = ArgMax(%n) {axis = 0, select_last_index = 1} : tensor<1 x 4 x i64>
+  %d = ArgMin(%n) {axis = 0, keepdims = 0} : tensor<4 x i64>
+  return %a, %b, %c, %d
+}
+)",
+      {"typed.argmax.blocks f32", "typed.argmin.blocks f32",
+       "typed.argmax.blocks i64", "typed.argmin.blocks i64"},
+      0, In);
+}
+
 TEST(CudaPlanTest, TopKPutsNanAboveEveryNumber) {
   // NaN counts as the largest value (PyTorch's topk), equal NaNs by
   // position, in both the insertion and the rank kernels, as in the

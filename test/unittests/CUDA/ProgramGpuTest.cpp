@@ -251,14 +251,17 @@ graph @g(%x: tensor<3 x 3 x 2 x f32>, %s: tensor<4 x 7 x f32>, %u: tensor<4 x 2 
      1e-4},
     // TopK by ranks (rows from 256 elements): a detector's candidates,
     // the 100 best of 2000 per row, and a whole row sorted smallest first
-    // along a strided axis; the tiles of a row straddle blocks.
-    {"topk_long_rows_by_ranks", R"(
+    // along a strided axis; the tiles of a row straddle blocks. ArgMax and
+    // ArgMin of the long rows, a block each.
+    {"long_rows_topk_and_arg", R"(
 graph @g(%s: tensor<2 x 2000 x f32>, %t: tensor<300 x 3 x f32>) {
   %k = Constant() {value = dense<[100]> : tensor<1 x i64>} : tensor<1 x i64>
   %v, %i = TopK(%s, %k) {axis = 1} : tensor<2 x 100 x f32>, tensor<2 x 100 x i64>
   %n = Constant() {value = dense<[300]> : tensor<1 x i64>} : tensor<1 x i64>
   %w, %j = TopK(%t, %n) {axis = 0, largest = 0} : tensor<300 x 3 x f32>, tensor<300 x 3 x i64>
-  return %v, %i, %w, %j
+  %a = ArgMax(%s) {axis = 1} : tensor<2 x 1 x i64>
+  %b = ArgMin(%s) {axis = 1, select_last_index = 1} : tensor<2 x 1 x i64>
+  return %v, %i, %w, %j, %a, %b
 }
 )",
      0},
