@@ -84,6 +84,13 @@ constexpr PrecisionRule Rules[] = {
     {OpId::AveragePool, PrecisionClass::Follow},
     {OpId::GlobalAveragePool, PrecisionClass::Follow},
     {OpId::GlobalMaxPool, PrecisionClass::Follow},
+    // Reductions whose result stays in its operand's range (a global pool
+    // written as ReduceMean over the spatial dims: PyTorch's dynamo
+    // exporter, PaddlePaddle's SE blocks); the mean accumulates in f32.
+    // Not ReduceSum and the like, whose sums may pass f16's range.
+    {OpId::ReduceMean, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
+    {OpId::ReduceMax, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
+    {OpId::ReduceMin, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
     // Data movement and views.
     {OpId::Relayout, PrecisionClass::Follow},
     {OpId::Transpose, PrecisionClass::Follow},
