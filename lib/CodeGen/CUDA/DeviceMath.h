@@ -12,6 +12,7 @@
 #ifndef STRIDER_LIB_CODEGEN_CUDA_DEVICEMATH_H
 #define STRIDER_LIB_CODEGEN_CUDA_DEVICEMATH_H
 
+#include "DataMovementIndexing.h"
 #include "Kernels.h"
 
 #include <math.h>
@@ -399,8 +400,33 @@ STRIDER_HOST_DEVICE int64_t powInt(int64_t Base, int64_t Exp) {
 
 /// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
 /// gather index out of range goes to \p Err.
+/// Element \p Index of a typed Pad (see TypedOp).
+STRIDER_HOST_DEVICE void evalTypedPad(const TypedParams &P, const void *X,
+                                      void *Y, int64_t Index) {
+  int64_t Rest = Index, XOff = 0;
+  bool Inside = true;
+  for (int D = P.Rank - 1; D >= 0; --D) {
+    const int64_t At = Rest % P.Shape[D];
+    Rest /= P.Shape[D];
+    const int64_t From =
+        getPadSourceIndex(At, P.PadBegin[D], P.PadXShape[D], P.PadMode);
+    Inside &= From >= 0;
+    XOff += From * P.Strides[0][D];
+  }
+  const int Bytes = getScalarBytes(P.Y);
+  if (Inside)
+    memcpy(static_cast<char *>(Y) + Index * Bytes,
+           static_cast<const char *>(X) + XOff * Bytes, size_t(Bytes));
+  else
+    storeScalar(P.Y, Y, Index, P.PadFill, P.PadFillInt, isIntegerType(P.Y));
+}
+
 STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
                                    void *Y, int64_t Index, RunError *Err) {
+  if (P.Op == TypedOp::Pad) {
+    evalTypedPad(P, Ins[0], Y, Index);
+    return;
+  }
   int64_t Off[3] = {0, 0, 0};
   int64_t Rest = Index;
   for (int D = P.Rank - 1; D >= 0; --D) {
@@ -550,6 +576,8 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::ArgMin:
   case TypedOp::TopK:
     return; // Rows: evalTypedRow.
+  case TypedOp::Pad:
+    return; // evalTypedPad, above.
   }
 }
 

@@ -204,6 +204,10 @@ enum class ScalarType : uint8_t {
 ///                       Strides[2], whose Axis entry is 0); NaN is never
 ///                       an extreme but in first place, as in the
 ///                       reference
+///   Pad                 Y = A at the position getPadSourceIndex maps
+///                       each dim to (through Strides[0]), or the fill
+///                       where a Constant pad leaves the input (Pad of
+///                       integers, bools and f64)
 ///   TopK                the K largest (or smallest) of each row along
 ///                       Axis of Shape (the data's shape) in order (NaN
 ///                       above every number, ties by lower position),
@@ -235,6 +239,7 @@ enum class TypedOp : uint8_t {
   ArgMax,
   ArgMin,
   TopK,
+  Pad,
 };
 
 /// How a Scatter combines an update with what Y holds.
@@ -259,6 +264,13 @@ struct TypedParams {
   bool Largest = true;     ///< TopK.
   int64_t K = 0;           ///< TopK: values per row.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
+  /// Pad: per dim of Shape (Y's physical order), X's extent and the pad
+  /// before it (negative: a crop); the mode and, for Constant, the fill
+  /// (as an integer for integer types, exactly).
+  int64_t PadXShape[MaxRank] = {}, PadBegin[MaxRank] = {};
+  PadParams::Mode PadMode = PadParams::Constant;
+  double PadFill = 0;
+  int64_t PadFillInt = 0;
 };
 /// Y2 is TopK's second result (the positions); null for the other ops.
 /// Gathers and scatters report an index out of range to \p Err (if not

@@ -474,6 +474,46 @@ llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
   return llvm::Error::success();
 }
 
+/// Pad of integers, bools or f64: the typed kernel, one thread per element
+/// of Y in its physical order, reading X through its strides (any two
+/// layouts). \p Begin per logical dim.
+static llvm::Error planTypedPad(PlanContext &C, const Node &N,
+                                const FusedTail &T, PadParams::Mode Mode,
+                                llvm::ArrayRef<int64_t> Begin, double Fill,
+                                int64_t FillInt) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto S = getScalarType(XT.getElementType());
+  if (!S || XT.getElementType() != YT.getElementType() ||
+      !YT.hasStaticShape() || !T.Act.isNone())
+    return unsupported(N, "Pad of " + XT.str() + " to " + YT.str());
+  TypedParams P;
+  P.Op = TypedOp::Pad;
+  P.In[0] = P.Y = *S;
+  P.Rank = int(YT.getRank());
+  P.PadMode = Mode;
+  P.PadFill = Fill;
+  P.PadFillInt = FillInt;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  auto XS = codegen::getStrides(XT);
+  auto Perm = YT.getLayout().getPermutation(YT.getRank());
+  for (size_t D = 0; D < Perm.size(); ++D) {
+    P.Shape[D] = YShape[Perm[D]];
+    P.Strides[0][D] = XS[Perm[D]];
+    P.PadXShape[D] = XShape[Perm[D]];
+    P.PadBegin[D] = Begin[Perm[D]];
+  }
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             "typed.pad." + N.getStringAttr("mode", "constant") + " " +
+                 getElementTypeName(XT.getElementType()).str(),
+             0},
+            P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
@@ -506,13 +546,21 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
       return unsupported(N, "Pad along axis " + llvm::Twine(Axes[K]));
     Begin[size_t(A)] = Pads[K];
   }
+  double Fill = 0;
+  int64_t FillInt = 0;
   if (N.hasOperand(2) && P.PadMode == PadParams::Constant) {
     const TensorData *D = N.getOperand(2)->getConstantData();
     if (!D || D->getNumElements() > 1)
       return unsupported(N, "Pad with a fill value computed at run time");
-    if (D->getNumElements() == 1)
-      P.Value = float(D->getDouble(0));
+    if (D->getNumElements() == 1) {
+      Fill = D->getDouble(0);
+      if (!isFloatingPoint(D->getType().getElementType()))
+        FillInt = D->toInt64Vector()[0];
+      P.Value = float(Fill);
+    }
   }
+  if (!getDType(XT.getElementType()))
+    return planTypedPad(C, N, T, P.PadMode, Begin, Fill, FillInt);
   // The kernel pads in X's physical order; a result stored in another
   // layout is padded into a scratch copy in X's, then relaid out.
   const bool Staged = XT.getLayout().getPermutation(unsigned(R)) !=

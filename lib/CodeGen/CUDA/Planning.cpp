@@ -424,6 +424,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Unsqueeze:
   case OpId::Identity:
   case OpId::Dropout: // Its mask: a typed fill.
+  case OpId::Pad:     // Of integers, bools, f64: the typed kernel.
     return true;
   default:
     return false;

@@ -1443,6 +1443,55 @@ graph @g(%x: tensor<1 x 4 x 2 x 3 x i8, nhwc>, %s: tensor<2 x 12 x i16>, %u: ten
       0, In);
 }
 
+TEST(CudaPlanTest, PadsOfIntegersRunOnTheTypedKernel) {
+  // Every mode, crops, fills of the data's type (an i64 beyond 2^53 stays
+  // exact), a result stored in another layout than the operand.
+  runtime::TensorMap In;
+  std::vector<double> X;
+  for (int I = 0; I < 24; ++I)
+    X.push_back(double((I * 37) % 29) - 14);
+  In["x"] = tensorOf(ElementType::I32, {1, 2, 3, 4}, X);
+  In["b"] = tensorOf(ElementType::Bool, {2, 3}, {1, 0, 0, 1, 1, 0});
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<1 x 2 x 3 x 4 x i32, nhwc>, %b: tensor<2 x 3 x bool>) {
+  %p = Constant() {value = dense<[0, 0, 1, 2, 0, 1, 2, -1]> : tensor<8 x i64>} : tensor<8 x i64>
+  %v = Constant() {value = dense<-7> : tensor<i32>} : tensor<i32>
+  %c = Pad(%x, %p, %v) {mode = "constant"} : tensor<1 x 3 x 6 x 5 x i32>
+  %r = Pad(%x, %p) {mode = "reflect"} : tensor<1 x 3 x 6 x 5 x i32, nhwc>
+  %e = Pad(%x, %p) {mode = "edge"} : tensor<1 x 3 x 6 x 5 x i32>
+  %q = Constant() {value = dense<[1, 0, 0, 2]> : tensor<4 x i64>} : tensor<4 x i64>
+  %t = Constant() {value = dense<true> : tensor<bool>} : tensor<bool>
+  %bp = Pad(%b, %q, %t) : tensor<3 x 5 x bool>
+  return %c, %r, %e, %bp
+}
+)",
+      {"typed.pad.constant i32", "typed.pad.reflect i32", "typed.pad.edge i32",
+       "typed.pad.constant bool"},
+      0, In);
+  // A fill past 2^53 in i64 stays exact (doubles would round it to even).
+  auto G = parse(R"(
+graph @g(%l: tensor<3 x i64>) {
+  %p = Constant() {value = dense<[2, 1]> : tensor<2 x i64>} : tensor<2 x i64>
+  %v = Constant() {value = dense<9007199254740993> : tensor<i64>} : tensor<i64>
+  %y = Pad(%l, %p, %v) : tensor<6 x i64>
+  return %y
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  runtime::TensorMap L;
+  L["l"] = tensorOf(ElementType::I64, {3}, {1, 2, 3});
+  auto Got = emulateOnHost(*P, L);
+  ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
+  const runtime::Tensor &Y = Got->at("y");
+  const int64_t Want[] = {9007199254740993, 9007199254740993, 1, 2, 3,
+                          9007199254740993};
+  for (int64_t I = 0; I < 6; ++I)
+    EXPECT_EQ(Y.getInt(I), Want[I]) << I;
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.
