@@ -10,8 +10,8 @@
 #      bandwidth against device-to-device copies)
 #   2. ONNX's node tests through --backend=cuda, beside the CPU backend's
 #   3. the model set (small variant, generated here by make_model_set.py)
-#      through --backend=cuda against ONNX Runtime: fp32 within 1e-4,
-#      fp16 within the documented tolerance
+#      through --backend=cuda against ONNX Runtime at fp32 within 1e-4
+#      (at fp16 the cost model keeps all of it in f32: part 6 checks fp16)
 #   4. the benchmark against PyTorch on the same GPU (scripts/gpu_bench.py)
 #   5. the layout decision measured: ResNet-50, MobileNetV2 and the UNet
 #      (make_model_set.py full, batch 1) tuned on this GPU (strider-compile
@@ -182,8 +182,9 @@ part3() {
       NAME=$(basename "$M" .onnx); DATA="$WORK/models/small/$NAME.data"
       INPUTS=()
       for I in "$DATA"/input_*.npy; do INPUTS+=(--input "$(basename "$I" .npy)=$I"); done
-      # fp32: cuDNN/cuBLASLt without TF32; fp16: AMP-style mixed precision.
-      for P in "fp32 1e-4 1e-4" "fp16 5e-2 5e-2"; do
+      # fp32: cuDNN/cuBLASLt without TF32. Not fp16: at these sizes no
+      # conv pays for its casts, so those runs would repeat these.
+      for P in "fp32 1e-4 1e-4"; do
         set -- $P
         COUNT=$((COUNT + 1))
         T "$BIN/strider-run" "$M" --backend=cuda --precision=$1 "${INPUTS[@]}" \
@@ -198,7 +199,7 @@ part3() {
     FAILS=$(grep -c ': FAILED$' "$WORK/modelset.txt")
     CUT=$(grep -c ': not run (time)$' "$WORK/modelset.txt")
     [ $((FAILS + CUT)) -ne 0 ] && STATUS=1
-    note "model set: $((COUNT - FAILS - CUT)) of $COUNT runs within tolerance (fp32 1e-4, fp16 5e-2), $FAILS failed, $CUT not run (time)"
+    note "model set: $((COUNT - FAILS - CUT)) of $COUNT runs within tolerance (fp32 1e-4), $FAILS failed, $CUT not run (time)"
     keep "$WORK/modelset.txt"
   elif [ $GEN -eq 124 ]; then
     STATUS=1
