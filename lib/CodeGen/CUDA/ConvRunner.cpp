@@ -256,6 +256,13 @@ public:
   /// Uploads the filter and, for the fused call, the bias.
   llvm::Error upload(const float *Weights, const float *Bias,
                      bool FilterChannelsLast);
+  /// Runs the fused call once on scratch buffers: cuDNN's legacy fused
+  /// call takes fewer configurations than its forward call (bf16 data,
+  /// some layouts and algorithms), and a captured program cannot change
+  /// its calls. Where cuDNN answers NOT_SUPPORTED, the conv runs unfused
+  /// and getFused() says so, so the program's epilogue kernel takes the
+  /// bias, residual and activation.
+  llvm::Error probeFusedCall();
 
   size_t getWorkspaceBytes() const override { return Choice.Workspace; }
   EpilogueSpec getFused() const override { return Fusion.Fused; }
@@ -319,6 +326,40 @@ llvm::Error CudnnConvRunner::upload(const float *Weights, const float *Bias,
           Fusion.Relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
           CUDNN_NOT_PROPAGATE_NAN, 0.0),
       "cudnnSetActivationDescriptor");
+  return llvm::Error::success();
+}
+
+llvm::Error CudnnConvRunner::probeFusedCall() {
+  if (!Fusion.BiasActivation)
+    return llvm::Error::success();
+  const CudnnConvGeometry G = getCudnnConvGeometry(D);
+  const size_t Elt = getDTypeBytes(D.Type);
+  DeviceBuffer X, Y, Work;
+  if (llvm::Error E = X.allocate(size_t(getCount(G.X.Dims, G.Rank)) * Elt,
+                                 "conv probe input"))
+    return E;
+  if (llvm::Error E = Y.allocate(size_t(getCount(G.Y.Dims, G.Rank)) * Elt,
+                                 "conv probe output"))
+    return E;
+  if (llvm::Error E = Work.allocate(Choice.Workspace, "conv probe workspace"))
+    return E;
+  // The residual is read from y itself (cuDNN allows z = y).
+  const LibraryStatus Status = run(
+      X.Ptr, Fusion.Fused.Residual ? Y.Ptr : nullptr, Y.Ptr, Work.Ptr, nullptr);
+  if (Status.Code == cudaErrorNotSupported) {
+    Fusion = ConvFusion();
+    return llvm::Error::success();
+  }
+  if (Status.Code != cudaSuccess)
+    return makeLibraryError(
+        "conv '" + getConvKey(D) +
+        "': cudnnConvolutionBiasActivationForward: " +
+        (Status.Detail ? Status.Detail : cudaGetErrorString(Status.Code)));
+  cudaError_t Sync = cudaStreamSynchronize(nullptr);
+  if (Sync != cudaSuccess)
+    return makeLibraryError(
+        "conv '" + getConvKey(D) +
+        "': the fused call's probe failed: " + cudaGetErrorString(Sync));
   return llvm::Error::success();
 }
 
@@ -470,6 +511,8 @@ ConvRunner::create(Libraries &Libs, const ConvDesc &D, const float *Weights,
     if (!*Ready)
       continue;
     if (llvm::Error E = R->upload(Weights, Bias, FilterLast))
+      return E;
+    if (llvm::Error E = R->probeFusedCall())
       return E;
     return std::unique_ptr<ConvRunner>(std::move(R));
   }

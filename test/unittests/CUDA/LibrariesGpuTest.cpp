@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -414,11 +415,19 @@ ConvDesc inType(ConvDesc D, DType T, bool ChannelsLast) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(LibrariesGpuTest, ConvBiasResidualReluFusedInBothLayoutsAndTypes) {
+  // f32 and f16 fuse; bf16 may not (the runner's load-time probe drops
+  // the fused call where cuDNN answers NOT_SUPPORTED, and the program's
+  // epilogue kernel takes over): the output is checked either way.
   for (DType T : {DType::F32, DType::F16, DType::BF16})
     for (bool Last : {false, true}) {
       ConvDesc D = inType(makeConv(2, 2, 8, 16, 9, 3, 1), T, Last);
       D.Epilogue = {true, true, act(ActKind::Relu)};
       EpilogueSpec F = runConv(D);
+      if (T == DType::BF16 && !F.Bias) {
+        std::printf("conv %s: cuDNN's fused call declined; unfused\n",
+                    getConvKey(D).c_str());
+        continue;
+      }
       EXPECT_TRUE(F.Bias && F.Residual) << getConvKey(D);
       EXPECT_EQ(F.Act.Kind, ActKind::Relu) << getConvKey(D);
     }
