@@ -63,11 +63,15 @@ bool isTransposedRowMajor(const TensorType &T) {
 
 /// The pad cuDNN can apply to both sides of spatial dim \p I of \p D when
 /// it cannot take the dim's pads as they are (they differ, and the first on
-/// both sides changes the windows or the output size): the smaller one.
-/// -1 when cuDNN takes them as they are.
+/// both sides changes the windows or the output size): the smaller one,
+/// or 0 where a pad is negative (a ConvTranspose's output_padding past its
+/// end pad: outputs beyond the full one). -1 when cuDNN takes them as
+/// they are.
 int64_t getCommonPad(const ConvDesc &D, int I) {
   const int64_t Common = std::min(D.PadBegin[I], D.PadEnd[I]);
-  if (Common < 0 || D.PadBegin[I] == D.PadEnd[I] || getSymmetricPad(D, I) >= 0)
+  if (Common < 0)
+    return 0;
+  if (D.PadBegin[I] == D.PadEnd[I] || getSymmetricPad(D, I) >= 0)
     return -1;
   return Common;
 }
@@ -123,9 +127,11 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
 /// cuDNN crops a ConvTranspose's full output by the same pad on both
 /// sides of a dim (its end is implied by the output size). Where the pads
 /// differ so that it cannot (SAME_UPPER exports, pads 0/1), \p D is
-/// changed to crop both sides by the smaller pad only, which gives a
-/// larger output; returns where the wanted output starts in it, per
-/// spatial dim. None when cuDNN can crop every dim itself.
+/// changed to crop both sides by the smaller pad only (0 where a pad is
+/// negative), which gives a larger output; returns where the wanted
+/// output starts in it, per spatial dim (negative, or ending past it,
+/// where the wanted output reaches beyond the full one). None when cuDNN
+/// can crop every dim itself.
 llvm::Optional<llvm::SmallVector<int64_t, 3>>
 splitTransposedPads(ConvDesc &D) {
   if (!D.Transposed)
@@ -295,13 +301,38 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   Info.Kernel += " (uncropped: asymmetric pads)";
   ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
   C.addStep(Info, std::move(S), {XArg, Arg(), FullArg, Arg()});
-  int64_t Offset = 0;
-  for (int I = 0; I < D.Spatial; ++I)
-    Offset += (*CropStart)[size_t(I)] * FullStrides[size_t(I) + 2];
-  addCopy(C, Info.Nodes, "crop",
-          makeCopy(YShape, FullStrides, codegen::getStrides(YT), D.Type,
-                   D.Type),
-          {FullArg.Buffer, Offset * Elt}, {*YB, 0});
+  bool Beyond = false; // Y reaches past the full output somewhere.
+  for (int I = 0; I < D.Spatial; ++I) {
+    const int64_t Start = (*CropStart)[size_t(I)];
+    Beyond |= Start < 0 || Start + YShape[size_t(I) + 2] > D.Out[I];
+  }
+  if (Beyond) {
+    // Zeros where Y lies outside the full output (the bias follows), a
+    // crop where inside: the Pad kernel, in the order the conv writes,
+    // which is Y's bytes.
+    PadParams P;
+    P.Rank = int(YShape.size());
+    P.PadMode = PadParams::Constant;
+    P.Type = D.Type;
+    codegen::getPhysicalShape(FullT, P.XShape);
+    codegen::getPhysicalShape(YT.withLayout(FullT.getLayout()), P.YShape);
+    auto Perm = FullT.getLayout().getPermutation(YT.getRank());
+    for (size_t I = 0; I < Perm.size(); ++I)
+      P.Begin[I] = Perm[I] >= 2 ? -(*CropStart)[Perm[I] - 2] : 0;
+    C.addStep({Info.Nodes,
+               std::string("pad.constant ") + getDTypeName(D.Type) +
+                   " (conv_transpose output past the full one)",
+               0},
+              P, {FullArg, {*YB, 0}});
+  } else {
+    int64_t Offset = 0;
+    for (int I = 0; I < D.Spatial; ++I)
+      Offset += (*CropStart)[size_t(I)] * FullStrides[size_t(I) + 2];
+    addCopy(
+        C, Info.Nodes, "crop",
+        makeCopy(YShape, FullStrides, codegen::getStrides(YT), D.Type, D.Type),
+        {FullArg.Buffer, Offset * Elt}, {*YB, 0});
+  }
   if (!Epilogue.Bias && !Epilogue.Residual && Epilogue.Act.isNone())
     return llvm::Error::success();
   EpilogueParams E;

@@ -1227,6 +1227,35 @@ graph @g(%x: tensor<1 x 4 x 1 x 3 x f32, nhwc>) {
                               {}, 1e-5);
 }
 
+TEST(CudaPlanTest, ConvTransposeOutputsPastTheFullOneArePadded) {
+  // An output_shape larger than the full output (negative pads) asks for
+  // outputs beyond what cuDNN computes: they hold the bias alone. The
+  // full output goes to a scratch buffer, the Pad kernel writes Y (zeros
+  // beyond it), then the epilogue; both layouts.
+  for (const char *L : {"", ", nhwc"})
+    checkOnHostAgainstReference(
+        std::string(R"(
+graph @g(%x: tensor<1 x 2 x 3 x 3 x f32)") +
+            L + R"(>) {
+  %w = Constant() {value = )" +
+            denseOf({2, 3, 3, 3}, 0.6, 0.3) +
+            R"(} : tensor<2 x 3 x 3 x 3 x f32>
+  %b = Constant() {value = dense<[0.5, -1.0, 2.0]> : tensor<3 x f32>} : tensor<3 x f32>
+  %y = ConvTranspose(%x, %w, %b) {kernel_shape = [3, 3], strides = [3, 2], output_shape = [10, 8]} : tensor<1 x 3 x 10 x 8 x f32)" +
+            L + R"(>
+  return %y
+}
+)",
+        {std::string("cudnn.conv_transpose ") +
+             (*L ? "nhwc>nhwc" : "nchw>nchw") +
+             " f32 (uncropped: asymmetric "
+             "pads)",
+         "pad.constant f32 (conv_transpose output past the full one)",
+         std::string("epilogue.conv_transpose ") + (*L ? "nhwc" : "nchw") +
+             " f32+bias"},
+        1e-5);
+}
+
 TEST(CudaPlanTest, STFTIsAFrameCopyAndAGemmByTheBasis) {
   // Overlapping frames with a window, frames with gaps and only a frame
   // length, two-sided.
