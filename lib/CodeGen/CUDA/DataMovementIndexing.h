@@ -100,6 +100,25 @@ getPadSourceIndex(int64_t I, int64_t Begin, int64_t Size, PadParams::Mode M) {
   return R < Size ? R : Period - R;
 }
 
+/// The offset in X (through \p XStrides) that element \p Index of a
+/// padded result (row-major over \p YShape, \p Rank dims) reads, or -1
+/// where a Constant pad leaves X (getPadSourceIndex per dim).
+STRIDER_DM_HOST_DEVICE inline int64_t
+getPadSourceOffset(int Rank, const int64_t *YShape, const int64_t *Begin,
+                   const int64_t *XShape, const int64_t *XStrides,
+                   PadParams::Mode M, int64_t Index) {
+  int64_t Rest = Index, Off = 0;
+  for (int D = Rank - 1; D >= 0; --D) {
+    const int64_t From =
+        getPadSourceIndex(Rest % YShape[D], Begin[D], XShape[D], M);
+    Rest /= YShape[D];
+    if (From < 0)
+      return -1;
+    Off += From * XStrides[D];
+  }
+  return Off;
+}
+
 /// Where output element \p Linear of a Resize lies: its batch \p N,
 /// channel \p C and spatial position \p Out (unused axes 0), given the
 /// layout (ChannelsLast: N, spatial..., C; else N, C, spatial...).

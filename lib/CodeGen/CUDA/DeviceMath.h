@@ -398,29 +398,21 @@ STRIDER_HOST_DEVICE int64_t powInt(int64_t Base, int64_t Exp) {
   return int64_t(R);
 }
 
-/// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
-/// gather index out of range goes to \p Err.
 /// Element \p Index of a typed Pad (see TypedOp).
 STRIDER_HOST_DEVICE void evalTypedPad(const TypedParams &P, const void *X,
                                       void *Y, int64_t Index) {
-  int64_t Rest = Index, XOff = 0;
-  bool Inside = true;
-  for (int D = P.Rank - 1; D >= 0; --D) {
-    const int64_t At = Rest % P.Shape[D];
-    Rest /= P.Shape[D];
-    const int64_t From =
-        getPadSourceIndex(At, P.PadBegin[D], P.PadXShape[D], P.PadMode);
-    Inside &= From >= 0;
-    XOff += From * P.Strides[0][D];
-  }
+  const int64_t From = getPadSourceOffset(
+      P.Rank, P.Shape, P.PadBegin, P.PadXShape, P.Strides[0], P.PadMode, Index);
   const int Bytes = getScalarBytes(P.Y);
-  if (Inside)
+  if (From >= 0)
     memcpy(static_cast<char *>(Y) + Index * Bytes,
-           static_cast<const char *>(X) + XOff * Bytes, size_t(Bytes));
+           static_cast<const char *>(X) + From * Bytes, size_t(Bytes));
   else
     storeScalar(P.Y, Y, Index, P.PadFill, P.PadFillInt, isIntegerType(P.Y));
 }
 
+/// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
+/// gather index out of range goes to \p Err.
 STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
                                    void *Y, int64_t Index, RunError *Err) {
   if (P.Op == TypedOp::Pad) {

@@ -120,17 +120,9 @@ void Emulator::pad(const PadParams &Q, const PlanStep &S) {
     Count *= Q.YShape[D];
   }
   for (int64_t I = 0; I < Count; ++I) {
-    int64_t Rest = I, XO = 0;
-    bool Inside = true;
-    for (int D = Q.Rank - 1; D >= 0; --D) {
-      const int64_t YI = Rest % Q.YShape[D];
-      Rest /= Q.YShape[D];
-      const int64_t XI =
-          getPadSourceIndex(YI, Q.Begin[D], Q.XShape[D], Q.PadMode);
-      Inside &= XI >= 0;
-      XO += XI * XStr[D];
-    }
-    store(Q.Type, Y, I, Inside ? load(Q.Type, X, XO) : Q.Value);
+    const int64_t From = getPadSourceOffset(Q.Rank, Q.YShape, Q.Begin, Q.XShape,
+                                            XStr, Q.PadMode, I);
+    store(Q.Type, Y, I, From >= 0 ? load(Q.Type, X, From) : Q.Value);
   }
 }
 

@@ -966,6 +966,18 @@ TEST(CPUKernelTest, TileAndGatherWithConstantOperands) {
   }
 }
 
+/// A TopK node of \p X with a constant K along \p Axis.
+Node *addTopK(GraphBuilder &B, Value *X, int64_t K, int64_t Axis, int Largest) {
+  TensorDataRef KD = TensorData::fromInt64(ElementType::I64, {1}, {K});
+  Node *C = B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
+  C->setAttr("value", Attribute::getTensor(KD));
+  Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
+                  {{"axis", Attribute::getInt(Axis)},
+                   {"largest", Attribute::getInt(Largest)}},
+                  2);
+  return V->getDefiningNode();
+}
+
 TEST(CPUKernelTest, TopKAlongAnyAxisWithTies) {
   // Largest and smallest, K from 0 to the whole axis, along channels and a
   // spatial axis of both layouts; values on a coarse grid so that ties
@@ -980,16 +992,7 @@ TEST(CPUKernelTest, TopKAlongAnyAxisWithTies) {
             runtime::Tensor &XT = B.Inputs[X->getName()];
             for (int64_t E = 0; E < XT.getNumElements(); ++E)
               XT.setDouble(E, std::round(XT.getDouble(E) * 2));
-            TensorDataRef KD =
-                TensorData::fromInt64(ElementType::I64, {1}, {K});
-            Node *C =
-                B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
-            C->setAttr("value", Attribute::getTensor(KD));
-            Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
-                            {{"axis", Attribute::getInt(Axis)},
-                             {"largest", Attribute::getInt(Largest)}},
-                            2);
-            Node *T = V->getDefiningNode();
+            Node *T = addTopK(B, X, K, Axis, Largest);
             B.G.addOutput(T->getResult(1 - Result));
             B.check(T->getResult(Result), 0, 2, "topk.");
           }
@@ -1006,14 +1009,7 @@ TEST(CPUKernelTest, TopKPutsNanAboveEveryNumber) {
       for (int64_t E = 0; E < XT.getNumElements(); ++E)
         XT.setDouble(E,
                      E % 4 == 1 ? std::nan("") : std::round(XT.getDouble(E)));
-      TensorDataRef KD = TensorData::fromInt64(ElementType::I64, {1}, {3});
-      Node *C = B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
-      C->setAttr("value", Attribute::getTensor(KD));
-      Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
-                      {{"axis", Attribute::getInt(1)},
-                       {"largest", Attribute::getInt(Largest)}},
-                      2);
-      Node *T = V->getDefiningNode();
+      Node *T = addTopK(B, X, 3, 1, Largest);
       B.G.addOutput(T->getResult(0));
       B.check(T->getResult(1), 0, 2, "topk.");
     }
@@ -1119,14 +1115,7 @@ TEST(CPUKernelTest, TopKOfIntegersAndDoubles) {
       for (unsigned Result : {0u, 1u}) {
         GraphBuilder B(170 + Largest);
         Value *X = intInput(B, "x", Elt, {3, 5}, {4, -1, 9, 4, 0, 7, 7, 2});
-        TensorDataRef KD = TensorData::fromInt64(ElementType::I64, {1}, {3});
-        Node *C = B.G.createNode(OpId::Constant, {}, {"k"}, {KD->getType()});
-        C->setAttr("value", Attribute::getTensor(KD));
-        Value *V = B.op(OpId::TopK, {X, C->getResult(0)},
-                        {{"axis", Attribute::getInt(1)},
-                         {"largest", Attribute::getInt(Largest)}},
-                        2);
-        Node *T = V->getDefiningNode();
+        Node *T = addTopK(B, X, 3, 1, Largest);
         B.G.addOutput(T->getResult(1 - Result));
         B.check(T->getResult(Result), 0, 2, "topk.");
       }
