@@ -723,17 +723,9 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
   auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
   if (Reps.size() != XShape.size() || YShape.size() != XShape.size())
     return unsupported(N, "Tile with repeats computed at run time");
-  // Output dim k of r * d elements is r copies of input dim k: index it
-  // as (r, d), the copies reading the input again (stride 0).
-  auto XS = codegen::getStrides(XT), YS = codegen::getStrides(YT);
-  llvm::SmallVector<int64_t, 12> Shape, Src, Dst;
-  for (size_t K = 0; K < XShape.size(); ++K) {
+  for (size_t K = 0; K < XShape.size(); ++K)
     if (Reps[K] < 0 || YShape[K] != Reps[K] * XShape[K])
       return unsupported(N, "Tile to " + YT.str());
-    Shape.append({Reps[K], XShape[K]});
-    Src.append({0, XS[K]});
-    Dst.append({XShape[K] * YS[K], YS[K]});
-  }
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
@@ -742,8 +734,51 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
     return YB.takeError();
   if (YT.getNumElements().getValueOr(0) == 0)
     return llvm::Error::success();
-  if (!addIndexCopy(C, getStepNodes(N, T), "tile", Shape, Src, Dst,
-                    dtypeOf(X), dtypeOf(Y), {*XB, 0}, {*YB, 0}))
+  // Output dim k of r * d elements is r copies of input dim k: index it
+  // as (r, d), the copies reading the input again (stride 0). Only the
+  // dims marked in Tiled repeat (the others copy through as they are).
+  const std::string Nodes = getStepNodes(N, T);
+  auto TileCopy = [&](const TensorType &From, const TensorType &To,
+                      const std::vector<bool> &Tiled, Arg FromArg, Arg ToArg) {
+    auto FS = codegen::getStrides(From), TS = codegen::getStrides(To);
+    auto FShape = From.getStaticShape();
+    llvm::SmallVector<int64_t, 12> Shape, Src, Dst;
+    for (size_t K = 0; K < FShape.size(); ++K) {
+      const int64_t R = Tiled[K] ? Reps[K] : 1;
+      Shape.append({R, FShape[K]});
+      Src.append({0, FS[K]});
+      Dst.append({FShape[K] * TS[K], TS[K]});
+    }
+    return addIndexCopy(C, Nodes, "tile", Shape, Src, Dst, dtypeOf(X),
+                        dtypeOf(Y), FromArg, ToArg);
+  };
+  const std::vector<bool> All(XShape.size(), true);
+  if (TileCopy(XT, YT, All, {*XB, 0}, {*YB, 0}))
+    return llvm::Error::success();
+  // Too many dims for one copy: the first half of the repeated dims into
+  // a scratch tensor (in Y's layout), then the rest from it into Y.
+  std::vector<bool> First(XShape.size(), false), Second(XShape.size(), false);
+  size_t Repeated = 0;
+  for (int64_t R : Reps)
+    Repeated += R != 1;
+  llvm::SmallVector<int64_t, 6> Mid(XShape.begin(), XShape.end());
+  for (size_t K = 0, Seen = 0; K < XShape.size(); ++K) {
+    if (Reps[K] == 1)
+      continue;
+    if (2 * Seen++ < Repeated) {
+      First[K] = true;
+      Mid[K] = YShape[K];
+    } else {
+      Second[K] = true;
+    }
+  }
+  const TensorType MidT =
+      TensorType::get(YT.getElementType(), Mid, YT.getLayout());
+  const Arg MidArg{
+      C.addScratch(*MidT.getNumElements() * int64_t(getDTypeBytes(dtypeOf(Y)))),
+      0};
+  if (!TileCopy(XT, MidT, First, {*XB, 0}, MidArg) ||
+      !TileCopy(MidT, YT, Second, MidArg, {*YB, 0}))
     return unsupported(N, "Tile of " + XT.str() + " repeating this many dims");
   return llvm::Error::success();
 }

@@ -632,6 +632,18 @@ graph @tile(%x: tensor<1 x 3 x 2 x 2 x f32, nhwc>) {
 }
 )",
                               {"copy.tile generic f32"});
+  // Every dim of a rank-4 tensor repeated: (r, d) per dim is 8 dims, past
+  // the copy kernel's 6, so the first half of the repeats goes into a
+  // scratch tensor and the rest from it.
+  checkOnHostAgainstReference(
+      R"(
+graph @tile(%x: tensor<2 x 3 x 2 x 2 x f32, nhwc>) {
+  %r = Constant() {value = dense<[2, 3, 2, 3]> : tensor<4 x i64>} : tensor<4 x i64>
+  %y = Tile(%x, %r) : tensor<4 x 9 x 4 x 6 x f32, nhwc>
+  return %y
+}
+)",
+      {"copy.tile generic f32", "copy.tile generic f32"});
 }
 
 TEST(CudaPlanTest, ReshapesAndPadsAcrossLayoutsMoveElements) {
