@@ -573,24 +573,21 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
   for (int64_t I = 0; I < R; ++I)
     P.Begin[I] = Begin[Perm[size_t(I)]];
   P.Type = dtypeOf(X);
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
   const std::string Nodes = getStepNodes(N, T);
   const Arg Padded = Staged ? Arg{C.addScratch(*PaddedT.getNumElements() *
                                                int64_t(getDTypeBytes(P.Type))),
                                   0}
-                            : Arg{*YB, 0};
+                            : Arg{YB, 0};
   C.addStep({Nodes, "pad." + Mode + " " + getDTypeName(P.Type), 0}, P,
-            {{*XB, 0}, Padded});
+            {{XB, 0}, Padded});
   if (Staged)
     addCopy(C, Nodes, "relayout",
             makeCopy(YT.getStaticShape(), codegen::getStrides(PaddedT),
                      codegen::getStrides(YT), P.Type, P.Type),
-            Padded, {*YB, 0});
+            Padded, {YB, 0});
   return llvm::Error::success();
 }
 

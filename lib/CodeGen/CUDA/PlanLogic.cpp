@@ -139,12 +139,9 @@ static llvm::Error planTypedClip(PlanContext &C, const Node &N,
         return unsupported(N, "Clip by a bound of type " + BT.str());
       Bounds.push_back({I == 1 ? TypedOp::Max : TypedOp::Min, N.getOperand(I)});
     }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
   const std::string Nodes = getStepNodes(N, T);
   const std::string Type = getScalarTypeName(*YS);
   TypedParams P;
@@ -159,17 +156,17 @@ static llvm::Error planTypedClip(PlanContext &C, const Node &N,
     P.In[0] = *YS;
     std::copy(XStrides, XStrides + MaxRank, P.Strides[0]);
     C.addStep({Nodes, "typed.clip " + Type, 0}, P,
-              {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+              {{XB, 0}, Arg(), Arg(), {YB, 0}});
     return llvm::Error::success();
   }
-  Arg From = {*XB, 0};
+  Arg From = {XB, 0};
   const int64_t Bytes = *YT.getNumElements() * getScalarBytes(*YS);
   for (size_t K = 0; K < Bounds.size(); ++K) {
     auto BB = C.getBuffer(Bounds[K].second, N);
     if (!BB)
       return BB.takeError();
     const Arg To =
-        K + 1 == Bounds.size() ? Arg{*YB, 0} : Arg{C.addScratch(Bytes), 0};
+        K + 1 == Bounds.size() ? Arg{YB, 0} : Arg{C.addScratch(Bytes), 0};
     P.Op = Bounds[K].first;
     P.NumOperands = 2;
     P.In[0] = P.In[1] = *YS;

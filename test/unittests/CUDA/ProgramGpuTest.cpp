@@ -37,6 +37,15 @@ Tensor randomTensor(const TensorType &T, unsigned Seed) {
   return R;
 }
 
+/// Random tensors for \p G's inputs, seeded 1, 2, ... in input order.
+TensorMap randomInputs(const Graph &G) {
+  TensorMap Inputs;
+  unsigned Seed = 1;
+  for (const Value *In : G.getInputs())
+    Inputs[In->getName()] = randomTensor(In->getType(), Seed++);
+  return Inputs;
+}
+
 /// Every output of \p Expected in \p Got, within \p Tol relative (0:
 /// exactly), any layouts.
 void expectOutputsNear(const TensorMap &Got, const TensorMap &Expected,
@@ -295,10 +304,7 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
   const Case &C = GetParam();
   auto G = parseGraph(C.Text, C.Name);
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
-  TensorMap Inputs;
-  unsigned Seed = 1;
-  for (const Value *In : (*G)->getInputs())
-    Inputs[In->getName()] = randomTensor(In->getType(), Seed++);
+  const TensorMap Inputs = randomInputs(**G);
   auto Expected = runReference(**G, Inputs);
   ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
   cuda::CUDAOptions O;
@@ -331,10 +337,7 @@ TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
     O.Math = C.Math;
     auto P = cuda::planForCUDA(**G, O);
     ASSERT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
-    TensorMap Inputs;
-    unsigned Seed = 1;
-    for (const Value *In : (*G)->getInputs())
-      Inputs[In->getName()] = randomTensor(In->getType(), Seed++);
+    const TensorMap Inputs = randomInputs(**G);
     auto Expected = runReference(**G, Inputs);
     ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
     auto Got = cuda::emulateOnHost(**P, Inputs);
