@@ -277,6 +277,8 @@ def run_strider(args, model_path, inputs, extra):
            f"--backend={args.backend}", "--json", "--quiet"] + extra
     if args.backend != "cpu":
         cmd.append(f"--precision={args.precision}")
+    if args.device_code:
+        cmd.append("--emulate-device-code")
     for name, path in inputs:
         cmd += ["--input", f"{name}={path}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -431,6 +433,10 @@ def main():
     ap.add_argument("--precision", default="fp32",
                     choices=["fp32", "tf32", "fp16", "bf16"],
                     help="with --backend=cuda or cuda-emulated")
+    ap.add_argument("--device-code", action="store_true",
+                    help="with --backend=cuda-emulated: run the kernels' own "
+                    "device code on the host instead of their models "
+                    "(strider-run --emulate-device-code)")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--cache", default=os.path.join(
@@ -445,6 +451,8 @@ def main():
                     help="fetch the selected third-party models, print their "
                     "paths relative to --cache and exit")
     args = ap.parse_args()
+    if args.device_code and args.backend != "cuda-emulated":
+        ap.error("--device-code is for --backend=cuda-emulated")
 
     if args.list_files:
         for suite, name, path, feeds, kind in collect_models(args):

@@ -283,7 +283,10 @@ Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
   if (S.CudaProgram)
     return S.CudaProgram->run(Inputs);
   if (S.CudaPlan)
-    return cuda::emulateOnHost(*S.CudaPlan, Inputs);
+    return cuda::emulateOnHost(*S.CudaPlan, Inputs,
+                               Opts.EmulateDeviceCode
+                                   ? cuda::EmulationMode::DeviceCode
+                                   : cuda::EmulationMode::Models);
 #endif
   return runtime::runReference(*S.G, Inputs);
 }

@@ -67,6 +67,11 @@ static cl::opt<bool> Emulate(
     cl::desc("With --backend=cuda: plan every test and run the plan on the "
              "host (cuda::emulateOnHost: host models of every kernel and "
              "library call; no device needed), comparing its outputs"));
+static cl::opt<bool> DeviceCode(
+    "device-code",
+    cl::desc("With --emulate: run the kernel steps through the kernels' own "
+             "device code compiled for the host (blocks and threads "
+             "scheduled as on the device) instead of their host models"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
@@ -285,7 +290,9 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     if (PlanOnly)
       return {Status::Passed, ""};
     if (Emulate) {
-      Out = cuda::emulateOnHost(**Plan, Bound);
+      Out = cuda::emulateOnHost(**Plan, Bound,
+                                DeviceCode ? cuda::EmulationMode::DeviceCode
+                                           : cuda::EmulationMode::Models);
     } else {
       auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
       if (!Prog)

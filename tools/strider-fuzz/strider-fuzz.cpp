@@ -62,6 +62,12 @@ static cl::opt<bool>
                cl::cat(FuzzCat));
 static cl::opt<bool> Verbose("v", cl::desc("Print every seed and check"),
                              cl::cat(FuzzCat));
+static cl::opt<bool> DeviceCode(
+    "device-code",
+    cl::desc("Run the cuda-* plans' kernel steps through the kernels' own "
+             "device code compiled for the host (cuda::EmulationMode::"
+             "DeviceCode) instead of their host models"),
+    cl::cat(FuzzCat));
 static cl::opt<bool> ConstantsFirst(
     "constants-first",
     cl::desc("Put every Constant node at the start of the graph (as "
@@ -871,7 +877,10 @@ std::string checkConfiguration(const Configuration &Config,
                      << llvm::toString(Plan.takeError()) << "\n";
     } else {
       ++Cuda.Emulated;
-      auto Emulated = cuda::emulateOnHost(**Plan, RunInputs);
+      auto Emulated =
+          cuda::emulateOnHost(**Plan, RunInputs,
+                              DeviceCode ? cuda::EmulationMode::DeviceCode
+                                         : cuda::EmulationMode::Models);
       std::string Why = Emulated
                             ? compareOutputs(G, Original, *Emulated, Expected)
                             : "error " + llvm::toString(Emulated.takeError());

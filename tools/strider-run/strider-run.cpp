@@ -62,6 +62,14 @@ static cl::opt<std::string>
                      "host by models of its kernels: no GPU needed, slow; "
                      "checks what the cuda backend would compute)"),
             cl::init("cpu"), cl::cat(RunCat));
+static cl::opt<bool> EmulateDeviceCode(
+    "emulate-device-code",
+    cl::desc("With --backend=cuda-emulated: run the kernel steps through "
+             "the kernels' own device code compiled for the host (every "
+             "block and thread, barriers and warp shuffles as on the "
+             "device) instead of their host models; slower, and checks the "
+             "kernels' indexing too"),
+    cl::cat(RunCat));
 static cl::list<std::string>
     InputFlags("input",
                cl::desc("An input: NAME=FILE.npy or NAME=FILE.pb (an ONNX "
@@ -443,6 +451,7 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   SO.Device = Device;
   SO.Precision = PrecisionFlag;
   SO.Pinned = Pinned;
+  SO.EmulateDeviceCode = EmulateDeviceCode;
   SO.Threads = int(Threads);
   SO.Optimize = !NoOptimize;
   SO.Target = TargetName;
@@ -755,6 +764,9 @@ static int run() {
     return Fail(toolError("--precision=" + PrecisionFlag +
                           " needs --backend=cuda: the other backends compute "
                           "in fp32"));
+  if (Backend != "cuda-emulated" && EmulateDeviceCode)
+    return Fail(toolError("--emulate-device-code is for "
+                          "--backend=cuda-emulated"));
   if (Backend != "cuda" && Pinned.getNumOccurrences())
     return Fail(toolError("--pinned is for --backend=cuda"));
   if (Backend == "cuda-emulated" && (BenchRuns.getNumOccurrences() || Profile))

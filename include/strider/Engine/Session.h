@@ -144,6 +144,10 @@ struct SessionOptions {
   /// convs run the cuDNN algorithms the table holds. Its target must be
   /// Target's, and a GPU table's precision Precision.
   std::shared_ptr<layout::TuningTable> Tuning;
+  /// Backend::CUDAEmulated: run kernel steps through the kernels' device
+  /// code compiled for the host (cuda::EmulationMode::DeviceCode) instead
+  /// of their host models.
+  bool EmulateDeviceCode = false;
 };
 
 /// Whether this build and machine can run \p Opts' backend: for

@@ -16,6 +16,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 constexpr int Threads = 256;
@@ -240,16 +241,17 @@ cudaError_t launchContiguous(const CopyPlan &P, const void *X, void *Y,
     const size_t Bytes = getDTypeBytes(C.XType);
     if (P.Vector > 1 && isVectorAligned(X) && isVectorAligned(Y)) {
       const int64_t Units = Count * int64_t(Bytes) / 16;
-      copyFlatKernel<uint4><<<getBlocks(Units, Threads), Threads, 0, S>>>(
-          static_cast<const uint4 *>(X), static_cast<uint4 *>(Y), Units);
-    } else if (Bytes == 4) {
-      copyFlatKernel<uint32_t><<<getBlocks(Count, Threads), Threads, 0, S>>>(
-          static_cast<const uint32_t *>(X), static_cast<uint32_t *>(Y), Count);
-    } else {
-      copyFlatKernel<uint16_t><<<getBlocks(Count, Threads), Threads, 0, S>>>(
-          static_cast<const uint16_t *>(X), static_cast<uint16_t *>(Y), Count);
+      return launchKernel(copyFlatKernel<uint4>, getBlocks(Units, Threads),
+                          Threads, 0, S, static_cast<const uint4 *>(X),
+                          static_cast<uint4 *>(Y), Units);
     }
-    return cudaGetLastError();
+    if (Bytes == 4)
+      return launchKernel(copyFlatKernel<uint32_t>, getBlocks(Count, Threads),
+                          Threads, 0, S, static_cast<const uint32_t *>(X),
+                          static_cast<uint32_t *>(Y), Count);
+    return launchKernel(copyFlatKernel<uint16_t>, getBlocks(Count, Threads),
+                        Threads, 0, S, static_cast<const uint16_t *>(X),
+                        static_cast<uint16_t *>(Y), Count);
   }
   return dispatchType(C.XType, [&](auto XTag) {
     return dispatchType(C.YType, [&](auto YTag) {
@@ -257,18 +259,18 @@ cudaError_t launchContiguous(const CopyPlan &P, const void *X, void *Y,
       if constexpr (XT == YT) {
         return cudaErrorInvalidValue; // Copied above.
       } else {
-        convertFlatKernel<XT, YT><<<getBlocks(Count, Threads), Threads, 0, S>>>(
-            static_cast<const Elem<XT> *>(X), static_cast<Elem<YT> *>(Y),
-            Count);
-        return cudaGetLastError();
+        return launchKernel(convertFlatKernel<XT, YT>,
+                            getBlocks(Count, Threads), Threads, 0, S,
+                            static_cast<const Elem<XT> *>(X),
+                            static_cast<Elem<YT> *>(Y), Count);
       }
     });
   });
 }
 
 template <DType XT, DType YT, int V, int Tile>
-void launchTransposeTiles(TransposeShape Shape, const void *X, void *Y,
-                          cudaStream_t S) {
+cudaError_t launchTransposeTiles(TransposeShape Shape, const void *X, void *Y,
+                                 cudaStream_t S) {
   Shape.TilesR = (Shape.Rows + Tile - 1) / Tile;
   Shape.TilesC = (Shape.Cols + Tile - 1) / Tile;
   Shape.Tiles = Shape.TilesR * Shape.TilesC;
@@ -276,8 +278,9 @@ void launchTransposeTiles(TransposeShape Shape, const void *X, void *Y,
     Shape.Tiles *= Shape.BatchShape[D];
   const unsigned Blocks =
       unsigned(Shape.Tiles < MaxBlocks ? Shape.Tiles : MaxBlocks);
-  transposeKernel<XT, YT, V, Tile><<<Blocks, Threads, 0, S>>>(
-      static_cast<const Elem<XT> *>(X), static_cast<Elem<YT> *>(Y), Shape);
+  return launchKernel(transposeKernel<XT, YT, V, Tile>, Blocks, Threads, 0, S,
+                      static_cast<const Elem<XT> *>(X),
+                      static_cast<Elem<YT> *>(Y), Shape);
 }
 
 cudaError_t launchTranspose(const CopyPlan &P, const void *X, void *Y,
@@ -301,13 +304,10 @@ cudaError_t launchTranspose(const CopyPlan &P, const void *X, void *Y,
       constexpr DType XT = decltype(XTag)::value, YT = decltype(YTag)::value;
       if constexpr (XT == YT) {
         constexpr int V = VectorElements<XT>;
-        if (Vectorized && P.Vector == V) {
-          launchTransposeTiles<XT, YT, V, 64>(Shape, X, Y, S);
-          return cudaGetLastError();
-        }
+        if (Vectorized && P.Vector == V)
+          return launchTransposeTiles<XT, YT, V, 64>(Shape, X, Y, S);
       }
-      launchTransposeTiles<XT, YT, 1, 32>(Shape, X, Y, S);
-      return cudaGetLastError();
+      return launchTransposeTiles<XT, YT, 1, 32>(Shape, X, Y, S);
     });
   });
 }
@@ -323,12 +323,10 @@ cudaError_t launchStrided(const CopyPlan &P, const void *X, void *Y,
       const auto *XP = static_cast<const Elem<XT> *>(X);
       auto *YP = static_cast<Elem<YT> *>(Y);
       if (Narrow)
-        copyStridedKernel<XT, YT, uint32_t>
-            <<<Blocks, Threads, 0, S>>>(XP, YP, C, Count);
-      else
-        copyStridedKernel<XT, YT, uint64_t>
-            <<<Blocks, Threads, 0, S>>>(XP, YP, C, Count);
-      return cudaGetLastError();
+        return launchKernel(copyStridedKernel<XT, YT, uint32_t>, Blocks,
+                            Threads, 0, S, XP, YP, C, Count);
+      return launchKernel(copyStridedKernel<XT, YT, uint64_t>, Blocks, Threads,
+                          0, S, XP, YP, C, Count);
     });
   });
 }
@@ -464,10 +462,9 @@ cudaError_t launchPad(const PadParams &P, const void *X, void *Y,
   }
   return dispatchType(P.Type, [&](auto Tag) {
     constexpr DType T = decltype(Tag)::value;
-    padKernel<T><<<getBlocks(Count, Threads), Threads, 0, S>>>(
-        static_cast<const Elem<T> *>(X), static_cast<Elem<T> *>(Y), Shape,
-        Count);
-    return cudaGetLastError();
+    return launchKernel(padKernel<T>, getBlocks(Count, Threads), Threads, 0, S,
+                        static_cast<const Elem<T> *>(X),
+                        static_cast<Elem<T> *>(Y), Shape, Count);
   });
 }
 
@@ -483,12 +480,12 @@ cudaError_t launchResize(const ResizeParams &P, const void *X, void *Y,
   const ResizeInputStrides XS = getResizeInputStrides(P);
   return dispatchType(P.Type, [&](auto Tag) {
     constexpr DType T = decltype(Tag)::value;
-    resizeKernel<T><<<getBlocks(Count, Threads), Threads, 0, S>>>(
-        static_cast<const Elem<T> *>(X), static_cast<Elem<T> *>(Y), P, XS,
-        Count);
-    return cudaGetLastError();
+    return launchKernel(resizeKernel<T>, getBlocks(Count, Threads), Threads, 0,
+                        S, static_cast<const Elem<T> *>(X),
+                        static_cast<Elem<T> *>(Y), P, XS, Count);
   });
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

@@ -15,6 +15,20 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstddef>
+
+// The .cu files are compiled twice: by nvcc for the device, and in
+// OnHost/ as plain C++ for the host emulation's device-code mode
+// (STRIDER_KERNELS_ON_HOST), where their launchers and kernels live in
+// namespace cuda::onhost so that both builds link into one program.
+#ifdef STRIDER_KERNELS_ON_HOST
+#define STRIDER_KERNELS_NAMESPACE_BEGIN namespace onhost {
+#define STRIDER_KERNELS_NAMESPACE_END } // namespace onhost
+#else
+#define STRIDER_KERNELS_NAMESPACE_BEGIN
+#define STRIDER_KERNELS_NAMESPACE_END
+#endif
+
 namespace strider {
 namespace cuda {
 
@@ -67,6 +81,22 @@ template <typename Fn> cudaError_t dispatchType(DType T, Fn &&F) {
     return F(DTypeTag<DType::BF16>());
   }
   return cudaErrorInvalidValue;
+}
+
+/// Launches \p Kernel on \p Grid x \p Block threads and returns the
+/// launch's status: `Kernel<<<Grid, Block, Shared, S>>>(Args...)` on the
+/// device; in the host build, the grid run by OnHost/Grid.cpp (\p S is
+/// ignored: host launches complete in order).
+template <typename... Params, typename... Args>
+cudaError_t launchKernel(void (*Kernel)(Params...), dim3 Grid, dim3 Block,
+                         size_t Shared, cudaStream_t S, const Args &...A) {
+#ifdef STRIDER_KERNELS_ON_HOST
+  (void)S;
+  return onhost::runGrid(Grid, Block, Shared, [&] { Kernel(A...); });
+#else
+  Kernel<<<Grid, Block, Shared, S>>>(A...);
+  return cudaGetLastError();
+#endif
 }
 
 /// Blocks of \p Threads threads covering \p Count items, capped for

@@ -14,6 +14,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 constexpr int Threads = 256;
@@ -155,21 +156,20 @@ cudaError_t launchElementwiseAs(const ElementwiseParams &S, int64_t Count,
   const int64_t SA = S.AStrides[0], SB = HasB ? S.BStrides[0] : 0;
   if (S.Rank == 1 && Count >= PackLen && (SA == 0 || SA == 1) &&
       (SB == 0 || SB == 1) && isPackAligned(Y, YT) &&
-      (SA == 0 || isPackAligned(A, YT)) && (SB == 0 || isPackAligned(B, BT))) {
-    elementwisePackedKernel<YT, BT>
-        <<<getBlocks(Count / PackLen, Threads), Threads, 0, Stream>>>(
-            S.Op, S.Act, Count, A, SA == 1, B, SB == 1, Y);
-  } else if (S.Rank == 1) {
-    elementwiseFlatKernel<YT, BT>
-        <<<Blocks, Threads, 0, Stream>>>(S.Op, S.Act, Count, A, SA, B, SB, Y);
-  } else if (fitsInt32(S)) {
-    elementwiseStridedKernel<YT, BT, uint32_t><<<Blocks, Threads, 0, Stream>>>(
-        S.Op, S.Act, makeWalk<uint32_t>(S), uint32_t(Count), A, B, Y);
-  } else {
-    elementwiseStridedKernel<YT, BT, uint64_t><<<Blocks, Threads, 0, Stream>>>(
-        S.Op, S.Act, makeWalk<uint64_t>(S), uint64_t(Count), A, B, Y);
-  }
-  return cudaGetLastError();
+      (SA == 0 || isPackAligned(A, YT)) && (SB == 0 || isPackAligned(B, BT)))
+    return launchKernel(elementwisePackedKernel<YT, BT>,
+                        getBlocks(Count / PackLen, Threads), Threads, 0, Stream,
+                        S.Op, S.Act, Count, A, SA == 1, B, SB == 1, Y);
+  if (S.Rank == 1)
+    return launchKernel(elementwiseFlatKernel<YT, BT>, Blocks, Threads, 0,
+                        Stream, S.Op, S.Act, Count, A, SA, B, SB, Y);
+  if (fitsInt32(S))
+    return launchKernel(elementwiseStridedKernel<YT, BT, uint32_t>, Blocks,
+                        Threads, 0, Stream, S.Op, S.Act, makeWalk<uint32_t>(S),
+                        uint32_t(Count), A, B, Y);
+  return launchKernel(elementwiseStridedKernel<YT, BT, uint64_t>, Blocks,
+                      Threads, 0, Stream, S.Op, S.Act, makeWalk<uint64_t>(S),
+                      uint64_t(Count), A, B, Y);
 }
 
 /// Y = Act(X * Scale[c] + Bias[c] + Residual), c = (i / ChannelStride) %
@@ -233,16 +233,17 @@ cudaError_t launchEpilogue(const EpilogueParams &P, const void *X,
   return dispatchType(P.YType, [&](auto Tag) -> cudaError_t {
     constexpr DType T = decltype(Tag)::value;
     if (Small)
-      epilogueKernel<T, uint32_t><<<Blocks, Threads, 0, Stream>>>(
-          uint32_t(P.Count), uint32_t(P.Channels), uint32_t(P.ChannelStride),
-          P.Act, X, Scale, Bias, Residual, Y);
-    else
-      epilogueKernel<T, uint64_t><<<Blocks, Threads, 0, Stream>>>(
-          uint64_t(P.Count), uint64_t(P.Channels), uint64_t(P.ChannelStride),
-          P.Act, X, Scale, Bias, Residual, Y);
-    return cudaGetLastError();
+      return launchKernel(epilogueKernel<T, uint32_t>, Blocks, Threads, 0,
+                          Stream, uint32_t(P.Count), uint32_t(P.Channels),
+                          uint32_t(P.ChannelStride), P.Act, X, Scale, Bias,
+                          Residual, Y);
+    return launchKernel(epilogueKernel<T, uint64_t>, Blocks, Threads, 0, Stream,
+                        uint64_t(P.Count), uint64_t(P.Channels),
+                        uint64_t(P.ChannelStride), P.Act, X, Scale, Bias,
+                        Residual, Y);
   });
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

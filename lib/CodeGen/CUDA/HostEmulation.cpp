@@ -14,13 +14,17 @@
 //
 // What this checks: every decision of the planner (steps, buffers and
 // their places in the arena, strides, layouts, epilogues, weights and
-// tables). What it cannot: the device code's own indexing and
-// synchronization, vectorized paths, and the libraries' behaviour.
+// tables). In EmulationMode::DeviceCode the kernel steps run the kernels'
+// own code instead of the models (OnHost/: the .cu files compiled for the
+// host), which checks their indexing, tiling, vectorized paths and
+// barriers too. What neither can check: races between threads and the
+// libraries' behaviour.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DataMovementIndexing.h"
 #include "DeviceMath.h"
+#include "OnHost/OnHost.h"
 #include "PlanImpl.h"
 
 #include "strider/Runtime/Tensor.h"
@@ -70,6 +74,8 @@ public:
   float *f32(const Arg &A) { return reinterpret_cast<float *>(ptr(A)); }
 
   void run(const PlanStep &S);
+  /// Kernel step \p S through its device code compiled for the host.
+  llvm::Error runDeviceCode(const PlanStep &S);
   /// Non-finite values among what step \p S wrote to its result (of a
   /// float type), and how many values that is.
   std::pair<int64_t, int64_t> countNonFinite(const PlanStep &S);
@@ -561,6 +567,20 @@ void Emulator::run(const PlanStep &S) {
       S.Params);
 }
 
+llvm::Error Emulator::runDeviceCode(const PlanStep &S) {
+  const cudaError_t Code = launchKernelStep(
+      onhost::getLaunchers(), S,
+      [&](size_t K) -> void * { return ptr(S.Args[K]); }, &Reported, nullptr);
+  if (Code == cudaSuccess)
+    return llvm::Error::success();
+  const std::string &Why = onhost::getLaunchError();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "step '" + S.Info.Nodes + "' (" + S.Info.Kernel + "): the launch fails" +
+          (Why.empty() ? " (cudaError " + std::to_string(int(Code)) + ")"
+                       : ": " + Why));
+}
+
 } // namespace
 
 std::pair<int64_t, int64_t> Emulator::countNonFinite(const PlanStep &S) {
@@ -604,7 +624,8 @@ std::pair<int64_t, int64_t> Emulator::countNonFinite(const PlanStep &S) {
 }
 
 llvm::Expected<runtime::TensorMap>
-cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs) {
+cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs,
+                    EmulationMode Mode) {
   const PlanImpl &P = Pl.getImpl();
   Emulator E(P);
   for (const Binding &B : P.Inputs) {
@@ -636,7 +657,12 @@ cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs) {
   // the rest too).
   const bool Trace = std::getenv("STRIDER_EMULATION_TRACE") != nullptr;
   for (size_t I = 0; I < P.Steps.size(); ++I) {
-    E.run(P.Steps[I]);
+    if (Mode == EmulationMode::DeviceCode && isKernelStep(P.Steps[I])) {
+      if (llvm::Error Err = E.runDeviceCode(P.Steps[I]))
+        return Err;
+    } else {
+      E.run(P.Steps[I]);
+    }
     if (!Trace)
       continue;
     auto [Bad, Count] = E.countNonFinite(P.Steps[I]);

@@ -453,6 +453,31 @@ cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *RecBias, float *Hidden, float *Out,
                           const void *Lens, RunError *Err, cudaStream_t S);
 
+//===----------------------------------------------------------------------===//
+// The launchers as a table
+//===----------------------------------------------------------------------===//
+
+/// The launchers above as a table: the device's (getDeviceLaunchers) or
+/// the same .cu code compiled for the host (OnHost/: onhost::getLaunchers),
+/// so that one function maps a plan step to its launch for both
+/// (launchKernelStep, PlanImpl.h).
+struct KernelLaunchers {
+  decltype(&launchCopy) Copy = nullptr;
+  decltype(&launchPad) Pad = nullptr;
+  decltype(&launchResize) Resize = nullptr;
+  decltype(&launchElementwise) Elementwise = nullptr;
+  decltype(&launchTyped) Typed = nullptr;
+  decltype(&launchEpilogue) Epilogue = nullptr;
+  decltype(&launchPool) Pool = nullptr;
+  decltype(&launchReduce) Reduce = nullptr;
+  decltype(&launchSoftmax) Softmax = nullptr;
+  decltype(&launchNorm) Norm = nullptr;
+  decltype(&launchLrn) Lrn = nullptr;
+  decltype(&launchLstmCell) LstmCell = nullptr;
+  decltype(&launchGruCell) GruCell = nullptr;
+};
+const KernelLaunchers &getDeviceLaunchers();
+
 } // namespace cuda
 } // namespace strider
 

@@ -17,6 +17,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 constexpr int Threads = 256;
@@ -131,22 +132,21 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
     return cudaSuccess;
   if (useArgRowBlocks(P)) {
     const unsigned Grid = unsigned(Count < (1 << 20) ? Count : (1 << 20));
-    argRowsKernel<<<Grid, ArgRowThreads, 0, S>>>(P, A, Y, Count);
-    return cudaGetLastError();
+    return launchKernel(argRowsKernel, Grid, ArgRowThreads, 0, S, P, A, Y,
+                        Count);
   }
   if (useTopKRanks(P)) {
     const int64_t Len = P.Shape[P.Axis];
     const int64_t TilesPerRow = (Len + TopKRankTile - 1) / TopKRankTile;
     const int64_t Blocks = Count * TilesPerRow;
     const unsigned Grid = unsigned(Blocks < (1 << 20) ? Blocks : (1 << 20));
-    topKRankKernel<<<Grid, TopKRankTile, 0, S>>>(P, A, Y, Y2, Blocks,
-                                                 TilesPerRow);
-    return cudaGetLastError();
+    return launchKernel(topKRankKernel, Grid, TopKRankTile, 0, S, P, A, Y, Y2,
+                        Blocks, TilesPerRow);
   }
-  typedKernel<<<getBlocks(Count, Threads), Threads, 0, S>>>(P, A, B, C, Y, Y2,
-                                                            Err, Count);
-  return cudaGetLastError();
+  return launchKernel(typedKernel, getBlocks(Count, Threads), Threads, 0, S, P,
+                      A, B, C, Y, Y2, Err, Count);
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

@@ -20,6 +20,7 @@
 #include "strider/IR/Graph.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
 #include <variant>
@@ -105,6 +106,18 @@ public:
   int64_t ArenaBytes = 0, ConstantBytes = 0;
   Precision Math = Precision::FP32;
 };
+
+/// Whether \p S runs one of the backend's own kernels (not cuDNN or
+/// cuBLASLt).
+bool isKernelStep(const PlanStep &S);
+/// Launches kernel step \p S through \p L on \p Stream, its arguments'
+/// addresses from \p Address (of argument K), a report of bad data to
+/// \p Err: the one mapping from a step's arguments to its launcher's, for
+/// the device program and the host emulation's device-code mode. Library
+/// steps give cudaErrorInvalidValue.
+cudaError_t launchKernelStep(const KernelLaunchers &L, const PlanStep &S,
+                             llvm::function_ref<void *(size_t K)> Address,
+                             RunError *Err, cudaStream_t Stream);
 
 /// The message of a run that kernel reports in \p R stopped: "step
 /// '<nodes>' (<kernel>): index 7 is out of range for an axis of size 5".

@@ -12,6 +12,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 constexpr int Threads = 256;
@@ -91,11 +92,11 @@ cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
     return cudaSuccess;
   const unsigned Blocks = getBlocks(Count, Threads);
   return dispatchType(Q.Type, [&](auto Tag) -> cudaError_t {
-    poolKernel<decltype(Tag)::value>
-        <<<Blocks, Threads, 0, Stream>>>(Q, Count, X, Y);
-    return cudaGetLastError();
+    return launchKernel(poolKernel<decltype(Tag)::value>, Blocks, Threads, 0,
+                        Stream, Q, Count, X, Y);
   });
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

@@ -162,67 +162,15 @@ LibraryStatus ProgramImpl::launch(size_t I) {
   const PlanStep &S = plan().Steps[I];
   auto A = [&](size_t K) { return ptr(S.Args[K]); };
   auto Kernel = [](cudaError_t Code) { return LibraryStatus{Code, nullptr}; };
-  LibraryStatus Status = std::visit(
-      [&](const auto &P) -> LibraryStatus {
-        using T = std::decay_t<decltype(P)>;
-        if constexpr (std::is_same_v<T, CopyPlan>) {
-          return Kernel(launchCopy(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, PadParams>) {
-          return Kernel(launchPad(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, ResizeParams>) {
-          ResizeParams R = P;
-          for (int D = 0; D < R.Spatial; ++D) {
-            R.Index[D] = static_cast<const int32_t *>(A(2 + 2 * size_t(D)));
-            R.Weight[D] = static_cast<const float *>(A(3 + 2 * size_t(D)));
-          }
-          return Kernel(launchResize(R, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, ElementwiseParams>) {
-          return Kernel(launchElementwise(P, A(0), A(1), A(2), Stream));
-        } else if constexpr (std::is_same_v<T, TypedParams>) {
-          return Kernel(launchTyped(P, A(0), A(1), A(2), A(3),
-                                    S.Args.size() > 4 ? A(4) : nullptr,
-                                    DeviceError, Stream));
-        } else if constexpr (std::is_same_v<T, EpilogueParams>) {
-          return Kernel(launchEpilogue(
-              P, A(0), static_cast<const float *>(A(1)),
-              static_cast<const float *>(A(2)), A(3), A(4), Stream));
-        } else if constexpr (std::is_same_v<T, PoolParams>) {
-          return Kernel(launchPool(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, ReduceParams>) {
-          return Kernel(launchReduce(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, SoftmaxParams>) {
-          return Kernel(launchSoftmax(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, LstmCellParams>) {
-          return Kernel(launchLstmCell(
-              P, static_cast<const float *>(A(0)),
-              static_cast<const float *>(A(1)),
-              static_cast<const float *>(A(2)), static_cast<float *>(A(3)),
-              static_cast<float *>(A(4)), static_cast<float *>(A(5)), A(6),
-              DeviceError, Stream));
-        } else if constexpr (std::is_same_v<T, GruCellParams>) {
-          return Kernel(launchGruCell(
-              P, static_cast<const float *>(A(0)),
-              static_cast<const float *>(A(1)),
-              static_cast<const float *>(A(2)),
-              static_cast<const float *>(A(3)), static_cast<float *>(A(4)),
-              static_cast<float *>(A(5)), A(6), DeviceError, Stream));
-        } else if constexpr (std::is_same_v<T, LrnParams>) {
-          return Kernel(launchLrn(P, A(0), A(1), Stream));
-        } else if constexpr (std::is_same_v<T, NormParams>) {
-          return Kernel(launchNorm(
-              P, A(0), static_cast<const float *>(A(1)),
-              static_cast<const float *>(A(2)), A(3),
-              static_cast<float *>(S.Args.size() > 4 ? A(4) : nullptr),
-              static_cast<float *>(S.Args.size() > 5 ? A(5) : nullptr),
-              Stream));
-        } else if constexpr (std::is_same_v<T, ConvStep>) {
-          return Convs[I]->run(A(0), A(1), A(2), Workspace, Stream);
-        } else {
-          static_assert(std::is_same_v<T, GemmStep>, "a step kind is missing");
-          return Gemms[I]->run(A(0), A(1), A(2), Workspace, Stream);
-        }
-      },
-      S.Params);
+  LibraryStatus Status;
+  if (isKernelStep(S))
+    Status = Kernel(launchKernelStep(
+        getDeviceLaunchers(), S, [&](size_t K) { return A(K); }, DeviceError,
+        Stream));
+  else if (std::holds_alternative<ConvStep>(S.Params))
+    Status = Convs[I]->run(A(0), A(1), A(2), Workspace, Stream);
+  else
+    Status = Gemms[I]->run(A(0), A(1), A(2), Workspace, Stream);
   if (Status.Code != cudaSuccess || !Remainders[I])
     return Status;
   // The library step's epilogue, in place on its result.

@@ -14,6 +14,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 constexpr int Threads = 256;
@@ -54,9 +55,9 @@ cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
   const int64_t Count = P.Batch * P.Hidden;
   if (Count == 0)
     return cudaSuccess;
-  gruCellKernel<<<getBlocks(Count, Threads), Threads, 0, Stream>>>(
-      P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err);
-  return cudaGetLastError();
+  return launchKernel(gruCellKernel, getBlocks(Count, Threads), Threads, 0,
+                      Stream, P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens,
+                      Err);
 }
 
 cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
@@ -68,10 +69,10 @@ cudaError_t launchLstmCell(const LstmCellParams &P, const float *Pre,
   const int64_t Count = P.Batch * P.Hidden;
   if (Count == 0)
     return cudaSuccess;
-  lstmCellKernel<<<getBlocks(Count, Threads), Threads, 0, Stream>>>(
-      P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err);
-  return cudaGetLastError();
+  return launchKernel(lstmCellKernel, getBlocks(Count, Threads), Threads, 0,
+                      Stream, P, Pre, Rec, Peep, Cell, Hidden, Y, Lens, Err);
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

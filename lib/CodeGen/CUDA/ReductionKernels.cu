@@ -16,6 +16,7 @@
 
 namespace strider {
 namespace cuda {
+STRIDER_KERNELS_NAMESPACE_BEGIN
 namespace {
 
 /// Shared memory of a block's partial results: one slot per warp of a row
@@ -275,8 +276,7 @@ cudaError_t launchShaped(DType Type, int64_t Outer, int64_t Reduced,
                               ? getBlocks(Outer, L.ThreadsY)
                               : getBlocks(Outer * Inner, 32);
   return dispatchType(Type, [&](auto Tag) -> cudaError_t {
-    Launch(Tag, L.How == ReduceLaunch::Rows, Blocks, Block);
-    return cudaGetLastError();
+    return Launch(Tag, L.How == ReduceLaunch::Rows, Blocks, Block);
   });
 }
 
@@ -294,12 +294,14 @@ cudaError_t launchReduce(const ReduceParams &P, const void *X, void *Y,
     return cudaSuccess;
   return launchShaped(
       P.XType, P.Outer, P.Reduced, P.Inner,
-      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
+      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) -> cudaError_t {
         constexpr DType T = decltype(Tag)::value;
         if (Rows)
-          reduceRowsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Y);
+          return launchKernel(reduceRowsKernel<T>, Blocks, Block, 0, Stream, P,
+                              X, Y);
         else
-          reduceColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Y);
+          return launchKernel(reduceColumnsKernel<T>, Blocks, Block, 0, Stream,
+                              P, X, Y);
       });
 }
 
@@ -311,12 +313,14 @@ cudaError_t launchSoftmax(const SoftmaxParams &P, const void *X, void *Y,
     return cudaSuccess;
   return launchShaped(
       P.XType, P.Outer, P.Axis, P.Inner,
-      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
+      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) -> cudaError_t {
         constexpr DType T = decltype(Tag)::value;
         if (Rows)
-          softmaxRowsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Y);
+          return launchKernel(softmaxRowsKernel<T>, Blocks, Block, 0, Stream, P,
+                              X, Y);
         else
-          softmaxColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(P, X, Y);
+          return launchKernel(softmaxColumnsKernel<T>, Blocks, Block, 0, Stream,
+                              P, X, Y);
       });
 }
 
@@ -328,16 +332,17 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
     return cudaErrorInvalidValue;
   if (P.Outer * P.Reduced * P.Inner == 0)
     return cudaSuccess;
-  return launchShaped(P.XType, P.Outer, P.Reduced, P.Inner,
-                      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) {
-                        constexpr DType T = decltype(Tag)::value;
-                        if (Rows)
-                          normRowsKernel<T><<<Blocks, Block, 0, Stream>>>(
-                              P, X, Scale, Bias, Y, Mean, InvStd);
-                        else
-                          normColumnsKernel<T><<<Blocks, Block, 0, Stream>>>(
-                              P, X, Scale, Bias, Y, Mean, InvStd);
-                      });
+  return launchShaped(
+      P.XType, P.Outer, P.Reduced, P.Inner,
+      [&](auto Tag, bool Rows, unsigned Blocks, dim3 Block) -> cudaError_t {
+        constexpr DType T = decltype(Tag)::value;
+        if (Rows)
+          return launchKernel(normRowsKernel<T>, Blocks, Block, 0, Stream, P, X,
+                              Scale, Bias, Y, Mean, InvStd);
+        else
+          return launchKernel(normColumnsKernel<T>, Blocks, Block, 0, Stream, P,
+                              X, Scale, Bias, Y, Mean, InvStd);
+      });
 }
 
 namespace {
@@ -373,10 +378,11 @@ cudaError_t launchLrn(const LrnParams &P, const void *X, void *Y,
     return cudaSuccess;
   const unsigned Blocks = getBlocks(Count, 256);
   return dispatchType(P.Type, [&](auto Tag) -> cudaError_t {
-    lrnKernel<decltype(Tag)::value><<<Blocks, 256, 0, Stream>>>(P, Count, X, Y);
-    return cudaGetLastError();
+    return launchKernel(lrnKernel<decltype(Tag)::value>, Blocks, 256, 0, Stream,
+                        P, Count, X, Y);
   });
 }
 
+STRIDER_KERNELS_NAMESPACE_END
 } // namespace cuda
 } // namespace strider

@@ -28,6 +28,7 @@
 
 using namespace strider;
 using namespace strider::cuda;
+using namespace strider::cuda::gputest;
 using codegen::Activation;
 using codegen::ActKind;
 
@@ -50,27 +51,25 @@ float roundTo(float V, DType T) {
 class DeviceBuffer {
 public:
   explicit DeviceBuffer(size_t Bytes) : Bytes(Bytes) {
-    EXPECT_EQ(cudaMalloc(&Ptr, Bytes ? Bytes : 1), cudaSuccess);
+    EXPECT_EQ(targetMalloc(&Ptr, Bytes ? Bytes : 1), cudaSuccess);
   }
   DeviceBuffer(const std::vector<float> &V, DType T)
       : DeviceBuffer(V.size() * getDTypeBytes(T)) {
     const std::vector<uint8_t> B = toStorage(V, T);
     if (!B.empty()) {
-      EXPECT_EQ(cudaMemcpy(Ptr, B.data(), B.size(), cudaMemcpyHostToDevice),
-                cudaSuccess);
+      EXPECT_EQ(targetUpload(Ptr, B.data(), B.size()), cudaSuccess);
     }
   }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() { (void)cudaFree(Ptr); }
+  ~DeviceBuffer() { targetFree(Ptr); }
 
   void *get() const { return Ptr; }
   float *getFloats() const { return static_cast<float *>(Ptr); }
   std::vector<float> read(DType T) const {
     std::vector<uint8_t> B(Bytes);
     if (!B.empty()) {
-      EXPECT_EQ(cudaMemcpy(B.data(), Ptr, B.size(), cudaMemcpyDeviceToHost),
-                cudaSuccess);
+      EXPECT_EQ(targetDownload(B.data(), Ptr, B.size()), cudaSuccess);
     }
     return gputest::fromStorage(B, T);
   }
@@ -94,9 +93,9 @@ std::vector<float> randomValues(size_t N, DType T, unsigned Seed,
 
 /// Waits for the device and checks that nothing failed.
 void expectFinished(cudaError_t Launched) {
-  EXPECT_EQ(Launched, cudaSuccess) << cudaGetErrorString(Launched);
-  const cudaError_t Done = cudaDeviceSynchronize();
-  EXPECT_EQ(Done, cudaSuccess) << cudaGetErrorString(Done);
+  EXPECT_EQ(Launched, cudaSuccess) << describeLaunch(Launched);
+  const cudaError_t Done = targetSynchronize();
+  EXPECT_EQ(Done, cudaSuccess) << describeLaunch(Done);
 }
 
 /// The tolerance of a comparison, relative to max(1, |expected|).
@@ -223,8 +222,8 @@ void runElementwise(const ElementwiseCase &C, DType T, DType BT) {
       DY(size_t(Count) * getDTypeBytes(T));
   const void *APtr =
       static_cast<const char *>(DA.get()) + C.AOffset * getDTypeBytes(T);
-  expectFinished(
-      launchElementwise(P, APtr, HasB ? DB.get() : nullptr, DY.get(), nullptr));
+  expectFinished(launchers().Elementwise(P, APtr, HasB ? DB.get() : nullptr,
+                                         DY.get(), nullptr));
   expectClose(Expected, DY.read(T), getTolerance(T), What);
 }
 
@@ -318,13 +317,13 @@ std::vector<ElementwiseCase> getElementwiseCases() {
 }
 
 TEST(CudaComputeTest, ElementwiseBinaryF32) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (const ElementwiseCase &C : getElementwiseCases())
     runElementwise(C, DType::F32, DType::F32);
 }
 
 TEST(CudaComputeTest, ElementwiseBinaryHalfTypes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (const ElementwiseCase &C : getElementwiseCases()) {
     if (C.Op == BinaryOp::Pow)
       continue; // Rounded operands move pow too far for a loose check.
@@ -336,7 +335,7 @@ TEST(CudaComputeTest, ElementwiseBinaryHalfTypes) {
 }
 
 TEST(CudaComputeTest, ElementwiseEveryActivation) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (int K = 0; K <= int(ActKind::GeluTanh); ++K) {
     ElementwiseCase C;
     C.Name = "unary kind " + std::to_string(K);
@@ -353,7 +352,7 @@ TEST(CudaComputeTest, ElementwiseEveryActivation) {
 }
 
 TEST(CudaComputeTest, ElementwiseRejectsTypeMixes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   ElementwiseParams P;
   P.Op = BinaryOp::Add;
   P.Rank = 1;
@@ -362,16 +361,16 @@ TEST(CudaComputeTest, ElementwiseRejectsTypeMixes) {
   DeviceBuffer A(16), B(16), Y(16);
   P.AType = DType::F32;
   P.YType = DType::F16;
-  EXPECT_EQ(launchElementwise(P, A.get(), B.get(), Y.get(), nullptr),
+  EXPECT_EQ(launchers().Elementwise(P, A.get(), B.get(), Y.get(), nullptr),
             cudaErrorInvalidValue);
   P.AType = P.YType = DType::F16;
   P.BType = DType::BF16;
-  EXPECT_EQ(launchElementwise(P, A.get(), B.get(), Y.get(), nullptr),
+  EXPECT_EQ(launchers().Elementwise(P, A.get(), B.get(), Y.get(), nullptr),
             cudaErrorInvalidValue);
   // An empty result launches nothing.
   P.BType = DType::F16;
   P.Shape[0] = 0;
-  EXPECT_EQ(launchElementwise(P, A.get(), B.get(), Y.get(), nullptr),
+  EXPECT_EQ(launchers().Elementwise(P, A.get(), B.get(), Y.get(), nullptr),
             cudaSuccess);
 }
 
@@ -414,14 +413,15 @@ void runEpilogue(const EpilogueCase &C, DType T) {
   DeviceBuffer DX(X, T), DR(R, T), DS(S, DType::F32), DB(B, DType::F32),
       DY(size_t(C.Count) * getDTypeBytes(T));
   void *Y = C.InPlace ? DX.get() : DY.get();
-  expectFinished(launchEpilogue(P, DX.get(), C.Scale ? DS.getFloats() : nullptr,
-                                C.Bias ? DB.getFloats() : nullptr,
-                                C.Residual ? DR.get() : nullptr, Y, nullptr));
+  expectFinished(
+      launchers().Epilogue(P, DX.get(), C.Scale ? DS.getFloats() : nullptr,
+                           C.Bias ? DB.getFloats() : nullptr,
+                           C.Residual ? DR.get() : nullptr, Y, nullptr));
   expectClose(Expected, (C.InPlace ? DX : DY).read(T), getTolerance(T), What);
 }
 
 TEST(CudaComputeTest, Epilogue) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const EpilogueCase Cases[] = {
       // BatchNormalization, NCHW and NHWC.
       {"batchnorm nchw", 2 * 7 * 45, 7, 45, true, true, false, false,
@@ -444,18 +444,18 @@ TEST(CudaComputeTest, Epilogue) {
 }
 
 TEST(CudaComputeTest, EpilogueRejectsTypeMixes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   EpilogueParams P;
   P.Count = 4;
   P.XType = P.YType = DType::F16;
   P.ResidualType = DType::F32;
   DeviceBuffer X(16), R(16);
-  EXPECT_EQ(
-      launchEpilogue(P, X.get(), nullptr, nullptr, R.get(), X.get(), nullptr),
-      cudaErrorInvalidValue);
+  EXPECT_EQ(launchers().Epilogue(P, X.get(), nullptr, nullptr, R.get(), X.get(),
+                                 nullptr),
+            cudaErrorInvalidValue);
   // Without a residual its type does not matter.
-  expectFinished(
-      launchEpilogue(P, X.get(), nullptr, nullptr, nullptr, X.get(), nullptr));
+  expectFinished(launchers().Epilogue(P, X.get(), nullptr, nullptr, nullptr,
+                                      X.get(), nullptr));
 }
 
 //===----------------------------------------------------------------------===//
@@ -564,12 +564,12 @@ void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
   P.Type = T;
   const std::vector<float> X = randomValues(size_t(InCount), T, 7);
   DeviceBuffer DX(X, T), DY(size_t(OutCount) * getDTypeBytes(T));
-  expectFinished(launchPool(P, DX.get(), DY.get(), nullptr));
+  expectFinished(launchers().Pool(P, DX.get(), DY.get(), nullptr));
   expectClose(refPool(P, X), DY.read(T), getTolerance(T), What);
 }
 
 TEST(CudaComputeTest, Pool) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const PoolCase Cases[] = {
       // The ResNet stem's max pool.
       {"max 3x3 s2 p1",
@@ -770,12 +770,12 @@ void runReduce(ReduceParams::Kind Kind, const Shape3 &S, DType T) {
       Expected[size_t(O * S.Inner + I)] = Acc;
     }
   DeviceBuffer DX(X, T), DY(Expected.size() * getDTypeBytes(T));
-  expectFinished(launchReduce(P, DX.get(), DY.get(), nullptr));
+  expectFinished(launchers().Reduce(P, DX.get(), DY.get(), nullptr));
   expectClose(Expected, DY.read(T), getTolerance(T), What);
 }
 
 TEST(CudaComputeTest, ReduceEveryKind) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (int K = ReduceParams::Sum; K <= ReduceParams::SumSquare; ++K)
     for (const Shape3 &S : ReduceShapes) {
       if (K == ReduceParams::Prod && S.Reduced > 1000)
@@ -786,12 +786,13 @@ TEST(CudaComputeTest, ReduceEveryKind) {
 }
 
 TEST(CudaComputeTest, ReduceRejectsTypeMixes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   ReduceParams P;
   P.XType = DType::F32;
   P.YType = DType::F16;
   DeviceBuffer X(16), Y(16);
-  EXPECT_EQ(launchReduce(P, X.get(), Y.get(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(launchers().Reduce(P, X.get(), Y.get(), nullptr),
+            cudaErrorInvalidValue);
 }
 
 void runSoftmax(const Shape3 &S, bool Log, DType T) {
@@ -824,12 +825,12 @@ void runSoftmax(const Shape3 &S, bool Log, DType T) {
       }
     }
   DeviceBuffer DX(X, T), DY(X.size() * getDTypeBytes(T));
-  expectFinished(launchSoftmax(P, DX.get(), DY.get(), nullptr));
+  expectFinished(launchers().Softmax(P, DX.get(), DY.get(), nullptr));
   expectClose(Expected, DY.read(T), getTolerance(T), What);
 }
 
 TEST(CudaComputeTest, Softmax) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const Shape3 Shapes[] = {
       {4, 1000, 1},  {300, 10, 1}, {2, 21, 4096}, {1, 5000, 3},
       {2, 70000, 1}, {64, 257, 1}, {3, 1, 5},
@@ -904,9 +905,10 @@ void runNorm(const NormCase &C, DType T) {
   DeviceBuffer DX(X, T), DS(Scale, DType::F32), DB(Bias, DType::F32),
       DY(X.size() * getDTypeBytes(T)), DM(WantMean.size() * 4),
       DI(WantInvStd.size() * 4);
-  expectFinished(launchNorm(P, DX.get(), C.Scale ? DS.getFloats() : nullptr,
-                            C.Bias ? DB.getFloats() : nullptr, DY.get(),
-                            DM.getFloats(), DI.getFloats(), nullptr));
+  expectFinished(launchers().Norm(P, DX.get(),
+                                  C.Scale ? DS.getFloats() : nullptr,
+                                  C.Bias ? DB.getFloats() : nullptr, DY.get(),
+                                  DM.getFloats(), DI.getFloats(), nullptr));
   expectClose(Expected, DY.read(T), getTolerance(T, 5e-5), What);
   // The statistics (LayerNormalization's extra results), from the data as
   // stored.
@@ -917,7 +919,7 @@ void runNorm(const NormCase &C, DType T) {
 }
 
 TEST(CudaComputeTest, Norm) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const NormCase Cases[] = {
       {"layernorm 768",
        {6, 768, 1},

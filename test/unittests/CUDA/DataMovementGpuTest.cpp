@@ -31,6 +31,7 @@
 
 using namespace strider;
 using namespace strider::cuda;
+using namespace strider::cuda::gputest;
 
 namespace {
 
@@ -89,30 +90,28 @@ HostTensor makeInput(DType T, size_t Count, unsigned Seed) {
 class DeviceBuffer {
 public:
   explicit DeviceBuffer(size_t Bytes) {
-    EXPECT_EQ(cudaMalloc(&Ptr, Bytes ? Bytes : 1), cudaSuccess);
+    EXPECT_EQ(targetMalloc(&Ptr, Bytes ? Bytes : 1), cudaSuccess);
     Size = Bytes;
   }
   ~DeviceBuffer() {
     if (Ptr)
-      (void)cudaFree(Ptr);
+      targetFree(Ptr);
   }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   uint8_t *get() const { return static_cast<uint8_t *>(Ptr); }
   void upload(const HostTensor &H, size_t Offset = 0) {
     ASSERT_LE(Offset + H.getBytes(), Size);
-    ASSERT_EQ(cudaMemcpy(get() + Offset, H.data(), H.getBytes(),
-                         cudaMemcpyHostToDevice),
+    ASSERT_EQ(targetUpload(get() + Offset, H.data(), H.getBytes()),
               cudaSuccess);
   }
   void download(HostTensor &H, size_t Offset = 0) const {
     ASSERT_LE(Offset + H.getBytes(), Size);
-    ASSERT_EQ(cudaMemcpy(H.data(), get() + Offset, H.getBytes(),
-                         cudaMemcpyDeviceToHost),
+    ASSERT_EQ(targetDownload(H.data(), get() + Offset, H.getBytes()),
               cudaSuccess);
   }
   /// Fills with a byte pattern no test value has (NaNs in every type).
-  void poison() { ASSERT_EQ(cudaMemset(Ptr, 0xff, Size), cudaSuccess); }
+  void poison() { ASSERT_EQ(targetMemset(Ptr, 0xff, Size), cudaSuccess); }
 
 private:
   void *Ptr = nullptr;
@@ -204,11 +203,11 @@ CopyPlan checkCopy(const CopyCase &C, const std::string &What) {
   DX.upload(X);
   DY.upload(Y);
   const size_t XElt = getDTypeBytes(P.XType), YElt = getDTypeBytes(P.YType);
-  EXPECT_EQ(launchCopy(Plan, DX.get() + XBase * int64_t(XElt),
-                       DY.get() + YBase * int64_t(YElt), nullptr),
+  EXPECT_EQ(launchers().Copy(Plan, DX.get() + XBase * int64_t(XElt),
+                             DY.get() + YBase * int64_t(YElt), nullptr),
             cudaSuccess)
       << What;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << What;
+  EXPECT_EQ(targetSynchronize(), cudaSuccess) << What;
   DY.download(Y);
   expectNear(Expected, Y, What);
   return Plan;
@@ -222,7 +221,7 @@ std::string describe(const char *Name, DType XT, DType YT) {
 }
 
 TEST(DataMovementGpuTest, ContiguousCopiesAndCasts) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
       // 4000 elements: whole vectors; 4001: not.
@@ -239,7 +238,7 @@ TEST(DataMovementGpuTest, ContiguousCopiesAndCasts) {
 }
 
 TEST(DataMovementGpuTest, ContiguousCopiesFromMisalignedSlots) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (DType T : AllTypes) {
     // The plan vectorizes; the pointers one element off make launchCopy
     // fall back to scalar accesses.
@@ -257,7 +256,7 @@ TEST(DataMovementGpuTest, ContiguousCopiesFromMisalignedSlots) {
 }
 
 TEST(DataMovementGpuTest, Transposes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   struct Shape {
     Dims Extents;
     bool Vectorizable; // For every type.
@@ -288,7 +287,7 @@ TEST(DataMovementGpuTest, Transposes) {
 }
 
 TEST(DataMovementGpuTest, TransposesWithCastsSlotsAndMisalignment) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const Dims Shape = {2, 32, 8, 8};
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
@@ -333,7 +332,7 @@ TEST(DataMovementGpuTest, TransposesWithCastsSlotsAndMisalignment) {
 }
 
 TEST(DataMovementGpuTest, GenericCopies) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (DType XT : AllTypes)
     for (DType YT : AllTypes) {
       // Expand of a per-channel tensor.
@@ -371,7 +370,7 @@ TEST(DataMovementGpuTest, GenericCopies) {
   checkCopy(One, "single element");
   CopyPlan Empty =
       planCopy(makeParams({3, 0}, {1, 1}, {1, 1}, DType::F32, DType::F32));
-  EXPECT_EQ(launchCopy(Empty, nullptr, nullptr, nullptr), cudaSuccess);
+  EXPECT_EQ(launchers().Copy(Empty, nullptr, nullptr, nullptr), cudaSuccess);
 }
 
 //===----------------------------------------------------------------------===//
@@ -379,7 +378,7 @@ TEST(DataMovementGpuTest, GenericCopies) {
 //===----------------------------------------------------------------------===//
 
 TEST(DataMovementGpuTest, PadModes) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   const PadParams::Mode Modes[] = {PadParams::Constant, PadParams::Reflect,
                                    PadParams::Edge};
   for (DType T : AllTypes)
@@ -431,8 +430,8 @@ TEST(DataMovementGpuTest, PadModes) {
       DeviceBuffer DX(X.getBytes()), DY(Y.getBytes());
       DX.upload(X);
       DY.poison();
-      EXPECT_EQ(launchPad(P, DX.get(), DY.get(), nullptr), cudaSuccess);
-      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(launchers().Pad(P, DX.get(), DY.get(), nullptr), cudaSuccess);
+      EXPECT_EQ(targetSynchronize(), cudaSuccess);
       DY.download(Y);
       expectNear(Expected, Y,
                  std::string("pad mode ") + std::to_string(int(M)) + " " +
@@ -526,17 +525,17 @@ void checkResize2D(DType T, bool Linear, bool ChannelsLast) {
       DWeight1(Axes[1].Weight.size() * 4);
   DX.upload(X);
   DY.poison();
-  ASSERT_EQ(cudaMemcpy(DIndex0.get(), Axes[0].Index.data(),
-                       Axes[0].Index.size() * 4, cudaMemcpyHostToDevice),
+  ASSERT_EQ(targetUpload(DIndex0.get(), Axes[0].Index.data(),
+                         Axes[0].Index.size() * 4),
             cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(DWeight0.get(), Axes[0].Weight.data(),
-                       Axes[0].Weight.size() * 4, cudaMemcpyHostToDevice),
+  ASSERT_EQ(targetUpload(DWeight0.get(), Axes[0].Weight.data(),
+                         Axes[0].Weight.size() * 4),
             cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(DIndex1.get(), Axes[1].Index.data(),
-                       Axes[1].Index.size() * 4, cudaMemcpyHostToDevice),
+  ASSERT_EQ(targetUpload(DIndex1.get(), Axes[1].Index.data(),
+                         Axes[1].Index.size() * 4),
             cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(DWeight1.get(), Axes[1].Weight.data(),
-                       Axes[1].Weight.size() * 4, cudaMemcpyHostToDevice),
+  ASSERT_EQ(targetUpload(DWeight1.get(), Axes[1].Weight.data(),
+                         Axes[1].Weight.size() * 4),
             cudaSuccess);
   ResizeParams P;
   P.N = N;
@@ -553,8 +552,8 @@ void checkResize2D(DType T, bool Linear, bool ChannelsLast) {
   P.Weight[1] = reinterpret_cast<const float *>(DWeight1.get());
   P.ChannelsLast = ChannelsLast;
   P.Type = T;
-  EXPECT_EQ(launchResize(P, DX.get(), DY.get(), nullptr), cudaSuccess);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(launchers().Resize(P, DX.get(), DY.get(), nullptr), cudaSuccess);
+  EXPECT_EQ(targetSynchronize(), cudaSuccess);
   HostTensor Y(T, YCount);
   DY.download(Y);
   expectNear(Expected, Y,
@@ -563,7 +562,7 @@ void checkResize2D(DType T, bool Linear, bool ChannelsLast) {
 }
 
 TEST(DataMovementGpuTest, Resize2D) {
-  STRIDER_SKIP_WITHOUT_DEVICE();
+  STRIDER_SKIP_WITHOUT_TARGET();
   for (DType T : AllTypes)
     for (bool Linear : {false, true})
       for (bool ChannelsLast : {false, true})
@@ -571,8 +570,10 @@ TEST(DataMovementGpuTest, Resize2D) {
 }
 
 //===----------------------------------------------------------------------===//
-// Bandwidth
+// Bandwidth (the GPU only: host times say nothing)
 //===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_KERNEL_TESTS_ON_HOST
 
 /// Median of \p Runs timings of \p F on \p S, in milliseconds.
 template <typename Fn> float getMedianMs(cudaStream_t S, int Runs, Fn &&F) {
@@ -623,7 +624,7 @@ void checkRelayoutBandwidth(const Dims &Shape, const Dims &From, const Dims &To,
         cudaSuccess);
   });
   const float RelayoutMs = getMedianMs(S, 20, [&] {
-    EXPECT_EQ(launchCopy(Plan, DX.get(), DY.get(), S), cudaSuccess);
+    EXPECT_EQ(launchers().Copy(Plan, DX.get(), DY.get(), S), cudaSuccess);
   });
   ASSERT_EQ(cudaStreamSynchronize(S), cudaSuccess);
   (void)cudaStreamDestroy(S);
@@ -675,5 +676,6 @@ TEST(RelayoutBandwidth, NHWCToNCHWF32) {
   checkRelayoutBandwidth({32, 256, 56, 56}, NHWC, NCHW, DType::F32,
                          "nhwc>nchw");
 }
+#endif // STRIDER_KERNEL_TESTS_ON_HOST
 
 } // namespace

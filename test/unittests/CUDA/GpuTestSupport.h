@@ -5,17 +5,30 @@
 // floats (cuda::toStorage writes them), and dense strides of a physical
 // order.
 //
+// The kernel tests (DataMovementGpuTest.cpp, ComputeGpuTest.cpp) run on
+// one of two targets: the GPU (StriderCudaTests), or, compiled with
+// STRIDER_KERNEL_TESTS_ON_HOST into StriderCudaHostTests, the kernels'
+// device code compiled for the host (lib/CodeGen/CUDA/OnHost) on host
+// memory, which runs everywhere. They reach the target only through
+// launchers(), the target* memory functions and
+// STRIDER_SKIP_WITHOUT_TARGET.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef STRIDER_TEST_UNITTESTS_CUDA_GPUTESTSUPPORT_H
 #define STRIDER_TEST_UNITTESTS_CUDA_GPUTESTSUPPORT_H
 
 #include "Kernels.h"
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+#include "OnHost/OnHost.h"
+#endif
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/IR/TensorData.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace strider {
@@ -29,6 +42,74 @@ inline bool hasDevice() {
     return true;
   llvm::consumeError(std::move(E));
   return false;
+}
+
+/// The kernel launchers of the target the tests run on.
+inline const KernelLaunchers &launchers() {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  return onhost::getLaunchers();
+#else
+  return getDeviceLaunchers();
+#endif
+}
+
+/// The target's memory: the device's, or host memory aligned as cudaMalloc
+/// aligns (256 bytes) for the device code run on the host.
+inline cudaError_t targetMalloc(void **Ptr, size_t Bytes) {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  *Ptr = std::aligned_alloc(256, (Bytes + 255) / 256 * 256);
+  return *Ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+#else
+  return cudaMalloc(Ptr, Bytes);
+#endif
+}
+inline void targetFree(void *Ptr) {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  std::free(Ptr);
+#else
+  (void)cudaFree(Ptr);
+#endif
+}
+inline cudaError_t targetUpload(void *Dst, const void *Src, size_t Bytes) {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  std::memcpy(Dst, Src, Bytes);
+  return cudaSuccess;
+#else
+  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyHostToDevice);
+#endif
+}
+inline cudaError_t targetDownload(void *Dst, const void *Src, size_t Bytes) {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  std::memcpy(Dst, Src, Bytes);
+  return cudaSuccess;
+#else
+  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyDeviceToHost);
+#endif
+}
+inline cudaError_t targetMemset(void *Ptr, int Byte, size_t Bytes) {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  std::memset(Ptr, Byte, Bytes);
+  return cudaSuccess;
+#else
+  return cudaMemset(Ptr, Byte, Bytes);
+#endif
+}
+/// Waits for the target's launches: those on the host have finished.
+inline cudaError_t targetSynchronize() {
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  return cudaSuccess;
+#else
+  return cudaDeviceSynchronize();
+#endif
+}
+/// A launch status, with why the host's launch failed where it did.
+inline std::string describeLaunch(cudaError_t E) {
+  std::string S = cudaGetErrorName(E);
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+  if (E != cudaSuccess && !onhost::getLaunchError().empty())
+    S += ": " + onhost::getLaunchError();
+#endif
+  return S;
 }
 
 /// \p Bytes of storage type \p T as floats (the inverse of toStorage).
@@ -70,5 +151,16 @@ inline std::vector<int64_t> getDenseStrides(const std::vector<int64_t> &Shape,
     if (!::strider::cuda::gputest::hasDevice())                                \
       GTEST_SKIP() << "no CUDA device on this machine";                        \
   } while (false)
+
+/// Skips the current kernel test, with one line, where its target is not
+/// there: the GPU build on a machine without one (the host target is
+/// always there).
+#ifdef STRIDER_KERNEL_TESTS_ON_HOST
+#define STRIDER_SKIP_WITHOUT_TARGET()                                          \
+  do {                                                                         \
+  } while (false)
+#else
+#define STRIDER_SKIP_WITHOUT_TARGET() STRIDER_SKIP_WITHOUT_DEVICE()
+#endif
 
 #endif // STRIDER_TEST_UNITTESTS_CUDA_GPUTESTSUPPORT_H

@@ -565,9 +565,10 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
 }
 
 /// Plans \p Text, runs it with emulateOnHost on numbered inputs (or those of
-/// \p Given) and compares every output with the reference interpreter's,
-/// within \p Tol relative (0: exactly). An empty \p Kernels skips the
-/// check of the step names.
+/// \p Given), through the kernels' models and through their device code,
+/// and compares every output with the reference interpreter's, within
+/// \p Tol relative (0: exactly). An empty \p Kernels skips the check of
+/// the step names.
 void checkOnHostAgainstReference(const std::string &Text,
                                  const std::vector<std::string> &Kernels,
                                  double Tol = 0,
@@ -594,21 +595,26 @@ void checkOnHostAgainstReference(const std::string &Text,
   }
   auto Want = runtime::runReference(*G, In);
   ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
-  auto Emulated = emulateOnHost(*P, In);
-  ASSERT_TRUE(bool(Emulated)) << llvm::toString(Emulated.takeError());
-  const runtime::TensorMap &Got = *Emulated;
-  for (const auto &KV : *Want) {
-    ASSERT_TRUE(Got.count(KV.first)) << KV.first;
-    runtime::Tensor W = KV.second.withLayout(Layout());
-    const runtime::Tensor &O = Got.at(KV.first);
-    ASSERT_EQ(W.getShape(), O.getShape());
-    for (int64_t I = 0; I < W.getNumElements(); ++I) {
-      if (Tol == 0)
-        ASSERT_EQ(O.getDouble(I), W.getDouble(I)) << KV.first << "[" << I << "]";
-      else
-        ASSERT_NEAR(O.getDouble(I), W.getDouble(I),
-                    Tol * (1 + std::abs(W.getDouble(I))))
-            << KV.first << "[" << I << "]";
+  for (EmulationMode Mode :
+       {EmulationMode::Models, EmulationMode::DeviceCode}) {
+    SCOPED_TRACE(Mode == EmulationMode::Models ? "models" : "device code");
+    auto Emulated = emulateOnHost(*P, In, Mode);
+    ASSERT_TRUE(bool(Emulated)) << llvm::toString(Emulated.takeError());
+    const runtime::TensorMap &Got = *Emulated;
+    for (const auto &KV : *Want) {
+      ASSERT_TRUE(Got.count(KV.first)) << KV.first;
+      runtime::Tensor W = KV.second.withLayout(Layout());
+      const runtime::Tensor &O = Got.at(KV.first);
+      ASSERT_EQ(W.getShape(), O.getShape());
+      for (int64_t I = 0; I < W.getNumElements(); ++I) {
+        if (Tol == 0)
+          ASSERT_EQ(O.getDouble(I), W.getDouble(I))
+              << KV.first << "[" << I << "]";
+        else
+          ASSERT_NEAR(O.getDouble(I), W.getDouble(I),
+                      Tol * (1 + std::abs(W.getDouble(I))))
+              << KV.first << "[" << I << "]";
+      }
     }
   }
 }
@@ -1524,13 +1530,16 @@ graph @g(%l: tensor<3 x i64>) {
   ASSERT_TRUE(P);
   runtime::TensorMap L;
   L["l"] = tensorOf(ElementType::I64, {3}, {1, 2, 3});
-  auto Got = emulateOnHost(*P, L);
-  ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
-  const runtime::Tensor &Y = Got->at("y");
-  const int64_t Want[] = {9007199254740993, 9007199254740993, 1, 2, 3,
-                          9007199254740993};
-  for (int64_t I = 0; I < 6; ++I)
-    EXPECT_EQ(Y.getInt(I), Want[I]) << I;
+  for (EmulationMode Mode :
+       {EmulationMode::Models, EmulationMode::DeviceCode}) {
+    auto Got = emulateOnHost(*P, L, Mode);
+    ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
+    const runtime::Tensor &Y = Got->at("y");
+    const int64_t Want[] = {9007199254740993, 9007199254740993, 1, 2, 3,
+                            9007199254740993};
+    for (int64_t I = 0; I < 6; ++I)
+      EXPECT_EQ(Y.getInt(I), Want[I]) << I;
+  }
 }
 
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
@@ -1584,16 +1593,22 @@ TEST(CudaPlanTest, BadIndicesAndLengthsAreReportedByTheirStep) {
                              : runtime::Tensor::zeros(TensorType::get(
                                    V->getType().getElementType(),
                                    V->getType().getStaticShape()));
-    auto Bad = emulateOnHost(*P, In);
-    ASSERT_FALSE(bool(Bad));
-    EXPECT_EQ(llvm::toString(Bad.takeError()), Want);
+    for (EmulationMode Mode :
+         {EmulationMode::Models, EmulationMode::DeviceCode}) {
+      auto Bad = emulateOnHost(*P, In, Mode);
+      ASSERT_FALSE(bool(Bad));
+      EXPECT_EQ(llvm::toString(Bad.takeError()), Want);
+    }
     // In range: nothing reported.
     for (double &X : Values)
       X = 0;
     In[Input] =
         tensorOf(In[Input].getElementType(), In[Input].getShape(), Values);
-    auto Good = emulateOnHost(*P, In);
-    EXPECT_TRUE(bool(Good)) << llvm::toString(Good.takeError());
+    for (EmulationMode Mode :
+         {EmulationMode::Models, EmulationMode::DeviceCode}) {
+      auto Good = emulateOnHost(*P, In, Mode);
+      EXPECT_TRUE(bool(Good)) << llvm::toString(Good.takeError());
+    }
   };
   Check(R"(
 graph @g(%x: tensor<5 x 2 x f32>, %i: tensor<3 x i64>) {

@@ -326,10 +326,9 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Graphs, CudaProgramTest, ::testing::ValuesIn(Cases),
                          [](const auto &I) { return std::string(I.param.Name); });
 
-TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
-  // Runs everywhere: a case that does not parse or plan is found here, not
-  // on the first GPU run, and its plan run on the host (emulateOnHost)
-  // must match the reference within the case's tolerance.
+/// Every case planned and run on the host in \p Mode, against the
+/// reference within the case's tolerance.
+void emulateEveryCase(cuda::EmulationMode Mode) {
   for (const Case &C : Cases) {
     auto G = parseGraph(C.Text, C.Name);
     ASSERT_TRUE(bool(G)) << C.Name << ": " << llvm::toString(G.takeError());
@@ -340,10 +339,24 @@ TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
     const TensorMap Inputs = randomInputs(**G);
     auto Expected = runReference(**G, Inputs);
     ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
-    auto Got = cuda::emulateOnHost(**P, Inputs);
+    auto Got = cuda::emulateOnHost(**P, Inputs, Mode);
     ASSERT_TRUE(bool(Got)) << C.Name << ": " << llvm::toString(Got.takeError());
     expectOutputsNear(*Got, *Expected, C.Tol, C.Name);
   }
+}
+
+TEST(CudaProgramTest, EveryCasePlansAndEmulatesWithoutADevice) {
+  // Runs everywhere: a case that does not parse or plan is found here, not
+  // on the first GPU run, and its plan run on the host through the
+  // kernels' models must match the reference.
+  emulateEveryCase(cuda::EmulationMode::Models);
+}
+
+TEST(CudaProgramTest, EveryCaseRunsItsDeviceCodeOnTheHost) {
+  // The same plans with every kernel step running the kernels' own code
+  // (compiled for the host, blocks and threads scheduled as the device
+  // does): their indexing, tiles, vector paths and barriers.
+  emulateEveryCase(cuda::EmulationMode::DeviceCode);
 }
 
 TEST(CudaProgramTest, ProfilingTimesEveryStep) {

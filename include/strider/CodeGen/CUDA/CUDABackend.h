@@ -116,17 +116,29 @@ private:
 llvm::Expected<std::unique_ptr<Plan>> planForCUDA(const Graph &G,
                                                   const CUDAOptions &Opts);
 
+/// How emulateOnHost runs the steps of the backend's own kernels.
+enum class EmulationMode {
+  /// Host models of the kernels, which share the kernels' per-element code
+  /// where there is some: checks the plan.
+  Models,
+  /// The kernels' device code itself, compiled for the host, every block
+  /// and thread of each launch run by a scheduler that honours barriers
+  /// and warp shuffles: checks the plan and the kernels' own indexing,
+  /// tiling, vectorized paths and synchronization. Slower.
+  DeviceCode,
+};
+
 /// Runs \p P on the host, without a GPU: the arena laid out as on the
-/// device, every step in program order through a host model of its kernel
-/// or library call (the per-element code the kernels share with the host
-/// where there is one, plain loops for cuDNN's convolutions and cuBLASLt's
-/// GEMMs), storage types rounded as the device rounds them. The outputs in
-/// the identity layout, or the error a kernel would report (a bad index).
-/// For tests and the fuzzer: slow, and blind to what only device code can
-/// get wrong (its thread indexing, shared memory, the libraries
-/// themselves).
+/// device, every step in program order. Kernel steps run as \p Mode says;
+/// library steps through plain loops over their descriptors (what cuDNN's
+/// convolutions and cuBLASLt's GEMMs compute). Storage types are rounded
+/// as the device rounds them. The outputs in the identity layout, or the
+/// error a kernel would report (a bad index), or a launch the device
+/// would refuse. For tests and the fuzzer: slow, and blind to the
+/// libraries themselves and to races between threads.
 llvm::Expected<runtime::TensorMap>
-emulateOnHost(const Plan &P, const runtime::TensorMap &Inputs);
+emulateOnHost(const Plan &P, const runtime::TensorMap &Inputs,
+              EmulationMode Mode = EmulationMode::Models);
 
 /// Whether device \p Ordinal can run programs: an error saying why not
 /// ("no CUDA device on this machine", "device 3 does not exist (2
