@@ -83,10 +83,13 @@ template <typename Fn> cudaError_t dispatchType(DType T, Fn &&F) {
   return cudaErrorInvalidValue;
 }
 
+STRIDER_KERNELS_NAMESPACE_BEGIN
 /// Launches \p Kernel on \p Grid x \p Block threads and returns the
 /// launch's status: `Kernel<<<Grid, Block, Shared, S>>>(Args...)` on the
 /// device; in the host build, the grid run by OnHost/Grid.cpp (\p S is
-/// ignored: host launches complete in order).
+/// ignored: host launches complete in order). In namespace onhost there:
+/// the two builds' instantiations have different bodies, so they must not
+/// share a name (the linker would keep one of them).
 template <typename... Params, typename... Args>
 cudaError_t launchKernel(void (*Kernel)(Params...), dim3 Grid, dim3 Block,
                          size_t Shared, cudaStream_t S, const Args &...A) {
@@ -98,6 +101,7 @@ cudaError_t launchKernel(void (*Kernel)(Params...), dim3 Grid, dim3 Block,
   return cudaGetLastError();
 #endif
 }
+STRIDER_KERNELS_NAMESPACE_END
 
 /// Blocks of \p Threads threads covering \p Count items, capped for
 /// grid-stride loops.
