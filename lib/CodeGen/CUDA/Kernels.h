@@ -42,8 +42,9 @@ constexpr int MaxRank = 6;
 /// the run with an error: an index out of range, a sequence length outside
 /// [0, seq]. The kernel goes on (a gather gives 0, a scatter skips the
 /// update, a length is clamped) and the first report of the run wins
-/// (reportRunError); the program reads it back after the run and fails
-/// the run with it.
+/// (reportRunError; of several bad values, which one is reported depends
+/// on the order the threads run in); the program reads it back after the
+/// run and fails the run with it.
 struct RunError {
   enum Kind : int32_t { None = 0, Index = 1, SequenceLength = 2 };
   int32_t Step = -1; ///< The plan step that reported; -1: none.

@@ -1,15 +1,15 @@
 //===- Grid.cpp - Blocks and threads of a launch, run on the host ---------===//
 //
-// A launch runs its blocks in order. In a block, thread 0 runs first on a
-// fiber (its own stack): if it returns without meeting a barrier or a warp
-// shuffle, no thread of the block may meet one (a barrier must be reached
-// by every live thread, a full-warp shuffle by every lane), and the other
-// threads run as plain calls, one after another. Otherwise every thread
-// gets a fiber and a scheduler runs them round-robin: a fiber runs until
-// it returns or waits at a barrier; a warp's shuffle releases when all its
-// live lanes wait at it, the block's barrier when all its live threads do.
-// When nothing can be released, the block is stuck (a barrier some thread
-// cannot reach): the launch fails with what was found.
+// A launch runs its blocks one after another, and a block's threads as
+// fibers (each on its own stack) that a scheduler runs round-robin: a
+// fiber runs until it returns or waits; a warp's shuffle releases when all
+// its live lanes wait at it, the block's barrier when all its live threads
+// do (a thread that returned holds no barrier, as on the device). When
+// nothing can be released, the block is stuck (a barrier or shuffle some
+// thread cannot reach): the launch fails with what was found. Blocks and
+// threads run in index order, or all in reverse (setReversedOrder): a
+// kernel whose results differ between the two has threads or blocks
+// racing.
 //
 // Fibers switch by saving the callee-saved registers and the stack pointer
 // (x86-64: a few instructions; ucontext's swapcontext elsewhere, which
@@ -24,6 +24,8 @@
 #include <ucontext.h>
 #endif
 
+#include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -155,13 +157,12 @@ struct Launch {
   dim3 Grid, Block;
   uint3 BlockIdx = {0, 0, 0};
   unsigned Threads = 0; ///< Per block.
+  bool Reversed = false;
   llvm::function_ref<void()> Body;
   std::vector<Fiber> Fibers;
   Context Scheduler;
-  /// The fiber running, or -1 while threads run as plain calls (then
-  /// Direct is the running thread's index).
+  /// The fiber running; -1 in the scheduler.
   int Current = -1;
-  uint3 Direct = {0, 0, 0};
   std::string Error;
 #ifdef STRIDER_FIBERS_ASAN
   const void *SchedulerStack = nullptr;
@@ -170,6 +171,11 @@ struct Launch {
 };
 
 thread_local Launch *Active = nullptr;
+/// Default: STRIDER_ONHOST_ORDER=reversed in the environment.
+std::atomic<bool> Reversed{[] {
+  const char *E = std::getenv("STRIDER_ONHOST_ORDER");
+  return E && std::strcmp(E, "reversed") == 0;
+}()};
 thread_local std::string LastError;
 /// Stacks kept between launches.
 thread_local std::vector<std::unique_ptr<Stack>> Stacks;
@@ -256,11 +262,13 @@ bool schedule(Launch &L) {
   const size_t N = L.Threads;
   for (;;) {
     bool Ran = false;
-    for (size_t I = 0; I < N; ++I)
+    for (size_t K = 0; K < N; ++K) {
+      const size_t I = L.Reversed ? N - 1 - K : K;
       if (L.Fibers[I].St == State::Ready) {
         resume(L, I);
         Ran = true;
       }
+    }
     if (Ran)
       continue;
     size_t Live = 0, AtBarrier = 0;
@@ -304,21 +312,7 @@ bool schedule(Launch &L) {
 
 bool runBlock(Launch &L) {
   L.Fibers.resize(L.Threads);
-  // Thread 0 first, on a fiber.
-  if (!startFiber(L, 0))
-    return false;
-  resume(L, 0);
-  if (L.Fibers[0].St == State::Done) {
-    // No barrier in this block: the rest as plain calls.
-    for (unsigned T = 1; T < L.Threads; ++T) {
-      L.Direct = unlinearize(T, L.Block);
-      L.Body();
-      if (!L.Error.empty())
-        return false;
-    }
-    return true;
-  }
-  for (size_t I = 1; I < L.Threads; ++I)
+  for (size_t I = 0; I < L.Threads; ++I)
     if (!startFiber(L, I))
       return false;
   return schedule(L);
@@ -329,17 +323,14 @@ Launch &active() {
   return *Active;
 }
 
-const Fiber *runningFiber() {
+Fiber &runningFiber() {
   Launch &L = active();
-  return L.Current < 0 ? nullptr : &L.Fibers[size_t(L.Current)];
+  return L.Fibers[size_t(L.Current)];
 }
 
 } // namespace
 
-const uint3 &onhost::getThreadIdx() {
-  const Fiber *F = runningFiber();
-  return F ? F->Thread : active().Direct;
-}
+const uint3 &onhost::getThreadIdx() { return runningFiber().Thread; }
 const uint3 &onhost::getBlockIdx() { return active().BlockIdx; }
 const dim3 &onhost::getBlockDim() { return active().Block; }
 const dim3 &onhost::getGridDim() { return active().Grid; }
@@ -351,28 +342,12 @@ unsigned onhost::getLane() {
 }
 
 void onhost::syncThreads() {
-  Launch &L = active();
-  if (L.Current < 0) {
-    // A plain call: thread 0 of this block returned without a barrier.
-    if (L.Error.empty())
-      L.Error = "thread " + describe(L.Direct) + " of block " +
-                describe(L.BlockIdx) +
-                " reaches __syncthreads, which thread 0 never reached";
-    return;
-  }
-  L.Fibers[size_t(L.Current)].St = State::AtBarrier;
+  runningFiber().St = State::AtBarrier;
   yieldToScheduler();
 }
 
 uint64_t onhost::exchangeInWarp(uint64_t Bits, unsigned SrcLane) {
   Launch &L = active();
-  if (L.Current < 0) {
-    if (L.Error.empty())
-      L.Error = "thread " + describe(L.Direct) + " of block " +
-                describe(L.BlockIdx) +
-                " shuffles within its warp, which thread 0 never did";
-    return Bits;
-  }
   const size_t Me = size_t(L.Current);
   L.Fibers[Me].Published = Bits;
   L.Fibers[Me].St = State::AtShuffle;
@@ -414,14 +389,15 @@ cudaError_t onhost::runGrid(dim3 Grid, dim3 Block, size_t SharedBytes,
   L.Block = Block;
   L.Threads = unsigned(Threads);
   L.Body = Thread;
+  L.Reversed = Reversed;
   Active = &L;
   bool Ok = true;
-  for (unsigned Z = 0; Ok && Z < Grid.z; ++Z)
-    for (unsigned Y = 0; Ok && Y < Grid.y; ++Y)
-      for (unsigned X = 0; Ok && X < Grid.x; ++X) {
-        L.BlockIdx = {X, Y, Z};
-        Ok = runBlock(L) && L.Error.empty();
-      }
+  for (uint64_t K = 0; Ok && K < Blocks; ++K) {
+    const uint64_t B = L.Reversed ? Blocks - 1 - K : K;
+    L.BlockIdx = {unsigned(B % Grid.x), unsigned(B / Grid.x % Grid.y),
+                  unsigned(B / (uint64_t(Grid.x) * Grid.y))};
+    Ok = runBlock(L) && L.Error.empty();
+  }
   Active = nullptr;
   if (Ok)
     return cudaSuccess;
@@ -430,3 +406,6 @@ cudaError_t onhost::runGrid(dim3 Grid, dim3 Block, size_t SharedBytes,
 }
 
 const std::string &onhost::getLaunchError() { return LastError; }
+
+void onhost::setReversedOrder(bool R) { Reversed = R; }
+bool onhost::getReversedOrder() { return Reversed; }

@@ -16,7 +16,8 @@
 // are one per block (blocks run one at a time); launch configurations the
 // device refuses (a block of more than 1024 threads, a grid's y or z past
 // 65535) are refused. What is not kept: concurrency between threads
-// (a race shows only if the sequential order exposes it), atomics'
+// (threads run in index order or last first, OnHost.h's
+// setReversedOrder: a race shows where the two orders differ), atomics'
 // contention, and memory spaces (every pointer is host memory).
 //
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,13 @@ const KernelLaunchers &getLaunchers();
 /// configuration the device refuses, a barrier some thread cannot reach.
 const std::string &getLaunchError();
 
+/// Whether launches run their blocks and threads last first instead of in
+/// index order (default: STRIDER_ONHOST_ORDER=reversed in the
+/// environment). A kernel whose results differ between the two orders
+/// has threads or blocks racing; the device runs them in any order.
+void setReversedOrder(bool Reversed);
+bool getReversedOrder();
+
 /// Each .cu file's launchers (one wrapper per file fills its share).
 void addDataMovementLaunchers(KernelLaunchers &L);
 void addElementwiseLaunchers(KernelLaunchers &L);
