@@ -1070,6 +1070,71 @@ STRIDER_HOST_DEVICE void evalGruCell(const GruCellParams &P, const float *Pre,
     Out[Time * T.YTimeStride + B * T.YBatchStride + J] = Hn;
 }
 
+/// Rows \p I, \p I + \p Step, ... of the product Y = X x M^T of X (dense
+/// \p Batch x \p K) and M (row-major \p Cols x \p K) into Y (dense Batch x
+/// Cols): one thread's share of a RecurrenceLoop step's recurrent
+/// product, summed in order of k.
+STRIDER_HOST_DEVICE void evalRowProducts(const float *X, const float *M,
+                                         float *Y, int64_t Batch, int64_t Cols,
+                                         int64_t K, int64_t I, int64_t Step) {
+  for (; I < Batch * Cols; I += Step) {
+    const float *XRow = X + (I / Cols) * K, *MRow = M + (I % Cols) * K;
+    float Sum = 0.0f;
+    for (int64_t J = 0; J < K; ++J)
+      Sum = fmaf(XRow[J], MRow[J], Sum);
+    Y[I] = Sum;
+  }
+}
+
+/// What thread \p T of the \p N of a RecurrenceLoop block computes, \p Sync
+/// its block's barrier (the host model: T = 0, N = 1 and no barrier).
+template <typename SyncFn>
+STRIDER_HOST_DEVICE void
+evalRecurrenceLoop(const RecurrenceLoopParams &P, const float *Pre,
+                   const float *R, const float *RH, const float *Peep,
+                   const float *RecBias, float *Rec, float *RecH, float *Reset,
+                   float *Cell, float *Hidden, float *Y, const void *Lens,
+                   RunError *Err, int64_t T, int64_t N, SyncFn Sync) {
+  const int64_t Batch = P.IsGru ? P.Gru.Batch : P.Lstm.Batch;
+  const int64_t H = P.IsGru ? P.Gru.Hidden : P.Lstm.Hidden;
+  const int64_t Seq = P.IsGru ? P.Gru.Time.Seq : P.Lstm.Time.Seq;
+  for (int64_t S = 0; S < Seq; ++S) {
+    const bool HasState = S != 0 || P.FirstHasState;
+    if (HasState) {
+      evalRowProducts(Hidden, R, Rec, Batch, P.RecCols, H, T, N);
+      Sync();
+    }
+    if (!P.IsGru) {
+      LstmCellParams Q = P.Lstm;
+      Q.Time.Step = S;
+      Q.HasCellState = S != 0 || P.Lstm.HasCellState;
+      for (int64_t I = T; I < Batch * H; I += N)
+        evalLstmCell(Q, Pre, HasState ? Rec : nullptr, Peep, Cell, Hidden, Y,
+                     Lens, Err, I);
+    } else {
+      GruCellParams Q = P.Gru;
+      Q.Time.Step = S;
+      Q.HasState = HasState;
+      if (!Q.LinearBeforeReset && HasState) {
+        GruCellParams Z = Q;
+        Z.Stage = GruCellParams::Reset;
+        for (int64_t I = T; I < Batch * H; I += N)
+          evalGruCell(Z, Pre, Rec, nullptr, nullptr, Hidden, Reset, Lens, Err,
+                      I);
+        Sync();
+        evalRowProducts(Reset, RH, RecH, Batch, H, H, T, N);
+        Sync();
+      }
+      const float *RecHS = Q.LinearBeforeReset ? Rec + 2 * H : RecH;
+      for (int64_t I = T; I < Batch * H; I += N)
+        evalGruCell(Q, Pre, HasState ? Rec : nullptr,
+                    HasState ? RecHS : nullptr, RecBias, Hidden, Y, Lens, Err,
+                    I);
+    }
+    Sync(); // The states are read whole by the next product.
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Host-side choices
 //===----------------------------------------------------------------------===//

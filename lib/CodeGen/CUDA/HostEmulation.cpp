@@ -557,6 +557,12 @@ void Emulator::run(const PlanStep &S) {
             evalGruCell(Q, f32(S.Args[0]), f32(S.Args[1]), f32(S.Args[2]),
                         f32(S.Args[3]), f32(S.Args[4]), f32(S.Args[5]),
                         ptr(S.Args[6]), &Reported, I);
+        } else if constexpr (std::is_same_v<T, RecurrenceLoopParams>) {
+          evalRecurrenceLoop(Q, f32(S.Args[0]), f32(S.Args[1]), f32(S.Args[2]),
+                             f32(S.Args[3]), f32(S.Args[4]), f32(S.Args[5]),
+                             f32(S.Args[6]), f32(S.Args[7]), f32(S.Args[8]),
+                             f32(S.Args[9]), f32(S.Args[10]), ptr(S.Args[11]),
+                             &Reported, 0, 1, [] {});
         } else if constexpr (std::is_same_v<T, ConvStep>)
           conv(Q, S);
         else {

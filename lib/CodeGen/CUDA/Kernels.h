@@ -454,6 +454,41 @@ cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *RecBias, float *Hidden, float *Out,
                           const void *Lens, RunError *Err, cudaStream_t S);
 
+/// Every step of one LSTM or GRU direction in one launch, for recurrences
+/// small enough that R stays in cache between steps (useRecurrenceLoop):
+/// one block runs the steps in order. Each step: the recurrent product
+/// Rec = Hidden x R^T (R row-major RecCols x Hidden, Rec dense Batch x
+/// RecCols; none on a first step without a state), a barrier, then what
+/// the per-step kernels compute (evalLstmCell, or evalGruCell; GRU without
+/// linear_before_reset first runs the reset stage into Reset, a barrier,
+/// RecH = Reset x RH^T, a barrier), and a barrier. The cell parameters are
+/// step 0's; Time.Step and the state flags follow the step. Replaces 2 to
+/// 4 launches per step with one per direction.
+struct RecurrenceLoopParams {
+  bool IsGru = false;
+  LstmCellParams Lstm; ///< LSTM: step 0's.
+  GruCellParams Gru;   ///< GRU: step 0's, Stage Gates.
+  int64_t RecCols = 0; ///< Rows of R: 4H, 3H (linear_before_reset) or 2H.
+  bool FirstHasState = false; ///< Whether step 0 has an initial state.
+};
+cudaError_t launchRecurrenceLoop(const RecurrenceLoopParams &P,
+                                 const float *Pre, const float *R,
+                                 const float *RH, const float *Peep,
+                                 const float *RecBias, float *Rec, float *RecH,
+                                 float *Reset, float *Cell, float *Hidden,
+                                 float *Y, const void *Lens, RunError *Err,
+                                 cudaStream_t S);
+/// Threads of a RecurrenceLoop block.
+constexpr int RecurrenceLoopThreads = 512;
+/// Whether a direction of \p Batch entries of \p Hidden units whose
+/// recurrent products read \p RBytes of R per step runs as one
+/// RecurrenceLoop launch: what one block streams per step (R once per
+/// batch entry) at most 512 KiB. Larger recurrences keep a GEMM per step,
+/// which spreads over the device.
+inline bool useRecurrenceLoop(int64_t Batch, int64_t RBytes) {
+  return Batch * RBytes <= 512 * 1024;
+}
+
 //===----------------------------------------------------------------------===//
 // The launchers as a table
 //===----------------------------------------------------------------------===//
@@ -476,6 +511,7 @@ struct KernelLaunchers {
   decltype(&launchLrn) Lrn = nullptr;
   decltype(&launchLstmCell) LstmCell = nullptr;
   decltype(&launchGruCell) GruCell = nullptr;
+  decltype(&launchRecurrenceLoop) RecurrenceLoop = nullptr;
 };
 const KernelLaunchers &getDeviceLaunchers();
 

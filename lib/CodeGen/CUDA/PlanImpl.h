@@ -73,6 +73,10 @@ struct GemmStep {
 ///   GruCellParams: Pre, Rec, RecH, RecBias (each may be -1 but Pre),
 ///     Hidden, Out, Lens (-1 without lengths); the Reset stage writes Out,
 ///     the Gates stage Hidden and Out (-1 when there is no Y)
+///   RecurrenceLoopParams: Pre, R, RH, Peep, RecBias, Rec, RecH, Reset,
+///     Cell, Hidden, Y, Lens (each may be -1 but Pre, R and Hidden; RH,
+///     RecH and Reset for GRU without linear_before_reset, Cell for LSTM);
+///     writes Rec, RecH, Reset, Cell, Hidden and Y
 ///   ConvStep: X, Residual, Y, Bias (f32, for an epilogue the library
 ///     does not fuse)
 ///   GemmStep: A, B (-1 when constant), Y, Bias (as for ConvStep)
@@ -80,7 +84,7 @@ using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
                  TypedParams, EpilogueParams, PoolParams, ReduceParams,
                  SoftmaxParams, NormParams, LrnParams, LstmCellParams,
-                 GruCellParams, ConvStep, GemmStep>;
+                 GruCellParams, RecurrenceLoopParams, ConvStep, GemmStep>;
 
 struct PlanStep {
   StepInfo Info;

@@ -10,7 +10,10 @@
 // its product by R's h rows (a GEMM). The states are copied into Y_h and
 // Y_c at the end. Steps are launched in the
 // program's order on one stream, so each reads what the one before it
-// wrote; the whole loop is part of the captured graph.
+// wrote; the whole loop is part of the captured graph. A direction whose
+// R is small enough (useRecurrenceLoop: the silero and piper models'
+// 56 to 128 units) runs all its steps in one launch instead
+// (RecurrenceLoopParams): products, reset stage and gates by one block.
 //
 // Runs what the CPU backend's kernels run with constant weights: the
 // default activations, clip, input_forget, peepholes, linear_before_reset,
@@ -302,7 +305,44 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
       Time.YTimeStride = A.BatchMajor ? Dirs * H : Dirs * Batch * H;
       Time.YBatchStride = A.BatchMajor ? Seq * Dirs * H : H;
     }
-    for (int64_t S = 0; S < Seq; ++S) {
+    const int64_t RBytes = (RecCols + (RDh.Buffer >= 0 ? H : 0)) * H * 4;
+    const bool Loop =
+        C.getOptions().RecurrenceLoop && useRecurrenceLoop(Batch, RBytes);
+    if (Loop) {
+      RecurrenceLoopParams P;
+      P.IsGru = !K.HasCell;
+      P.RecCols = RecCols;
+      P.FirstHasState = H0Arg.Buffer >= 0;
+      Time.Step = 0;
+      if (K.HasCell) {
+        P.Lstm.Batch = Batch;
+        P.Lstm.Hidden = H;
+        P.Lstm.Time = Time;
+        P.Lstm.HasCellState = C0Arg.Buffer >= 0;
+        P.Lstm.InputForget = A.InputForget;
+        P.Lstm.Clip = A.Clip;
+      } else {
+        P.Gru.Batch = Batch;
+        P.Gru.Hidden = H;
+        P.Gru.Time = Time;
+        P.Gru.RecRowStride = RecCols;
+        P.Gru.HasState = P.FirstHasState;
+        P.Gru.LinearBeforeReset = Lbr;
+        P.Gru.Clip = A.Clip;
+      }
+      const std::string What = std::string(K.Step) + ".loop f32" + Dir + " (" +
+                               std::to_string(Seq) + " steps" +
+                               (Lens ? " by sequence_lens)" : ")");
+      C.addStep(
+          {Nodes, What,
+           Seq * (2 * Batch * RecCols * H +
+                  (RDh.Buffer >= 0 ? 2 * Batch * H * H : 0) + 10 * Batch * H)},
+          P,
+          {PreArg, RD, RDh, PeepD, RecBiasD, Rec, RecH, Reset, CState, HState,
+           YArg, LensArg});
+    }
+    // Else a GEMM and the gate steps per step.
+    for (int64_t S = 0; !Loop && S < Seq; ++S) {
       Time.Step = S;
       const bool HasState = S != 0 || H0Arg.Buffer >= 0;
       // The time of the step, or its number when the lengths pick times.

@@ -229,6 +229,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
     L->Time.PlanStep = Index;
   else if (auto *G = std::get_if<GruCellParams>(&Params))
     G->Time.PlanStep = Index;
+  else if (auto *R = std::get_if<RecurrenceLoopParams>(&Params))
+    R->Lstm.Time.PlanStep = R->Gru.Time.PlanStep = Index;
   S.Params = std::move(Params);
   S.Args = std::move(Args);
   // The written arguments: the last activation of the list for every kind
@@ -252,6 +254,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
     Written = {3, 4}; // TopK's values and positions.
   else if (std::holds_alternative<LstmCellParams>(S.Params))
     Written = {3, 4, 5};
+  else if (std::holds_alternative<RecurrenceLoopParams>(S.Params))
+    Written = {5, 6, 7, 8, 9, 10};
   else if (const auto *G = std::get_if<GruCellParams>(&S.Params))
     Written = G->Stage == GruCellParams::Reset ? llvm::SmallVector<int, 3>{5}
                                                : llvm::SmallVector<int, 3>{4, 5};

@@ -374,6 +374,8 @@ llvm::Error ProgramImpl::load() {
   const bool Reports = llvm::any_of(P.Steps, [](const PlanStep &S) {
     if (const auto *T = std::get_if<TypedParams>(&S.Params))
       return T->Op == TypedOp::Gather || T->Op == TypedOp::Scatter;
+    if (std::holds_alternative<RecurrenceLoopParams>(S.Params))
+      return S.Args[11].Buffer >= 0;
     return (std::holds_alternative<LstmCellParams>(S.Params) ||
             std::holds_alternative<GruCellParams>(S.Params)) &&
            S.Args.size() > 6 && S.Args[6].Buffer >= 0;

@@ -7,6 +7,11 @@
 // gates of its unit H apart. What a thread computes is DeviceMath.h's
 // evalLstmCell / evalGruCell, which the host tests run too.
 //
+// Small recurrences run a whole direction in one launch instead
+// (recurrenceLoopKernel): one block, the recurrent products by its
+// threads (evalRowProducts: R is read from cache on every step), barriers
+// between the phases of a step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DeviceMath.h"
@@ -41,7 +46,44 @@ __global__ void __launch_bounds__(Threads)
     evalGruCell(P, Pre, Rec, RecH, RecBias, Hidden, Out, Lens, Err, I);
 }
 
+struct BlockBarrier {
+  __device__ void operator()() const { __syncthreads(); }
+};
+
+/// All steps of one direction (RecurrenceLoopParams), in one block.
+__global__ void __launch_bounds__(RecurrenceLoopThreads)
+    recurrenceLoopKernel(RecurrenceLoopParams P, const float *Pre,
+                         const float *R, const float *RH, const float *Peep,
+                         const float *RecBias, float *Rec, float *RecH,
+                         float *Reset, float *Cell, float *Hidden, float *Y,
+                         const void *Lens, RunError *Err) {
+  evalRecurrenceLoop(P, Pre, R, RH, Peep, RecBias, Rec, RecH, Reset, Cell,
+                     Hidden, Y, Lens, Err, threadIdx.x, blockDim.x,
+                     BlockBarrier());
+}
+
 } // namespace
+
+cudaError_t launchRecurrenceLoop(const RecurrenceLoopParams &P,
+                                 const float *Pre, const float *R,
+                                 const float *RH, const float *Peep,
+                                 const float *RecBias, float *Rec, float *RecH,
+                                 float *Reset, float *Cell, float *Hidden,
+                                 float *Y, const void *Lens, RunError *Err,
+                                 cudaStream_t Stream) {
+  const int64_t Batch = P.IsGru ? P.Gru.Batch : P.Lstm.Batch;
+  const int64_t H = P.IsGru ? P.Gru.Hidden : P.Lstm.Hidden;
+  const bool Lbr = P.IsGru && P.Gru.LinearBeforeReset;
+  if (Batch < 0 || H < 0 || P.RecCols < 0 ||
+      (P.IsGru && !Lbr && (!RH || !RecH || !Reset)) || (!P.IsGru && !Cell) ||
+      !Hidden || !Pre || !R)
+    return cudaErrorInvalidValue;
+  if (Batch * H == 0)
+    return cudaSuccess;
+  return launchKernel(recurrenceLoopKernel, 1, RecurrenceLoopThreads, 0, Stream,
+                      P, Pre, R, RH, Peep, RecBias, Rec, RecH, Reset, Cell,
+                      Hidden, Y, Lens, Err);
+}
 
 cudaError_t launchGruCell(const GruCellParams &P, const float *Pre,
                           const float *Rec, const float *RecH,

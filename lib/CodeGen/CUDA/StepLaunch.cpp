@@ -27,6 +27,7 @@ const KernelLaunchers &cuda::getDeviceLaunchers() {
     T.Lrn = &launchLrn;
     T.LstmCell = &launchLstmCell;
     T.GruCell = &launchGruCell;
+    T.RecurrenceLoop = &launchRecurrenceLoop;
     return T;
   }();
   return L;
@@ -78,6 +79,9 @@ cudaError_t cuda::launchKernelStep(const KernelLaunchers &L, const PlanStep &S,
         } else if constexpr (std::is_same_v<T, GruCellParams>) {
           return L.GruCell(P, F(0), F(1), F(2), F(3), F(4), F(5), A(6), Err,
                            Stream);
+        } else if constexpr (std::is_same_v<T, RecurrenceLoopParams>) {
+          return L.RecurrenceLoop(P, F(0), F(1), F(2), F(3), F(4), F(5), F(6),
+                                  F(7), F(8), F(9), F(10), A(11), Err, Stream);
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return L.Lrn(P, A(0), A(1), Stream);
         } else if constexpr (std::is_same_v<T, NormParams>) {

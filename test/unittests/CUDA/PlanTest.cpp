@@ -564,19 +564,28 @@ TEST(CudaPlanTest, LrnInBothLayoutsMatchesTheReference) {
   }
 }
 
+/// Options planning small recurrences both ways: a launch per direction,
+/// and a GEMM and gate kernels per step.
+CUDAOptions withRecurrenceLoop(bool Loop) {
+  CUDAOptions O;
+  O.RecurrenceLoop = Loop;
+  return O;
+}
+
 /// Plans \p Text, runs it with emulateOnHost on numbered inputs (or those of
 /// \p Given), through the kernels' models and through their device code,
 /// and compares every output with the reference interpreter's, within
 /// \p Tol relative (0: exactly). An empty \p Kernels skips the check of
-/// the step names.
+/// the step names. \p Opts plans it.
 void checkOnHostAgainstReference(const std::string &Text,
                                  const std::vector<std::string> &Kernels,
                                  double Tol = 0,
-                                 const runtime::TensorMap &Given = {}) {
+                                 const runtime::TensorMap &Given = {},
+                                 const CUDAOptions &Opts = {}) {
   SCOPED_TRACE(Text);
   auto G = parse(Text);
   ASSERT_TRUE(G);
-  auto P = plan(*G);
+  auto P = plan(*G, Opts);
   ASSERT_TRUE(P);
   if (!Kernels.empty()) {
     EXPECT_EQ(kernels(*P), Kernels);
@@ -839,11 +848,13 @@ TEST(CudaPlanTest, LstmPlansMatchTheReferenceOnTheHost) {
          "\", hidden_size = 2, layout = " + std::to_string(K.Layout) +
          K.Extra + "} : " + YT + ", " + ST + ", " + ST + "\n";
     T += "  return %y, %yh, %yc\n}\n";
-    checkOnHostAgainstReference(T, {}, 1e-5);
+    for (bool Loop : {true, false})
+      checkOnHostAgainstReference(T, {}, 1e-5, {}, withRecurrenceLoop(Loop));
   }
 
   // One step's kernels: the projection once, then per direction and step
-  // a recurrent product (none first, without an initial state) and a cell.
+  // a recurrent product (none first, without an initial state) and a cell;
+  // or, by default for one this small, every step in one launch.
   auto G = parse(R"(
 graph @l(%x: tensor<3 x 1 x 2 x f32>) {
   %w = Constant() {value = dense<0.5> : tensor<1 x 8 x 2 x f32>} : tensor<1 x 8 x 2 x f32>
@@ -853,7 +864,13 @@ graph @l(%x: tensor<3 x 1 x 2 x f32>) {
 }
 )");
   ASSERT_TRUE(G);
-  auto P = plan(*G);
+  auto Loop = plan(*G);
+  ASSERT_TRUE(Loop);
+  EXPECT_EQ(kernels(*Loop), (std::vector<std::string>{
+                                "cublaslt.gemm nt f32 (lstm input projection)",
+                                "lstm.loop f32 forward (3 steps)",
+                                "copy.lstm Y_h contiguous f32"}));
+  auto P = plan(*G, withRecurrenceLoop(false));
   ASSERT_TRUE(P);
   EXPECT_EQ(kernels(*P),
             (std::vector<std::string>{
@@ -912,7 +929,8 @@ TEST(CudaPlanTest, GruPlansMatchTheReferenceOnTheHost) {
          "} : " + Shape({Seq, Dirs, Batch, H}, {Batch, Seq, Dirs, H}) + ", " +
          ST + "\n";
     T += "  return %y, %yh\n}\n";
-    checkOnHostAgainstReference(T, {}, 1e-5);
+    for (bool Loop : {true, false})
+      checkOnHostAgainstReference(T, {}, 1e-5, {}, withRecurrenceLoop(Loop));
   }
 }
 
@@ -948,11 +966,12 @@ TEST(CudaPlanTest, RecurrencesFollowSequenceLengthsOnTheHost) {
   return %y, %yh, %y2, %yh2, %y3, %yh3, %ly, %lyh, %lyc, %my, %myh, %myc
 }
 )";
-  checkOnHostAgainstReference(T, {}, 1e-5, In);
+  for (bool Loop : {true, false})
+    checkOnHostAgainstReference(T, {}, 1e-5, In, withRecurrenceLoop(Loop));
   // Steps are numbered in the direction's order when lengths pick times.
   auto G = parse(T);
   ASSERT_TRUE(G);
-  auto P = plan(*G);
+  auto P = plan(*G, withRecurrenceLoop(false));
   ASSERT_TRUE(P);
   const std::vector<std::string> K = kernels(*P);
   EXPECT_NE(llvm::find(K, "gru.cell f32 reverse step 0 by sequence_lens"),
@@ -1638,7 +1657,7 @@ graph @g(%x: tensor<3 x 2 x 1 x f32>, %len: tensor<2 x i32>) {
 }
 )",
         "len", {2, 4},
-        "step 'y,yh' (gru.cell f32 forward step 0 by sequence_lens): a "
+        "step 'y,yh' (gru.loop f32 forward (3 steps by sequence_lens)): a "
         "sequence_lens entry is 4, outside [0, 3]");
 }
 

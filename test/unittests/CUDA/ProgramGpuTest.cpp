@@ -67,7 +67,32 @@ struct Case {
   const char *Text;
   double Tol;
   cuda::Precision Math = cuda::Precision::FP32;
+  /// CUDAOptions::RecurrenceLoop: off plans small recurrences a GEMM and
+  /// gate kernels per step.
+  bool RecurrenceLoop = true;
 };
+
+// Recurrences, planned both ways.
+const char *const LstmBidirectionalStates = R"(
+graph @g(%x: tensor<4 x 2 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>, %c0: tensor<2 x 2 x 2 x f32>) {
+  %w = Constant() {value = dense<[0.07987, 0.3623, 0.5957, 0.7485, 0.8, 0.7432, 0.5858, 0.3491, 0.0652, -0.2275, -0.4895, -0.6852, -0.7881, -0.7844, -0.6746, -0.4734, -0.2081, 0.08529, 0.3672, 0.5993, 0.7504, 0.7999, 0.7411, 0.5821, 0.3442, 0.05977, -0.2328, -0.4938, -0.688, -0.7891, -0.7833, -0.6716, -0.469, -0.2029, 0.09071, 0.372, 0.6029, 0.7523, 0.7998, 0.7391, 0.5783, 0.3393, 0.05433, -0.238, -0.4981, -0.6907, -0.7899, -0.7822]> : tensor<2 x 8 x 3 x f32>} : tensor<2 x 8 x 3 x f32>
+  %r = Constant() {value = dense<[0.3356, 0.535, 0.662, 0.6995, 0.6422, 0.498, 0.2864, 0.0361, -0.2191, -0.4447, -0.6101, -0.6929, -0.6819, -0.5787, -0.3971, -0.1618, 0.09547, 0.3398, 0.5381, 0.6636, 0.6993, 0.6403, 0.4947, 0.2821, 0.03133, -0.2237, -0.4484, -0.6124, -0.6936, -0.6809, -0.576, -0.3932]> : tensor<2 x 8 x 2 x f32>} : tensor<2 x 8 x 2 x f32>
+  %b = Constant() {value = dense<[0.235, 0.2865, 0.2993, 0.2715, 0.207, 0.1145, 0.006477, -0.1024, -0.1975, -0.2658, -0.2981, -0.2901, -0.2428, -0.1627, -0.06054, 0.04981, 0.1534, 0.2363, 0.2871, 0.2991, 0.2707, 0.2055, 0.1126, 0.004433, -0.1043, -0.199, -0.2667, -0.2983, -0.2896, -0.2416, -0.161, -0.05853]> : tensor<2 x 16 x f32>} : tensor<2 x 16 x f32>
+  %p = Constant() {value = dense<[0.4958, 0.439, 0.3227, 0.1628, -0.0192, -0.1986, -0.3511, -0.4561, -0.4993, -0.475, -0.3864, -0.2455]> : tensor<2 x 6 x f32>} : tensor<2 x 6 x f32>
+  %y, %yh, %yc = LSTM(%x, %w, %r, %b, none, %h0, %c0, %p) {direction = "bidirectional", hidden_size = 2, clip = 2.5} : tensor<4 x 2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  return %y, %yh, %yc
+}
+)";
+const char *const GruBothResetForms = R"(
+graph @g(%x: tensor<2 x 4 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>) {
+  %w = Constant() {value = dense<[0.266, 0.5589, 0.7762, 0.8884, 0.8804, 0.7532, 0.5241, 0.2241, -0.1063, -0.4223, -0.6811, -0.8478, -0.8997, -0.8298, -0.6476, -0.3778, -0.05683, 0.2718, 0.5637, 0.7793, 0.8894, 0.8791, 0.7498, 0.5191, 0.2181, -0.1124, -0.4277, -0.6851, -0.8498, -0.8995, -0.8274, -0.6433, -0.3722, -0.05071, 0.2777, 0.5684]> : tensor<2 x 6 x 3 x f32>} : tensor<2 x 6 x 3 x f32>
+  %r = Constant() {value = dense<[0.713, 0.7959, 0.7712, 0.6421, 0.426, 0.1523, -0.142, -0.4171, -0.6357, -0.7683, -0.7969, -0.7177, -0.5413, -0.2917, -0.002548, 0.2869, 0.5375, 0.7154, 0.7965, 0.7697, 0.6388, 0.4214, 0.147, -0.1473]> : tensor<2 x 6 x 2 x f32>} : tensor<2 x 6 x 2 x f32>
+  %b = Constant() {value = dense<[0.07947, 0.2159, 0.323, 0.3865, 0.3976, 0.3549, 0.2642, 0.1378, -0.007363, -0.1515, -0.2751, -0.3615, -0.399, -0.3824, -0.3141, -0.2033, -0.06498, 0.08214, 0.2181, 0.3246, 0.3872, 0.3973, 0.3537, 0.2622]> : tensor<2 x 12 x f32>} : tensor<2 x 12 x f32>
+  %y, %yh = GRU(%x, %w, %r, %b, none, %h0) {direction = "bidirectional", hidden_size = 2, layout = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  %z, %zh = GRU(%x, %w, %r, %b) {direction = "bidirectional", hidden_size = 2, layout = 1, linear_before_reset = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
+  return %y, %yh, %z, %zh
+}
+)";
 
 const Case Cases[] = {
     {"conv_nhwc_residual_relu", R"(
@@ -162,28 +187,12 @@ graph @g(%x: tensor<1 x 8 x 2 x 3 x f32, nhwc>, %a: tensor<3 x 4 x f32>, %c: ten
 }
 )",
      1e-4},
-    {"lstm_bidirectional_states", R"(
-graph @g(%x: tensor<4 x 2 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>, %c0: tensor<2 x 2 x 2 x f32>) {
-  %w = Constant() {value = dense<[0.07987, 0.3623, 0.5957, 0.7485, 0.8, 0.7432, 0.5858, 0.3491, 0.0652, -0.2275, -0.4895, -0.6852, -0.7881, -0.7844, -0.6746, -0.4734, -0.2081, 0.08529, 0.3672, 0.5993, 0.7504, 0.7999, 0.7411, 0.5821, 0.3442, 0.05977, -0.2328, -0.4938, -0.688, -0.7891, -0.7833, -0.6716, -0.469, -0.2029, 0.09071, 0.372, 0.6029, 0.7523, 0.7998, 0.7391, 0.5783, 0.3393, 0.05433, -0.238, -0.4981, -0.6907, -0.7899, -0.7822]> : tensor<2 x 8 x 3 x f32>} : tensor<2 x 8 x 3 x f32>
-  %r = Constant() {value = dense<[0.3356, 0.535, 0.662, 0.6995, 0.6422, 0.498, 0.2864, 0.0361, -0.2191, -0.4447, -0.6101, -0.6929, -0.6819, -0.5787, -0.3971, -0.1618, 0.09547, 0.3398, 0.5381, 0.6636, 0.6993, 0.6403, 0.4947, 0.2821, 0.03133, -0.2237, -0.4484, -0.6124, -0.6936, -0.6809, -0.576, -0.3932]> : tensor<2 x 8 x 2 x f32>} : tensor<2 x 8 x 2 x f32>
-  %b = Constant() {value = dense<[0.235, 0.2865, 0.2993, 0.2715, 0.207, 0.1145, 0.006477, -0.1024, -0.1975, -0.2658, -0.2981, -0.2901, -0.2428, -0.1627, -0.06054, 0.04981, 0.1534, 0.2363, 0.2871, 0.2991, 0.2707, 0.2055, 0.1126, 0.004433, -0.1043, -0.199, -0.2667, -0.2983, -0.2896, -0.2416, -0.161, -0.05853]> : tensor<2 x 16 x f32>} : tensor<2 x 16 x f32>
-  %p = Constant() {value = dense<[0.4958, 0.439, 0.3227, 0.1628, -0.0192, -0.1986, -0.3511, -0.4561, -0.4993, -0.475, -0.3864, -0.2455]> : tensor<2 x 6 x f32>} : tensor<2 x 6 x f32>
-  %y, %yh, %yc = LSTM(%x, %w, %r, %b, none, %h0, %c0, %p) {direction = "bidirectional", hidden_size = 2, clip = 2.5} : tensor<4 x 2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
-  return %y, %yh, %yc
-}
-)",
-     1e-4},
-    {"gru_both_reset_forms", R"(
-graph @g(%x: tensor<2 x 4 x 3 x f32>, %h0: tensor<2 x 2 x 2 x f32>) {
-  %w = Constant() {value = dense<[0.266, 0.5589, 0.7762, 0.8884, 0.8804, 0.7532, 0.5241, 0.2241, -0.1063, -0.4223, -0.6811, -0.8478, -0.8997, -0.8298, -0.6476, -0.3778, -0.05683, 0.2718, 0.5637, 0.7793, 0.8894, 0.8791, 0.7498, 0.5191, 0.2181, -0.1124, -0.4277, -0.6851, -0.8498, -0.8995, -0.8274, -0.6433, -0.3722, -0.05071, 0.2777, 0.5684]> : tensor<2 x 6 x 3 x f32>} : tensor<2 x 6 x 3 x f32>
-  %r = Constant() {value = dense<[0.713, 0.7959, 0.7712, 0.6421, 0.426, 0.1523, -0.142, -0.4171, -0.6357, -0.7683, -0.7969, -0.7177, -0.5413, -0.2917, -0.002548, 0.2869, 0.5375, 0.7154, 0.7965, 0.7697, 0.6388, 0.4214, 0.147, -0.1473]> : tensor<2 x 6 x 2 x f32>} : tensor<2 x 6 x 2 x f32>
-  %b = Constant() {value = dense<[0.07947, 0.2159, 0.323, 0.3865, 0.3976, 0.3549, 0.2642, 0.1378, -0.007363, -0.1515, -0.2751, -0.3615, -0.399, -0.3824, -0.3141, -0.2033, -0.06498, 0.08214, 0.2181, 0.3246, 0.3872, 0.3973, 0.3537, 0.2622]> : tensor<2 x 12 x f32>} : tensor<2 x 12 x f32>
-  %y, %yh = GRU(%x, %w, %r, %b, none, %h0) {direction = "bidirectional", hidden_size = 2, layout = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
-  %z, %zh = GRU(%x, %w, %r, %b) {direction = "bidirectional", hidden_size = 2, layout = 1, linear_before_reset = 1} : tensor<2 x 4 x 2 x 2 x f32>, tensor<2 x 2 x 2 x f32>
-  return %y, %yh, %z, %zh
-}
-)",
-     1e-4},
+    {"lstm_bidirectional_states", LstmBidirectionalStates, 1e-4},
+    {"lstm_bidirectional_states_per_step", LstmBidirectionalStates, 1e-4,
+     cuda::Precision::FP32, false},
+    {"gru_both_reset_forms", GruBothResetForms, 1e-4},
+    {"gru_both_reset_forms_per_step", GruBothResetForms, 1e-4,
+     cuda::Precision::FP32, false},
     {"gather_token_and_channels", R"(
 graph @g(%x: tensor<2 x 6 x 5 x 4 x f32, nhwc>) {
   %i = Constant() {value = dense<[5, 0, -2]> : tensor<3 x i64>} : tensor<3 x i64>
@@ -309,6 +318,7 @@ TEST_P(CudaProgramTest, MatchesTheReference) {
   ASSERT_TRUE(bool(Expected)) << llvm::toString(Expected.takeError());
   cuda::CUDAOptions O;
   O.Math = C.Math;
+  O.RecurrenceLoop = C.RecurrenceLoop;
   for (bool Graph : {true, false}) {
     O.UseGraph = Graph;
     auto P = cuda::compileForCUDA(**G, O);
@@ -334,6 +344,8 @@ void emulateEveryCase(cuda::EmulationMode Mode) {
     ASSERT_TRUE(bool(G)) << C.Name << ": " << llvm::toString(G.takeError());
     cuda::CUDAOptions O;
     O.Math = C.Math;
+    O.RecurrenceLoop = C.RecurrenceLoop;
+    O.RecurrenceLoop = C.RecurrenceLoop;
     auto P = cuda::planForCUDA(**G, O);
     ASSERT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
     const TensorMap Inputs = randomInputs(**G);

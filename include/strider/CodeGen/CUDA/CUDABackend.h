@@ -67,6 +67,10 @@ struct CUDAOptions {
   /// load (cuDNN's find) and run the fastest, instead of taking the
   /// heuristic's choice: what `--tune` does on cuda targets.
   bool FindAlgorithms = false;
+  /// Run each direction of a small LSTM or GRU in one launch (the
+  /// recurrence loop kernel); off: a GEMM and gate kernels per step, as
+  /// larger recurrences always run (tests of both forms, A/B timing).
+  bool RecurrenceLoop = true;
 };
 
 /// A conv's algorithm as a loaded program runs it.

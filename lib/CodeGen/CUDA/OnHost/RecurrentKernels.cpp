@@ -12,4 +12,5 @@
 void strider::cuda::onhost::addRecurrentLaunchers(KernelLaunchers &L) {
   L.LstmCell = &onhost::launchLstmCell;
   L.GruCell = &onhost::launchGruCell;
+  L.RecurrenceLoop = &onhost::launchRecurrenceLoop;
 }
