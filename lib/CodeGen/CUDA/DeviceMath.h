@@ -429,12 +429,14 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   }
   const ScalarType A = P.In[0];
   switch (P.Op) {
-  case TypedOp::Cast:
+  case TypedOp::Cast: {
+    const int64_t At = P.StridedY ? Off[2] : Index;
     if (isIntegerType(A))
-      storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]), true);
+      storeScalar(P.Y, Y, At, 0.0, loadInt(A, Ins[0], Off[0]), true);
     else
-      storeScalar(P.Y, Y, Index, loadDouble(A, Ins[0], Off[0]), 0, false);
+      storeScalar(P.Y, Y, At, loadDouble(A, Ins[0], Off[0]), 0, false);
     return;
+  }
   case TypedOp::Add:
   case TypedOp::Sub:
   case TypedOp::Mul:

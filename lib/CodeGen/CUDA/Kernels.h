@@ -272,6 +272,9 @@ struct TypedParams {
   PadParams::Mode PadMode = PadParams::Constant;
   double PadFill = 0;
   int64_t PadFillInt = 0;
+  /// Cast: Y's element of a position at (the position through
+  /// Strides[2]) instead of dense (a copy into a Concat's part of Y).
+  bool StridedY = false;
 };
 /// Y2 is TopK's second result (the positions); null for the other ops.
 /// Gathers and scatters report an index out of range to \p Err (if not

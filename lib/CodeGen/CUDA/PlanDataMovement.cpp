@@ -132,10 +132,10 @@ CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
 }
 
 /// A copy of \p Shape's elements of type \p Type from X through strides
-/// \p XS to Y through \p YS, where \p YS are those of a dense tensor with
-/// the dims in some order. Float types go through the copy kernels;
-/// integers and bools through the typed kernel, which writes Y dense in
-/// its physical order (its dims sorted by \p YS).
+/// \p XS to Y through \p YS. Float types go through the copy kernels;
+/// integers, bools and f64 through the typed kernel, its dims sorted by
+/// \p YS: Y written dense where \p YS are those of a dense tensor with the
+/// dims in that order, else through \p YS (a part of a Concat's result).
 static void addAnyCopy(PlanContext &C, const std::string &Nodes,
                        const char *What, llvm::ArrayRef<int64_t> Shape,
                        llvm::ArrayRef<int64_t> XS, llvm::ArrayRef<int64_t> YS,
@@ -153,9 +153,14 @@ static void addAnyCopy(PlanContext &C, const std::string &Nodes,
   P.Op = TypedOp::Cast;
   P.Rank = int(Shape.size());
   P.In[0] = P.Y = *getScalarType(Type);
-  for (size_t D = 0; D < Order.size(); ++D) {
-    P.Shape[D] = Shape[Order[D]];
-    P.Strides[0][D] = XS[Order[D]];
+  int64_t Dense = 1;
+  for (size_t K = Order.size(); K-- > 0;) {
+    const size_t D = Order[K];
+    P.Shape[K] = Shape[D];
+    P.Strides[0][K] = XS[D];
+    P.Strides[2][K] = YS[D];
+    P.StridedY |= Shape[D] != 1 && YS[D] != Dense;
+    Dense *= Shape[D];
   }
   C.addStep(
       {Nodes,
@@ -367,10 +372,11 @@ llvm::Error cuda::planConcat(PlanContext &C, const Node &N,
   if (Axis < 0 || Axis >= R)
     return unsupported(N, "Concat along axis " + llvm::Twine(Axis));
   auto YS = codegen::getStrides(YT);
-  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(Y)));
+  const ElementType Type = YT.getElementType();
+  const int64_t Elt = getElementByteSize(Type);
   std::vector<std::pair<BufferId, const Value *>> Parts;
   for (const Value *X : N.getOperands()) {
-    if (dtypeOf(X) != dtypeOf(Y))
+    if (X->getType().getElementType() != Type)
       return unsupported(N, "Concat of mixed element types");
     auto XB = C.getBuffer(X, N);
     if (!XB)
@@ -384,10 +390,9 @@ llvm::Error cuda::planConcat(PlanContext &C, const Node &N,
   for (const auto &Part : Parts) {
     const TensorType &XT = Part.second->getType();
     auto XShape = XT.getStaticShape();
-    addCopy(C, getStepNodes(N, T), "concat",
-            makeCopy(XShape, codegen::getStrides(XT), YS, dtypeOf(Part.second),
-                     dtypeOf(Y)),
-            {Part.first, 0}, {*YB, Offset * YS[size_t(Axis)] * Elt});
+    addAnyCopy(C, getStepNodes(N, T), "concat", XShape, codegen::getStrides(XT),
+               YS, Type, {Part.first, 0},
+               {*YB, Offset * YS[size_t(Axis)] * Elt});
     Offset += XShape[size_t(Axis)];
   }
   return llvm::Error::success();
@@ -405,7 +410,8 @@ llvm::Error cuda::planSplit(PlanContext &C, const Node &N, const FusedTail &) {
   if (Axis < 0 || Axis >= R)
     return unsupported(N, "Split along axis " + llvm::Twine(Axis));
   auto XS = codegen::getStrides(XT);
-  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(X)));
+  const ElementType Type = XT.getElementType();
+  const int64_t Elt = getElementByteSize(Type);
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();
@@ -419,10 +425,17 @@ llvm::Error cuda::planSplit(PlanContext &C, const Node &N, const FusedTail &) {
       return YB.takeError();
     const TensorType &YT = Y->getType();
     auto YShape = YT.getStaticShape();
-    addCopy(C, Y->getName(), "split",
-            makeCopy(YShape, XS, codegen::getStrides(YT), dtypeOf(X),
-                     dtypeOf(Y)),
-            {*XB, Offset * XS[size_t(Axis)] * Elt}, {*YB, 0});
+    const Arg From{*XB, Offset * XS[size_t(Axis)] * Elt};
+    if (getDType(Type) && getDType(YT.getElementType()))
+      addCopy(
+          C, Y->getName(), "split",
+          makeCopy(YShape, XS, codegen::getStrides(YT), dtypeOf(X), dtypeOf(Y)),
+          From, {*YB, 0});
+    else if (YT.getElementType() == Type)
+      addAnyCopy(C, Y->getName(), "split", YShape, XS, codegen::getStrides(YT),
+                 Type, From, {*YB, 0});
+    else
+      return unsupported(N, "Split to " + YT.str());
     Offset += YShape[size_t(Axis)];
   }
   return llvm::Error::success();
@@ -466,11 +479,17 @@ llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
-  const int64_t Elt = int64_t(getDTypeBytes(dtypeOf(X)));
-  addCopy(C, getStepNodes(N, T), "slice",
-          makeCopy(YT.getStaticShape(), Src, codegen::getStrides(YT),
-                   dtypeOf(X), dtypeOf(Y)),
-          {*XB, Off * Elt}, {*YB, 0});
+  const Arg From{*XB, Off * getElementByteSize(XT.getElementType())};
+  if (getDType(XT.getElementType()) && getDType(YT.getElementType()))
+    addCopy(C, getStepNodes(N, T), "slice",
+            makeCopy(YT.getStaticShape(), Src, codegen::getStrides(YT),
+                     dtypeOf(X), dtypeOf(Y)),
+            From, {*YB, 0});
+  else if (XT.getElementType() == YT.getElementType())
+    addAnyCopy(C, getStepNodes(N, T), "slice", YT.getStaticShape(), Src,
+               codegen::getStrides(YT), YT.getElementType(), From, {*YB, 0});
+  else
+    return unsupported(N, "Slice from " + XT.str() + " to " + YT.str());
   return llvm::Error::success();
 }
 

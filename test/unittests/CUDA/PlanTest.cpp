@@ -1561,6 +1561,33 @@ graph @g(%l: tensor<3 x i64>) {
   }
 }
 
+TEST(CudaPlanTest, IntegerAndBoolDataMovementRunsOnTheTypedKernel) {
+  // Concat (its parts written through Y's strides where they are not dense
+  // in Y), Split, Slice with steps and Expand of integers and bools, in
+  // either layout.
+  runtime::TensorMap In;
+  In["b"] = tensorOf(ElementType::Bool, {2, 3}, {1, 0, 0, 1, 1, 0});
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<1 x 2 x 3 x 4 x i64, nhwc>, %i: tensor<2 x 3 x i32>, %b: tensor<2 x 3 x bool>) {
+  %c = Concat(%x, %x) {axis = 1} : tensor<1 x 4 x 3 x 4 x i64>
+  %cl = Concat(%x, %x) {axis = 3} : tensor<1 x 2 x 3 x 8 x i64, nhwc>
+  %ci = Concat(%i, %i, %i) {axis = 1} : tensor<2 x 9 x i32>
+  %s1, %s2 = Split(%ci) {axis = 1, num_outputs = 2} : tensor<2 x 5 x i32>, tensor<2 x 4 x i32>
+  %st = Constant() {value = dense<[3, 0]> : tensor<2 x i64>} : tensor<2 x i64>
+  %en = Constant() {value = dense<[0, 1]> : tensor<2 x i64>} : tensor<2 x i64>
+  %ax = Constant() {value = dense<[3, 2]> : tensor<2 x i64>} : tensor<2 x i64>
+  %sp = Constant() {value = dense<[-2, 1]> : tensor<2 x i64>} : tensor<2 x i64>
+  %sl = Slice(%x, %st, %en, %ax, %sp) : tensor<1 x 2 x 1 x 2 x i64>
+  %sh = Constant() {value = dense<[2, 2, 3]> : tensor<3 x i64>} : tensor<3 x i64>
+  %eb = Expand(%b, %sh) : tensor<2 x 2 x 3 x bool>
+  %cb = Concat(%b, %b) {axis = 0} : tensor<4 x 3 x bool>
+  return %c, %cl, %s1, %s2, %sl, %eb, %cb
+}
+)",
+      {}, 0, In);
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.
