@@ -385,6 +385,39 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
     Count *= Window[I];
   }
   llvm::SmallVector<int64_t, 6> XIdx(Rank), YIdx;
+  auto YIndex = [&](llvm::ArrayRef<int64_t> KIdx) {
+    YIdx.clear();
+    for (int64_t I = 0; I < Rank; ++I)
+      if (!Reduced[I] || KeepDims)
+        YIdx.push_back(KIdx[I]);
+    return Y.getOffset(YIdx);
+  };
+  if constexpr (Kind == ReduceKind::Sum || Kind == ReduceKind::Prod ||
+                Kind == ReduceKind::Max || Kind == ReduceKind::Min) {
+    if (isInteger(X.getElementType()) && isInteger(Y.getElementType())) {
+      // Integers exactly (as int64, wrapping): doubles round past 2^53.
+      forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
+        uint64_t Acc = Kind == ReduceKind::Prod  ? 1
+                       : Kind == ReduceKind::Max ? uint64_t(INT64_MIN)
+                       : Kind == ReduceKind::Min ? uint64_t(INT64_MAX)
+                                                 : 0;
+        forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
+          for (int64_t I = 0; I < Rank; ++I)
+            XIdx[I] = KIdx[I] + WIdx[I];
+          const int64_t V = X.getInt(X.getOffset(XIdx));
+          if (Kind == ReduceKind::Sum)
+            Acc += uint64_t(V);
+          else if (Kind == ReduceKind::Prod)
+            Acc *= uint64_t(V);
+          else if (Kind == ReduceKind::Max ? V > int64_t(Acc)
+                                           : V < int64_t(Acc))
+            Acc = uint64_t(V);
+        });
+        Y.setInt(YIndex(KIdx), int64_t(Acc));
+      });
+      return llvm::Error::success();
+    }
+  }
   forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
     double Acc = reduceInit(Kind);
     forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
@@ -398,11 +431,7 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
                   : std::numeric_limits<double>::quiet_NaN();
     if (Kind == ReduceKind::L2)
       Acc = std::sqrt(Acc);
-    YIdx.clear();
-    for (int64_t I = 0; I < Rank; ++I)
-      if (!Reduced[I] || KeepDims)
-        YIdx.push_back(KIdx[I]);
-    Y.setDouble(Y.getOffset(YIdx), Acc);
+    Y.setDouble(YIndex(KIdx), Acc);
   });
   return llvm::Error::success();
 }

@@ -482,6 +482,18 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     storeScalar(P.Y, Y, Index, 0.0, R, true);
     return;
   }
+  case TypedOp::Neg:
+  case TypedOp::Abs:
+    if (isIntegerType(A)) {
+      const int64_t X = loadInt(A, Ins[0], Off[0]);
+      const int64_t Negated = int64_t(0 - uint64_t(X));
+      storeScalar(P.Y, Y, Index, 0.0,
+                  P.Op == TypedOp::Neg || X < 0 ? Negated : X, true);
+    } else {
+      const double X = loadDouble(A, Ins[0], Off[0]);
+      storeScalar(P.Y, Y, Index, P.Op == TypedOp::Neg ? -X : fabs(X), 0, false);
+    }
+    return;
   case TypedOp::Pow:
     if (isIntegerType(A) && isIntegerType(P.In[1]))
       storeScalar(
@@ -569,6 +581,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::ArgMax:
   case TypedOp::ArgMin:
   case TypedOp::TopK:
+  case TypedOp::Reduce:
     return; // Rows: evalTypedRow.
   case TypedOp::Pad:
     return; // evalTypedPad, above.
@@ -579,7 +592,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
 /// than one per element of Y (evalTyped).
 STRIDER_HOST_DEVICE bool isRowOp(TypedOp Op) {
   return Op == TypedOp::Scatter || Op == TypedOp::ArgMax ||
-         Op == TypedOp::ArgMin || Op == TypedOp::TopK;
+         Op == TypedOp::ArgMin || Op == TypedOp::TopK || Op == TypedOp::Reduce;
 }
 
 /// Rows of a row op: Shape's elements with the Axis entry removed.
@@ -699,6 +712,45 @@ STRIDER_HOST_DEVICE void evalArgRow(const TypedParams &P,
     }
   }
   storeScalar(P.Y, Y, Off[2], 0.0, At, true);
+}
+
+/// A Reduce row (TypedOp::Reduce) of integers (wrapping) or f64.
+STRIDER_HOST_DEVICE void evalReduceRow(const TypedParams &P,
+                                       const void *const *Ins, void *Y,
+                                       const int64_t *Off) {
+  const int64_t Stride = P.Strides[0][P.Axis], Len = P.Shape[P.Axis];
+  const ScalarType T = P.In[0];
+  if (isIntegerType(T)) {
+    int64_t R = loadInt(T, Ins[0], Off[0]);
+    for (int64_t J = 1; J < Len; ++J) {
+      const int64_t V = loadInt(T, Ins[0], Off[0] + J * Stride);
+      switch (P.Reduction) {
+      case ScatterReduction::Mul:
+        R = int64_t(uint64_t(R) * uint64_t(V));
+        break;
+      case ScatterReduction::Max:
+        R = V > R ? V : R;
+        break;
+      case ScatterReduction::Min:
+        R = V < R ? V : R;
+        break;
+      default:
+        R = int64_t(uint64_t(R) + uint64_t(V));
+        break;
+      }
+    }
+    storeScalar(P.Y, Y, Off[2], 0.0, R, true);
+    return;
+  }
+  double R = loadDouble(T, Ins[0], Off[0]);
+  for (int64_t J = 1; J < Len; ++J) {
+    const double V = loadDouble(T, Ins[0], Off[0] + J * Stride);
+    R = P.Reduction == ScatterReduction::Mul   ? R * V
+        : P.Reduction == ScatterReduction::Max ? (V > R || V != V ? V : R)
+        : P.Reduction == ScatterReduction::Min ? (V < R || V != V ? V : R)
+                                               : R + V;
+  }
+  storeScalar(P.Y, Y, Off[2], R, 0, false);
 }
 
 /// Threads of an ArgMax/ArgMin row block (launchTyped's argRowsKernel).
@@ -851,6 +903,9 @@ STRIDER_HOST_DEVICE void evalTypedRow(const TypedParams &P,
     return;
   case TypedOp::TopK:
     evalTopKRow(P, Ins, Y, Y2, Off);
+    return;
+  case TypedOp::Reduce:
+    evalReduceRow(P, Ins, Y, Off);
     return;
   default:
     return;

@@ -217,6 +217,14 @@ enum class ScalarType : uint8_t {
 ///                       Y2 through Strides[1]: one thread per row
 ///                       inserting into the output row (O(row length x
 ///                       K)), or by ranks for long rows (useTopKRanks)
+///   Neg, Abs            of integers (wrapping: -INT64_MIN is itself) and
+///                       f64
+///   Reduce              one thread per row along Axis of Shape (the
+///                       data's shape): the row combined by Reduction
+///                       (Add: ReduceSum, Mul: ReduceProd, Max, Min) in
+///                       order, integers wrapping, f64 in double, stored at
+///                       Y offset (position through Strides[2], whose Axis
+///                       entry is 0)
 enum class TypedOp : uint8_t {
   Cast,
   Add,
@@ -241,6 +249,9 @@ enum class TypedOp : uint8_t {
   ArgMin,
   TopK,
   Pad,
+  Neg,
+  Abs,
+  Reduce,
 };
 
 /// How a Scatter combines an update with what Y holds.

@@ -42,6 +42,12 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
       {OpId::Or, TypedOp::Or},
       {OpId::Not, TypedOp::Not},
       {OpId::Where, TypedOp::Where},
+      {OpId::Neg, TypedOp::Neg},
+      {OpId::Abs, TypedOp::Abs},
+      {OpId::ReduceSum, TypedOp::Reduce},
+      {OpId::ReduceProd, TypedOp::Reduce},
+      {OpId::ReduceMax, TypedOp::Reduce},
+      {OpId::ReduceMin, TypedOp::Reduce},
   };
   for (const auto &O : Ops)
     if (O.first == N.getOpId())
@@ -100,14 +106,22 @@ bool cuda::isTypedStep(const Node &N) {
   case OpId::Max:
   case OpId::Min:
   case OpId::Clip:
-    // The float kernels take arithmetic, clamps and casts of the types
-    // they hold (f32, f16, bf16).
+  case OpId::Neg:
+  case OpId::Abs:
+    // The float kernels take arithmetic, clamps, casts and negations of
+    // the types they hold (f32, f16, bf16).
     for (unsigned I = 0; I < N.getNumOperands(); ++I)
       if (N.hasOperand(I) &&
           !getDType(N.getOperand(I)->getType().getElementType()))
         return true;
     return N.hasResult(0) &&
            !getDType(N.getResult(0)->getType().getElementType());
+  case OpId::ReduceSum:
+  case OpId::ReduceProd:
+  case OpId::ReduceMax:
+  case OpId::ReduceMin:
+    // Of floats (whatever type the axes have), the reduction kernels.
+    return !getDType(N.getOperand(0)->getType().getElementType());
   case OpId::Pow:
     // Of a float base, the float kernel (an integer exponent as floats).
     return N.hasResult(0) &&
@@ -115,6 +129,69 @@ bool cuda::isTypedStep(const Node &N) {
   default:
     return true;
   }
+}
+
+/// ReduceSum/Prod/Max/Min of integers or f64 whose reduced dims are one
+/// block of X's storage (codegen::splitReduction): Outer x Len x Inner,
+/// one thread per (outer, inner) row along Len.
+static llvm::Error planTypedReduce(PlanContext &C, const Node &N,
+                                   const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  const int64_t R = XT.getRank();
+  if (!XS || *XS == ScalarType::Bool ||
+      XT.getElementType() != YT.getElementType() || !XT.hasStaticShape() ||
+      !YT.hasStaticShape() || !T.Act.isNone() || T.Residual)
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " to " + YT.str());
+  std::vector<bool> Reduced(size_t(R), false);
+  if (N.hasOperand(1)) {
+    const TensorData *D = N.getOperand(1)->getConstantData();
+    if (!D)
+      return unsupported(N, N.getOpType() + " with axes computed at run time");
+    for (int64_t A : D->toInt64Vector()) {
+      if (A < -R || A >= R)
+        return unsupported(N, N.getOpType() + " over axis " + llvm::Twine(A));
+      Reduced[size_t(A < 0 ? A + R : A)] = true;
+    }
+  }
+  if (llvm::find(Reduced, true) == Reduced.end()) {
+    if (N.getIntAttr("noop_with_empty_axes", 0) != 0)
+      return unsupported(N, N.getOpType() + " over no axis");
+    Reduced.assign(size_t(R), true);
+  }
+  int64_t Outer = 1, Len = 1, Inner = 1;
+  if (!codegen::splitReduction(XT, YT, Reduced,
+                               N.getIntAttr("keepdims", 1) != 0, Outer, Len,
+                               Inner) ||
+      Len == 0)
+    return unsupported(N, N.getOpType() + " of " + XT.str() +
+                              " over dims not adjacent in its storage");
+  TypedParams P;
+  P.Op = TypedOp::Reduce;
+  P.Reduction = N.getOpId() == OpId::ReduceSum    ? ScatterReduction::Add
+                : N.getOpId() == OpId::ReduceProd ? ScatterReduction::Mul
+                : N.getOpId() == OpId::ReduceMax  ? ScatterReduction::Max
+                                                  : ScatterReduction::Min;
+  P.Rank = 3;
+  P.In[0] = P.Y = *XS;
+  P.Axis = 1;
+  const int64_t Shape[3] = {Outer, Len, Inner};
+  const int64_t XStr[3] = {Len * Inner, Inner, 1}, YStr[3] = {Inner, 0, 1};
+  for (int D = 0; D < 3; ++D) {
+    P.Shape[D] = Shape[D];
+    P.Strides[0][D] = XStr[D];
+    P.Strides[2][D] = YStr[D];
+  }
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             "typed." + N.getOpType().lower() + " " + getScalarTypeName(*XS),
+             0},
+            P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+  return llvm::Error::success();
 }
 
 /// Clip of integers or f64: Max by the lower bound, then Min by the upper
@@ -187,6 +264,8 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
                             const FusedTail &T) {
   if (N.getOpId() == OpId::Clip)
     return planTypedClip(C, N, T);
+  if (getTypedOp(N) == TypedOp::Reduce)
+    return planTypedReduce(C, N, T);
   const Value *Y = N.getResult(0);
   const TensorType &YT = Y->getType();
   auto Op = getTypedOp(N);
@@ -198,6 +277,7 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   const unsigned Operands =
       N.getOpId() == OpId::Expand ? 1u : N.getNumOperands();
   const bool Binary = *Op != TypedOp::Cast && *Op != TypedOp::Not &&
+                      *Op != TypedOp::Neg && *Op != TypedOp::Abs &&
                       *Op != TypedOp::Where;
   if (Operands != (*Op == TypedOp::Where ? 3u : Binary ? 2u : 1u))
     return unsupported(N, "op '" + N.getOpType() + "' of " +
@@ -238,6 +318,11 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
     Fits = P.In[0] == P.Y && P.In[1] == P.Y &&
            ((isIntegerType(P.Y) && P.Y != ScalarType::Bool) ||
             P.Y == ScalarType::F64);
+    break;
+  case TypedOp::Neg:
+  case TypedOp::Abs:
+    Fits = P.In[0] == P.Y && ((isIntegerType(P.Y) && P.Y != ScalarType::Bool) ||
+                              P.Y == ScalarType::F64);
     break;
   case TypedOp::Pow: // The result has the base's type.
     Fits = P.In[0] == P.Y && isIntegerType(P.Y) && P.Y != ScalarType::Bool &&

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace strider;
 using namespace strider::cuda;
@@ -1588,6 +1589,43 @@ graph @g(%x: tensor<1 x 2 x 3 x 4 x i64, nhwc>, %i: tensor<2 x 3 x i32>, %b: ten
       {}, 0, In);
 }
 
+TEST(CudaPlanTest, IntegerReductionsNegationsAndAbsRunOnTheTypedKernel) {
+  // ReduceSum/Prod/Max/Min of integers and f64 over one or several
+  // adjacent dims (a mask's lengths), Neg and Abs; integers wrap
+  // (-INT64_MIN is itself; a sum past 2^63 wraps).
+  runtime::TensorMap In;
+  In["m"] = tensorOf(ElementType::I64, {2, 3, 4},
+                     {1, -2, 3, 0, 5, 6, -7, 8, 9,  1,  1, 1,
+                      4, 4,  4, 4, 0, 0, 0,  0, -1, -1, 2, 2});
+  runtime::Tensor W =
+      runtime::Tensor::zeros(TensorType::get(ElementType::I64, {2}));
+  W.setInt(0, std::numeric_limits<int64_t>::min());
+  W.setInt(1, std::numeric_limits<int64_t>::max());
+  In["w"] = W;
+  In["i"] = tensorOf(ElementType::I32, {2, 3}, {-5, 7, 0, 3, -3, 2});
+  In["d"] = tensorOf(ElementType::F64, {2, 2}, {0.5, -1.25, 3.0, -0.125});
+  checkOnHostAgainstReference(R"(
+graph @g(%m: tensor<2 x 3 x 4 x i64>, %w: tensor<2 x i64>, %i: tensor<2 x 3 x i32>, %d: tensor<2 x 2 x f64>) {
+  %a1 = Constant() {value = dense<[-1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %a12 = Constant() {value = dense<[1, 2]> : tensor<2 x i64>} : tensor<2 x i64>
+  %a0 = Constant() {value = dense<[0]> : tensor<1 x i64>} : tensor<1 x i64>
+  %s = ReduceSum(%m, %a1) {keepdims = 0} : tensor<2 x 3 x i64>
+  %p = ReduceProd(%m, %a12) {keepdims = 1} : tensor<2 x 1 x 1 x i64>
+  %mx = ReduceMax(%m, %a0) {keepdims = 0} : tensor<3 x 4 x i64>
+  %mn = ReduceMin(%i) {keepdims = 0} : tensor<i32>
+  %ws = ReduceSum(%w, %a0) {keepdims = 0} : tensor<i64>
+  %wn = Neg(%w) : tensor<2 x i64>
+  %ia = Abs(%i) : tensor<2 x 3 x i32>
+  %in = Neg(%i) : tensor<2 x 3 x i32>
+  %dn = Neg(%d) : tensor<2 x 2 x f64>
+  %da = Abs(%d) : tensor<2 x 2 x f64>
+  %ds = ReduceSum(%d, %a1) {keepdims = 0} : tensor<2 x f64>
+  return %s, %p, %mx, %mn, %ws, %wn, %ia, %in, %dn, %da, %ds
+}
+)",
+                              {}, 0, In);
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.
@@ -1793,15 +1831,16 @@ TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   // Integer tensors go only to the typed kernel and views.
   auto Int = parse(R"(
 graph @ints(%x: tensor<4 x i64>) {
-  %y = Neg(%x) : tensor<4 x i64> loc("neg")
+  %r = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
+  %y = Tile(%x, %r) : tensor<8 x i64> loc("tile")
   return %y
 }
 )");
   ASSERT_TRUE(Int);
   EXPECT_NE(
-      planError(*Int).find("'neg' (Neg): no CUDA kernel for op 'Neg' reading "
-                           "tensor<4 x i64> (integer, bool and f64 tensors "
-                           "go through comparisons"),
+      planError(*Int).find("'tile' (Tile): no CUDA kernel for op 'Tile' "
+                           "reading tensor<4 x i64> (integer, bool and f64 "
+                           "tensors go through comparisons"),
       std::string::npos)
       << planError(*Int);
   auto U64 = parse(R"(
