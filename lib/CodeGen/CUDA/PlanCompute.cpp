@@ -482,17 +482,10 @@ llvm::Error cuda::planReduce(PlanContext &C, const Node &N,
   const int64_t R = XT.getRank();
   if (T.Residual || !T.Act.isNone())
     return unsupported(N, "a fused epilogue on a reduction");
-  std::vector<bool> Reduced(size_t(R), false);
-  if (N.hasOperand(1)) {
-    const TensorData *D = N.getOperand(1)->getConstantData();
-    if (!D)
-      return unsupported(N, N.getOpType() + " with axes computed at run time");
-    for (int64_t A : D->toInt64Vector()) {
-      if (A < -R || A >= R)
-        return unsupported(N, N.getOpType() + " over axis " + llvm::Twine(A));
-      Reduced[size_t(A < 0 ? A + R : A)] = true;
-    }
-  }
+  auto ReducedOr = getReducedDims(N);
+  if (!ReducedOr)
+    return ReducedOr.takeError();
+  std::vector<bool> &Reduced = *ReducedOr;
   // No axes: every dim, or with noop_with_empty_axes none (each element
   // reduced alone, as the reference does: ReduceL2 gives |x|).
   if (std::find(Reduced.begin(), Reduced.end(), true) == Reduced.end() &&

@@ -202,6 +202,11 @@ llvm::Error getInOut(PlanContext &C, const Node &N, const Value *X,
 
 /// An error located at \p N: "no CUDA kernel for <what>".
 llvm::Error unsupported(const Node &N, const llvm::Twine &What);
+/// The dims of reduction \p N's operand that its constant axes (operand
+/// 1) mark; none when it has no axes (the callers read
+/// noop_with_empty_axes). Unsupported for axes computed at run time or out
+/// of range.
+llvm::Expected<std::vector<bool>> getReducedDims(const Node &N);
 
 /// Lowers one op (or fusion group, \p Tail) into steps; errors say why
 /// the backend cannot run it.

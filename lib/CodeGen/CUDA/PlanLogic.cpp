@@ -145,17 +145,10 @@ static llvm::Error planTypedReduce(PlanContext &C, const Node &N,
       !YT.hasStaticShape() || !T.Act.isNone() || T.Residual)
     return unsupported(N,
                        N.getOpType() + " of " + XT.str() + " to " + YT.str());
-  std::vector<bool> Reduced(size_t(R), false);
-  if (N.hasOperand(1)) {
-    const TensorData *D = N.getOperand(1)->getConstantData();
-    if (!D)
-      return unsupported(N, N.getOpType() + " with axes computed at run time");
-    for (int64_t A : D->toInt64Vector()) {
-      if (A < -R || A >= R)
-        return unsupported(N, N.getOpType() + " over axis " + llvm::Twine(A));
-      Reduced[size_t(A < 0 ? A + R : A)] = true;
-    }
-  }
+  auto ReducedOr = getReducedDims(N);
+  if (!ReducedOr)
+    return ReducedOr.takeError();
+  std::vector<bool> &Reduced = *ReducedOr;
   if (llvm::find(Reduced, true) == Reduced.end()) {
     if (N.getIntAttr("noop_with_empty_axes", 0) != 0)
       return unsupported(N, N.getOpType() + " over no axis");

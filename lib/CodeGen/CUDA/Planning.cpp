@@ -271,6 +271,22 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   P.Steps.push_back(std::move(S));
 }
 
+llvm::Expected<std::vector<bool>> cuda::getReducedDims(const Node &N) {
+  const int64_t R = N.getOperand(0)->getType().getRank();
+  std::vector<bool> Reduced(size_t(R), false);
+  if (!N.hasOperand(1))
+    return Reduced;
+  const TensorData *D = N.getOperand(1)->getConstantData();
+  if (!D)
+    return unsupported(N, N.getOpType() + " with axes computed at run time");
+  for (int64_t A : D->toInt64Vector()) {
+    if (A < -R || A >= R)
+      return unsupported(N, N.getOpType() + " over axis " + llvm::Twine(A));
+    Reduced[size_t(A < 0 ? A + R : A)] = true;
+  }
+  return Reduced;
+}
+
 llvm::Error cuda::getInOut(PlanContext &C, const Node &N, const Value *X,
                            const Value *Y, BufferId &XB, BufferId &YB) {
   auto XE = C.getBuffer(X, N);
