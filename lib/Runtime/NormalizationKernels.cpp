@@ -395,23 +395,29 @@ llvm::Error reduceKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   if constexpr (Kind == ReduceKind::Sum || Kind == ReduceKind::Prod ||
                 Kind == ReduceKind::Max || Kind == ReduceKind::Min) {
     if (isInteger(X.getElementType()) && isInteger(Y.getElementType())) {
-      // Integers exactly (as int64, wrapping): doubles round past 2^53.
+      // Integers exactly (as 64 bits, wrapping): doubles round past 2^53.
+      // Unsigned values order as such (u64 past 2^63).
+      const bool Unsigned = isUnsignedInteger(X.getElementType());
+      auto Before = [&](uint64_t A, uint64_t B) {
+        return Unsigned ? A < B : int64_t(A) < int64_t(B);
+      };
       forEachIndex(Kept, [&](llvm::ArrayRef<int64_t> KIdx) {
-        uint64_t Acc = Kind == ReduceKind::Prod  ? 1
-                       : Kind == ReduceKind::Max ? uint64_t(INT64_MIN)
-                       : Kind == ReduceKind::Min ? uint64_t(INT64_MAX)
-                                                 : 0;
+        uint64_t Acc = Kind == ReduceKind::Prod ? 1
+                       : Kind == ReduceKind::Max
+                           ? (Unsigned ? 0 : uint64_t(INT64_MIN))
+                       : Kind == ReduceKind::Min
+                           ? (Unsigned ? UINT64_MAX : uint64_t(INT64_MAX))
+                           : 0;
         forEachIndex(Window, [&](llvm::ArrayRef<int64_t> WIdx) {
           for (int64_t I = 0; I < Rank; ++I)
             XIdx[I] = KIdx[I] + WIdx[I];
-          const int64_t V = X.getInt(X.getOffset(XIdx));
+          const uint64_t V = uint64_t(X.getInt(X.getOffset(XIdx)));
           if (Kind == ReduceKind::Sum)
-            Acc += uint64_t(V);
+            Acc += V;
           else if (Kind == ReduceKind::Prod)
-            Acc *= uint64_t(V);
-          else if (Kind == ReduceKind::Max ? V > int64_t(Acc)
-                                           : V < int64_t(Acc))
-            Acc = uint64_t(V);
+            Acc *= V;
+          else if (Kind == ReduceKind::Max ? Before(Acc, V) : Before(V, Acc))
+            Acc = V;
         });
         Y.setInt(YIndex(KIdx), int64_t(Acc));
       });

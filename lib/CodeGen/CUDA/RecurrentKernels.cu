@@ -76,7 +76,7 @@ cudaError_t launchRecurrenceLoop(const RecurrenceLoopParams &P,
   const bool Lbr = P.IsGru && P.Gru.LinearBeforeReset;
   if (Batch < 0 || H < 0 || P.RecCols < 0 ||
       (P.IsGru && !Lbr && (!RH || !RecH || !Reset)) || (!P.IsGru && !Cell) ||
-      !Hidden || !Pre || !R)
+      (Lbr && !RecBias) || !Hidden || !Pre || !R || !Rec)
     return cudaErrorInvalidValue;
   if (Batch * H == 0)
     return cudaSuccess;

@@ -345,7 +345,6 @@ void emulateEveryCase(cuda::EmulationMode Mode) {
     cuda::CUDAOptions O;
     O.Math = C.Math;
     O.RecurrenceLoop = C.RecurrenceLoop;
-    O.RecurrenceLoop = C.RecurrenceLoop;
     auto P = cuda::planForCUDA(**G, O);
     ASSERT_TRUE(bool(P)) << C.Name << ": " << llvm::toString(P.takeError());
     const TensorMap Inputs = randomInputs(**G);

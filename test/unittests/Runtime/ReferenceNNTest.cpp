@@ -350,6 +350,16 @@ const NNCase OrtCases[] = {
      {{"keepdims", Attribute::getInt(0)}},
      {{F32, {2, 3, 2, 2}, {1.25, -2, 0.625, 1.875, 1.125, -0.125, -0.125, -0.375, -1.875, 0.875, 0.125, 0.125, 1.75, 1, 1.875, -1.75, 1.875, 0.25, -0.375, 0.25, -1.875, 1.75, 0.5, -1.875}}},
      {{F32, {}, {4.875}}}},
+    // Integers reduce exactly; u64 values past 2^63 order as unsigned
+    // (2^63 + 2048 is exact in a double, as the table holds values).
+    {"ReduceMaxU64", OpId::ReduceMax,
+     {{"keepdims", Attribute::getInt(0)}},
+     {{ElementType::U64, {3}, {1, 9223372036854777856.0, 7}}},
+     {{ElementType::U64, {}, {9223372036854777856.0}}}},
+    {"ReduceMinI64", OpId::ReduceMin,
+     {{"keepdims", Attribute::getInt(0)}},
+     {{I64, {3}, {4, -9007199254740992.0, 3}}},
+     {{I64, {}, {-9007199254740992.0}}}},
     {"ReduceSumNoop", OpId::ReduceSum,
      {{"noop_with_empty_axes", Attribute::getInt(1)}},
      {{F32, {1, 2, 2, 2}, {1.75, -0.25, -1.625, 0.5, -1.75, 0.25, 1.125, -1.75}}},

@@ -124,7 +124,8 @@ void switchContext(Context &From, Context &To) { swapcontext(&From.U, &To.U); }
 #endif
 
 /// A fiber's stack: the device gives a thread little, sanitized builds
-/// use more; pages are committed only when touched.
+/// use more; pages are committed only when touched. Its lowest page is
+/// a guard: an overflow faults instead of writing into another mapping.
 constexpr size_t StackBytes = 256 * 1024;
 
 struct Stack {
@@ -134,6 +135,8 @@ struct Stack {
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (Base == MAP_FAILED)
       Base = nullptr;
+    else
+      (void)mprotect(Base, 4096, PROT_NONE);
   }
   ~Stack() {
     if (Base)
