@@ -700,8 +700,8 @@ namespace {
 /// merged, so that up to MaxRank dims remain; false if more do.
 bool addIndexCopy(PlanContext &C, const std::string &Nodes, const char *What,
                   llvm::ArrayRef<int64_t> Shape, llvm::ArrayRef<int64_t> Src,
-                  llvm::ArrayRef<int64_t> Dst, DType XT, DType YT, Arg X,
-                  Arg Y) {
+                  llvm::ArrayRef<int64_t> Dst, ElementType XT, ElementType YT,
+                  Arg X, Arg Y) {
   llvm::SmallVector<int64_t, 12> S, XS, YS;
   for (size_t I = 0; I < Shape.size(); ++I) {
     if (Shape[I] == 1)
@@ -724,7 +724,13 @@ bool addIndexCopy(PlanContext &C, const std::string &Nodes, const char *What,
   }
   if (S.size() > size_t(MaxRank))
     return false;
-  addCopy(C, Nodes, What, makeCopy(S, XS, YS, XT, YT), X, Y);
+  if (getDType(XT) && getDType(YT))
+    addCopy(C, Nodes, What, makeCopy(S, XS, YS, *getDType(XT), *getDType(YT)),
+            X, Y);
+  else if (XT == YT)
+    addAnyCopy(C, Nodes, What, S, XS, YS, XT, X, Y);
+  else
+    return false;
   return true;
 }
 
@@ -765,8 +771,8 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
       Src.append({0, FS[K]});
       Dst.append({FShape[K] * TS[K], TS[K]});
     }
-    return addIndexCopy(C, Nodes, "tile", Shape, Src, Dst, dtypeOf(X),
-                        dtypeOf(Y), FromArg, ToArg);
+    return addIndexCopy(C, Nodes, "tile", Shape, Src, Dst, XT.getElementType(),
+                        YT.getElementType(), FromArg, ToArg);
   };
   const std::vector<bool> All(XShape.size(), true);
   if (TileCopy(XT, YT, All, {*XB, 0}, {*YB, 0}))
@@ -791,7 +797,8 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
   const TensorType MidT =
       TensorType::get(YT.getElementType(), Mid, YT.getLayout());
   const Arg MidArg{
-      C.addScratch(*MidT.getNumElements() * int64_t(getDTypeBytes(dtypeOf(Y)))),
+      C.addScratch(*MidT.getNumElements() *
+                   int64_t(getElementByteSize(YT.getElementType()))),
       0};
   if (!TileCopy(XT, MidT, First, {*XB, 0}, MidArg) ||
       !TileCopy(MidT, YT, Second, MidArg, {*YB, 0}))
@@ -839,8 +846,8 @@ llvm::Error cuda::planDepthSpace(PlanContext &C, const Node &N,
   const std::string What = N.getOpType().lower();
   if (!addIndexCopy(C, getStepNodes(N, T), What.c_str(), Shape,
                     ToSpace ? DeepStrides : WideStrides,
-                    ToSpace ? WideStrides : DeepStrides, dtypeOf(X),
-                    dtypeOf(Y), {*XB, 0}, {*YB, 0}))
+                    ToSpace ? WideStrides : DeepStrides, XT.getElementType(),
+                    YT.getElementType(), {*XB, 0}, {*YB, 0}))
     return unsupported(N, N.getOpType() + " of " + XT.str());
   return llvm::Error::success();
 }

@@ -421,8 +421,8 @@ const PlanTable &getPlanTable() {
 /// Ops that see integer and bool activations: the typed kernel's, the
 /// indexed gathers and scatters, ArgMax/ArgMin and TopK (which run on it
 /// too), the views (which share their operand's buffer), Transpose and
-/// relayouts, Expand, Concat, Split and Slice (the typed kernel's copy
-/// for those types) and the
+/// relayouts, Expand, Concat, Split, Slice, Tile, DepthToSpace and
+/// SpaceToDepth (the typed kernel's copy for those types) and the
 /// recurrences (sequence_lens; their planner takes only f32 otherwise).
 /// The float kernels never do.
 bool takesIndexTypes(const Node &N) {
@@ -441,6 +441,9 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Concat:
   case OpId::Split:
   case OpId::Slice:
+  case OpId::Tile:
+  case OpId::DepthToSpace:
+  case OpId::SpaceToDepth:
   case OpId::LSTM:
   case OpId::GRU:
   case OpId::Reshape:

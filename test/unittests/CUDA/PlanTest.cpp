@@ -1564,7 +1564,8 @@ graph @g(%l: tensor<3 x i64>) {
 
 TEST(CudaPlanTest, IntegerAndBoolDataMovementRunsOnTheTypedKernel) {
   // Concat (its parts written through Y's strides where they are not dense
-  // in Y), Split, Slice with steps and Expand of integers and bools, in
+  // in Y), Split, Slice with steps, Expand, Tile (every dim repeated: two
+  // copies through scratch) and DepthToSpace of integers and bools, in
   // either layout.
   runtime::TensorMap In;
   In["b"] = tensorOf(ElementType::Bool, {2, 3}, {1, 0, 0, 1, 1, 0});
@@ -1583,7 +1584,10 @@ graph @g(%x: tensor<1 x 2 x 3 x 4 x i64, nhwc>, %i: tensor<2 x 3 x i32>, %b: ten
   %sh = Constant() {value = dense<[2, 2, 3]> : tensor<3 x i64>} : tensor<3 x i64>
   %eb = Expand(%b, %sh) : tensor<2 x 2 x 3 x bool>
   %cb = Concat(%b, %b) {axis = 0} : tensor<4 x 3 x bool>
-  return %c, %cl, %s1, %s2, %sl, %eb, %cb
+  %r2 = Constant() {value = dense<[2, 1, 3, 2]> : tensor<4 x i64>} : tensor<4 x i64>
+  %t = Tile(%x, %r2) : tensor<2 x 2 x 9 x 8 x i64, nhwc>
+  %ds = DepthToSpace(%c) {blocksize = 2} : tensor<1 x 1 x 6 x 8 x i64>
+  return %c, %cl, %s1, %s2, %sl, %eb, %cb, %t, %ds
 }
 )",
       {}, 0, In);
@@ -1830,17 +1834,16 @@ graph @mix(%a: tensor<2 x 3 x f32>, %b: tensor<3 x f32>, %i: tensor<2 x 3 x i32>
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   // Integer tensors go only to the typed kernel and views.
   auto Int = parse(R"(
-graph @ints(%x: tensor<4 x i64>) {
-  %r = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
-  %y = Tile(%x, %r) : tensor<8 x i64> loc("tile")
+graph @ints(%x: tensor<1 x 1 x 4 x 4 x u8>) {
+  %y = MaxPool(%x) {kernel_shape = [2, 2]} : tensor<1 x 1 x 3 x 3 x u8> loc("pool")
   return %y
 }
 )");
   ASSERT_TRUE(Int);
   EXPECT_NE(
-      planError(*Int).find("'tile' (Tile): no CUDA kernel for op 'Tile' "
-                           "reading tensor<4 x i64> (integer, bool and f64 "
-                           "tensors go through comparisons"),
+      planError(*Int).find("'pool' (MaxPool): no CUDA kernel for op 'MaxPool' "
+                           "reading tensor<1 x 1 x 4 x 4 x u8> (integer, bool "
+                           "and f64 tensors go through comparisons"),
       std::string::npos)
       << planError(*Int);
   auto U64 = parse(R"(
