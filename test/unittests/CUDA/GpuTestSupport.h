@@ -53,55 +53,44 @@ inline const KernelLaunchers &launchers() {
 #endif
 }
 
-/// The target's memory: the device's, or host memory aligned as cudaMalloc
-/// aligns (256 bytes) for the device code run on the host.
-inline cudaError_t targetMalloc(void **Ptr, size_t Bytes) {
+/// The target's memory, and waiting for its launches: host memory
+/// aligned as cudaMalloc aligns (256 bytes) for the device code run on the
+/// host, whose launches have finished when they return; else the device's.
 #ifdef STRIDER_KERNEL_TESTS_ON_HOST
+inline cudaError_t targetMalloc(void **Ptr, size_t Bytes) {
   *Ptr = std::aligned_alloc(256, (Bytes + 255) / 256 * 256);
   return *Ptr ? cudaSuccess : cudaErrorMemoryAllocation;
-#else
-  return cudaMalloc(Ptr, Bytes);
-#endif
 }
-inline void targetFree(void *Ptr) {
-#ifdef STRIDER_KERNEL_TESTS_ON_HOST
-  std::free(Ptr);
-#else
-  (void)cudaFree(Ptr);
-#endif
-}
+inline void targetFree(void *Ptr) { std::free(Ptr); }
 inline cudaError_t targetUpload(void *Dst, const void *Src, size_t Bytes) {
-#ifdef STRIDER_KERNEL_TESTS_ON_HOST
   std::memcpy(Dst, Src, Bytes);
   return cudaSuccess;
-#else
-  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyHostToDevice);
-#endif
 }
 inline cudaError_t targetDownload(void *Dst, const void *Src, size_t Bytes) {
-#ifdef STRIDER_KERNEL_TESTS_ON_HOST
   std::memcpy(Dst, Src, Bytes);
   return cudaSuccess;
-#else
-  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyDeviceToHost);
-#endif
 }
 inline cudaError_t targetMemset(void *Ptr, int Byte, size_t Bytes) {
-#ifdef STRIDER_KERNEL_TESTS_ON_HOST
   std::memset(Ptr, Byte, Bytes);
   return cudaSuccess;
+}
+inline cudaError_t targetSynchronize() { return cudaSuccess; }
 #else
+inline cudaError_t targetMalloc(void **Ptr, size_t Bytes) {
+  return cudaMalloc(Ptr, Bytes);
+}
+inline void targetFree(void *Ptr) { (void)cudaFree(Ptr); }
+inline cudaError_t targetUpload(void *Dst, const void *Src, size_t Bytes) {
+  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyHostToDevice);
+}
+inline cudaError_t targetDownload(void *Dst, const void *Src, size_t Bytes) {
+  return cudaMemcpy(Dst, Src, Bytes, cudaMemcpyDeviceToHost);
+}
+inline cudaError_t targetMemset(void *Ptr, int Byte, size_t Bytes) {
   return cudaMemset(Ptr, Byte, Bytes);
-#endif
 }
-/// Waits for the target's launches: those on the host have finished.
-inline cudaError_t targetSynchronize() {
-#ifdef STRIDER_KERNEL_TESTS_ON_HOST
-  return cudaSuccess;
-#else
-  return cudaDeviceSynchronize();
+inline cudaError_t targetSynchronize() { return cudaDeviceSynchronize(); }
 #endif
-}
 /// A launch status, with why the host's launch failed where it did.
 inline std::string describeLaunch(cudaError_t E) {
   std::string S = cudaGetErrorName(E);
