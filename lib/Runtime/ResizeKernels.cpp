@@ -15,6 +15,8 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cmath>
 #include <vector>
 
@@ -216,9 +218,20 @@ runtime::computeResizeSampling(const Node &N, llvm::ArrayRef<int64_t> InShape,
       if (ExcludeOutside && Sum != 0)
         for (auto &R : Raw)
           R.second /= Sum;
-      for (const auto &R : Raw)
-        if (R.second != 0)
-          Taps.push_back({Clamp(R.first), R.second});
+      // Taps clamped to the same input position read it once, with their
+      // weights summed (a border's taps; an axis of 1 resized to 1 under
+      // pytorch_half_pixel reads index 0 at -0.5 twice, by 0.5 each).
+      for (const auto &R : Raw) {
+        if (R.second == 0)
+          continue;
+        const int64_t At = Clamp(R.first);
+        auto Same = llvm::find_if(
+            Taps, [&](const ResizeTap &T) { return T.Index == At; });
+        if (Same != Taps.end())
+          Same->Weight += R.second;
+        else
+          Taps.push_back({At, R.second});
+      }
     }
   }
 

@@ -145,6 +145,16 @@ STRIDER_DM_HOST_DEVICE inline void getResizeOutputIndex(const ResizeParams &P,
   N = Rest;
 }
 
+/// Whether the output position \p Out of a Resize lies outside its input
+/// along some axis (tf_crop_and_resize: the first tap's index is -1).
+STRIDER_DM_HOST_DEVICE inline bool isResizeExtrapolated(const ResizeParams &P,
+                                                        const int64_t Out[3]) {
+  for (int A = 0; A < P.Spatial; ++A)
+    if (P.Index[A][Out[A] * P.Taps[A]] < 0)
+      return true;
+  return false;
+}
+
 /// Element strides of X's batch, channel and spatial axes (unused axes 0)
 /// in the layout of \p P.
 struct ResizeInputStrides {

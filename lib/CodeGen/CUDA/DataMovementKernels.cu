@@ -395,6 +395,10 @@ __global__ void __launch_bounds__(Threads)
   for (int64_t I = getThreadIndex(); I < Count; I += getThreadCount()) {
     int64_t N, C, O[3];
     getResizeOutputIndex(P, I, N, C, O);
+    if (isResizeExtrapolated(P, O)) {
+      Storage<T>::store(Y + I, P.Extrapolation);
+      continue;
+    }
     const int64_t Base = N * XS.Batch + C * XS.Channel;
     float Acc = 0.0f;
     for (int K0 = 0; K0 < Taps[0]; ++K0) {

@@ -949,6 +949,88 @@ STRIDER_HOST_DEVICE float getAverage(float Sum, int64_t Count) {
   return Count ? Sum / float(Count) : nanf("");
 }
 
+/// One output element of a pooling: its value and, for MaxPool, ONNX's
+/// index of the maximum (-1 for a window with nothing to read).
+struct PoolResult {
+  float Value = 0.0f;
+  int64_t Index = -1;
+};
+
+/// Output element \p I (Y dense in \p Q's channel order) of the pooling
+/// \p Q, normalized to 3 spatial dims; \p Load(Off) reads X's element at
+/// offset Off as a float. MaxPool keeps the first tap in window order and
+/// then only greater values (a NaN in first place stays, later ones are
+/// passed over, as in the reference); its index counts in the logical
+/// NCHW input, the spatial dims row-major or with \p Q.IndicesColumnMajor
+/// column-major (ONNX storage_order 1).
+template <typename LoadFn>
+STRIDER_HOST_DEVICE PoolResult evalPool(const PoolParams &Q, int64_t I,
+                                        LoadFn Load) {
+  int64_t Rest = I, C = 0, O[3];
+  if (Q.ChannelsLast) {
+    C = Rest % Q.C;
+    Rest /= Q.C;
+  }
+  for (int A = 2; A >= 0; --A) {
+    O[A] = Rest % Q.Out[A];
+    Rest /= Q.Out[A];
+  }
+  if (!Q.ChannelsLast) {
+    C = Rest % Q.C;
+    Rest /= Q.C;
+  }
+  const int64_t N = Rest;
+  // Element strides of X's spatial dims and the offset of (n, c).
+  const int64_t Pixels = Q.In[0] * Q.In[1] * Q.In[2];
+  const int64_t Unit = Q.ChannelsLast ? Q.C : 1;
+  const int64_t Str[3] = {Q.In[1] * Q.In[2] * Unit, Q.In[2] * Unit, Unit};
+  const int64_t Base =
+      Q.ChannelsLast ? N * Pixels * Q.C + C : (N * Q.C + C) * Pixels;
+  PoolTaps T[3];
+  int64_t First[3];
+  for (int A = 0; A < 3; ++A) {
+    T[A] = getPoolTaps(O[A], Q.In[A], Q.Kernel[A], Q.Stride[A], Q.Dilation[A],
+                       Q.PadBegin[A], Q.PadEnd[A], Q.CountIncludePad);
+    First[A] = O[A] * Q.Stride[A] - Q.PadBegin[A];
+  }
+  PoolResult R;
+  float Acc = Q.Max ? -INFINITY : 0.0f;
+  bool Any = false;
+  int64_t Best[3] = {0, 0, 0};
+  for (int64_t K0 = T[0].Lo; K0 < T[0].Hi; ++K0) {
+    const int64_t P0 = First[0] + K0 * Q.Dilation[0];
+    for (int64_t K1 = T[1].Lo; K1 < T[1].Hi; ++K1) {
+      const int64_t P1 = First[1] + K1 * Q.Dilation[1];
+      for (int64_t K2 = T[2].Lo; K2 < T[2].Hi; ++K2) {
+        const int64_t P2 = First[2] + K2 * Q.Dilation[2];
+        const float V = Load(Base + P0 * Str[0] + P1 * Str[1] + P2 * Str[2]);
+        if (!Q.Max) {
+          Acc += V;
+        } else if (!Any || V > Acc) {
+          Acc = V;
+          Best[0] = P0;
+          Best[1] = P1;
+          Best[2] = P2;
+        }
+        Any = true;
+      }
+    }
+  }
+  if (!Q.Max) {
+    R.Value = getAverage(Acc, T[0].Counted * T[1].Counted * T[2].Counted);
+    return R;
+  }
+  R.Value = Acc;
+  if (Any) {
+    const int64_t Spatial =
+        Q.IndicesColumnMajor
+            ? Best[0] + Q.In[0] * (Best[1] + Q.In[1] * Best[2])
+            : (Best[0] * Q.In[1] + Best[1]) * Q.In[2] + Best[2];
+    R.Index = (N * Q.C + C) * Pixels + Spatial;
+  }
+  return R;
+}
+
 /// What a reduction of nothing gives, before finishReduce.
 STRIDER_HOST_DEVICE float getReduceInit(ReduceParams::Kind K) {
   return K == ReduceParams::Max    ? -INFINITY

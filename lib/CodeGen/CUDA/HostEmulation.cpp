@@ -132,16 +132,17 @@ void Emulator::pad(const PadParams &Q, const PlanStep &S) {
   }
 }
 
-void Emulator::resize(const ResizeParams &Q, const PlanStep &S) {
+void Emulator::resize(const ResizeParams &Given, const PlanStep &S) {
   const uint8_t *X = ptr(S.Args[0]);
   uint8_t *Y = ptr(S.Args[1]);
-  const int32_t *Index[3] = {};
-  const float *Weight[3] = {};
+  ResizeParams Q = Given;
   for (int A = 0; A < Q.Spatial; ++A) {
-    Index[A] =
+    Q.Index[A] =
         reinterpret_cast<const int32_t *>(ptr(S.Args[2 + 2 * size_t(A)]));
-    Weight[A] = f32(S.Args[3 + 2 * size_t(A)]);
+    Q.Weight[A] = f32(S.Args[3 + 2 * size_t(A)]);
   }
+  const int32_t *const *Index = Q.Index;
+  const float *const *Weight = Q.Weight;
   const ResizeInputStrides XS = getResizeInputStrides(Q);
   int64_t Count = Q.N * Q.C;
   for (int A = 0; A < Q.Spatial; ++A)
@@ -149,6 +150,10 @@ void Emulator::resize(const ResizeParams &Q, const PlanStep &S) {
   for (int64_t I = 0; I < Count; ++I) {
     int64_t N, C, O[3];
     getResizeOutputIndex(Q, I, N, C, O);
+    if (isResizeExtrapolated(Q, O)) {
+      store(Q.Type, Y, I, Q.Extrapolation);
+      continue;
+    }
     // Each axis's taps; axes past Spatial have the one tap 1 at 0.
     auto Taps = [&](int A) { return A < Q.Spatial ? Q.Taps[A] : 1; };
     auto Tap = [&](int A, int K, float &W, int64_t &At) {
@@ -283,47 +288,17 @@ void Emulator::pool(const PoolParams &Given, const PlanStep &S) {
   const PoolParams Q = normalizePool(Given);
   const uint8_t *X = ptr(S.Args[0]);
   uint8_t *Y = ptr(S.Args[1]);
+  auto *Indices = S.Args.size() > 2
+                      ? reinterpret_cast<int64_t *>(ptr(S.Args[2]))
+                      : nullptr;
   const int64_t Count = Q.N * Q.C * Q.Out[0] * Q.Out[1] * Q.Out[2];
   for (int64_t I = 0; I < Count; ++I) {
-    int64_t Rest = I, C = 0;
-    if (Q.ChannelsLast) {
-      C = Rest % Q.C;
-      Rest /= Q.C;
-    }
-    int64_t O[3];
-    for (int A = 2; A >= 0; --A) {
-      O[A] = Rest % Q.Out[A];
-      Rest /= Q.Out[A];
-    }
-    if (!Q.ChannelsLast) {
-      C = Rest % Q.C;
-      Rest /= Q.C;
-    }
-    const int64_t N = Rest;
-    const int64_t Pixels = Q.In[0] * Q.In[1] * Q.In[2];
-    const int64_t Unit = Q.ChannelsLast ? Q.C : 1;
-    const int64_t Str[3] = {Q.In[1] * Q.In[2] * Unit, Q.In[2] * Unit, Unit};
-    const int64_t Base =
-        Q.ChannelsLast ? N * Pixels * Q.C + C : (N * Q.C + C) * Pixels;
-    PoolTaps T[3];
-    for (int A = 0; A < 3; ++A)
-      T[A] = getPoolTaps(O[A], Q.In[A], Q.Kernel[A], Q.Stride[A], Q.Dilation[A],
-                         Q.PadBegin[A], Q.PadEnd[A], Q.CountIncludePad);
-    float Acc = Q.Max ? -INFINITY : 0.0f;
-    for (int64_t K0 = T[0].Lo; K0 < T[0].Hi; ++K0)
-      for (int64_t K1 = T[1].Lo; K1 < T[1].Hi; ++K1)
-        for (int64_t K2 = T[2].Lo; K2 < T[2].Hi; ++K2) {
-          const int64_t K[3] = {K0, K1, K2};
-          int64_t Off = Base;
-          for (int A = 0; A < 3; ++A)
-            Off += (O[A] * Q.Stride[A] - Q.PadBegin[A] + K[A] * Q.Dilation[A]) *
-                   Str[A];
-          const float V = load(Q.Type, X, Off);
-          Acc = Q.Max ? fmaxf(Acc, V) : Acc + V;
-        }
-    if (!Q.Max)
-      Acc = getAverage(Acc, T[0].Counted * T[1].Counted * T[2].Counted);
-    store(Q.Type, Y, I, Acc);
+    const PoolResult R = evalPool(Q, I, [&](int64_t Off) {
+      return float(loadDouble(Q.Type, X, Off));
+    });
+    storeScalar(Q.Type, Y, I, R.Value, 0, false);
+    if (Indices)
+      Indices[I] = R.Index;
   }
 }
 
@@ -598,9 +573,14 @@ std::pair<int64_t, int64_t> Emulator::countNonFinite(const PlanStep &S) {
           return std::make_pair(S.Args[1], Q.Params.YType);
         else if constexpr (std::is_same_v<T, PadParams> ||
                            std::is_same_v<T, ResizeParams> ||
-                           std::is_same_v<T, PoolParams> ||
                            std::is_same_v<T, LrnParams>)
           return std::make_pair(S.Args[1], Q.Type);
+        else if constexpr (std::is_same_v<T, PoolParams>) {
+          DType Float;
+          if (!toDType(Q.Type, Float))
+            return llvm::None; // MaxPool of bytes.
+          return std::make_pair(S.Args[1], Float);
+        }
         else if constexpr (std::is_same_v<T, ReduceParams> ||
                            std::is_same_v<T, SoftmaxParams>)
           return std::make_pair(S.Args[1], Q.YType);

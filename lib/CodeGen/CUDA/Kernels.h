@@ -112,7 +112,9 @@ cudaError_t launchPad(const PadParams &P, const void *X, void *Y,
 /// each of the up to 3 innermost logical spatial axes, every output
 /// position reads Taps input positions with weights. The tables are
 /// device arrays the lowering uploads with the weights: Index[a] and
-/// Weight[a] hold Out[a] * Taps[a] entries.
+/// Weight[a] hold Out[a] * Taps[a] entries. An output position whose first
+/// tap along some axis has index -1 lies outside the input
+/// (tf_crop_and_resize) and holds Extrapolation.
 struct ResizeParams {
   int64_t N = 1, C = 1;
   int Spatial = 2; ///< 1..3
@@ -122,6 +124,7 @@ struct ResizeParams {
   const float *Weight[3] = {};
   bool ChannelsLast = false; ///< X and Y in N, spatial..., C order.
   DType Type = DType::F32;
+  float Extrapolation = 0.0f;
 };
 cudaError_t launchResize(const ResizeParams &P, const void *X, void *Y,
                          cudaStream_t S);
@@ -168,6 +171,28 @@ enum class ScalarType : uint8_t {
   U16,
   U32, ///< Exact in the kernel's int64 arithmetic (u64 is not held).
 };
+
+/// Whether \p T is one of the float storage types, and which (into \p Out).
+inline bool toDType(ScalarType T, DType &Out) {
+  switch (T) {
+  case ScalarType::F32:
+    Out = DType::F32;
+    return true;
+  case ScalarType::F16:
+    Out = DType::F16;
+    return true;
+  case ScalarType::BF16:
+    Out = DType::BF16;
+    return true;
+  default:
+    return false;
+  }
+}
+inline ScalarType toScalarType(DType T) {
+  return T == DType::F32   ? ScalarType::F32
+         : T == DType::F16 ? ScalarType::F16
+                           : ScalarType::BF16;
+}
 
 /// What the typed kernel computes per element (DeviceMath.h: evalTyped),
 /// with the reference interpreter's semantics:
@@ -321,7 +346,9 @@ cudaError_t launchEpilogue(const EpilogueParams &P, const void *X,
 /// input; an average divides by their number, or with CountIncludePad by
 /// the number of positions inside the padded input [-PadBegin, In +
 /// PadEnd) (a ceil_mode window may reach past it). A window with nothing
-/// to read gives -inf (max) or NaN (average).
+/// to read gives -inf (max) or NaN (average). MaxPool may also write its
+/// Indices result (i64, in Y's order; DeviceMath.h: evalPool) and may be
+/// of i8 or u8 elements.
 struct PoolParams {
   bool Max = true;
   bool CountIncludePad = false;
@@ -332,10 +359,14 @@ struct PoolParams {
   int64_t Dilation[3] = {1, 1, 1}, PadBegin[3] = {0, 0, 0};
   int64_t PadEnd[3] = {0, 0, 0};
   bool ChannelsLast = false;
-  DType Type = DType::F32;
+  /// X and Y: F32, F16, BF16, or for MaxPool I8 or U8.
+  ScalarType Type = ScalarType::F32;
+  /// Indices: the spatial dims column-major (ONNX storage_order 1).
+  bool IndicesColumnMajor = false;
 };
+/// \p Indices (MaxPool only) may be null.
 cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
-                       cudaStream_t S);
+                       int64_t *Indices, cudaStream_t S);
 
 /// A reduction over the middle of Outer x Reduced x Inner (dense):
 /// Y[o][i] = reduce_r X[o][r][i]. Covers GlobalAveragePool/GlobalMaxPool

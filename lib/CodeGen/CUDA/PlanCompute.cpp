@@ -83,14 +83,11 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
                                   const FusedTail &T) {
   const Value *Y = T.Result;
   const TensorType &YT = Y->getType();
-  if (YT.getRank() > MaxRank || !YT.hasStaticShape())
-    return unsupported(N, "an elementwise op of rank " +
-                              llvm::Twine(YT.getRank()));
+  if (!YT.hasStaticShape())
+    return unsupported(N, "an elementwise op to " + YT.str());
   if (T.Residual)
     return unsupported(N, "a residual Add after an elementwise op");
   ElementwiseParams P;
-  P.Rank = int(YT.getRank());
-  codegen::getPhysicalShape(YT, P.Shape);
   P.YType = dtypeOf(Y);
   const Value *A = N.getOperand(0), *B = nullptr;
   const auto *Bin = llvm::find_if(
@@ -131,10 +128,29 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
                                 " (operands of the result's type; the "
                                 "second may be f32)");
   }
-  codegen::getBroadcastStrides(A->getType(), YT, P.AStrides);
+  // Per physical dim of Y, the strides of every operand read and Y's own
+  // (dense); past MaxRank dims, those that nest in all of them merge (a
+  // rank-7 loss expanded into elementwise ops).
+  const unsigned R = YT.getRank();
+  const unsigned Reads = B ? Operands : 1u;
+  llvm::SmallVector<int64_t, 12> Shape(R);
+  codegen::getPhysicalShape(YT, Shape.data());
+  std::vector<DimStrides> Str(Reads + 1, DimStrides(R));
+  for (unsigned I = 0; I < Reads; ++I)
+    codegen::getBroadcastStrides(N.getOperand(I)->getType(), YT,
+                                 Str[I].data());
+  codegen::getBroadcastStrides(YT, YT, Str[Reads].data());
+  if (R > unsigned(MaxRank))
+    collapseDims(Shape, Str);
+  if (Shape.size() > size_t(MaxRank))
+    return unsupported(N, "an elementwise op to " + YT.str() + " (more than " +
+                              llvm::Twine(MaxRank) + " dims after merging)");
+  P.Rank = int(Shape.size());
+  std::copy(Shape.begin(), Shape.end(), P.Shape);
+  std::copy(Str[0].begin(), Str[0].end(), P.AStrides);
   P.AType = dtypeOf(A);
   if (B) {
-    codegen::getBroadcastStrides(B->getType(), YT, P.BStrides);
+    std::copy(Str[1].begin(), Str[1].end(), P.BStrides);
     P.BType = dtypeOf(B);
   }
   auto AB = getFloatOperand(C, A, N);
@@ -180,9 +196,9 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     ElementwiseParams Next = P;
     if (I + 1 < Operands)
       Next.Act = codegen::Activation();
-    codegen::getBroadcastStrides(YT, YT, Next.AStrides);
+    std::copy(Str[Reads].begin(), Str[Reads].end(), Next.AStrides);
     Next.AType = P.YType;
-    codegen::getBroadcastStrides(V->getType(), YT, Next.BStrides);
+    std::copy(Str[I].begin(), Str[I].end(), Next.BStrides);
     Next.BType = dtypeOf(V);
     const BufferId VB = More[I - 2];
     C.addStep({getStepNodes(N, T), Kernel + " (operand " +
@@ -391,23 +407,41 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
 
 llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const Value *Indices = N.hasResult(1) ? N.getResult(1) : nullptr;
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const unsigned R = XT.getRank();
-  if (T.Residual || !T.Act.isNone() || N.hasResult(1) || R < 3 || R > 5)
-    return unsupported(N, N.getOpType() + " in this form (indices output or "
-                                          "rank outside 3-5)");
+  if (T.Residual || !T.Act.isNone() || R < 3 || R > 5)
+    return unsupported(N, N.getOpType() + " of rank " + llvm::Twine(R));
   const ChannelOrder XO = getSharedChannelOrder(XT, YT);
   if (XO == ChannelOrder::Other)
     return unsupported(N, N.getOpType() + " from layout " + XT.str() +
                               " to " + YT.str());
+  // The indices are written where the kernel writes Y's elements.
+  if (Indices &&
+      (Indices->getType().getElementType() != ElementType::I64 ||
+       getSharedChannelOrder(YT, Indices->getType()) != XO))
+    return unsupported(N, "MaxPool indices of type " +
+                              Indices->getType().str() + " beside " +
+                              YT.str());
+  const bool Max = N.getOpId() == OpId::MaxPool;
+  auto Type = getScalarType(XT.getElementType());
+  const bool Float = Type && (*Type == ScalarType::F32 ||
+                              *Type == ScalarType::F16 ||
+                              *Type == ScalarType::BF16);
+  const bool Byte = Type && (*Type == ScalarType::I8 || *Type == ScalarType::U8);
+  if (!(Float || (Max && Byte)) ||
+      YT.getElementType() != XT.getElementType())
+    return unsupported(N, N.getOpType() + " of " + XT.str() + " to " +
+                              YT.str());
   auto XS = XT.getStaticShape(), YS = YT.getStaticShape();
   llvm::SmallVector<int64_t, 3> InSpatial(XS.begin() + 2, XS.end());
   auto Axes = resolveWindow(N, InSpatial, llvm::None);
   if (!Axes)
     return Axes.takeError();
   PoolParams P;
-  P.Max = N.getOpId() == OpId::MaxPool;
+  P.Max = Max;
   P.CountIncludePad = N.getIntAttr("count_include_pad", 0) != 0;
+  P.IndicesColumnMajor = N.getIntAttr("storage_order", 0) == 1;
   P.Spatial = int(R - 2);
   P.N = XS[0];
   P.C = XS[1];
@@ -422,17 +456,23 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
     P.PadEnd[I] = A.PadEnd;
   }
   P.ChannelsLast = XO == ChannelOrder::Last;
-  P.Type = dtypeOf(X);
-  if (dtypeOf(Y) != P.Type)
-    return unsupported(N, N.getOpType() + " changing the element type");
+  P.Type = *Type;
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
+  std::vector<Arg> Args{{XB, 0}, {YB, 0}};
+  if (Indices) {
+    auto IB = C.defineBuffer(Indices, N);
+    if (!IB)
+      return IB.takeError();
+    Args.push_back({*IB, 0});
+  }
   C.addStep({getStepNodes(N, T),
-             std::string("pool.") + (P.Max ? "max " : "average ") +
-                 getOrderName(P.ChannelsLast) + " " + getDTypeName(P.Type),
+             std::string("pool.") + (P.Max ? "max" : "average") +
+                 (Indices ? "+indices " : " ") + getOrderName(P.ChannelsLast) +
+                 " " + getScalarTypeName(P.Type),
              0},
-            P, {{XB, 0}, {YB, 0}});
+            P, std::move(Args));
   return llvm::Error::success();
 }
 

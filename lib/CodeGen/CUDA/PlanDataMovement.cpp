@@ -119,6 +119,16 @@ CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
                           llvm::ArrayRef<int64_t> XStrides,
                           llvm::ArrayRef<int64_t> YStrides, DType XT,
                           DType YT) {
+  if (Shape.size() > size_t(MaxRank)) {
+    // Unit dims dropped and nested ones merged (planSlice checks that
+    // enough remain).
+    llvm::SmallVector<int64_t, 12> S(Shape.begin(), Shape.end());
+    DimStrides Str[2] = {DimStrides(XStrides.begin(), XStrides.end()),
+                         DimStrides(YStrides.begin(), YStrides.end())};
+    collapseDims(S, Str);
+    assert(S.size() <= size_t(MaxRank) && "copy rank out of range");
+    return makeCopy(S, Str[0], Str[1], XT, YT);
+  }
   CopyParams P;
   P.Rank = int(Shape.size());
   for (size_t I = 0; I < Shape.size(); ++I) {
@@ -142,6 +152,15 @@ static void addAnyCopy(PlanContext &C, const std::string &Nodes,
                        ElementType Type, Arg X, Arg Y) {
   if (llvm::Optional<DType> D = getDType(Type)) {
     addCopy(C, Nodes, What, makeCopy(Shape, XS, YS, *D, *D), X, Y);
+    return;
+  }
+  if (Shape.size() > size_t(MaxRank)) {
+    llvm::SmallVector<int64_t, 12> S(Shape.begin(), Shape.end());
+    DimStrides Str[2] = {DimStrides(XS.begin(), XS.end()),
+                         DimStrides(YS.begin(), YS.end())};
+    collapseDims(S, Str);
+    assert(S.size() <= size_t(MaxRank) && "copy rank out of range");
+    addAnyCopy(C, Nodes, What, S, Str[0], Str[1], Type, X, Y);
     return;
   }
   std::vector<size_t> Order(Shape.size());
@@ -444,8 +463,13 @@ llvm::Error cuda::planSplit(PlanContext &C, const Node &N, const FusedTail &) {
 llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
-  if (llvm::Error E = checkRank(N, XT))
-    return E;
+  // One copy over Y's index space: at most MaxRank of its dims may be
+  // other than 1 (a loss's rank-7 slice along a dim it keeps as 1).
+  if (!XT.hasStaticShape() || !YT.hasStaticShape() ||
+      llvm::count_if(YT.getStaticShape(), [](int64_t D) { return D != 1; }) >
+          MaxRank)
+    return unsupported(N, "Slice to " + YT.str() + " (at most " +
+                              llvm::Twine(MaxRank) + " dims other than 1)");
   const int64_t R = XT.getRank();
   std::vector<int64_t> Starts = constantInts(N, 1), Ends = constantInts(N, 2);
   std::vector<int64_t> Axes = constantInts(N, 3), Steps = constantInts(N, 4);
@@ -455,7 +479,7 @@ llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, "Slice with bounds computed at run time");
   auto XShape = XT.getStaticShape();
   auto XS = codegen::getStrides(XT);
-  llvm::SmallVector<int64_t, 6> Src(XS.begin(), XS.end());
+  llvm::SmallVector<int64_t, 12> Src(XS.begin(), XS.end());
   int64_t Off = 0;
   for (size_t I = 0; I < Starts.size(); ++I) {
     int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
@@ -642,15 +666,16 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
   P.Spatial = int(Rank - 2);
   P.ChannelsLast = XO == ChannelOrder::Last;
   P.Type = dtypeOf(X);
+  P.Extrapolation = float(Sampling->ExtrapolationValue);
   // Batch and channels pass through; spatial axes become tap tables.
   std::vector<Arg> Tables;
   for (unsigned D = 0; D < Rank; ++D) {
     const runtime::ResizeAxis &A = Sampling->Axes[D];
     size_t Taps = 1;
     for (size_t O = 0; O < A.Taps.size(); ++O) {
-      if (A.Extrapolated[O])
-        return unsupported(N, "Resize with extrapolation "
-                              "(tf_crop_and_resize outside the input)");
+      if (D < 2 && A.Extrapolated[O])
+        return unsupported(N, "Resize with extrapolation along the batch or "
+                              "channel dim");
       if (D < 2 &&
           (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
            A.Taps[O][0].Weight != 1.0))
@@ -666,11 +691,16 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
     // Positions with fewer taps read index 0 with weight 0.
     std::vector<int32_t> Index(A.Taps.size() * Taps, 0);
     std::vector<float> Weight(A.Taps.size() * Taps, 0.0f);
-    for (size_t O = 0; O < A.Taps.size(); ++O)
+    for (size_t O = 0; O < A.Taps.size(); ++O) {
+      if (A.Extrapolated[O]) {
+        Index[O * Taps] = -1; // Outside the input: the Extrapolation value.
+        continue;
+      }
       for (size_t K = 0; K < A.Taps[O].size(); ++K) {
         Index[O * Taps + K] = int32_t(A.Taps[O][K].Index);
         Weight[O * Taps + K] = float(A.Taps[O][K].Weight);
       }
+    }
     std::vector<uint8_t> IndexBytes(Index.size() * sizeof(int32_t));
     if (!Index.empty())
       std::memcpy(IndexBytes.data(), Index.data(), IndexBytes.size());
@@ -702,26 +732,11 @@ bool addIndexCopy(PlanContext &C, const std::string &Nodes, const char *What,
                   llvm::ArrayRef<int64_t> Shape, llvm::ArrayRef<int64_t> Src,
                   llvm::ArrayRef<int64_t> Dst, ElementType XT, ElementType YT,
                   Arg X, Arg Y) {
-  llvm::SmallVector<int64_t, 12> S, XS, YS;
-  for (size_t I = 0; I < Shape.size(); ++I) {
-    if (Shape[I] == 1)
-      continue;
-    if (!S.empty() && XS.back() == Src[I] * Shape[I] &&
-        YS.back() == Dst[I] * Shape[I]) {
-      S.back() *= Shape[I];
-      XS.back() = Src[I];
-      YS.back() = Dst[I];
-      continue;
-    }
-    S.push_back(Shape[I]);
-    XS.push_back(Src[I]);
-    YS.push_back(Dst[I]);
-  }
-  if (S.empty()) {
-    S.push_back(1);
-    XS.push_back(0);
-    YS.push_back(0);
-  }
+  llvm::SmallVector<int64_t, 12> S(Shape.begin(), Shape.end());
+  DimStrides Str[2] = {DimStrides(Src.begin(), Src.end()),
+                       DimStrides(Dst.begin(), Dst.end())};
+  collapseDims(S, Str);
+  const DimStrides &XS = Str[0], &YS = Str[1];
   if (S.size() > size_t(MaxRank))
     return false;
   if (getDType(XT) && getDType(YT))

@@ -58,7 +58,8 @@ struct GemmStep {
 };
 
 /// Parameters of a step, and what its Args are, in order:
-///   CopyPlan, PadParams, PoolParams, ReduceParams, SoftmaxParams: X, Y
+///   CopyPlan, PadParams, ReduceParams, SoftmaxParams: X, Y
+///   PoolParams: X, Y, and for MaxPool's second result the indices
 ///   ResizeParams: X, Y, then Index and Weight tables per spatial axis
 ///   ElementwiseParams: A, B (-1 for unary ops), Y
 ///   TypedParams: A, B, C (-1 where the op has fewer operands), Y, and
@@ -135,9 +136,11 @@ CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
 
 /// The device storage type of \p E, if the backend holds it.
 llvm::Optional<DType> getDType(ElementType E);
-/// The typed kernel's storage type of \p E (the float types, i32, i64 and
-/// bool), if it holds it.
+/// The typed kernel's storage type of \p E (the float types, f64, the
+/// integer types but u64, and bool), if it holds it.
 llvm::Optional<ScalarType> getScalarType(ElementType E);
+/// "f32", "i64", ... as in step names.
+const char *getScalarTypeName(ScalarType T);
 
 class PlanContext {
 public:
@@ -188,6 +191,14 @@ std::string getEpilogueSuffix(const EpilogueSpec &E);
 /// 1 makes NCHW and NHWC the same bytes); Other if they share none.
 codegen::ChannelOrder getSharedChannelOrder(const TensorType &X,
                                             const TensorType &Y);
+/// Element strides per dim of an index space, one array per operand.
+using DimStrides = llvm::SmallVector<int64_t, 12>;
+/// Simplifies the index space \p Shape walked through every array of
+/// \p Strides (in place): unit dims dropped, neighbours that nest in every
+/// array (the outer stride the inner one times its extent) merged. One
+/// dim of 1 remains of a single element.
+void collapseDims(llvm::SmallVectorImpl<int64_t> &Shape,
+                  llvm::MutableArrayRef<DimStrides> Strides);
 /// "nchw", "nhwc" (any rank: channels-first or -last).
 const char *getOrderName(bool ChannelsLast);
 

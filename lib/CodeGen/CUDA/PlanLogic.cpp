@@ -77,14 +77,14 @@ constexpr ScalarTypeInfo ScalarTypes[] = {
     {ElementType::Bool, ScalarType::Bool, "bool"},
 };
 
-const char *getScalarTypeName(ScalarType T) {
+} // namespace
+
+const char *cuda::getScalarTypeName(ScalarType T) {
   for (const ScalarTypeInfo &I : ScalarTypes)
     if (I.Type == T)
       return I.Name;
   return "?";
 }
-
-} // namespace
 
 llvm::Optional<ScalarType> cuda::getScalarType(ElementType E) {
   for (const ScalarTypeInfo &I : ScalarTypes)
@@ -387,9 +387,8 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   const int64_t R = XT.getRank(), Q = IT.getRank();
   const int64_t Axis = getAxis(N, R);
   if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
-      Axis < 0 || YT.getRank() > MaxRank || !XT.hasStaticShape() ||
-      !IT.hasStaticShape() || !YT.hasStaticShape() || !T.Act.isNone() ||
-      (Elements && Q != R))
+      Axis < 0 || !XT.hasStaticShape() || !IT.hasStaticShape() ||
+      !YT.hasStaticShape() || !T.Act.isNone() || (Elements && Q != R))
     return unsupported(N,
                        N.getOpType() + " of " + XT.str() + " by " + IT.str());
   auto XStr = codegen::getStrides(XT), IStr = codegen::getStrides(IT);
@@ -411,17 +410,34 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
       IdxStr.push_back(0);
     }
   }
+  // Y's physical dims, those that nest in Y, X and the indices merged (a
+  // rank-7 GatherElements along one axis walks 3 dims).
+  const unsigned YR = YT.getRank();
+  llvm::SmallVector<int64_t, 12> Shape(YR);
+  codegen::getPhysicalShape(YT, Shape.data());
+  DimStrides Str[3] = {DimStrides(YR), DimStrides(YR), DimStrides(YR)};
+  toPhysical(YT, DataStr, Str[0].data());
+  toPhysical(YT, IdxStr, Str[1].data());
+  auto YStr = codegen::getStrides(YT);
+  toPhysical(YT, YStr, Str[2].data());
+  collapseDims(Shape, Str);
+  if (Shape.size() > size_t(MaxRank))
+    return unsupported(N, N.getOpType() + " of " + XT.str() + " by " +
+                              IT.str() + " (more than " +
+                              llvm::Twine(MaxRank) + " dims after merging)");
   TypedParams P;
   P.Op = TypedOp::Gather;
-  P.Rank = int(YT.getRank());
+  P.Rank = int(Shape.size());
   P.NumOperands = 2;
   P.In[0] = P.Y = *XS;
   P.In[1] = *IS;
   P.AxisSize = XT.getStaticShape()[size_t(Axis)];
   P.AxisStride = XStr[size_t(Axis)];
-  codegen::getPhysicalShape(YT, P.Shape);
-  toPhysical(YT, DataStr, P.Strides[0]);
-  toPhysical(YT, IdxStr, P.Strides[1]);
+  for (size_t D = 0; D < Shape.size(); ++D) {
+    P.Shape[D] = Shape[D];
+    P.Strides[0][D] = Str[0][D];
+    P.Strides[1][D] = Str[1][D];
+  }
   auto XB = C.getBuffer(X, N);
   if (!XB)
     return XB.takeError();

@@ -118,6 +118,39 @@ codegen::ChannelOrder cuda::getSharedChannelOrder(const TensorType &X,
   return ChannelOrder::Other;
 }
 
+void cuda::collapseDims(llvm::SmallVectorImpl<int64_t> &Shape,
+                        llvm::MutableArrayRef<DimStrides> Strides) {
+  size_t Kept = 0;
+  for (size_t I = 0; I < Shape.size(); ++I) {
+    if (Shape[I] == 1)
+      continue;
+    const bool Nests =
+        Kept > 0 && llvm::all_of(Strides, [&](const DimStrides &S) {
+          return S[Kept - 1] == S[I] * Shape[I];
+        });
+    if (Nests) {
+      Shape[Kept - 1] *= Shape[I];
+      for (DimStrides &S : Strides)
+        S[Kept - 1] = S[I];
+      continue;
+    }
+    Shape[Kept] = Shape[I];
+    for (DimStrides &S : Strides)
+      S[Kept] = S[I];
+    ++Kept;
+  }
+  if (Kept == 0) {
+    // A single element: one dim of 1.
+    Shape.assign(1, 1);
+    for (DimStrides &S : Strides)
+      S.assign(1, 0);
+    return;
+  }
+  Shape.resize(Kept);
+  for (DimStrides &S : Strides)
+    S.resize(Kept);
+}
+
 const char *cuda::getOrderName(bool ChannelsLast) {
   return ChannelsLast ? "nhwc" : "nchw";
 }
@@ -243,11 +276,12 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   else if (std::holds_alternative<ResizeParams>(S.Params) ||
            std::holds_alternative<CopyPlan>(S.Params) ||
            std::holds_alternative<PadParams>(S.Params) ||
-           std::holds_alternative<PoolParams>(S.Params) ||
            std::holds_alternative<ReduceParams>(S.Params) ||
            std::holds_alternative<SoftmaxParams>(S.Params) ||
            std::holds_alternative<LrnParams>(S.Params))
     Written = {1};
+  else if (std::holds_alternative<PoolParams>(S.Params))
+    Written = {1, 2}; // Y, and MaxPool's indices.
   else if (std::holds_alternative<NormParams>(S.Params))
     Written = {3, 4, 5}; // Y, and LayerNormalization's statistics.
   else if (std::holds_alternative<TypedParams>(S.Params) && S.Args.size() > 4)
@@ -422,9 +456,9 @@ const PlanTable &getPlanTable() {
 /// indexed gathers and scatters, ArgMax/ArgMin and TopK (which run on it
 /// too), the views (which share their operand's buffer), Transpose and
 /// relayouts, Expand, Concat, Split, Slice, Tile, DepthToSpace and
-/// SpaceToDepth (the typed kernel's copy for those types) and the
-/// recurrences (sequence_lens; their planner takes only f32 otherwise).
-/// The float kernels never do.
+/// SpaceToDepth (the typed kernel's copy for those types), the
+/// recurrences (sequence_lens; their planner takes only f32 otherwise) and
+/// MaxPool (of i8 and u8, and its indices). The float kernels never do.
 bool takesIndexTypes(const Node &N) {
   if (isTypedStep(N))
     return true;
@@ -453,6 +487,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Identity:
   case OpId::Dropout: // Its mask: a typed fill.
   case OpId::Pad:     // Of integers, bools, f64: the typed kernel.
+  case OpId::MaxPool: // Its planner checks the types.
     return true;
   default:
     return false;

@@ -2,8 +2,10 @@
 //
 // MaxPool / AveragePool over 1-3 spatial dims (normalized to 3), NCHW or
 // NHWC: one thread per output element, visiting only the window taps
-// inside the input (DeviceMath.h's getPoolTaps). In NHWC consecutive
-// threads take consecutive channels, so every tap is a coalesced load.
+// inside the input (DeviceMath.h's evalPool, which the host model runs
+// too). In NHWC consecutive threads take consecutive channels, so every
+// tap is a coalesced load. MaxPool also of i8 and u8, and with its
+// Indices result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,71 +19,49 @@ namespace {
 
 constexpr int Threads = 256;
 
-/// \p P is normalized to 3 spatial dims.
-template <DType T>
+/// Element access of the float storage types.
+template <DType T> struct FloatElements {
+  static __device__ __forceinline__ float load(const void *X, int64_t I) {
+    return loadAs<T>(X, I);
+  }
+  static __device__ __forceinline__ void store(void *Y, int64_t I, float V) {
+    storeAs<T>(Y, I, V);
+  }
+};
+
+/// Element access of i8 and u8 (MaxPool): exact as floats; an empty
+/// window's -inf (outside every byte's range) stores 0.
+template <typename Int> struct ByteElements {
+  static __device__ __forceinline__ float load(const void *X, int64_t I) {
+    return float(static_cast<const Int *>(X)[I]);
+  }
+  static __device__ __forceinline__ void store(void *Y, int64_t I, float V) {
+    static_cast<Int *>(Y)[I] = V >= -128.0f && V <= 255.0f ? Int(V) : Int(0);
+  }
+};
+
+/// \p P is normalized to 3 spatial dims. One thread per output element;
+/// in NHWC consecutive threads take consecutive channels.
+template <typename Elements>
 __global__ void __launch_bounds__(Threads)
-    poolKernel(PoolParams P, int64_t Count, const void *X, void *Y) {
+    poolKernel(PoolParams P, int64_t Count, const void *X, void *Y,
+               int64_t *Indices) {
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
        I += Step) {
-    // Output coordinates: (n, c, d, h, w) or (n, d, h, w, c), Y dense.
-    int64_t Rest = I, C = 0;
-    if (P.ChannelsLast) {
-      C = Rest % P.C;
-      Rest /= P.C;
-    }
-    const int64_t OW = Rest % P.Out[2];
-    Rest /= P.Out[2];
-    const int64_t OH = Rest % P.Out[1];
-    Rest /= P.Out[1];
-    const int64_t OD = Rest % P.Out[0];
-    Rest /= P.Out[0];
-    if (!P.ChannelsLast) {
-      C = Rest % P.C;
-      Rest /= P.C;
-    }
-    const int64_t N = Rest;
-    // Element strides of X's spatial dims and the offset of (n, c).
-    const int64_t Pixels = P.In[0] * P.In[1] * P.In[2];
-    const int64_t Unit = P.ChannelsLast ? P.C : 1;
-    const int64_t SW = Unit, SH = P.In[2] * SW, SD = P.In[1] * SH;
-    const int64_t Base =
-        P.ChannelsLast ? N * Pixels * P.C + C : (N * P.C + C) * Pixels;
-
-    const PoolTaps TD =
-        getPoolTaps(OD, P.In[0], P.Kernel[0], P.Stride[0], P.Dilation[0],
-                    P.PadBegin[0], P.PadEnd[0], P.CountIncludePad);
-    const PoolTaps TH =
-        getPoolTaps(OH, P.In[1], P.Kernel[1], P.Stride[1], P.Dilation[1],
-                    P.PadBegin[1], P.PadEnd[1], P.CountIncludePad);
-    const PoolTaps TW =
-        getPoolTaps(OW, P.In[2], P.Kernel[2], P.Stride[2], P.Dilation[2],
-                    P.PadBegin[2], P.PadEnd[2], P.CountIncludePad);
-    const int64_t ID = OD * P.Stride[0] - P.PadBegin[0];
-    const int64_t IH = OH * P.Stride[1] - P.PadBegin[1];
-    const int64_t IW = OW * P.Stride[2] - P.PadBegin[2];
-    float Acc = P.Max ? -INFINITY : 0.0f;
-    for (int64_t KD = TD.Lo; KD < TD.Hi; ++KD) {
-      const int64_t OffD = Base + (ID + KD * P.Dilation[0]) * SD;
-      for (int64_t KH = TH.Lo; KH < TH.Hi; ++KH) {
-        const int64_t OffH = OffD + (IH + KH * P.Dilation[1]) * SH;
-        for (int64_t KW = TW.Lo; KW < TW.Hi; ++KW) {
-          const float V = loadAs<T>(X, OffH + (IW + KW * P.Dilation[2]) * SW);
-          Acc = P.Max ? fmaxf(Acc, V) : Acc + V;
-        }
-      }
-    }
-    if (!P.Max)
-      Acc = getAverage(Acc, TD.Counted * TH.Counted * TW.Counted);
-    storeAs<T>(Y, I, Acc);
+    const PoolResult R = evalPool(
+        P, I, [&](int64_t Off) { return Elements::load(X, Off); });
+    Elements::store(Y, I, R.Value);
+    if (Indices)
+      Indices[I] = R.Index;
   }
 }
 
 } // namespace
 
 cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
-                       cudaStream_t Stream) {
-  if (P.Spatial < 1 || P.Spatial > 3)
+                       int64_t *Indices, cudaStream_t Stream) {
+  if (P.Spatial < 1 || P.Spatial > 3 || (Indices && !P.Max))
     return cudaErrorInvalidValue;
   const PoolParams Q = normalizePool(P);
   for (int D = 0; D < 3; ++D)
@@ -91,10 +71,26 @@ cudaError_t launchPool(const PoolParams &P, const void *X, void *Y,
   if (Count <= 0)
     return cudaSuccess;
   const unsigned Blocks = getBlocks(Count, Threads);
-  return dispatchType(Q.Type, [&](auto Tag) -> cudaError_t {
-    return launchKernel(poolKernel<decltype(Tag)::value>, Blocks, Threads, 0,
-                        Stream, Q, Count, X, Y);
-  });
+  auto Launch = [&](auto Kernel) {
+    return launchKernel(Kernel, Blocks, Threads, 0, Stream, Q, Count, X, Y,
+                        Indices);
+  };
+  switch (Q.Type) {
+  case ScalarType::F32:
+    return Launch(poolKernel<FloatElements<DType::F32>>);
+  case ScalarType::F16:
+    return Launch(poolKernel<FloatElements<DType::F16>>);
+  case ScalarType::BF16:
+    return Launch(poolKernel<FloatElements<DType::BF16>>);
+  case ScalarType::I8:
+    return Q.Max ? Launch(poolKernel<ByteElements<int8_t>>)
+                 : cudaErrorInvalidValue;
+  case ScalarType::U8:
+    return Q.Max ? Launch(poolKernel<ByteElements<uint8_t>>)
+                 : cudaErrorInvalidValue;
+  default:
+    return cudaErrorInvalidValue;
+  }
 }
 
 STRIDER_KERNELS_NAMESPACE_END

@@ -68,7 +68,8 @@ cudaError_t cuda::launchKernelStep(const KernelLaunchers &L, const PlanStep &S,
         } else if constexpr (std::is_same_v<T, EpilogueParams>) {
           return L.Epilogue(P, A(0), F(1), F(2), A(3), A(4), Stream);
         } else if constexpr (std::is_same_v<T, PoolParams>) {
-          return L.Pool(P, A(0), A(1), Stream);
+          return L.Pool(P, A(0), A(1), static_cast<int64_t *>(Optional(2)),
+                        Stream);
         } else if constexpr (std::is_same_v<T, ReduceParams>) {
           return L.Reduce(P, A(0), A(1), Stream);
         } else if constexpr (std::is_same_v<T, SoftmaxParams>) {

@@ -60,6 +60,14 @@ public:
       EXPECT_EQ(targetUpload(Ptr, B.data(), B.size()), cudaSuccess);
     }
   }
+  /// \p B's bytes as they are (element types the float helpers do not
+  /// cover).
+  explicit DeviceBuffer(const std::vector<uint8_t> &B)
+      : DeviceBuffer(B.size()) {
+    if (!B.empty()) {
+      EXPECT_EQ(targetUpload(Ptr, B.data(), B.size()), cudaSuccess);
+    }
+  }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   ~DeviceBuffer() { targetFree(Ptr); }
@@ -72,6 +80,13 @@ public:
       EXPECT_EQ(targetDownload(B.data(), Ptr, B.size()), cudaSuccess);
     }
     return gputest::fromStorage(B, T);
+  }
+  std::vector<uint8_t> readBytes() const {
+    std::vector<uint8_t> B(Bytes);
+    if (!B.empty()) {
+      EXPECT_EQ(targetDownload(B.data(), Ptr, B.size()), cudaSuccess);
+    }
+    return B;
   }
 
 private:
@@ -473,14 +488,23 @@ int64_t poolOut(int64_t In, int64_t K, int64_t S, int64_t D, int64_t PB,
   return Out;
 }
 
-/// Pooling on the host, window by window.
-std::vector<double> refPool(const PoolParams &P, const std::vector<float> &X) {
+/// Pooling on the host, window by window: the values and, for a max,
+/// ONNX's index of the first maximum in window order (spatial dims
+/// row-major, or column-major with \p ColumnMajor).
+struct PoolReference {
+  std::vector<double> Y;
+  std::vector<int64_t> Indices;
+};
+PoolReference refPool(const PoolParams &P, const std::vector<float> &X,
+                      bool ColumnMajor = false) {
   int64_t InPix = 1, OutPix = 1;
   for (int D = 0; D < P.Spatial; ++D) {
     InPix *= P.In[D];
     OutPix *= P.Out[D];
   }
-  std::vector<double> Y(size_t(P.N * P.C * OutPix));
+  PoolReference R;
+  R.Y.resize(size_t(P.N * P.C * OutPix));
+  R.Indices.assign(R.Y.size(), -1);
   auto XAt = [&](int64_t N, int64_t C, int64_t Pix) {
     return double(X[size_t(P.ChannelsLast ? (N * InPix + Pix) * P.C + C
                                           : (N * P.C + C) * InPix + Pix)]);
@@ -494,15 +518,15 @@ std::vector<double> refPool(const PoolParams &P, const std::vector<float> &X) {
           Rest /= P.Out[D];
         }
         double Acc = P.Max ? -INFINITY : 0.0;
-        int64_t Counted = 0;
+        int64_t Counted = 0, Best = -1;
         int64_t Taps = 1;
         for (int D = 0; D < P.Spatial; ++D)
           Taps *= P.Kernel[D];
         for (int64_t T = 0; T < Taps; ++T) {
-          int64_t K[3] = {0, 0, 0}, R = T, Pix = 0;
+          int64_t K[3] = {0, 0, 0}, Rest = T, Pix = 0, ColPix = 0, Scale = 1;
           for (int D = P.Spatial - 1; D >= 0; --D) {
-            K[D] = R % P.Kernel[D];
-            R /= P.Kernel[D];
+            K[D] = Rest % P.Kernel[D];
+            Rest /= P.Kernel[D];
           }
           bool Inside = true, InPadded = true;
           for (int D = 0; D < P.Spatial; ++D) {
@@ -512,10 +536,17 @@ std::vector<double> refPool(const PoolParams &P, const std::vector<float> &X) {
             InPadded = InPadded && Pos >= -P.PadBegin[D] &&
                        Pos < P.In[D] + P.PadEnd[D];
             Pix = Pix * P.In[D] + Pos;
+            ColPix += Pos * Scale;
+            Scale *= P.In[D];
           }
           if (Inside) {
             const double V = XAt(N, C, Pix);
-            Acc = P.Max ? std::max(Acc, V) : Acc + V;
+            if (!P.Max) {
+              Acc += V;
+            } else if (Best < 0 || V > Acc) {
+              Acc = V;
+              Best = (N * P.C + C) * InPix + (ColumnMajor ? ColPix : Pix);
+            }
           }
           if (P.CountIncludePad ? InPadded : Inside)
             ++Counted;
@@ -525,9 +556,10 @@ std::vector<double> refPool(const PoolParams &P, const std::vector<float> &X) {
                         : std::numeric_limits<double>::quiet_NaN();
         const int64_t YIdx = P.ChannelsLast ? (N * OutPix + OP) * P.C + C
                                             : (N * P.C + C) * OutPix + OP;
-        Y[size_t(YIdx)] = Acc;
+        R.Y[size_t(YIdx)] = Acc;
+        R.Indices[size_t(YIdx)] = Best;
       }
-  return Y;
+  return R;
 }
 
 struct PoolCase {
@@ -537,16 +569,17 @@ struct PoolCase {
   std::vector<int64_t> In, Kernel, Stride, Dilation, PadBegin, PadEnd;
 };
 
-void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
-  const std::string What =
-      Case.Name + (ChannelsLast ? " nhwc " : " nchw ") + getDTypeName(T);
+/// \p Case's parameters in the order \p ChannelsLast; \p InCount and
+/// \p OutCount get the element counts of X and Y.
+PoolParams makePool(const PoolCase &Case, bool ChannelsLast, int64_t &InCount,
+                    int64_t &OutCount) {
   PoolParams P;
   P.Max = Case.Max;
   P.CountIncludePad = Case.CountPad;
   P.Spatial = int(Case.In.size());
   P.N = Case.N;
   P.C = Case.C;
-  int64_t InCount = P.N * P.C, OutCount = P.N * P.C;
+  InCount = OutCount = P.N * P.C;
   for (int D = 0; D < P.Spatial; ++D) {
     const size_t S = size_t(D);
     P.In[D] = Case.In[S];
@@ -561,11 +594,42 @@ void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
     OutCount *= P.Out[D];
   }
   P.ChannelsLast = ChannelsLast;
-  P.Type = T;
+  return P;
+}
+
+std::vector<int64_t> readIndices(const DeviceBuffer &B) {
+  const std::vector<uint8_t> Bytes = B.readBytes();
+  std::vector<int64_t> V(Bytes.size() / 8);
+  if (!V.empty())
+    std::memcpy(V.data(), Bytes.data(), V.size() * 8);
+  return V;
+}
+
+void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
+  const std::string What =
+      Case.Name + (ChannelsLast ? " nhwc " : " nchw ") + getDTypeName(T);
+  int64_t InCount, OutCount;
+  PoolParams P = makePool(Case, ChannelsLast, InCount, OutCount);
+  P.Type = toScalarType(T);
   const std::vector<float> X = randomValues(size_t(InCount), T, 7);
   DeviceBuffer DX(X, T), DY(size_t(OutCount) * getDTypeBytes(T));
-  expectFinished(launchers().Pool(P, DX.get(), DY.get(), nullptr));
-  expectClose(refPool(P, X), DY.read(T), getTolerance(T), What);
+  expectFinished(launchers().Pool(P, DX.get(), DY.get(), nullptr, nullptr));
+  expectClose(refPool(P, X).Y, DY.read(T), getTolerance(T), What);
+  if (!P.Max)
+    return;
+  // Again with the indices, both storage orders (f16 and bf16 values tie
+  // now and then: the first maximum wins).
+  for (bool Column : {false, true}) {
+    P.IndicesColumnMajor = Column;
+    DeviceBuffer DI(size_t(OutCount) * 8);
+    expectFinished(
+        launchers().Pool(P, DX.get(), DY.get(), static_cast<int64_t *>(DI.get()),
+                         nullptr));
+    const PoolReference R = refPool(P, X, Column);
+    expectClose(R.Y, DY.read(T), getTolerance(T), What + " with indices");
+    EXPECT_EQ(readIndices(DI), R.Indices)
+        << What << (Column ? " column-major" : " row-major") << " indices";
+  }
 }
 
 TEST(CudaComputeTest, Pool) {
@@ -689,6 +753,56 @@ TEST(CudaComputeTest, Pool) {
     for (bool Last : {false, true})
       for (DType T : AllTypes)
         runPool(C, Last, T);
+}
+
+// MaxPool of i8 and u8 (exact), with its indices: values from a small
+// range, so that windows tie often and the first maximum must win.
+TEST(CudaComputeTest, MaxPoolOfBytes) {
+  STRIDER_SKIP_WITHOUT_TARGET();
+  const PoolCase Cases[] = {
+      {"max 3x3 s2 p1", true, false, false, 2, 7, {9, 8}, {3, 3}, {2, 2},
+       {1, 1}, {1, 1}, {1, 1}},
+      {"max ceil", true, false, true, 1, 3, {6, 7}, {3, 3}, {2, 3}, {1, 1},
+       {0, 1}, {0, 0}},
+      {"max 3d dilated", true, false, false, 1, 3, {5, 6, 7}, {2, 2, 3},
+       {1, 2, 1}, {2, 1, 2}, {1, 0, 1}, {0, 1, 1}},
+      {"max 1d", true, false, false, 2, 3, {11}, {4}, {3}, {1}, {2}, {2}},
+  };
+  std::mt19937 Gen(11);
+  for (const PoolCase &Case : Cases)
+    for (ScalarType T : {ScalarType::I8, ScalarType::U8})
+      for (bool Last : {false, true})
+        for (bool Column : {false, true}) {
+          const std::string What =
+              Case.Name + (Last ? " nhwc " : " nchw ") +
+              (T == ScalarType::I8 ? "i8" : "u8") +
+              (Column ? " column-major" : " row-major");
+          int64_t InCount, OutCount;
+          PoolParams P = makePool(Case, Last, InCount, OutCount);
+          P.Type = T;
+          P.IndicesColumnMajor = Column;
+          std::uniform_int_distribution<int> D(T == ScalarType::I8 ? -4 : 250,
+                                               T == ScalarType::I8 ? 3 : 255);
+          std::vector<uint8_t> XBytes(static_cast<size_t>(InCount));
+          std::vector<float> X(XBytes.size());
+          for (size_t I = 0; I < X.size(); ++I) {
+            const int V = D(Gen);
+            XBytes[I] = uint8_t(V);
+            X[I] = float(V);
+          }
+          DeviceBuffer DX(XBytes), DY(static_cast<size_t>(OutCount)),
+              DI(size_t(OutCount) * 8);
+          expectFinished(launchers().Pool(P, DX.get(), DY.get(),
+                                          static_cast<int64_t *>(DI.get()),
+                                          nullptr));
+          const PoolReference R = refPool(P, X, Column);
+          const std::vector<uint8_t> Y = DY.readBytes();
+          std::vector<double> Got(Y.size());
+          for (size_t I = 0; I < Y.size(); ++I)
+            Got[I] = T == ScalarType::I8 ? double(int8_t(Y[I])) : double(Y[I]);
+          EXPECT_EQ(Got, R.Y) << What;
+          EXPECT_EQ(readIndices(DI), R.Indices) << What;
+        }
 }
 
 //===----------------------------------------------------------------------===//

@@ -1831,21 +1831,117 @@ graph @mix(%a: tensor<2 x 3 x f32>, %b: tensor<3 x f32>, %i: tensor<2 x 3 x i32>
                               {});
 }
 
+TEST(CudaPlanTest, MaxPoolOfBytesAndWithIndices) {
+  // Indices count in the logical NCHW input whatever the layout, spatial
+  // dims column-major with storage_order 1; bytes tie often (the first
+  // maximum in window order wins).
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<2 x 3 x 5 x 6 x f32, nhwc>) {
+  %y, %i = MaxPool(%x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 1, 1]} : tensor<2 x 3 x 3 x 6 x f32, nhwc>, tensor<2 x 3 x 3 x 6 x i64, nhwc>
+  %z, %j = MaxPool(%x) {kernel_shape = [2, 3], storage_order = 1} : tensor<2 x 3 x 4 x 4 x f32, nhwc>, tensor<2 x 3 x 4 x 4 x i64, nhwc>
+  return %y, %i, %z, %j
+}
+)",
+                              {"pool.max+indices nhwc f32",
+                               "pool.max+indices nhwc f32"});
+  runtime::TensorMap In;
+  std::vector<double> B;
+  for (int I = 0; I < 2 * 7; ++I)
+    B.push_back(double((I * 5) % 4) + 250);
+  In["b"] = tensorOf(ElementType::U8, {1, 2, 7}, B);
+  std::vector<double> S;
+  for (int I = 0; I < 36; ++I)
+    S.push_back(double((I * 7) % 5) - 2);
+  In["s"] = tensorOf(ElementType::I8, {1, 1, 6, 6}, S);
+  checkOnHostAgainstReference(R"(
+graph @g(%b: tensor<1 x 2 x 7 x u8>, %s: tensor<1 x 1 x 6 x 6 x i8>) {
+  %y, %i = MaxPool(%b) {kernel_shape = [3], strides = [2], dilations = [2]} : tensor<1 x 2 x 2 x u8>, tensor<1 x 2 x 2 x i64>
+  %z = MaxPool(%s) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : tensor<1 x 1 x 3 x 3 x i8>
+  return %y, %i, %z
+}
+)",
+                              {"pool.max+indices nchw u8", "pool.max nchw i8"},
+                              0, In);
+}
+
+TEST(CudaPlanTest, ResizeExtrapolatesAndMergesClampedTaps) {
+  // tf_crop_and_resize outside the input holds the extrapolation value;
+  // pytorch_half_pixel over a batch and channel of 1 reads index 0 twice
+  // at -0.5, one tap once merged.
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<1 x 2 x 4 x 4 x f32>) {
+  %roi = Constant() {value = dense<[0.0, 0.0, -0.25, 0.6, 1.0, 1.0, 0.75, 1.4]> : tensor<8 x f32>} : tensor<8 x f32>
+  %sz = Constant() {value = dense<[1, 2, 3, 5]> : tensor<4 x i64>} : tensor<4 x i64>
+  %y = Resize(%x, %roi, none, %sz) {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 7.5} : tensor<1 x 2 x 3 x 5 x f32>
+  %s1 = Constant() {value = dense<[1, 1, 3, 1]> : tensor<4 x i64>} : tensor<4 x i64>
+  %z0 = Constant() {value = dense<[0]> : tensor<1 x i64>} : tensor<1 x i64>
+  %o1 = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %x1 = Slice(%x, %z0, %o1, %o1) : tensor<1 x 1 x 4 x 4 x f32>
+  %z = Resize(%x1, none, none, %s1) {mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"} : tensor<1 x 1 x 3 x 1 x f32>
+  return %y, %z
+}
+)",
+                              {}, 1e-6);
+}
+
+TEST(CudaPlanTest, RanksPastTheKernelsMergeNestedDims) {
+  // A rank-7 GatherElements, elementwise op and Slice (a loss expanded by
+  // the exporter): dims that nest in every operand merge to 6 or fewer.
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<2 x 3 x 2 x 2 x 3 x 2 x 2 x f32>, %k: tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x i64>) {
+  %g = GatherElements(%x, %k) {axis = 1} : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
+  %n = Neg(%g) : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
+  %st = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %en = Constant() {value = dense<[2]> : tensor<1 x i64>} : tensor<1 x i64>
+  %s = Slice(%x, %st, %en, %st) : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
+  %a = Add(%n, %s) : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
+  return %a
+}
+)",
+                              {}, 0,
+                              [] {
+                                runtime::TensorMap In;
+                                std::vector<double> X, K;
+                                for (int I = 0; I < 288; ++I)
+                                  X.push_back(double(I) * 0.25);
+                                for (int I = 0; I < 96; ++I)
+                                  K.push_back(double((I * 7) % 3));
+                                In["x"] = tensorOf(ElementType::F32,
+                                                   {2, 3, 2, 2, 3, 2, 2}, X);
+                                In["k"] = tensorOf(ElementType::I64,
+                                                   {2, 1, 2, 2, 3, 2, 2}, K);
+                                return In;
+                              }());
+}
+
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
   // Integer tensors go only to the typed kernel and views.
   auto Int = parse(R"(
 graph @ints(%x: tensor<1 x 1 x 4 x 4 x u8>) {
-  %y = MaxPool(%x) {kernel_shape = [2, 2]} : tensor<1 x 1 x 3 x 3 x u8> loc("pool")
+  %y = Softmax(%x) : tensor<1 x 1 x 4 x 4 x u8> loc("soft")
   return %y
 }
 )");
   ASSERT_TRUE(Int);
   EXPECT_NE(
-      planError(*Int).find("'pool' (MaxPool): no CUDA kernel for op 'MaxPool' "
+      planError(*Int).find("'soft' (Softmax): no CUDA kernel for op 'Softmax' "
                            "reading tensor<1 x 1 x 4 x 4 x u8> (integer, bool "
                            "and f64 tensors go through comparisons"),
       std::string::npos)
       << planError(*Int);
+  // MaxPool takes bytes, AveragePool does not (the same gate).
+  auto Avg = parse(R"(
+graph @ints(%x: tensor<1 x 1 x 4 x 4 x u8>) {
+  %y = AveragePool(%x) {kernel_shape = [2, 2]} : tensor<1 x 1 x 3 x 3 x u8> loc("avg")
+  return %y
+}
+)");
+  ASSERT_TRUE(Avg);
+  EXPECT_NE(planError(*Avg).find("'avg' (AveragePool): no CUDA kernel for "
+                                 "op 'AveragePool' reading tensor<1 x 1 x 4 "
+                                 "x 4 x u8>"),
+            std::string::npos)
+      << planError(*Avg);
   auto U64 = parse(R"(
 graph @longs(%x: tensor<4 x u64>) {
   %y = Identity(%x) : tensor<4 x u64>
