@@ -288,14 +288,12 @@ void Emulator::pool(const PoolParams &Given, const PlanStep &S) {
   const PoolParams Q = normalizePool(Given);
   const uint8_t *X = ptr(S.Args[0]);
   uint8_t *Y = ptr(S.Args[1]);
-  auto *Indices = S.Args.size() > 2
-                      ? reinterpret_cast<int64_t *>(ptr(S.Args[2]))
-                      : nullptr;
+  auto *Indices =
+      S.Args.size() > 2 ? reinterpret_cast<int64_t *>(ptr(S.Args[2])) : nullptr;
   const int64_t Count = Q.N * Q.C * Q.Out[0] * Q.Out[1] * Q.Out[2];
   for (int64_t I = 0; I < Count; ++I) {
-    const PoolResult R = evalPool(Q, I, [&](int64_t Off) {
-      return float(loadDouble(Q.Type, X, Off));
-    });
+    const PoolResult R = evalPool(
+        Q, I, [&](int64_t Off) { return float(loadDouble(Q.Type, X, Off)); });
     storeScalar(Q.Type, Y, I, R.Value, 0, false);
     if (Indices)
       Indices[I] = R.Index;
@@ -580,9 +578,8 @@ std::pair<int64_t, int64_t> Emulator::countNonFinite(const PlanStep &S) {
           if (!toDType(Q.Type, Float))
             return llvm::None; // MaxPool of bytes.
           return std::make_pair(S.Args[1], Float);
-        }
-        else if constexpr (std::is_same_v<T, ReduceParams> ||
-                           std::is_same_v<T, SoftmaxParams>)
+        } else if constexpr (std::is_same_v<T, ReduceParams> ||
+                             std::is_same_v<T, SoftmaxParams>)
           return std::make_pair(S.Args[1], Q.YType);
         else if constexpr (std::is_same_v<T, ElementwiseParams>)
           return std::make_pair(S.Args[2], Q.YType);

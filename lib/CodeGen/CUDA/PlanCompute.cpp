@@ -137,8 +137,7 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   codegen::getPhysicalShape(YT, Shape.data());
   std::vector<DimStrides> Str(Reads + 1, DimStrides(R));
   for (unsigned I = 0; I < Reads; ++I)
-    codegen::getBroadcastStrides(N.getOperand(I)->getType(), YT,
-                                 Str[I].data());
+    codegen::getBroadcastStrides(N.getOperand(I)->getType(), YT, Str[I].data());
   codegen::getBroadcastStrides(YT, YT, Str[Reads].data());
   if (R > unsigned(MaxRank))
     collapseDims(Shape, Str);
@@ -417,22 +416,20 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, N.getOpType() + " from layout " + XT.str() +
                               " to " + YT.str());
   // The indices are written where the kernel writes Y's elements.
-  if (Indices &&
-      (Indices->getType().getElementType() != ElementType::I64 ||
-       getSharedChannelOrder(YT, Indices->getType()) != XO))
+  if (Indices && (Indices->getType().getElementType() != ElementType::I64 ||
+                  getSharedChannelOrder(YT, Indices->getType()) != XO))
     return unsupported(N, "MaxPool indices of type " +
-                              Indices->getType().str() + " beside " +
-                              YT.str());
+                              Indices->getType().str() + " beside " + YT.str());
   const bool Max = N.getOpId() == OpId::MaxPool;
   auto Type = getScalarType(XT.getElementType());
-  const bool Float = Type && (*Type == ScalarType::F32 ||
-                              *Type == ScalarType::F16 ||
-                              *Type == ScalarType::BF16);
-  const bool Byte = Type && (*Type == ScalarType::I8 || *Type == ScalarType::U8);
-  if (!(Float || (Max && Byte)) ||
-      YT.getElementType() != XT.getElementType())
-    return unsupported(N, N.getOpType() + " of " + XT.str() + " to " +
-                              YT.str());
+  const bool Float =
+      Type && (*Type == ScalarType::F32 || *Type == ScalarType::F16 ||
+               *Type == ScalarType::BF16);
+  const bool Byte =
+      Type && (*Type == ScalarType::I8 || *Type == ScalarType::U8);
+  if (!(Float || (Max && Byte)) || YT.getElementType() != XT.getElementType())
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " to " + YT.str());
   auto XS = XT.getStaticShape(), YS = YT.getStaticShape();
   llvm::SmallVector<int64_t, 3> InSpatial(XS.begin() + 2, XS.end());
   auto Axes = resolveWindow(N, InSpatial, llvm::None);

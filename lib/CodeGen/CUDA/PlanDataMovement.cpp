@@ -115,19 +115,33 @@ void cuda::addCopy(PlanContext &C, const std::string &Nodes, const char *What,
   C.addStep({Nodes, Kernel, 0}, Plan, {X, Y});
 }
 
+namespace {
+
+/// The index space of a copy of more dims than the kernels take, its unit
+/// dims dropped and nested ones merged (planSlice checks that few enough
+/// remain).
+struct MergedCopy {
+  llvm::SmallVector<int64_t, 12> Shape;
+  DimStrides Strides[2];
+
+  MergedCopy(llvm::ArrayRef<int64_t> S, llvm::ArrayRef<int64_t> XS,
+             llvm::ArrayRef<int64_t> YS)
+      : Shape(S.begin(), S.end()), Strides{DimStrides(XS.begin(), XS.end()),
+                                           DimStrides(YS.begin(), YS.end())} {
+    collapseDims(Shape, Strides);
+    assert(Shape.size() <= size_t(MaxRank) && "copy rank out of range");
+  }
+};
+
+} // namespace
+
 CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
                           llvm::ArrayRef<int64_t> XStrides,
                           llvm::ArrayRef<int64_t> YStrides, DType XT,
                           DType YT) {
   if (Shape.size() > size_t(MaxRank)) {
-    // Unit dims dropped and nested ones merged (planSlice checks that
-    // enough remain).
-    llvm::SmallVector<int64_t, 12> S(Shape.begin(), Shape.end());
-    DimStrides Str[2] = {DimStrides(XStrides.begin(), XStrides.end()),
-                         DimStrides(YStrides.begin(), YStrides.end())};
-    collapseDims(S, Str);
-    assert(S.size() <= size_t(MaxRank) && "copy rank out of range");
-    return makeCopy(S, Str[0], Str[1], XT, YT);
+    const MergedCopy M(Shape, XStrides, YStrides);
+    return makeCopy(M.Shape, M.Strides[0], M.Strides[1], XT, YT);
   }
   CopyParams P;
   P.Rank = int(Shape.size());
@@ -155,12 +169,8 @@ static void addAnyCopy(PlanContext &C, const std::string &Nodes,
     return;
   }
   if (Shape.size() > size_t(MaxRank)) {
-    llvm::SmallVector<int64_t, 12> S(Shape.begin(), Shape.end());
-    DimStrides Str[2] = {DimStrides(XS.begin(), XS.end()),
-                         DimStrides(YS.begin(), YS.end())};
-    collapseDims(S, Str);
-    assert(S.size() <= size_t(MaxRank) && "copy rank out of range");
-    addAnyCopy(C, Nodes, What, S, Str[0], Str[1], Type, X, Y);
+    const MergedCopy M(Shape, XS, YS);
+    addAnyCopy(C, Nodes, What, M.Shape, M.Strides[0], M.Strides[1], Type, X, Y);
     return;
   }
   std::vector<size_t> Order(Shape.size());

@@ -423,8 +423,8 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   collapseDims(Shape, Str);
   if (Shape.size() > size_t(MaxRank))
     return unsupported(N, N.getOpType() + " of " + XT.str() + " by " +
-                              IT.str() + " (more than " +
-                              llvm::Twine(MaxRank) + " dims after merging)");
+                              IT.str() + " (more than " + llvm::Twine(MaxRank) +
+                              " dims after merging)");
   TypedParams P;
   P.Op = TypedOp::Gather;
   P.Rank = int(Shape.size());

@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(Threads)
   const int64_t Step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t I = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; I < Count;
        I += Step) {
-    const PoolResult R = evalPool(
-        P, I, [&](int64_t Off) { return Elements::load(X, Off); });
+    const PoolResult R =
+        evalPool(P, I, [&](int64_t Off) { return Elements::load(X, Off); });
     Elements::store(Y, I, R.Value);
     if (Indices)
       Indices[I] = R.Index;

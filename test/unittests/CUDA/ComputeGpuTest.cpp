@@ -622,9 +622,8 @@ void runPool(const PoolCase &Case, bool ChannelsLast, DType T) {
   for (bool Column : {false, true}) {
     P.IndicesColumnMajor = Column;
     DeviceBuffer DI(size_t(OutCount) * 8);
-    expectFinished(
-        launchers().Pool(P, DX.get(), DY.get(), static_cast<int64_t *>(DI.get()),
-                         nullptr));
+    expectFinished(launchers().Pool(P, DX.get(), DY.get(),
+                                    static_cast<int64_t *>(DI.get()), nullptr));
     const PoolReference R = refPool(P, X, Column);
     expectClose(R.Y, DY.read(T), getTolerance(T), What + " with indices");
     EXPECT_EQ(readIndices(DI), R.Indices)
@@ -760,12 +759,42 @@ TEST(CudaComputeTest, Pool) {
 TEST(CudaComputeTest, MaxPoolOfBytes) {
   STRIDER_SKIP_WITHOUT_TARGET();
   const PoolCase Cases[] = {
-      {"max 3x3 s2 p1", true, false, false, 2, 7, {9, 8}, {3, 3}, {2, 2},
-       {1, 1}, {1, 1}, {1, 1}},
-      {"max ceil", true, false, true, 1, 3, {6, 7}, {3, 3}, {2, 3}, {1, 1},
-       {0, 1}, {0, 0}},
-      {"max 3d dilated", true, false, false, 1, 3, {5, 6, 7}, {2, 2, 3},
-       {1, 2, 1}, {2, 1, 2}, {1, 0, 1}, {0, 1, 1}},
+      {"max 3x3 s2 p1",
+       true,
+       false,
+       false,
+       2,
+       7,
+       {9, 8},
+       {3, 3},
+       {2, 2},
+       {1, 1},
+       {1, 1},
+       {1, 1}},
+      {"max ceil",
+       true,
+       false,
+       true,
+       1,
+       3,
+       {6, 7},
+       {3, 3},
+       {2, 3},
+       {1, 1},
+       {0, 1},
+       {0, 0}},
+      {"max 3d dilated",
+       true,
+       false,
+       false,
+       1,
+       3,
+       {5, 6, 7},
+       {2, 2, 3},
+       {1, 2, 1},
+       {2, 1, 2},
+       {1, 0, 1},
+       {0, 1, 1}},
       {"max 1d", true, false, false, 2, 3, {11}, {4}, {3}, {1}, {2}, {2}},
   };
   std::mt19937 Gen(11);
@@ -773,10 +802,9 @@ TEST(CudaComputeTest, MaxPoolOfBytes) {
     for (ScalarType T : {ScalarType::I8, ScalarType::U8})
       for (bool Last : {false, true})
         for (bool Column : {false, true}) {
-          const std::string What =
-              Case.Name + (Last ? " nhwc " : " nchw ") +
-              (T == ScalarType::I8 ? "i8" : "u8") +
-              (Column ? " column-major" : " row-major");
+          const std::string What = Case.Name + (Last ? " nhwc " : " nchw ") +
+                                   (T == ScalarType::I8 ? "i8" : "u8") +
+                                   (Column ? " column-major" : " row-major");
           int64_t InCount, OutCount;
           PoolParams P = makePool(Case, Last, InCount, OutCount);
           P.Type = T;

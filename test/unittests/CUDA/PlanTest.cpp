@@ -1835,15 +1835,15 @@ TEST(CudaPlanTest, MaxPoolOfBytesAndWithIndices) {
   // Indices count in the logical NCHW input whatever the layout, spatial
   // dims column-major with storage_order 1; bytes tie often (the first
   // maximum in window order wins).
-  checkOnHostAgainstReference(R"(
+  checkOnHostAgainstReference(
+      R"(
 graph @g(%x: tensor<2 x 3 x 5 x 6 x f32, nhwc>) {
   %y, %i = MaxPool(%x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 1, 1]} : tensor<2 x 3 x 3 x 6 x f32, nhwc>, tensor<2 x 3 x 3 x 6 x i64, nhwc>
   %z, %j = MaxPool(%x) {kernel_shape = [2, 3], storage_order = 1} : tensor<2 x 3 x 4 x 4 x f32, nhwc>, tensor<2 x 3 x 4 x 4 x i64, nhwc>
   return %y, %i, %z, %j
 }
 )",
-                              {"pool.max+indices nhwc f32",
-                               "pool.max+indices nhwc f32"});
+      {"pool.max+indices nhwc f32", "pool.max+indices nhwc f32"});
   runtime::TensorMap In;
   std::vector<double> B;
   for (int I = 0; I < 2 * 7; ++I)
@@ -1887,7 +1887,8 @@ graph @g(%x: tensor<1 x 2 x 4 x 4 x f32>) {
 TEST(CudaPlanTest, RanksPastTheKernelsMergeNestedDims) {
   // A rank-7 GatherElements, elementwise op and Slice (a loss expanded by
   // the exporter): dims that nest in every operand merge to 6 or fewer.
-  checkOnHostAgainstReference(R"(
+  checkOnHostAgainstReference(
+      R"(
 graph @g(%x: tensor<2 x 3 x 2 x 2 x 3 x 2 x 2 x f32>, %k: tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x i64>) {
   %g = GatherElements(%x, %k) {axis = 1} : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
   %n = Neg(%g) : tensor<2 x 1 x 2 x 2 x 3 x 2 x 2 x f32>
@@ -1898,20 +1899,17 @@ graph @g(%x: tensor<2 x 3 x 2 x 2 x 3 x 2 x 2 x f32>, %k: tensor<2 x 1 x 2 x 2 x
   return %a
 }
 )",
-                              {}, 0,
-                              [] {
-                                runtime::TensorMap In;
-                                std::vector<double> X, K;
-                                for (int I = 0; I < 288; ++I)
-                                  X.push_back(double(I) * 0.25);
-                                for (int I = 0; I < 96; ++I)
-                                  K.push_back(double((I * 7) % 3));
-                                In["x"] = tensorOf(ElementType::F32,
-                                                   {2, 3, 2, 2, 3, 2, 2}, X);
-                                In["k"] = tensorOf(ElementType::I64,
-                                                   {2, 1, 2, 2, 3, 2, 2}, K);
-                                return In;
-                              }());
+      {}, 0, [] {
+        runtime::TensorMap In;
+        std::vector<double> X, K;
+        for (int I = 0; I < 288; ++I)
+          X.push_back(double(I) * 0.25);
+        for (int I = 0; I < 96; ++I)
+          K.push_back(double((I * 7) % 3));
+        In["x"] = tensorOf(ElementType::F32, {2, 3, 2, 2, 3, 2, 2}, X);
+        In["k"] = tensorOf(ElementType::I64, {2, 1, 2, 2, 3, 2, 2}, K);
+        return In;
+      }());
 }
 
 TEST(CudaPlanTest, ErrorsNameTheNodeAndTheReason) {
