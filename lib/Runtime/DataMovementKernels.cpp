@@ -485,11 +485,15 @@ llvm::Error scatterElementsKernel(const Node &N, Operands Ins, Results Outs) {
                                              : std::min(A, B));
     } else {
       int64_t A = Out.getInt(To), B = Updates.getInt(From);
-      // Wrapping arithmetic, as the integer types do in ONNX Runtime.
+      // Wrapping arithmetic, as the integer types do in ONNX Runtime; u64
+      // values order as unsigned.
+      const bool Less = Out.getElementType() == ElementType::U64
+                            ? uint64_t(A) < uint64_t(B)
+                            : A < B;
       Out.setInt(To, Reduction == "add"   ? int64_t(uint64_t(A) + uint64_t(B))
                      : Reduction == "mul" ? int64_t(uint64_t(A) * uint64_t(B))
-                     : Reduction == "max" ? std::max(A, B)
-                                          : std::min(A, B));
+                     : Reduction == "max" ? (Less ? B : A)
+                                          : (Less ? A : B));
     }
   });
   return Err;

@@ -371,6 +371,12 @@ llvm::Error mulKernel(const Node &, Operands Ins, Results Outs) {
       Ins, Outs, [](double A, double B) { return A * B; }, wrapMul);
 }
 llvm::Error divKernel(const Node &, Operands Ins, Results Outs) {
+  if (Outs[0].getElementType() == ElementType::U64) // Past 2^63 too.
+    return foldOperands(
+        Ins, Outs, [](double A, double B) { return A / B; },
+        [](int64_t A, int64_t B) {
+          return B == 0 ? int64_t(0) : int64_t(uint64_t(A) / uint64_t(B));
+        });
   return foldOperands(
       Ins, Outs, [](double A, double B) { return A / B; }, truncDiv);
 }
@@ -378,18 +384,27 @@ llvm::Error sumKernel(const Node &N, Operands Ins, Results Outs) {
   return addKernel(N, Ins, Outs);
 }
 
-/// numpy.maximum / numpy.minimum: NaN in any operand gives NaN.
+/// numpy.maximum / numpy.minimum: NaN in any operand gives NaN; u64
+/// values order as unsigned.
 llvm::Error maxKernel(const Node &, Operands Ins, Results Outs) {
+  const bool Unsigned = Outs[0].getElementType() == ElementType::U64;
   return foldOperands(
       Ins, Outs,
       [](double A, double B) { return std::isnan(B) || B > A ? B : A; },
-      [](int64_t A, int64_t B) { return std::max(A, B); });
+      [Unsigned](int64_t A, int64_t B) {
+        return Unsigned ? int64_t(std::max(uint64_t(A), uint64_t(B)))
+                        : std::max(A, B);
+      });
 }
 llvm::Error minKernel(const Node &, Operands Ins, Results Outs) {
+  const bool Unsigned = Outs[0].getElementType() == ElementType::U64;
   return foldOperands(
       Ins, Outs,
       [](double A, double B) { return std::isnan(B) || B < A ? B : A; },
-      [](int64_t A, int64_t B) { return std::min(A, B); });
+      [Unsigned](int64_t A, int64_t B) {
+        return Unsigned ? int64_t(std::min(uint64_t(A), uint64_t(B)))
+                        : std::min(A, B);
+      });
 }
 
 llvm::Error preluKernel(const Node &, Operands Ins, Results Outs) {
@@ -415,15 +430,21 @@ llvm::Error powKernel(const Node &, Operands Ins, Results Outs) {
 }
 
 /// Result (bool) = Pred(A, B) per element: floats compared as doubles
-/// (NaN compares false but for !=), integers and bools as int64.
+/// (NaN compares false but for !=), integers and bools as int64, u64 as
+/// uint64 (\p IP takes either).
 template <typename FloatPred, typename IntPred>
 llvm::Error compareOperands(Operands Ins, Results Outs, FloatPred FP,
                             IntPred IP) {
   const Tensor &A = *Ins[0], &B = *Ins[1];
   bool Float = isFloatingPoint(A.getElementType());
+  bool Unsigned = A.getElementType() == ElementType::U64;
   forEachBroadcast(Outs[0], Ins, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
-    Outs[0].setInt(O, Float ? FP(A.getDouble(I[0]), B.getDouble(I[1]))
-                            : IP(A.getInt(I[0]), B.getInt(I[1])));
+    if (Float)
+      Outs[0].setInt(O, FP(A.getDouble(I[0]), B.getDouble(I[1])));
+    else if (Unsigned)
+      Outs[0].setInt(O, IP(uint64_t(A.getInt(I[0])), uint64_t(B.getInt(I[1]))));
+    else
+      Outs[0].setInt(O, IP(A.getInt(I[0]), B.getInt(I[1])));
   });
   return llvm::Error::success();
 }
@@ -431,37 +452,37 @@ llvm::Error compareOperands(Operands Ins, Results Outs, FloatPred FP,
 llvm::Error equalKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A == B; },
-      [](int64_t A, int64_t B) { return A == B; });
+      [](auto A, auto B) { return A == B; });
 }
 llvm::Error lessKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A < B; },
-      [](int64_t A, int64_t B) { return A < B; });
+      [](auto A, auto B) { return A < B; });
 }
 llvm::Error lessOrEqualKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A <= B; },
-      [](int64_t A, int64_t B) { return A <= B; });
+      [](auto A, auto B) { return A <= B; });
 }
 llvm::Error greaterKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A > B; },
-      [](int64_t A, int64_t B) { return A > B; });
+      [](auto A, auto B) { return A > B; });
 }
 llvm::Error greaterOrEqualKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A >= B; },
-      [](int64_t A, int64_t B) { return A >= B; });
+      [](auto A, auto B) { return A >= B; });
 }
 llvm::Error andKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A != 0 && B != 0; },
-      [](int64_t A, int64_t B) { return A != 0 && B != 0; });
+      [](auto A, auto B) { return A != 0 && B != 0; });
 }
 llvm::Error orKernel(const Node &, Operands Ins, Results Outs) {
   return compareOperands(
       Ins, Outs, [](double A, double B) { return A != 0 || B != 0; },
-      [](int64_t A, int64_t B) { return A != 0 || B != 0; });
+      [](auto A, auto B) { return A != 0 || B != 0; });
 }
 
 /// Where(condition, X, Y): X's element where the condition holds, else

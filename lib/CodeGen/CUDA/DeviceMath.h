@@ -227,6 +227,7 @@ STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
   case ScalarType::U16:
     return 2;
   case ScalarType::I64:
+  case ScalarType::U64:
   case ScalarType::F64:
     return 8;
   case ScalarType::Bool:
@@ -237,11 +238,19 @@ STRIDER_HOST_DEVICE int getScalarBytes(ScalarType T) {
   return 1;
 }
 
+/// Whether \p A orders before \p B, integers of type \p T as the kernel
+/// holds them (u64 by its bits, compared as unsigned).
+STRIDER_HOST_DEVICE bool intLess(ScalarType T, int64_t A, int64_t B) {
+  return T == ScalarType::U64 ? uint64_t(A) < uint64_t(B) : A < B;
+}
+
 /// Element \p I of \p Base as a double (exact for every float type and
 /// every integer below 2^53).
 STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I);
 STRIDER_HOST_DEVICE double loadDouble(ScalarType T, const void *Base,
                                       int64_t I) {
+  if (T == ScalarType::U64)
+    return double(uint64_t(loadInt(T, Base, I)));
   if (isIntegerType(T))
     return double(loadInt(T, Base, I));
   const char *P = static_cast<const char *>(Base) + I * getScalarBytes(T);
@@ -270,7 +279,8 @@ STRIDER_HOST_DEVICE int64_t loadInt(ScalarType T, const void *Base, int64_t I) {
     memcpy(&V, P, 4);
     return V;
   }
-  case ScalarType::I64: {
+  case ScalarType::I64:
+  case ScalarType::U64: { // u64: its bits.
     int64_t V;
     memcpy(&V, P, 8);
     return V;
@@ -317,7 +327,10 @@ STRIDER_HOST_DEVICE void storeScalar(ScalarType T, void *Base, int64_t I,
   }
   if (isIntegerType(T)) {
     int64_t X = IV;
-    if (!IsInt)
+    if (!IsInt && T == ScalarType::U64 && V >= 9.2233720368547758e18 &&
+        V < 1.8446744073709552e19)
+      X = int64_t(uint64_t(V)); // Past INT64_MAX, still a u64.
+    else if (!IsInt)
       X = V > -9.2233720368547758e18 && V < 9.2233720368547758e18 ? int64_t(V)
                                                                   : 0;
     // The low bits, whatever the signedness.
@@ -431,7 +444,8 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   switch (P.Op) {
   case TypedOp::Cast: {
     const int64_t At = P.StridedY ? Off[2] : Index;
-    if (isIntegerType(A))
+    // u64 to a float type converts its unsigned value.
+    if (isIntegerType(A) && (A != ScalarType::U64 || isIntegerType(P.Y)))
       storeScalar(P.Y, Y, At, 0.0, loadInt(A, Ins[0], Off[0]), true);
     else
       storeScalar(P.Y, Y, At, loadDouble(A, Ins[0], Off[0]), 0, false);
@@ -470,13 +484,16 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
       R = int64_t(UX * UW);
       break;
     case TypedOp::Div:
-      R = W == 0 ? 0 : (W == -1 ? int64_t(0 - UX) : X / W);
+      if (P.Y == ScalarType::U64)
+        R = W == 0 ? 0 : int64_t(UX / UW);
+      else
+        R = W == 0 ? 0 : (W == -1 ? int64_t(0 - UX) : X / W);
       break;
     case TypedOp::Max:
-      R = X < W ? W : X;
+      R = intLess(P.Y, X, W) ? W : X;
       break;
     default:
-      R = W < X ? W : X;
+      R = intLess(P.Y, W, X) ? W : X;
       break;
     }
     storeScalar(P.Y, Y, Index, 0.0, R, true);
@@ -487,8 +504,9 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     if (isIntegerType(A)) {
       const int64_t X = loadInt(A, Ins[0], Off[0]);
       const int64_t Negated = int64_t(0 - uint64_t(X));
+      const bool Negative = X < 0 && A != ScalarType::U64;
       storeScalar(P.Y, Y, Index, 0.0,
-                  P.Op == TypedOp::Neg || X < 0 ? Negated : X, true);
+                  P.Op == TypedOp::Neg || Negative ? Negated : X, true);
     } else {
       const double X = loadDouble(A, Ins[0], Off[0]);
       storeScalar(P.Y, Y, Index, P.Op == TypedOp::Neg ? -X : fabs(X), 0, false);
@@ -515,7 +533,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     if (isIntegerType(A)) {
       const int64_t X = loadInt(A, Ins[0], Off[0]),
                     W = loadInt(P.In[1], Ins[1], Off[1]);
-      Cmp = X < W ? -1 : X > W ? 1 : 0;
+      Cmp = intLess(A, X, W) ? -1 : intLess(A, W, X) ? 1 : 0;
     } else {
       const double X = loadDouble(A, Ins[0], Off[0]),
                    W = loadDouble(P.In[1], Ins[1], Off[1]);
@@ -649,7 +667,12 @@ STRIDER_HOST_DEVICE T combineScatterValues(ScatterReduction R, T A, T B) {
 STRIDER_HOST_DEVICE void combineScatter(ScatterReduction R, ScalarType T,
                                         void *Y, int64_t I, const void *U,
                                         int64_t J) {
-  if (isIntegerType(T))
+  if (T == ScalarType::U64) // Max and min as unsigned.
+    storeScalar(T, Y, I, 0.0,
+                int64_t(combineScatterValues(R, uint64_t(loadInt(T, Y, I)),
+                                             uint64_t(loadInt(T, U, J)))),
+                true);
+  else if (isIntegerType(T))
     storeScalar(T, Y, I, 0.0,
                 combineScatterValues(R, loadInt(T, Y, I), loadInt(T, U, J)),
                 true);
@@ -729,10 +752,10 @@ STRIDER_HOST_DEVICE void evalReduceRow(const TypedParams &P,
         R = int64_t(uint64_t(R) * uint64_t(V));
         break;
       case ScatterReduction::Max:
-        R = V > R ? V : R;
+        R = intLess(T, R, V) ? V : R;
         break;
       case ScatterReduction::Min:
-        R = V < R ? V : R;
+        R = intLess(T, V, R) ? V : R;
         break;
       default:
         R = int64_t(uint64_t(R) + uint64_t(V));

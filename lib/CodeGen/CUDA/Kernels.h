@@ -169,7 +169,10 @@ enum class ScalarType : uint8_t {
   F64,
   I16,
   U16,
-  U32, ///< Exact in the kernel's int64 arithmetic (u64 is not held).
+  U32,
+  /// Held in the kernel's int64 arithmetic by its bits: wrapping +, -, *
+  /// alike; orders, division and conversions to floats as unsigned.
+  U64,
 };
 
 /// Whether \p T is one of the float storage types, and which (into \p Out).

@@ -137,7 +137,7 @@ CopyParams makeCopy(llvm::ArrayRef<int64_t> Shape,
 /// The device storage type of \p E, if the backend holds it.
 llvm::Optional<DType> getDType(ElementType E);
 /// The typed kernel's storage type of \p E (the float types, f64, the
-/// integer types but u64, and bool), if it holds it.
+/// integer types and bool), if it holds it.
 llvm::Optional<ScalarType> getScalarType(ElementType E);
 /// "f32", "i64", ... as in step names.
 const char *getScalarTypeName(ScalarType T);

@@ -74,6 +74,7 @@ constexpr ScalarTypeInfo ScalarTypes[] = {
     {ElementType::I16, ScalarType::I16, "i16"},
     {ElementType::U16, ScalarType::U16, "u16"},
     {ElementType::U32, ScalarType::U32, "u32"},
+    {ElementType::U64, ScalarType::U64, "u64"},
     {ElementType::Bool, ScalarType::Bool, "bool"},
 };
 

@@ -184,8 +184,8 @@ static llvm::Error checkHeld(const Value *V, const Node &User) {
   if (!getScalarType(T.getElementType()))
     return makeNodeError(User, "value '" + V->getName() + "' has type " +
                                    T.str() +
-                                   ": the CUDA backend holds f32, f16, bf16, "
-                                   "i32, i64, i8, u8, f64 and bool tensors");
+                                   ": the CUDA backend holds float, integer "
+                                   "and bool tensors");
   return llvm::Error::success();
 }
 
@@ -544,8 +544,8 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
       return makeGraphError(
           G, "input '" + In->getName() + "' has type " + In->getType().str() +
                  ": the CUDA backend takes static f32, f16, "
-                 "bf16, f64, i8, u8, i16, u16, i32, u32, i64 and bool "
-                 "inputs");
+                 "bf16, f64, i8, u8, i16, u16, i32, u32, i64, u64 and "
+                 "bool inputs");
     Binding B;
     B.Name = In->getName();
     B.Type = In->getType();

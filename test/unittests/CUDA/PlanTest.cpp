@@ -1630,6 +1630,46 @@ graph @g(%m: tensor<2 x 3 x 4 x i64>, %w: tensor<2 x i64>, %i: tensor<2 x 3 x i3
                               {}, 0, In);
 }
 
+TEST(CudaPlanTest, U64RunsOnTheTypedKernelAsUnsigned) {
+  // Values past 2^63 (negative as int64 bits) order, divide and convert
+  // as unsigned; sums wrap alike.
+  runtime::TensorMap In;
+  runtime::Tensor A =
+      runtime::Tensor::zeros(TensorType::get(ElementType::U64, {2, 3}));
+  runtime::Tensor B = A;
+  const int64_t Big = std::numeric_limits<int64_t>::min() + 2048; // 2^63+2048
+  const int64_t AV[] = {1, Big, 7, -2048, 9, 0};
+  const int64_t BV[] = {Big, 5, 7, 2, 2, -1};
+  for (int I = 0; I < 6; ++I) {
+    A.setInt(I, AV[I]);
+    B.setInt(I, BV[I]);
+  }
+  In["a"] = A;
+  In["b"] = B;
+  In["d"] = tensorOf(ElementType::F64, {2}, {1.5e19, 3.0});
+  checkOnHostAgainstReference(R"(
+graph @g(%a: tensor<2 x 3 x u64>, %b: tensor<2 x 3 x u64>, %d: tensor<2 x f64>) {
+  %mx = Max(%a, %b) : tensor<2 x 3 x u64>
+  %mn = Min(%a, %b) : tensor<2 x 3 x u64>
+  %lt = Less(%a, %b) : tensor<2 x 3 x bool>
+  %ge = GreaterOrEqual(%a, %b) : tensor<2 x 3 x bool>
+  %dv = Div(%a, %b) : tensor<2 x 3 x u64>
+  %ad = Add(%a, %b) : tensor<2 x 3 x u64>
+  %ab = Abs(%a) : tensor<2 x 3 x u64>
+  %f = Cast(%a) {to = 1} : tensor<2 x 3 x f32>
+  %g = Cast(%a) {to = 11} : tensor<2 x 3 x f64>
+  %u = Cast(%d) {to = 13} : tensor<2 x u64>
+  %a1 = Constant() {value = dense<[1]> : tensor<1 x i64>} : tensor<1 x i64>
+  %rx = ReduceMax(%a, %a1) {keepdims = 0} : tensor<2 x u64>
+  %rn = ReduceMin(%a, %a1) {keepdims = 0} : tensor<2 x u64>
+  %k = Constant() {value = dense<[0, 0, 1, 1, 1, 0]> : tensor<2 x 3 x i64>} : tensor<2 x 3 x i64>
+  %sx = ScatterElements(%a, %k, %b) {axis = 0, reduction = "max"} : tensor<2 x 3 x u64>
+  return %mx, %mn, %lt, %ge, %dv, %ad, %ab, %f, %g, %u, %rx, %rn, %sx
+}
+)",
+                              {}, 0, In);
+}
+
 TEST(CudaPlanTest, ScatterReductionsCombineInOrder) {
   // Repeated and negative indices along either axis: each reduction
   // combines the updates of a row in order with what the data holds.
@@ -1940,19 +1980,19 @@ graph @ints(%x: tensor<1 x 1 x 4 x 4 x u8>) {
                                  "x 4 x u8>"),
             std::string::npos)
       << planError(*Avg);
-  auto U64 = parse(R"(
-graph @longs(%x: tensor<4 x u64>) {
-  %y = Identity(%x) : tensor<4 x u64>
+  auto Dynamic = parse(R"(
+graph @longs(%x: tensor<N x u64>) {
+  %y = Identity(%x) : tensor<N x u64>
   return %y
 }
 )");
-  ASSERT_TRUE(U64);
-  EXPECT_NE(planError(*U64).find("input 'x' has type tensor<4 x u64>: the "
-                                 "CUDA backend takes static f32, f16, bf16, "
-                                 "f64, i8, u8, i16, u16, i32, u32, i64 and "
-                                 "bool inputs"),
+  ASSERT_TRUE(Dynamic);
+  EXPECT_NE(planError(*Dynamic).find(
+                "input 'x' has type tensor<N x u64>: the CUDA backend takes "
+                "static f32, f16, bf16, f64, i8, u8, i16, u16, i32, u32, i64, "
+                "u64 and bool inputs"),
             std::string::npos)
-      << planError(*U64);
+      << planError(*Dynamic);
   // f64 goes to the typed kernel only.
   auto F64 = parse(R"(
 graph @doubles(%x: tensor<4 x f64>) {
