@@ -595,6 +595,37 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
            size_t(Bytes));
     return;
   }
+  case TypedOp::Contract: {
+    int64_t Count = 1;
+    for (int D = 0; D < P.SumRank; ++D)
+      Count *= P.SumShape[D];
+    const bool Int = isIntegerType(P.Y);
+    const bool Two = P.NumOperands == 2;
+    uint64_t IAcc = 0;
+    double Acc = 0.0;
+    for (int64_t S = 0; S < Count; ++S) {
+      int64_t At[2] = {Off[0], Off[1]}, R = S;
+      for (int D = P.SumRank - 1; D >= 0; --D) {
+        const int64_t K = R % P.SumShape[D];
+        R /= P.SumShape[D];
+        At[0] += K * P.SumStrides[0][D];
+        At[1] += K * P.SumStrides[1][D];
+      }
+      if (Int) {
+        uint64_t V = uint64_t(loadInt(A, Ins[0], At[0]));
+        if (Two)
+          V *= uint64_t(loadInt(P.In[1], Ins[1], At[1]));
+        IAcc += V;
+      } else {
+        double V = loadDouble(A, Ins[0], At[0]);
+        if (Two)
+          V *= loadDouble(P.In[1], Ins[1], At[1]);
+        Acc += V;
+      }
+    }
+    storeScalar(P.Y, Y, Index, Acc, int64_t(IAcc), Int);
+    return;
+  }
   case TypedOp::Scatter:
   case TypedOp::ArgMax:
   case TypedOp::ArgMin:

@@ -253,6 +253,11 @@ inline ScalarType toScalarType(DType T) {
 ///                       order, integers wrapping, f64 in double, stored at
 ///                       Y offset (position through Strides[2], whose Axis
 ///                       entry is 0)
+///   Contract            Einsum of integers or f64: Y = the sum over the
+///                       summed labels (SumShape, operand k's strides
+///                       SumStrides[k]) of A's element, times B's with two
+///                       operands; integers wrapping, f64 in double, in
+///                       row-major order of the summed labels
 enum class TypedOp : uint8_t {
   Cast,
   Add,
@@ -280,6 +285,7 @@ enum class TypedOp : uint8_t {
   Neg,
   Abs,
   Reduce,
+  Contract,
 };
 
 /// How a Scatter combines an update with what Y holds.
@@ -314,6 +320,11 @@ struct TypedParams {
   /// Cast: Y's element of a position at (the position through
   /// Strides[2]) instead of dense (a copy into a Concat's part of Y).
   bool StridedY = false;
+  /// Contract: the summed labels' extents and, per operand, its strides
+  /// along them.
+  int SumRank = 0;
+  int64_t SumShape[MaxRank] = {};
+  int64_t SumStrides[2][MaxRank] = {};
 };
 /// Y2 is TopK's second result (the positions); null for the other ops.
 /// Gathers and scatters report an index out of range to \p Err (if not

@@ -119,6 +119,9 @@ cudaError_t launchTyped(const TypedParams &P, const void *A, const void *B,
                         cudaStream_t S) {
   if (P.Rank < 0 || P.Rank > MaxRank || P.NumOperands < 1 || P.NumOperands > 3)
     return cudaErrorInvalidValue;
+  if (P.Op == TypedOp::Contract &&
+      (P.SumRank < 0 || P.SumRank > MaxRank || P.NumOperands > 2))
+    return cudaErrorInvalidValue;
   if (isRowOp(P.Op) && (P.Axis < 0 || P.Axis >= P.Rank))
     return cudaErrorInvalidValue;
   if (P.Op == TypedOp::TopK && (!Y2 || P.K < 0 || P.K > P.Shape[P.Axis]))

@@ -1,9 +1,11 @@
-//===- PlanEinsum.cpp - Einsum as copies, reductions and one GEMM ---------===//
+//===- PlanEinsum.cpp - Einsum as copies, reductions and a GEMM -----------===//
 //
-// f32 Einsum of one or two operands. Each operand is a strided view of its
+// Einsum of one or two operands. Each operand is a strided view of its
 // labels (strider/IR/Einsum.h binds them): a label repeated in an operand
 // walks the diagonal (its dims' strides add up), a dim of 1 broadcast to a
-// larger label is read with stride 0. Then:
+// larger label is read with stride 0. f64 and integer Einsums are one
+// typed Contract step (a thread per result element summing its products
+// over the other labels). f32 ones:
 //   - labels only one operand has (and not the result) are summed out
 //     first: a copy to [kept..., summed...] and a row reduction;
 //   - one operand: a strided copy into the result;
@@ -183,6 +185,74 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Einsum of integers or f64 (\p Type): one typed Contract step, a thread
+/// per result element summing its products over the summed labels.
+llvm::Error
+planTypedEinsum(PlanContext &C, const Node &N, const FusedTail &T,
+                ScalarType Type, const EinsumBinding &Bound,
+                llvm::ArrayRef<int64_t> Sizes,
+                llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> Shapes) {
+  const Value *Y = N.getResult(0);
+  const TensorType &YT = Y->getType();
+  const unsigned NumLabels = Bound.NumLabels;
+  // Each operand's element stride per label (a diagonal's dims add up; a
+  // dim of 1 broadcast to a larger label reads with stride 0).
+  llvm::SmallVector<llvm::SmallVector<int64_t, 8>, 2> Stride;
+  llvm::SmallVector<Arg, 2> Args;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const Value *V = N.getOperand(I);
+    auto B = C.getBuffer(V, N);
+    if (!B)
+      return B.takeError();
+    Args.push_back({*B, 0});
+    Stride.emplace_back(NumLabels, 0);
+    auto Str = codegen::getStrides(V->getType());
+    const auto &Dims = Bound.Operands[I];
+    for (size_t D = 0; D < Dims.size(); ++D)
+      if (Shapes[I][D] != 1 || Sizes[Dims[D]] == 1)
+        Stride[I][Dims[D]] += Str[D];
+  }
+  llvm::SmallVector<unsigned, 6> Summed;
+  for (unsigned L = 0; L < NumLabels; ++L)
+    if (!Bound.isInResult(L))
+      Summed.push_back(L);
+  if (YT.getRank() > unsigned(MaxRank) || Summed.size() > size_t(MaxRank))
+    return unsupported(N, "an Einsum to " + YT.str() + " summing " +
+                              llvm::Twine(Summed.size()) + " labels (" +
+                              llvm::Twine(MaxRank) + " of each at most)");
+  TypedParams P;
+  P.Op = TypedOp::Contract;
+  P.NumOperands = int(N.getNumOperands());
+  P.In[0] = P.In[1] = P.Y = Type;
+  // Y's dims in its physical order, each a result label.
+  P.Rank = int(YT.getRank());
+  unsigned K = 0;
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank())) {
+    const unsigned L = Bound.Result[D];
+    P.Shape[K] = Sizes[L];
+    for (unsigned I = 0; I < Stride.size(); ++I)
+      P.Strides[I][K] = Stride[I][L];
+    ++K;
+  }
+  P.SumRank = int(Summed.size());
+  for (size_t S = 0; S < Summed.size(); ++S) {
+    P.SumShape[S] = Sizes[Summed[S]];
+    for (unsigned I = 0; I < Stride.size(); ++I)
+      P.SumStrides[I][S] = Stride[I][Summed[S]];
+  }
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.einsum ") + getScalarTypeName(Type), 0},
+            P, {Args[0], Args.size() > 1 ? Args[1] : Arg(), Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Error cuda::planEinsum(PlanContext &C, const Node &N,
                              const FusedTail &T) {
   const Value *Y = N.getResult(0);
@@ -194,21 +264,29 @@ llvm::Error cuda::planEinsum(PlanContext &C, const Node &N,
   if (N.getNumOperands() < 1 || N.getNumOperands() > 2)
     return Refuse("of " + llvm::Twine(N.getNumOperands()) +
                   " operands (one or two)");
+  // f32 through the GEMM below; f64 and integers through the typed
+  // kernel; f16 and bf16 are refused.
+  const ElementType Elt = Y->getType().getElementType();
+  auto Typed = getScalarType(Elt);
+  const bool Contract =
+      Elt != ElementType::F32 && Typed && *Typed != ScalarType::F16 &&
+      *Typed != ScalarType::BF16 && *Typed != ScalarType::Bool;
   llvm::SmallVector<unsigned, 2> Ranks;
   llvm::SmallVector<llvm::ArrayRef<int64_t>, 2> Shapes;
   llvm::SmallVector<llvm::SmallVector<int64_t, 6>, 2> ShapeStore;
   for (const Value *V : N.getOperands()) {
     const TensorType &VT = V->getType();
-    if (VT.getElementType() != ElementType::F32 || !VT.hasStaticShape())
-      return Refuse("of " + VT.str() + " (static f32 only)");
+    if ((VT.getElementType() != ElementType::F32 && !Contract) ||
+        VT.getElementType() != Elt || !VT.hasStaticShape())
+      return Refuse("of " + VT.str() +
+                    " (static f32, f64 or integers, all of one type)");
     ShapeStore.push_back(VT.getStaticShape());
     Ranks.push_back(unsigned(VT.getRank()));
   }
   for (const auto &S : ShapeStore)
     Shapes.push_back(S);
   const TensorType &YT = Y->getType();
-  if (YT.getElementType() != ElementType::F32 || !YT.hasStaticShape() ||
-      YT.getNumElements().getValueOr(0) == 0)
+  if (!YT.hasStaticShape() || YT.getNumElements().getValueOr(0) == 0)
     return Refuse("to " + YT.str());
   auto Eq = parseEinsum(N.getStringAttr("equation", ""));
   if (!Eq)
@@ -221,6 +299,8 @@ llvm::Error cuda::planEinsum(PlanContext &C, const Node &N,
     return E;
   if (llvm::is_contained(Sizes, 0))
     return Refuse("with an empty dim");
+  if (Contract)
+    return planTypedEinsum(C, N, T, *Typed, *Bound, Sizes, ShapeStore);
   const unsigned NumLabels = Bound->NumLabels;
 
   EinsumPlanner P(C, getStepNodes(N, T), Sizes);

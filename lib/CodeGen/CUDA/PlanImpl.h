@@ -240,7 +240,7 @@ llvm::Error planElementwise(PlanContext &C, const Node &N,
 /// its step.
 bool isTypedStep(const Node &N);
 /// PlanEinsum.cpp: Einsum of one or two f32 operands as copies, row
-/// reductions and one batched GEMM.
+/// reductions and one batched GEMM; of f64 or integers, one typed step.
 llvm::Error planEinsum(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
 /// PlanSignal.cpp: STFT as a frame copy and a GEMM by the DFT basis.

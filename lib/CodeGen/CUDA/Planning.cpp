@@ -457,8 +457,9 @@ const PlanTable &getPlanTable() {
 /// too), the views (which share their operand's buffer), Transpose and
 /// relayouts, Expand, Concat, Split, Slice, Tile, DepthToSpace and
 /// SpaceToDepth (the typed kernel's copy for those types), the
-/// recurrences (sequence_lens; their planner takes only f32 otherwise) and
-/// MaxPool (of i8 and u8, and its indices). The float kernels never do.
+/// recurrences (sequence_lens; their planner takes only f32 otherwise),
+/// MaxPool (of i8 and u8, and its indices) and Einsum (of f64 and
+/// integers). The float kernels never do.
 bool takesIndexTypes(const Node &N) {
   if (isTypedStep(N))
     return true;
@@ -488,6 +489,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Dropout: // Its mask: a typed fill.
   case OpId::Pad:     // Of integers, bools, f64: the typed kernel.
   case OpId::MaxPool: // Its planner checks the types.
+  case OpId::Einsum:  // Of f64 and integers: the typed kernel.
     return true;
   default:
     return false;

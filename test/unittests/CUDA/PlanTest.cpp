@@ -1630,6 +1630,31 @@ graph @g(%m: tensor<2 x 3 x 4 x i64>, %w: tensor<2 x i64>, %i: tensor<2 x 3 x i3
                               {}, 0, In);
 }
 
+TEST(CudaPlanTest, EinsumsOfDoublesAndIntegersContractOnTheTypedKernel) {
+  // A batched product, a diagonal, a broadcast dim of 1, a full sum to a
+  // scalar and a result stored channels-last; integers wrap.
+  runtime::TensorMap In;
+  std::vector<double> I;
+  for (int K = 0; K < 24; ++K)
+    I.push_back(double((K * 5) % 7) - 3);
+  In["i"] = tensorOf(ElementType::I32, {2, 3, 4}, I);
+  checkOnHostAgainstReference(R"(
+graph @g(%a: tensor<2 x 3 x 4 x f64>, %b: tensor<2 x 4 x 5 x f64>, %d: tensor<3 x 3 x f64>, %e: tensor<1 x 4 x f64>, %i: tensor<2 x 3 x 4 x i32>) {
+  %mm = Einsum(%a, %b) {equation = "bij,bjk->bik"} : tensor<2 x 3 x 5 x f64>
+  %dg = Einsum(%d) {equation = "ii->i"} : tensor<3 x f64>
+  %bc = Einsum(%a, %e) {equation = "bij,bj->bi"} : tensor<2 x 3 x f64>
+  %sm = Einsum(%a) {equation = "bij->"} : tensor<f64>
+  %nh = Einsum(%i, %i) {equation = "nct,nct->nct"} : tensor<2 x 3 x 4 x i32, nwc>
+  %ip = Einsum(%i, %i) {equation = "ncj,ndj->cd"} : tensor<3 x 3 x i32>
+  return %mm, %dg, %bc, %sm, %nh, %ip
+}
+)",
+                              {"typed.einsum f64", "typed.einsum f64",
+                               "typed.einsum f64", "typed.einsum f64",
+                               "typed.einsum i32", "typed.einsum i32"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, U64RunsOnTheTypedKernelAsUnsigned) {
   // Values past 2^63 (negative as int64 bits) order, divide and convert
   // as unsigned; sums wrap alike.
