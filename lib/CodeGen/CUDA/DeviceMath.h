@@ -1085,6 +1085,32 @@ STRIDER_HOST_DEVICE PoolResult evalPool(const PoolParams &Q, int64_t I,
   return R;
 }
 
+/// Where element \p K (of N x Pixels, pixels inner) of channel \p C lies
+/// in X of a BatchStats step.
+STRIDER_HOST_DEVICE int64_t getBatchStatsOffset(const BatchStatsParams &P,
+                                                int64_t C, int64_t K) {
+  const int64_t N = K / P.Pixels, Px = K % P.Pixels;
+  return P.ChannelsLast ? (N * P.Pixels + Px) * P.C + C
+                        : (N * P.C + C) * P.Pixels + Px;
+}
+
+/// Channel \p C's results of a BatchStats step (see BatchStatsParams),
+/// given the batch's \p Mean and biased \p Var.
+STRIDER_HOST_DEVICE void
+finishBatchStats(const BatchStatsParams &P, int64_t C, double Mean, double Var,
+                 const float *Gamma, const float *Beta, const float *InMean,
+                 const float *InVar, float *Scale, float *Shift, float *RunMean,
+                 float *RunVar) {
+  const double S = double(Gamma[C]) / sqrt(Var + double(P.Epsilon));
+  Scale[C] = float(S);
+  Shift[C] = float(double(Beta[C]) - Mean * S);
+  const double M = P.Momentum;
+  if (RunMean)
+    RunMean[C] = float(double(InMean[C]) * M + Mean * (1 - M));
+  if (RunVar)
+    RunVar[C] = float(double(InVar[C]) * M + Var * (1 - M));
+}
+
 /// What a reduction of nothing gives, before finishReduce.
 STRIDER_HOST_DEVICE float getReduceInit(ReduceParams::Kind K) {
   return K == ReduceParams::Max    ? -INFINITY

@@ -92,6 +92,7 @@ private:
   void reduce(const ReduceParams &R, const PlanStep &S);
   void softmax(const SoftmaxParams &Q, const PlanStep &S);
   void norm(const NormParams &Q, const PlanStep &S);
+  void batchStats(const BatchStatsParams &Q, const PlanStep &S);
   void lrn(const LrnParams &Q, const PlanStep &S);
   void conv(const ConvStep &C, const PlanStep &S);
   void gemm(const GemmStep &G, const PlanStep &S);
@@ -334,6 +335,24 @@ void Emulator::softmax(const SoftmaxParams &Q, const PlanStep &S) {
     }
 }
 
+void Emulator::batchStats(const BatchStatsParams &Q, const PlanStep &S) {
+  const uint8_t *X = ptr(S.Args[0]);
+  auto F = [&](size_t K) { return f32(S.Args[K]); };
+  const int64_t Count = Q.N * Q.Pixels;
+  for (int64_t C = 0; C < Q.C; ++C) {
+    double Sum = 0.0, Squares = 0.0;
+    for (int64_t K = 0; K < Count; ++K)
+      Sum += load(Q.Type, X, getBatchStatsOffset(Q, C, K));
+    const double Mean = Sum / double(Count);
+    for (int64_t K = 0; K < Count; ++K) {
+      const double D = load(Q.Type, X, getBatchStatsOffset(Q, C, K)) - Mean;
+      Squares += D * D;
+    }
+    finishBatchStats(Q, C, Mean, Squares / double(Count), F(1), F(2), F(3),
+                     F(4), F(5), F(6), F(7), F(8));
+  }
+}
+
 void Emulator::norm(const NormParams &Q, const PlanStep &S) {
   const uint8_t *X = ptr(S.Args[0]);
   const float *Scale = f32(S.Args[1]), *Bias = f32(S.Args[2]);
@@ -518,6 +537,8 @@ void Emulator::run(const PlanStep &S) {
           softmax(Q, S);
         else if constexpr (std::is_same_v<T, NormParams>)
           norm(Q, S);
+        else if constexpr (std::is_same_v<T, BatchStatsParams>)
+          batchStats(Q, S);
         else if constexpr (std::is_same_v<T, LrnParams>)
           lrn(Q, S);
         else if constexpr (std::is_same_v<T, LstmCellParams>) {

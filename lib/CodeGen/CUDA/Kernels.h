@@ -427,6 +427,27 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
                        const float *Bias, void *Y, float *Mean, float *InvStd,
                        cudaStream_t S);
 
+/// BatchNormalization in training mode, its statistics: per channel c,
+/// the mean and biased variance of X (N x C x Pixels, or N x Pixels x C
+/// with ChannelsLast) over N and the pixels, accumulated in double. Writes
+/// Scale[c] = Gamma[c] / sqrt(var + Epsilon) and Shift[c] = Beta[c] - mean
+/// * Scale[c] (f32: the epilogue then normalizes X with them) and, where
+/// not null, the running statistics RunMean[c] = InMean[c] * Momentum +
+/// mean * (1 - Momentum) and RunVar[c] likewise. One block per channel.
+struct BatchStatsParams {
+  int64_t N = 1, C = 1, Pixels = 1;
+  bool ChannelsLast = false;
+  DType Type = DType::F32;
+  float Epsilon = 1e-5f, Momentum = 0.9f;
+};
+cudaError_t launchBatchStats(const BatchStatsParams &P, const void *X,
+                             const float *Gamma, const float *Beta,
+                             const float *InMean, const float *InVar,
+                             float *Scale, float *Shift, float *RunMean,
+                             float *RunVar, cudaStream_t S);
+/// Threads of a BatchStats block.
+constexpr int BatchStatsThreads = 256;
+
 /// LRN across channels, X and Y of one layout seen as [Outer][Len][Inner]
 /// in physical order with the channels as Len (NCHW: Inner = pixels; NHWC:
 /// Inner = 1): y = x * (Bias + Alpha / Size * s)^-Beta, s the sum of x^2
@@ -567,6 +588,7 @@ struct KernelLaunchers {
   decltype(&launchReduce) Reduce = nullptr;
   decltype(&launchSoftmax) Softmax = nullptr;
   decltype(&launchNorm) Norm = nullptr;
+  decltype(&launchBatchStats) BatchStats = nullptr;
   decltype(&launchLrn) Lrn = nullptr;
   decltype(&launchLstmCell) LstmCell = nullptr;
   decltype(&launchGruCell) GruCell = nullptr;

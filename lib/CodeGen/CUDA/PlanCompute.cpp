@@ -213,48 +213,104 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
                                 const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = T.Result;
   const TensorType &XT = X->getType();
-  if (N.getIntAttr("training_mode", 0) != 0 || N.hasResult(1) || N.hasResult(2))
-    return unsupported(N, "BatchNormalization in training mode (batch "
-                          "statistics, running-statistics results)");
+  const bool Training = N.getIntAttr("training_mode", 0) != 0;
   if (T.Residual || N.getNumOperands() != 5 ||
       !sameLayoutBytes(XT, Y->getType()))
     return unsupported(N, "BatchNormalization in this form (a layout "
                           "change)");
+  if ((!Training && (N.hasResult(1) || N.hasResult(2))) || N.hasResult(3) ||
+      N.hasResult(4))
+    return unsupported(N, "BatchNormalization with these results");
   auto Shape = XT.getStaticShape();
   if (Shape.size() < 2)
     return unsupported(N, "BatchNormalization of rank < 2");
   const int64_t Ch = Shape[1];
-  std::vector<float> Scale = getConstantFloats(N.getOperand(1)),
-                     Bias = getConstantFloats(N.getOperand(2)),
-                     Mean = getConstantFloats(N.getOperand(3)),
-                     Var = getConstantFloats(N.getOperand(4));
-  for (const std::vector<float> *V : {&Scale, &Bias, &Mean, &Var})
-    if (int64_t(V->size()) != Ch)
-      return unsupported(N, "BatchNormalization with non-constant or "
-                            "mis-sized statistics");
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
-  for (int64_t I = 0; I < Ch; ++I) {
-    const float S = Scale[size_t(I)] / std::sqrt(Var[size_t(I)] + Eps);
-    Scale[size_t(I)] = S;
-    Bias[size_t(I)] -= Mean[size_t(I)] * S;
+  const ChannelOrder O = codegen::getChannelOrder(XT);
+  if (Shape.size() > 2 && O == ChannelOrder::Other)
+    return unsupported(N, "BatchNormalization in layout " + XT.str());
+  // Inference: the statistics folded into a scale and shift per channel
+  // here. Training: a step computes them from the batch first.
+  Arg SArg, BArg;
+  std::vector<Arg> StatsArgs;
+  if (Training) {
+    BatchStatsParams B;
+    B.N = Shape[0];
+    B.C = Ch;
+    B.Pixels = getPixels(Shape);
+    B.ChannelsLast = Shape.size() > 2 && O == ChannelOrder::Last;
+    B.Type = dtypeOf(X);
+    B.Epsilon = Eps;
+    B.Momentum = N.getFloatAttr("momentum", 0.9f);
+    StatsArgs.push_back(Arg()); // X, once its buffer is known.
+    for (unsigned I = 1; I < 5; ++I) {
+      const Value *V = N.getOperand(I);
+      if (V->getType().getElementType() != ElementType::F32 ||
+          V->getType().getNumElements().getValueOr(-1) != Ch)
+        return unsupported(N, "BatchNormalization in training mode with "
+                              "statistics of type " +
+                                  V->getType().str() + " (f32 [C] only)");
+      auto VB = C.getBuffer(V, N);
+      if (!VB)
+        return VB.takeError();
+      StatsArgs.push_back({*VB, 0});
+    }
+    SArg = {C.addScratch(Ch * 4), 0};
+    BArg = {C.addScratch(Ch * 4), 0};
+    StatsArgs.push_back(SArg);
+    StatsArgs.push_back(BArg);
+    for (unsigned I = 1; I < 3; ++I) {
+      const Value *R = N.hasResult(I) ? N.getResult(I) : nullptr;
+      if (!R) {
+        StatsArgs.push_back(Arg());
+        continue;
+      }
+      if (R->getType().getElementType() != ElementType::F32)
+        return unsupported(N, "BatchNormalization running statistics of "
+                              "type " +
+                                  R->getType().str());
+      auto RB = C.defineBuffer(R, N);
+      if (!RB)
+        return RB.takeError();
+      StatsArgs.push_back({*RB, 0});
+    }
+    auto XB = C.getBuffer(X, N);
+    if (!XB)
+      return XB.takeError();
+    StatsArgs[0] = {*XB, 0};
+    C.addStep({getStepNodes(N, T),
+               std::string("batchnorm.statistics ") +
+                   getOrderName(B.ChannelsLast) + " " + getDTypeName(B.Type),
+               0},
+              B, StatsArgs);
+  } else {
+    std::vector<float> Scale = getConstantFloats(N.getOperand(1)),
+                       Bias = getConstantFloats(N.getOperand(2)),
+                       Mean = getConstantFloats(N.getOperand(3)),
+                       Var = getConstantFloats(N.getOperand(4));
+    for (const std::vector<float> *V : {&Scale, &Bias, &Mean, &Var})
+      if (int64_t(V->size()) != Ch)
+        return unsupported(N, "BatchNormalization with non-constant or "
+                              "mis-sized statistics");
+    for (int64_t I = 0; I < Ch; ++I) {
+      const float S = Scale[size_t(I)] / std::sqrt(Var[size_t(I)] + Eps);
+      Scale[size_t(I)] = S;
+      Bias[size_t(I)] -= Mean[size_t(I)] * S;
+    }
+    SArg = {C.addConstantFloats(Scale), 0};
+    BArg = {C.addConstantFloats(Bias), 0};
   }
   EpilogueParams P;
   P.Count = XT.getNumElements().getValueOr(0);
   P.Channels = Ch;
-  const ChannelOrder O = codegen::getChannelOrder(XT);
-  if (Shape.size() == 2 || O == ChannelOrder::Last)
-    P.ChannelStride = 1;
-  else if (O == ChannelOrder::First)
-    P.ChannelStride = getPixels(Shape);
-  else
-    return unsupported(N, "BatchNormalization in layout " + XT.str());
+  P.ChannelStride =
+      Shape.size() == 2 || O == ChannelOrder::Last ? 1 : getPixels(Shape);
   P.Act = T.Act;
   P.XType = dtypeOf(X);
   P.YType = dtypeOf(Y);
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
-  Arg SArg{C.addConstantFloats(Scale), 0}, BArg{C.addConstantFloats(Bias), 0};
   C.addStep({getStepNodes(N, T),
              std::string("epilogue.batchnorm ") +
                  getOrderName(P.ChannelStride == 1 && Shape.size() > 2) +

@@ -68,6 +68,8 @@ struct GemmStep {
 ///   NormParams: X, Scale, Bias, Y, and for LayerNormalization's second
 ///     and third results Mean and InvStd (-1 where not read)
 ///   LrnParams: X, Y
+///   BatchStatsParams: X, Gamma, Beta, InMean, InVar, Scale, Shift,
+///     RunMean, RunVar (the last two -1 where not read)
 ///   LstmCellParams: Pre, Rec, Peep (each may be -1 but Pre), Cell,
 ///     Hidden, Y (-1 when not written), Lens (-1 without lengths); writes
 ///     Cell, Hidden and Y
@@ -84,8 +86,9 @@ struct GemmStep {
 using StepParams =
     std::variant<CopyPlan, PadParams, ResizeParams, ElementwiseParams,
                  TypedParams, EpilogueParams, PoolParams, ReduceParams,
-                 SoftmaxParams, NormParams, LrnParams, LstmCellParams,
-                 GruCellParams, RecurrenceLoopParams, ConvStep, GemmStep>;
+                 SoftmaxParams, NormParams, BatchStatsParams, LrnParams,
+                 LstmCellParams, GruCellParams, RecurrenceLoopParams, ConvStep,
+                 GemmStep>;
 
 struct PlanStep {
   StepInfo Info;

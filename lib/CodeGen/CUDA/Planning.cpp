@@ -282,6 +282,8 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
     Written = {1};
   else if (std::holds_alternative<PoolParams>(S.Params))
     Written = {1, 2}; // Y, and MaxPool's indices.
+  else if (std::holds_alternative<BatchStatsParams>(S.Params))
+    Written = {5, 6, 7, 8}; // Scale, Shift and the running statistics.
   else if (std::holds_alternative<NormParams>(S.Params))
     Written = {3, 4, 5}; // Y, and LayerNormalization's statistics.
   else if (std::holds_alternative<TypedParams>(S.Params) && S.Args.size() > 4)

@@ -7,7 +7,9 @@
 // warp shuffles and shared memory; columns otherwise, 32 output columns per
 // block with the threads of a column splitting the reduced dim. LRN (a
 // window of a few channels) is one thread per element. Arithmetic and
-// accumulation are f32 whatever the storage type.
+// accumulation are f32 whatever the storage type, but for the batch
+// statistics of BatchNormalization in training mode (a block per
+// channel, in double).
 //
 //===----------------------------------------------------------------------===//
 
@@ -343,6 +345,67 @@ cudaError_t launchNorm(const NormParams &P, const void *X, const float *Scale,
           return launchKernel(normColumnsKernel<T>, Blocks, Block, 0, Stream, P,
                               X, Scale, Bias, Y, Mean, InvStd);
       });
+}
+
+namespace {
+
+/// \p V summed over the block's threads (BatchStatsThreads); every thread
+/// gets the sum.
+__device__ double sumAcrossBlock(double V, double *Partial) {
+  Partial[threadIdx.x] = V;
+  __syncthreads();
+  for (int Half = BatchStatsThreads / 2; Half > 0; Half /= 2) {
+    if (int(threadIdx.x) < Half)
+      Partial[threadIdx.x] += Partial[threadIdx.x + Half];
+    __syncthreads();
+  }
+  const double Sum = Partial[0];
+  __syncthreads(); // Partial is reused.
+  return Sum;
+}
+
+/// Block c: channel c's mean, then its variance about the mean (two
+/// passes, in double), then its results.
+template <DType T>
+__global__ void __launch_bounds__(BatchStatsThreads)
+    batchStatsKernel(BatchStatsParams P, const void *X, const float *Gamma,
+                     const float *Beta, const float *InMean, const float *InVar,
+                     float *Scale, float *Shift, float *RunMean,
+                     float *RunVar) {
+  __shared__ double Partial[BatchStatsThreads];
+  const int64_t C = blockIdx.x, Count = P.N * P.Pixels;
+  double Sum = 0.0;
+  for (int64_t K = threadIdx.x; K < Count; K += BatchStatsThreads)
+    Sum += loadAs<T>(X, getBatchStatsOffset(P, C, K));
+  const double Mean = sumAcrossBlock(Sum, Partial) / double(Count);
+  double Squares = 0.0;
+  for (int64_t K = threadIdx.x; K < Count; K += BatchStatsThreads) {
+    const double D = loadAs<T>(X, getBatchStatsOffset(P, C, K)) - Mean;
+    Squares += D * D;
+  }
+  const double Var = sumAcrossBlock(Squares, Partial) / double(Count);
+  if (threadIdx.x == 0)
+    finishBatchStats(P, C, Mean, Var, Gamma, Beta, InMean, InVar, Scale, Shift,
+                     RunMean, RunVar);
+}
+
+} // namespace
+
+cudaError_t launchBatchStats(const BatchStatsParams &P, const void *X,
+                             const float *Gamma, const float *Beta,
+                             const float *InMean, const float *InVar,
+                             float *Scale, float *Shift, float *RunMean,
+                             float *RunVar, cudaStream_t Stream) {
+  if (P.N < 0 || P.C < 0 || P.Pixels < 1 || P.C > (int64_t(1) << 31) - 1 ||
+      (RunMean && !InMean) || (RunVar && !InVar))
+    return cudaErrorInvalidValue;
+  if (P.C == 0)
+    return cudaSuccess;
+  return dispatchType(P.Type, [&](auto Tag) {
+    return launchKernel(batchStatsKernel<decltype(Tag)::value>, unsigned(P.C),
+                        BatchStatsThreads, 0, Stream, P, X, Gamma, Beta, InMean,
+                        InVar, Scale, Shift, RunMean, RunVar);
+  });
 }
 
 namespace {

@@ -24,6 +24,7 @@ const KernelLaunchers &cuda::getDeviceLaunchers() {
     T.Reduce = &launchReduce;
     T.Softmax = &launchSoftmax;
     T.Norm = &launchNorm;
+    T.BatchStats = &launchBatchStats;
     T.Lrn = &launchLrn;
     T.LstmCell = &launchLstmCell;
     T.GruCell = &launchGruCell;
@@ -85,6 +86,10 @@ cudaError_t cuda::launchKernelStep(const KernelLaunchers &L, const PlanStep &S,
                                   F(7), F(8), F(9), F(10), A(11), Err, Stream);
         } else if constexpr (std::is_same_v<T, LrnParams>) {
           return L.Lrn(P, A(0), A(1), Stream);
+        } else if constexpr (std::is_same_v<T, BatchStatsParams>) {
+          auto G = [&](size_t K) { return static_cast<float *>(Optional(K)); };
+          return L.BatchStats(P, A(0), F(1), F(2), G(3), G(4), F(5), F(6), G(7),
+                              G(8), Stream);
         } else if constexpr (std::is_same_v<T, NormParams>) {
           return L.Norm(P, A(0), F(1), F(2), A(3),
                         static_cast<float *>(Optional(4)),

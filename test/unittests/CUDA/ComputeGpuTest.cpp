@@ -8,9 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMath.h"
 #include "GpuTestSupport.h"
-#include "LibraryDescriptors.h"
 #include "Kernels.h"
+#include "LibraryDescriptors.h"
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/IR/TensorData.h"
@@ -1116,6 +1117,61 @@ TEST(CudaComputeTest, Norm) {
   for (const NormCase &C : Cases)
     for (DType T : AllTypes)
       runNorm(C, T);
+}
+
+// BatchNormalization's batch statistics: channels of more elements than a
+// block has threads (the strided passes and the tree), both layouts, the
+// half types read as f32.
+TEST(CudaComputeTest, BatchStatistics) {
+  STRIDER_SKIP_WITHOUT_TARGET();
+  for (DType T : AllTypes)
+    for (bool Last : {false, true}) {
+      BatchStatsParams P;
+      P.N = 3;
+      P.C = 5;
+      P.Pixels = 197;
+      P.ChannelsLast = Last;
+      P.Type = T;
+      P.Epsilon = 1e-3f;
+      P.Momentum = 0.75f;
+      const int64_t Count = P.N * P.C * P.Pixels;
+      const std::vector<float> X = randomValues(size_t(Count), T, 21, -1, 3);
+      const std::vector<float> G = randomValues(5, DType::F32, 22, 0.5f, 1.5f),
+                               B = randomValues(5, DType::F32, 23),
+                               M = randomValues(5, DType::F32, 24),
+                               V = randomValues(5, DType::F32, 25, 0.5f, 2);
+      DeviceBuffer DX(X, T), DG(G, DType::F32), DB(B, DType::F32),
+          DM(M, DType::F32), DV(V, DType::F32), Scale(20), Shift(20),
+          RunMean(20), RunVar(20);
+      expectFinished(launchers().BatchStats(
+          P, DX.get(), DG.getFloats(), DB.getFloats(), DM.getFloats(),
+          DV.getFloats(), Scale.getFloats(), Shift.getFloats(),
+          RunMean.getFloats(), RunVar.getFloats(), nullptr));
+      std::vector<double> WantScale, WantShift, WantMean, WantVar;
+      for (int64_t C = 0; C < P.C; ++C) {
+        double Sum = 0, Sq = 0;
+        const int64_t Per = P.N * P.Pixels;
+        for (int64_t K = 0; K < Per; ++K)
+          Sum += X[size_t(getBatchStatsOffset(P, C, K))];
+        const double Mean = Sum / double(Per);
+        for (int64_t K = 0; K < Per; ++K) {
+          const double D = X[size_t(getBatchStatsOffset(P, C, K))] - Mean;
+          Sq += D * D;
+        }
+        const double Var = Sq / double(Per);
+        const double S = G[size_t(C)] / std::sqrt(Var + 1e-3);
+        WantScale.push_back(S);
+        WantShift.push_back(B[size_t(C)] - Mean * S);
+        WantMean.push_back(M[size_t(C)] * 0.75 + Mean * 0.25);
+        WantVar.push_back(V[size_t(C)] * 0.75 + Var * 0.25);
+      }
+      const std::string What = std::string("batch statistics ") +
+                               (Last ? "nhwc " : "nchw ") + getDTypeName(T);
+      expectClose(WantScale, Scale.read(DType::F32), 1e-5, What + " scale");
+      expectClose(WantShift, Shift.read(DType::F32), 1e-5, What + " shift");
+      expectClose(WantMean, RunMean.read(DType::F32), 1e-5, What + " mean");
+      expectClose(WantVar, RunVar.read(DType::F32), 1e-5, What + " var");
+    }
 }
 
 } // namespace

@@ -10,9 +10,12 @@
 
 #define STRIDER_KERNELS_ON_HOST 1
 #include "OnHost/Grid.h"
+#include "OnHost/OnHost.h"
 
 #include "gtest/gtest.h"
 
+#include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -197,6 +200,24 @@ TEST(GridOnHostTest, ReversedOrderExposesRaces) {
       EXPECT_EQ(Mirrored[size_t(B * 64 + T)], (63 - T) * (63 - T) + B);
   for (int I = 0; I < 64; ++I)
     EXPECT_EQ(Sums[size_t(I)], I < 32 ? 496 : 1520) << I;
+}
+
+/// Every entry of \p L is set (a kernel family added to one table and
+/// not the other would crash the step that needs it).
+void expectEveryLauncherSet(const KernelLaunchers &L, const char *Which) {
+  using Slot = void (*)();
+  static_assert(sizeof(KernelLaunchers) % sizeof(Slot) == 0,
+                "KernelLaunchers holds only function pointers");
+  constexpr size_t Count = sizeof(KernelLaunchers) / sizeof(Slot);
+  uintptr_t Slots[Count];
+  std::memcpy(Slots, &L, sizeof(L));
+  for (size_t I = 0; I < Count; ++I)
+    EXPECT_NE(Slots[I], uintptr_t(0)) << Which << " launcher " << I;
+}
+
+TEST(GridOnHostTest, BothLauncherTablesAreComplete) {
+  expectEveryLauncherSet(onhost::getLaunchers(), "host");
+  expectEveryLauncherSet(getDeviceLaunchers(), "device");
 }
 
 } // namespace

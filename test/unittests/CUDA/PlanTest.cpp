@@ -1655,6 +1655,23 @@ graph @g(%a: tensor<2 x 3 x 4 x f64>, %b: tensor<2 x 4 x 5 x f64>, %d: tensor<3 
                               0, In);
 }
 
+TEST(CudaPlanTest, BatchNormInTrainingModeComputesBatchStatistics) {
+  // The batch's mean and biased variance per channel over N and the
+  // pixels (channels-first and -last), the running statistics, and the
+  // normalization by the epilogue.
+  checkOnHostAgainstReference(
+      R"(
+graph @g(%x: tensor<3 x 4 x 5 x 2 x f32>, %s: tensor<4 x f32>, %b: tensor<4 x f32>, %m: tensor<4 x f32>, %v: tensor<4 x f32>, %h: tensor<2 x 4 x 6 x f32, nwc>) {
+  %y, %rm, %rv = BatchNormalization(%x, %s, %b, %m, %v) {epsilon = 0.01, momentum = 0.8, training_mode = 1} : tensor<3 x 4 x 5 x 2 x f32>, tensor<4 x f32>, tensor<4 x f32>
+  %z = BatchNormalization(%h, %s, %b, %m, %v) {training_mode = 1} : tensor<2 x 4 x 6 x f32, nwc>
+  return %y, %rm, %rv, %z
+}
+)",
+      {"batchnorm.statistics nchw f32", "epilogue.batchnorm nchw",
+       "batchnorm.statistics nhwc f32", "epilogue.batchnorm nhwc"},
+      1e-5);
+}
+
 TEST(CudaPlanTest, U64RunsOnTheTypedKernelAsUnsigned) {
   // Values past 2^63 (negative as int64 bits) order, divide and convert
   // as unsigned; sums wrap alike.

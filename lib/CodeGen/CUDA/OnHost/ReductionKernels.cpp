@@ -13,5 +13,6 @@ void strider::cuda::onhost::addReductionLaunchers(KernelLaunchers &L) {
   L.Reduce = &onhost::launchReduce;
   L.Softmax = &onhost::launchSoftmax;
   L.Norm = &onhost::launchNorm;
+  L.BatchStats = &onhost::launchBatchStats;
   L.Lrn = &onhost::launchLrn;
 }
