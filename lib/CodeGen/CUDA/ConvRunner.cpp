@@ -346,7 +346,11 @@ llvm::Error CudnnConvRunner::probeFusedCall() {
   // The residual is read from y itself (cuDNN allows z = y).
   const LibraryStatus Status = run(
       X.Ptr, Fusion.Fused.Residual ? Y.Ptr : nullptr, Y.Ptr, Work.Ptr, nullptr);
-  if (Status.Code == cudaErrorNotSupported) {
+  // cuDNN rejects some layout and type mixes of the fused call as not
+  // supported, others as a bad parameter: either way the conv runs unfused
+  // (cudnnConvolutionForward and the epilogue kernel).
+  if (Status.Code == cudaErrorNotSupported ||
+      Status.Code == cudaErrorInvalidValue) {
     Fusion = ConvFusion();
     return llvm::Error::success();
   }
@@ -506,8 +510,13 @@ ConvRunner::create(Libraries &Libs, const ConvDesc &D, const float *Weights,
     G.FilterChannelsLast = FilterLast;
     auto R = std::make_unique<CudnnConvRunner>(L, D);
     auto Ready = R->prepare(G, Tuned);
-    if (!Ready)
-      return Ready.takeError();
+    if (!Ready) {
+      // cuDNN refusing this filter format: try the other.
+      if (llvm::Error E = llvm::handleErrors(Ready.takeError(),
+                                             [](const NoAlgorithmError &) {}))
+        return E;
+      continue;
+    }
     if (!*Ready)
       continue;
     if (llvm::Error E = R->upload(Weights, Bias, FilterLast))
@@ -540,11 +549,24 @@ cuda::findConvAlgorithms(Libraries &Libs, const ConvDesc &D) {
   const bool Preferred = G.FilterChannelsLast;
   for (bool FilterLast : {Preferred, !Preferred}) {
     G.FilterChannelsLast = FilterLast;
+    // cuDNN refusing this filter format (descriptors or search): try the
+    // other.
+    auto SkipFormat = [](llvm::Error E) {
+      return llvm::handleErrors(std::move(E), [](const NoAlgorithmError &) {});
+    };
     ConvDescriptors Ds(L);
-    if (llvm::Error E = Ds.init(D, G))
-      return E;
+    if (llvm::Error E = Ds.init(D, G)) {
+      if (llvm::Error Rest = SkipFormat(std::move(E)))
+        return Rest;
+      continue;
+    }
     auto Timings = timeAlgorithms(L, Ds, D, G);
-    if (!Timings || !Timings->empty())
+    if (!Timings) {
+      if (llvm::Error Rest = SkipFormat(Timings.takeError()))
+        return Rest;
+      continue;
+    }
+    if (!Timings->empty())
       return Timings;
   }
   return makeNoAlgorithmError("cuDNN found no algorithm for conv '" + Key + "'");

@@ -391,6 +391,13 @@ llvm::Error ProgramImpl::load() {
       return E;
   }
 
+  // The uploads above (constants, and the runners' weights and biases)
+  // copy pageable memory on the legacy default stream, which may still be
+  // moving data when cudaMemcpy returns; the program's non-blocking stream
+  // does not wait for it. Everything is on the device before the first
+  // step.
+  STRIDER_CUDA_TRY(cudaDeviceSynchronize(), "finishing the uploads");
+
   if (Opts.UseGraph && !P.Steps.empty()) {
     // One run outside the capture first, on a zeroed arena (no index read
     // from it is out of bounds): what cuDNN and cuBLASLt set up on first

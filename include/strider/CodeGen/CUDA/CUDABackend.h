@@ -175,7 +175,10 @@ public:
   /// strides; the binding's layout applied on the way), and each output
   /// written into the caller's tensor in its strides. Every output must be
   /// given; an input not given takes its default, if it has one. No host
-  /// copy of activations; one synchronization at the end.
+  /// copy of activations; one synchronization at the end. The program runs
+  /// on a stream of its own that does not wait for the caller's work: the
+  /// inputs must be written (the caller's stream synchronized) before the
+  /// call.
   llvm::Error runOnDevice(const runtime::DeviceTensorMap &Inputs,
                           const runtime::DeviceTensorMap &Outputs);
 
