@@ -8,7 +8,8 @@
 find_package(Protobuf REQUIRED)
 
 # ONNX 1.12 (Debian libonnx-dev): onnx_proto, the generated ModelProto
-# classes the importer and exporter read and write.
+# classes the importer and exporter read and write, and onnx, the op
+# schemas whose function bodies the importer inlines.
 find_package(ONNX CONFIG REQUIRED)
 
 # LLVM 14 Support (Debian llvm-14-dev): ADT, Error/Expected, command-line

@@ -68,7 +68,9 @@ std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
       Opset = O.version();
   for (const onnx::NodeProto &N : M.graph().node()) {
     if (!(N.domain().empty() || N.domain() == "ai.onnx") ||
-        !lookupOp(N.op_type()) || N.op_type() == "relayout")
+        (!lookupOp(N.op_type()) &&
+         !isExpandedOnnxFunction(N.op_type(), Opset)) ||
+        N.op_type() == "relayout")
       return "op " + N.op_type();
     if (!isImportableOnnxOpForm(N.op_type(), Opset))
       return "op " + N.op_type() + " of opset " + std::to_string(Opset);

@@ -40,6 +40,10 @@ struct ImportOptions {
 /// imports opset \p Opset: the opset is in the supported range and, below
 /// opset 6, the op already has the form it has in opset 6.
 bool isImportableOnnxOpForm(llvm::StringRef OpType, int64_t Opset);
+/// Whether the importer expands default-domain op \p OpType of opset
+/// \p Opset into the body of the function ONNX defines it by (an op the
+/// IR lacks: CastLike, Celu, MeanVarianceNormalization, the losses...).
+bool isExpandedOnnxFunction(llvm::StringRef OpType, int64_t Opset);
 
 /// Import the model at \p Path. External data is resolved relative to the
 /// model's directory; locations escaping it are refused.

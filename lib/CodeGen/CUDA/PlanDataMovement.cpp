@@ -118,8 +118,8 @@ void cuda::addCopy(PlanContext &C, const std::string &Nodes, const char *What,
 namespace {
 
 /// The index space of a copy of more dims than the kernels take, its unit
-/// dims dropped and nested ones merged (planSlice checks that few enough
-/// remain).
+/// dims dropped and nested ones merged (the planners check with
+/// copyFits that few enough remain).
 struct MergedCopy {
   llvm::SmallVector<int64_t, 12> Shape;
   DimStrides Strides[2];
@@ -129,9 +129,16 @@ struct MergedCopy {
       : Shape(S.begin(), S.end()), Strides{DimStrides(XS.begin(), XS.end()),
                                            DimStrides(YS.begin(), YS.end())} {
     collapseDims(Shape, Strides);
-    assert(Shape.size() <= size_t(MaxRank) && "copy rank out of range");
   }
 };
+
+/// Whether a copy over \p Shape through strides \p XS and \p YS fits the
+/// copy kernels' MaxRank dims once merged.
+bool copyFits(llvm::ArrayRef<int64_t> Shape, llvm::ArrayRef<int64_t> XS,
+              llvm::ArrayRef<int64_t> YS) {
+  return Shape.size() <= size_t(MaxRank) ||
+         MergedCopy(Shape, XS, YS).Shape.size() <= size_t(MaxRank);
+}
 
 } // namespace
 
@@ -141,6 +148,7 @@ CopyParams cuda::makeCopy(llvm::ArrayRef<int64_t> Shape,
                           DType YT) {
   if (Shape.size() > size_t(MaxRank)) {
     const MergedCopy M(Shape, XStrides, YStrides);
+    assert(M.Shape.size() <= size_t(MaxRank) && "copy rank out of range");
     return makeCopy(M.Shape, M.Strides[0], M.Strides[1], XT, YT);
   }
   CopyParams P;
@@ -170,6 +178,7 @@ static void addAnyCopy(PlanContext &C, const std::string &Nodes,
   }
   if (Shape.size() > size_t(MaxRank)) {
     const MergedCopy M(Shape, XS, YS);
+    assert(M.Shape.size() <= size_t(MaxRank) && "copy rank out of range");
     addAnyCopy(C, Nodes, What, M.Shape, M.Strides[0], M.Strides[1], Type, X, Y);
     return;
   }
@@ -209,27 +218,31 @@ static llvm::Error planMovingReshape(PlanContext &C, const Node &N,
       XT.getElementType() != YT.getElementType())
     return unsupported(N,
                        N.getOpType() + " from " + XT.str() + " to " + YT.str());
-  if (llvm::Error E = checkRank(N, XT))
-    return E;
-  if (llvm::Error E = checkRank(N, YT))
-    return E;
+  std::vector<int64_t> Shape, XS, YS;
+  const bool Direct =
+      codegen::getReshapeCopy(XT, YT, Shape, XS, YS) && copyFits(Shape, XS, YS);
+  // The row-major bytes of X are those of Y: a side stored row-major
+  // needs no copy of its own.
+  const TensorType XRowMajor = XT.withLayout(Layout());
+  const TensorType YRowMajor = YT.withLayout(Layout());
+  if (!Direct && (!copyFits(XT.getStaticShape(), codegen::getStrides(XT),
+                            codegen::getStrides(XRowMajor)) ||
+                  !copyFits(YT.getStaticShape(), codegen::getStrides(YRowMajor),
+                            codegen::getStrides(YT))))
+    return unsupported(N, N.getOpType() + " from " + XT.str() + " to " +
+                              YT.str() + " (more than " + llvm::Twine(MaxRank) +
+                              " dims after merging)");
   const std::string Nodes = getStepNodes(N, T);
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
-  std::vector<int64_t> Shape, XS, YS;
-  const bool Direct = codegen::getReshapeCopy(XT, YT, Shape, XS, YS);
-  if (Direct && Shape.size() <= size_t(MaxRank)) {
+  if (Direct) {
     if (Shape.empty()) // One element.
       Shape = XS = YS = {1};
     addAnyCopy(C, Nodes, "reshape", Shape, XS, YS, XT.getElementType(), {XB, 0},
                {YB, 0});
     return llvm::Error::success();
   }
-  // The row-major bytes of X are those of Y: a side stored row-major
-  // needs no copy of its own.
-  const TensorType XRowMajor = XT.withLayout(Layout());
-  const TensorType YRowMajor = YT.withLayout(Layout());
   const layout::DimBindings NoDims;
   const bool XIsRowMajor = layout::isReshapeBitcast(XT, XRowMajor, NoDims);
   const bool YIsRowMajor = layout::isReshapeBitcast(YRowMajor, YT, NoDims);

@@ -19,6 +19,7 @@
 #include "strider/Import/ONNX.h"
 #include "strider/Support/FileIO.h"
 
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -30,6 +31,7 @@
 #include "llvm/Support/Path.h"
 
 #include <climits>
+#include <map>
 #include <queue>
 #include <set>
 
@@ -108,6 +110,23 @@ private:
   llvm::Error collectDeclaredTypes();
   llvm::Error orderNodes(std::vector<int> &Order);
   llvm::Error importNode(const onnx::NodeProto &NP);
+  /// The body of the function \p F that node \p NP (pending as \p PN)
+  /// calls, imported in its place: formal inputs and outputs renamed to
+  /// the node's, other values to fresh names, attribute references bound
+  /// to the node's attributes (or \p Defaults, a schema's; else left
+  /// out), the body's nodes read at \p BodyOpset.
+  llvm::Error inlineFunction(
+      const onnx::NodeProto &NP, const PendingNode &PN,
+      const onnx::FunctionProto &F, int64_t BodyOpset,
+      const std::map<std::string, onnx::OpSchema::Attribute> *Defaults);
+  /// Expands \p NP, an op of the default domain the IR lacks, through its
+  /// ONNX schema's function body (CastLike, Celu, Mish, the losses...):
+  /// false when the schema has none.
+  llvm::Expected<bool> expandSchemaFunction(const onnx::NodeProto &NP,
+                                            const PendingNode &PN);
+  /// Infers the type of \p V (imported without shape inference) and of
+  /// the values it is computed from, as far as they need, best effort.
+  void inferTypeOf(const Value &V, unsigned Depth);
   llvm::Error readOutputs();
 
   /// Convert a declared type; errors read `<Where>: <What> has ...`.
@@ -131,8 +150,20 @@ private:
   llvm::StringMap<const onnx::TypeProto *> DeclaredTypes;
   /// Every value name the model uses, so helper names never clash.
   llvm::StringSet<> ReservedNames;
-  /// (domain, name) of model-local functions.
-  std::set<std::pair<std::string, std::string>> LocalFunctions;
+  /// Model-local functions by (domain, name).
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *>
+      LocalFunctions;
+  /// Function bodies being inlined, innermost last (a recursion guard).
+  unsigned InlineDepth = 0;
+  /// Nodes imported from function bodies so far (a guard against calls
+  /// that multiply at every level).
+  int64_t InlinedNodes = 0;
+  /// Nodes a call of model-local function \p F imports (its calls of
+  /// other local functions expanded), at most \p Limit + 1; -1 when the
+  /// calls nest more than \p Depth deep.
+  int64_t getExpandedSize(const onnx::FunctionProto &F, int64_t Limit,
+                          unsigned Depth);
+  std::map<const onnx::FunctionProto *, int64_t> ExpandedSizes;
 };
 
 } // namespace
@@ -317,7 +348,11 @@ llvm::Error ModelImporter::readModelInfo() {
         " to " + llvm::Twine(MaxSupportedOpset) + ")");
 
   for (const onnx::FunctionProto &F : Model.functions())
-    LocalFunctions.emplace(normalizeDomain(F.domain()), F.name());
+    if (!LocalFunctions
+             .emplace(std::make_pair(normalizeDomain(F.domain()), F.name()), &F)
+             .second)
+      return fileError("model-local function '" + F.name() +
+                       "' is defined twice");
   return llvm::Error::success();
 }
 
@@ -610,8 +645,6 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     return PN.error("has no op type");
   if (!G->getModelInfo().OpsetImports.count(PN.Domain))
     return PN.error("domain '" + PN.Domain + "' has no opset import");
-  if (LocalFunctions.count({PN.Domain, PN.OpType}))
-    return PN.error("calls a model-local function (unsupported)");
 
   for (const std::string &In : NP.input()) {
     if (In.empty()) {
@@ -663,6 +696,17 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     PN.Attrs.push_back({A.name(), std::move(*Attr)});
   }
 
+  // A call of a model-local function: its body in its place (the opset
+  // its body imports for the default domain, else the model's).
+  auto Local = LocalFunctions.find({PN.Domain, PN.OpType});
+  if (Local != LocalFunctions.end()) {
+    int64_t BodyOpset = Opset;
+    for (const onnx::OperatorSetIdProto &O : Local->second->opset_import())
+      if (normalizeDomain(O.domain()).empty() && O.version() > 0)
+        BodyOpset = O.version();
+    return inlineFunction(NP, PN, *Local->second, BodyOpset, nullptr);
+  }
+
   if (llvm::Error E = upgradeNode(*this, PN))
     return E;
 
@@ -670,6 +714,13 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
   // The internal relayout op is not an ONNX op.
   if (Info && Info->Id == OpId::Relayout)
     Info = nullptr;
+  if (!Info && PN.Domain.empty()) {
+    auto Expanded = expandSchemaFunction(NP, PN);
+    if (!Expanded)
+      return Expanded.takeError();
+    if (*Expanded)
+      return llvm::Error::success();
+  }
   Node *N = Info ? G->createNode(Info->Id, PN.Operands, PN.ResultNames,
                                  PN.ResultTypes)
                  : G->createOpaqueNode(PN.Domain, PN.OpType, PN.Operands,
@@ -679,6 +730,209 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
   N->setLoc(PN.Loc);
   N->setDocString(PN.DocString);
   return finishNode(*N);
+}
+
+llvm::Error ModelImporter::inlineFunction(
+    const onnx::NodeProto &NP, const PendingNode &PN,
+    const onnx::FunctionProto &F, int64_t BodyOpset,
+    const std::map<std::string, onnx::OpSchema::Attribute> *Defaults) {
+  constexpr unsigned MaxInlineDepth = 16;
+  constexpr int64_t MaxInlinedNodes = int64_t(1) << 20;
+  if (InlineDepth >= MaxInlineDepth)
+    return PN.error("expands functions more than " +
+                    llvm::Twine(MaxInlineDepth) + " deep (recursive?)");
+  if (InlineDepth == 0) {
+    // The whole expansion, counted before any of it is imported.
+    const int64_t Size =
+        getExpandedSize(F, MaxInlinedNodes - InlinedNodes, MaxInlineDepth);
+    if (Size < 0)
+      return PN.error("expands functions more than " +
+                      llvm::Twine(MaxInlineDepth) + " deep (recursive?)");
+    InlinedNodes += Size;
+    if (InlinedNodes > MaxInlinedNodes)
+      return PN.error("function calls expand to more than " +
+                      llvm::Twine(MaxInlinedNodes) + " nodes");
+  }
+  if (NP.input_size() > F.input_size() || NP.output_size() > F.output_size())
+    return PN.error("has " + llvm::Twine(NP.input_size()) + " inputs and " +
+                    llvm::Twine(NP.output_size()) + " outputs; function '" +
+                    F.name() + "' takes " + llvm::Twine(F.input_size()) +
+                    " and " + llvm::Twine(F.output_size()));
+  const std::string Prefix = NP.name().empty() ? NP.op_type() : NP.name();
+  // Formal names to the call's: inputs the call leaves out stay absent;
+  // outputs it leaves out get fresh names (the body may still read them).
+  std::map<std::string, std::string> Names;
+  for (int I = 0; I < F.input_size(); ++I)
+    Names[F.input(I)] = I < NP.input_size() ? NP.input(I) : "";
+  for (int I = 0; I < F.output_size(); ++I)
+    Names[F.output(I)] = I < NP.output_size() && !NP.output(I).empty()
+                             ? NP.output(I)
+                             : makeFreshName(Prefix + "/" + F.output(I));
+  auto Rename = [&](const std::string &Name) -> std::string {
+    if (Name.empty())
+      return Name;
+    auto It = Names.find(Name);
+    if (It != Names.end())
+      return It->second;
+    return Names[Name] = makeFreshName(Prefix + "/" + Name);
+  };
+  std::map<std::string, const onnx::AttributeProto *> CallAttrs;
+  for (const onnx::AttributeProto &A : NP.attribute())
+    CallAttrs[A.name()] = &A;
+
+  const int64_t SavedOpset = Opset;
+  Opset = BodyOpset;
+  ++InlineDepth;
+  llvm::Error Err = llvm::Error::success();
+  for (int K = 0; K < F.node_size() && !Err; ++K) {
+    const onnx::NodeProto &B = F.node(K);
+    onnx::NodeProto C = B;
+    C.set_name(Prefix + "/" +
+               (B.name().empty() ? B.op_type() + std::to_string(K) : B.name()));
+    for (int I = 0; I < C.input_size(); ++I)
+      C.set_input(I, Rename(B.input(I)));
+    for (int I = 0; I < C.output_size(); ++I)
+      C.set_output(I, Rename(B.output(I)));
+    C.clear_attribute();
+    for (const onnx::AttributeProto &A : B.attribute()) {
+      if (A.ref_attr_name().empty()) {
+        *C.add_attribute() = A;
+        continue;
+      }
+      const onnx::AttributeProto *Bound = nullptr;
+      auto Given = CallAttrs.find(A.ref_attr_name());
+      if (Given != CallAttrs.end()) {
+        Bound = Given->second;
+      } else if (Defaults) {
+        auto Default = Defaults->find(A.ref_attr_name());
+        if (Default != Defaults->end() &&
+            Default->second.default_value.type() !=
+                onnx::AttributeProto::UNDEFINED)
+          Bound = &Default->second.default_value;
+      }
+      if (!Bound)
+        continue; // The body's op then takes its own default.
+      onnx::AttributeProto *To = C.add_attribute();
+      *To = *Bound;
+      To->set_name(A.name());
+    }
+    Err = importNode(C);
+  }
+  --InlineDepth;
+  Opset = SavedOpset;
+  if (Err)
+    return Err;
+  // The call's declared result types are the body's results' now.
+  return llvm::Error::success();
+}
+
+int64_t ModelImporter::getExpandedSize(const onnx::FunctionProto &F,
+                                       int64_t Limit, unsigned Depth) {
+  auto Known = ExpandedSizes.find(&F);
+  if (Known != ExpandedSizes.end())
+    return Known->second;
+  if (Depth == 0)
+    return -1;
+  int64_t Size = 0;
+  for (const onnx::NodeProto &N : F.node()) {
+    auto Callee = LocalFunctions.find(
+        std::make_pair(normalizeDomain(N.domain()), N.op_type()));
+    int64_t Part = 1;
+    if (Callee != LocalFunctions.end()) {
+      Part = getExpandedSize(*Callee->second, Limit - Size, Depth - 1);
+      if (Part < 0)
+        return -1;
+    }
+    Size += Part;
+    if (Size > Limit)
+      return Size; // Too many already; not memoized (Limit varies).
+  }
+  ExpandedSizes[&F] = Size;
+  return Size;
+}
+
+void ModelImporter::inferTypeOf(const Value &V, unsigned Depth) {
+  Node *D = V.getDefiningNode();
+  if (V.getType().getElementType() != ElementType::Unknown || !D ||
+      D->isOpaque() || Depth > 256)
+    return;
+  for (const Value *Op : D->getOperands())
+    if (Op)
+      inferTypeOf(*Op, Depth + 1);
+  llvm::SmallVector<TensorType, 4> Inferred;
+  if (llvm::Error E = inferResultTypes(*D, Inferred)) {
+    llvm::consumeError(std::move(E));
+    return;
+  }
+  for (unsigned I = 0; I < D->getNumResults() && I < Inferred.size(); ++I)
+    if (Value *R = D->getResult(I))
+      if (isCompatibleType(R->getType(), Inferred[I]))
+        R->setType(refineType(R->getType(), Inferred[I]));
+}
+
+llvm::Expected<bool>
+ModelImporter::expandSchemaFunction(const onnx::NodeProto &NP,
+                                    const PendingNode &PN) {
+  const onnx::OpSchema *S =
+      onnx::OpSchemaRegistry::Schema(NP.op_type(), int(Opset), "");
+  if (!S)
+    return false;
+  onnx::FunctionProto Body;
+  if (S->HasFunction()) {
+    Body = *S->GetFunction();
+  } else if (S->HasContextDependentFunction()) {
+    // The builders read the operands' element types (and some, ranks).
+    // An import without shape inference infers them here, from the nodes
+    // that compute them; failing that, the op stays as it is.
+    for (const Value *V : PN.Operands)
+      if (V && V->getType().getElementType() == ElementType::Unknown) {
+        inferTypeOf(*V, 0);
+        if (V->getType().getElementType() == ElementType::Unknown)
+          return false;
+      }
+    std::vector<onnx::TypeProto> Types;
+    for (const Value *V : PN.Operands) {
+      onnx::TypeProto T;
+      if (V) {
+        onnx::TypeProto::Tensor *TT = T.mutable_tensor_type();
+        TT->set_elem_type(toOnnxDataType(V->getType().getElementType()));
+        if (V->getType().hasRank()) {
+          onnx::TensorShapeProto *Shape = TT->mutable_shape();
+          for (const Dim &D : V->getType().getShape()) {
+            onnx::TensorShapeProto::Dimension *To = Shape->add_dim();
+            if (D.isStatic())
+              To->set_dim_value(D.getSize());
+          }
+        }
+      }
+      Types.push_back(std::move(T));
+    }
+    onnx::FunctionBodyBuildContextImpl Ctx(NP, Types);
+    try {
+      if (!S->BuildContextDependentFunction(Ctx, Body))
+        return false;
+    } catch (const std::exception &E) {
+      return PN.error(std::string("cannot expand its ONNX function: ") +
+                      E.what());
+    }
+  } else {
+    return false;
+  }
+  int64_t BodyOpset = S->SinceVersion();
+  for (const onnx::OperatorSetIdProto &O : Body.opset_import())
+    if (normalizeDomain(O.domain()).empty() && O.version() > 0)
+      BodyOpset = O.version();
+  if (Body.input_size() == 0 && Body.output_size() == 0) {
+    // Schema bodies name their formals after the schema's.
+    for (const onnx::OpSchema::FormalParameter &In : S->inputs())
+      Body.add_input(In.GetName());
+    for (const onnx::OpSchema::FormalParameter &Out : S->outputs())
+      Body.add_output(Out.GetName());
+  }
+  Body.set_name(NP.op_type());
+  if (llvm::Error E = inlineFunction(NP, PN, Body, BodyOpset, &S->attributes()))
+    return E;
+  return true;
 }
 
 llvm::Error ModelImporter::readOutputs() {
@@ -785,4 +1039,13 @@ strider::importONNXFile(llvm::StringRef Path, const ImportOptions &Opts) {
 bool strider::isImportableOnnxOpForm(llvm::StringRef OpType, int64_t Opset) {
   return Opset >= MinSupportedOpset && Opset <= MaxSupportedOpset &&
          Opset >= getOpset6FormVersion(OpType);
+}
+
+bool strider::isExpandedOnnxFunction(llvm::StringRef OpType, int64_t Opset) {
+  if (lookupOp(OpType) || Opset < MinSupportedOpset ||
+      Opset > MaxSupportedOpset)
+    return false;
+  const onnx::OpSchema *S =
+      onnx::OpSchemaRegistry::Schema(OpType.str(), int(Opset), "");
+  return S && (S->HasFunction() || S->HasContextDependentFunction());
 }

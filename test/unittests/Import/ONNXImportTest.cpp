@@ -265,4 +265,180 @@ TEST(ONNXImportTest, OpaqueNodesKeepDomainAndAttributes) {
             TensorType::get(ElementType::F32, {2}));
 }
 
+/// Adds model-local function \p Name of domain "local" to \p B: inputs
+/// \p Ins, outputs \p Outs, body nodes added by the caller.
+onnx::FunctionProto *addFunction(ModelBuilder &B, const char *Name,
+                                 std::vector<const char *> Ins,
+                                 std::vector<const char *> Outs,
+                                 std::vector<const char *> Attrs = {}) {
+  onnx::FunctionProto *F = B.M.add_functions();
+  F->set_name(Name);
+  F->set_domain("local");
+  onnx::OperatorSetIdProto *Op = F->add_opset_import();
+  Op->set_domain("");
+  Op->set_version(17);
+  for (const char *I : Ins)
+    F->add_input(I);
+  for (const char *O : Outs)
+    F->add_output(O);
+  for (const char *A : Attrs)
+    F->add_attribute(A);
+  return F;
+}
+
+onnx::NodeProto *bodyNode(onnx::FunctionProto *F, const char *Op,
+                          std::vector<const char *> Ins,
+                          std::vector<const char *> Outs) {
+  onnx::NodeProto *N = F->add_node();
+  N->set_op_type(Op);
+  for (const char *I : Ins)
+    N->add_input(I);
+  for (const char *O : Outs)
+    N->add_output(O);
+  return N;
+}
+
+void addLocalDomain(ModelBuilder &B) {
+  onnx::OperatorSetIdProto *Op = B.M.add_opset_import();
+  Op->set_domain("local");
+  Op->set_version(1);
+}
+
+TEST(ONNXImportTest, LocalFunctionsAreInlined) {
+  // Block(x; alpha) = LeakyRelu(Inner(x), alpha), Inner(x) = (t = Neg(x),
+  // Abs(t)); its second output ("spare") the call leaves out, and the
+  // body's own names ("t") must not clash with the graph's.
+  ModelBuilder B;
+  addLocalDomain(B);
+  onnx::FunctionProto *Inner = addFunction(B, "Inner", {"a"}, {"b"});
+  bodyNode(Inner, "Neg", {"a"}, {"t"});
+  bodyNode(Inner, "Abs", {"t"}, {"b"});
+  onnx::FunctionProto *Block =
+      addFunction(B, "Block", {"x"}, {"y", "spare"}, {"alpha"});
+  onnx::NodeProto *Call = bodyNode(Block, "Inner", {"x"}, {"u"});
+  Call->set_domain("local");
+  onnx::NodeProto *Leaky = bodyNode(Block, "LeakyRelu", {"u"}, {"y"});
+  onnx::AttributeProto *Ref = Leaky->add_attribute();
+  Ref->set_name("alpha");
+  Ref->set_type(onnx::AttributeProto::FLOAT);
+  Ref->set_ref_attr_name("alpha");
+  bodyNode(Block, "Relu", {"u"}, {"spare"});
+  B.input("t", {2});
+  onnx::NodeProto *N = B.node("Block", {"t"}, {"out"}, "blk");
+  N->set_domain("local");
+  ModelBuilder::floatAttr(N, "alpha", 0.25f);
+  B.output("out", {2});
+  auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "");
+  ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+  std::vector<Node *> Nodes = (*GOrErr)->getNodeList();
+  ASSERT_EQ(Nodes.size(), 4u);
+  EXPECT_EQ(Nodes[0]->getOpId(), OpId::Neg);
+  EXPECT_EQ(Nodes[0]->getOperand(0)->getName(), "t");
+  EXPECT_NE(Nodes[0]->getResult(0)->getName(), "t");
+  EXPECT_EQ(Nodes[0]->getLoc(), (Location{"m.onnx", "blk/Inner0/Neg0"}));
+  EXPECT_EQ(Nodes[1]->getOpId(), OpId::Abs);
+  EXPECT_EQ(Nodes[2]->getOpId(), OpId::LeakyRelu);
+  EXPECT_EQ(Nodes[2]->getFloatAttr("alpha", 0), 0.25f);
+  EXPECT_EQ(Nodes[2]->getResult(0)->getName(), "out");
+  EXPECT_EQ(Nodes[2]->getResult(0)->getType(),
+            TensorType::get(ElementType::F32, {2}));
+  EXPECT_EQ(Nodes[3]->getOpId(), OpId::Relu);
+}
+
+TEST(ONNXImportTest, FunctionCallErrors) {
+  // A function that calls itself, and a call with more inputs than the
+  // function has.
+  ModelBuilder B;
+  addLocalDomain(B);
+  onnx::FunctionProto *Loop = addFunction(B, "Again", {"a"}, {"b"});
+  bodyNode(Loop, "Again", {"a"}, {"b"})->set_domain("local");
+  B.input("x", {2});
+  B.node("Again", {"x"}, {"y"}, "again")->set_domain("local");
+  B.output("y", {2});
+  EXPECT_NE(importError(B.bytes()).find("expands functions more than 16 "
+                                        "deep (recursive?)"),
+            std::string::npos);
+  // Calls that multiply at every level: 32^5 leaves, refused before any
+  // is imported (at most 2^20 nodes).
+  ModelBuilder Wide;
+  addLocalDomain(Wide);
+  bodyNode(addFunction(Wide, "L0", {"a"}, {"b"}), "Relu", {"a"}, {"b"});
+  static const char *Names[] = {"L0", "L1", "L2", "L3", "L4", "L5"};
+  static const std::string Outs[32] = {
+      "o0",  "o1",  "o2",  "o3",  "o4",  "o5",  "o6",  "o7",
+      "o8",  "o9",  "o10", "o11", "o12", "o13", "o14", "o15",
+      "o16", "o17", "o18", "o19", "o20", "o21", "o22", "o23",
+      "o24", "o25", "o26", "o27", "o28", "o29", "o30", "b"};
+  for (int L = 1; L <= 5; ++L) {
+    onnx::FunctionProto *F = addFunction(Wide, Names[L], {"a"}, {"b"});
+    for (const std::string &O : Outs)
+      bodyNode(F, Names[L - 1], {"a"}, {O.c_str()})->set_domain("local");
+  }
+  Wide.input("x", {2});
+  Wide.node("L5", {"x"}, {"y"}, "wide")->set_domain("local");
+  Wide.output("y", {2});
+  EXPECT_NE(importError(Wide.bytes())
+                .find("function calls expand to more "
+                      "than 1048576 nodes"),
+            std::string::npos);
+  ModelBuilder C;
+  addLocalDomain(C);
+  bodyNode(addFunction(C, "One", {"a"}, {"b"}), "Relu", {"a"}, {"b"});
+  C.input("x", {2});
+  C.node("One", {"x", "x"}, {"y"}, "one")->set_domain("local");
+  C.output("y", {2});
+  EXPECT_EQ(importError(C.bytes()),
+            "m.onnx: node 'one' (local.One): has 2 inputs and 1 outputs; "
+            "function 'One' takes 1 and 1");
+}
+
+TEST(ONNXImportTest, OnnxFunctionOpsExpand) {
+  // Ops the IR lacks but ONNX defines by a function body: Celu (its alpha
+  // from the schema's default when the node has none) and CastLike (a
+  // body built from the operands' types).
+  ModelBuilder B;
+  B.input("x", {2});
+  onnx::ValueInfoProto *Like = B.G->add_input();
+  Like->set_name("like");
+  Like->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::DOUBLE);
+  Like->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim()
+      ->set_dim_value(1);
+  B.node("Celu", {"x"}, {"c"}, "celu");
+  B.node("CastLike", {"c", "like"}, {"y"}, "cast");
+  onnx::ValueInfoProto *Out = B.G->add_output();
+  *Out = *Like;
+  Out->set_name("y");
+  Out->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(2);
+  EXPECT_TRUE(isExpandedOnnxFunction("Celu", 17));
+  EXPECT_TRUE(isExpandedOnnxFunction("CastLike", 17));
+  EXPECT_FALSE(isExpandedOnnxFunction("Relu", 17));
+  EXPECT_FALSE(isExpandedOnnxFunction("CastLike", 14)); // Not yet an op.
+  auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "");
+  ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+  std::vector<Node *> Nodes = (*GOrErr)->getNodeList();
+  for (Node *N : Nodes)
+    EXPECT_FALSE(N->isOpaque()) << N->getOpType().str();
+  ASSERT_GE(Nodes.size(), 2u);
+  bool SawElu = false;
+  for (Node *N : Nodes)
+    if (N->getOpId() == OpId::Elu) {
+      SawElu = true;
+      EXPECT_EQ(N->getFloatAttr("alpha", 0), 1.0f); // Celu's default.
+    }
+  EXPECT_TRUE(SawElu);
+  Node *Last = Nodes.back();
+  EXPECT_EQ(Last->getOpId(), OpId::Cast);
+  EXPECT_EQ(Last->getResult(0)->getName(), "y");
+  EXPECT_EQ(Last->getResult(0)->getType(),
+            TensorType::get(ElementType::F64, {2}));
+}
+
 } // namespace
