@@ -294,35 +294,28 @@ GemmRunner::create(Libraries &Libs, const GemmDesc &D, const float *ConstantB,
   if (llvm::Error E = R->describe())
     return E;
 
+  // The full epilogue first; if cuBLASLt has nothing for it, the bias
+  // alone, then none (the caller's epilogue does the rest). A tuned
+  // algorithm goes down the same ladder: it was timed under whichever of
+  // them fused when it was found, and the tuning key names the full one.
   const GemmFusion Full = splitGemmEpilogue(D.Epilogue);
+  const GemmFusion BiasOnly = splitGemmEpilogue({D.Epilogue.Bias, false, {}});
+  const GemmFusion Plain;
   bool Found = false;
-  if (Tuned) {
-    if (llvm::Error E = R->setEpilogue(Full))
+  for (const GemmFusion &F : {Full, BiasOnly, Plain}) {
+    if (llvm::Error E = R->setEpilogue(F))
       return E;
-    auto Ok = R->pickConfig(*Tuned);
+    auto Ok = Tuned ? R->pickConfig(*Tuned) : R->pickHeuristic();
     if (!Ok)
       return Ok.takeError();
-    if (!*Ok)
-      return makeLibraryError("the tuned cuBLASLt algorithm '" + AlgoName +
-                              "' cannot run gemm '" + Key +
-                              "'; retune or drop it from the tuning file");
-    Found = true;
-  } else {
-    // The full epilogue first; if cuBLASLt has nothing for it, the bias
-    // alone, then none (the caller's epilogue does the rest).
-    GemmFusion BiasOnly = splitGemmEpilogue({D.Epilogue.Bias, false, {}});
-    GemmFusion Plain;
-    for (const GemmFusion &F : {Full, BiasOnly, Plain}) {
-      if (llvm::Error E = R->setEpilogue(F))
-        return E;
-      auto Ok = R->pickHeuristic();
-      if (!Ok)
-        return Ok.takeError();
-      Found = *Ok;
-      if (Found)
-        break;
-    }
+    Found = *Ok;
+    if (Found)
+      break;
   }
+  if (!Found && Tuned)
+    return makeLibraryError("the tuned cuBLASLt algorithm '" + AlgoName +
+                            "' cannot run gemm '" + Key +
+                            "'; retune or drop it from the tuning file");
   if (!Found)
     return makeLibraryError("cuBLASLt has no algorithm for gemm '" + Key + "'");
   auto Config = R->readConfig();
