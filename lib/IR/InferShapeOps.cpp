@@ -288,7 +288,7 @@ llvm::Error detail::inferTranspose(const Node &N, ResultTypes &Results) {
 }
 
 //===----------------------------------------------------------------------===//
-// Shape, ConstantOfShape, Constant
+// Shape, Size, ConstantOfShape, Constant
 //===----------------------------------------------------------------------===//
 
 llvm::Error detail::inferShape(const Node &N, ResultTypes &Results) {
@@ -310,6 +310,13 @@ llvm::Error detail::inferShape(const Node &N, ResultTypes &Results) {
   int64_t End = Clamp(N.getIntAttr("end", Rank));
   Results.push_back(makeType(
       ElementType::I64, {Dim::getStatic(std::max(End - Start, int64_t(0)))}));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferSize(const Node &N, ResultTypes &Results) {
+  if (!getOperandType(N, 0))
+    return checkOperandPresent(N, 0, "data");
+  Results.push_back(makeType(ElementType::I64, {}));
   return llvm::Error::success();
 }
 

@@ -515,6 +515,15 @@ llvm::Error shapeKernel(const Node &N, Operands Ins, Results Outs) {
   return llvm::Error::success();
 }
 
+llvm::Error sizeKernel(const Node &N, Operands Ins, Results Outs) {
+  Tensor &Out = Outs[0];
+  if (Out.getRank() != 0 || Out.getElementType() != ElementType::I64)
+    return makeNodeError(N, "result type " + Out.getType().str() +
+                                " is not tensor<i64>");
+  Out.setInt(0, Ins[0]->getNumElements());
+  return llvm::Error::success();
+}
+
 llvm::Error constantKernel(const Node &N, Operands, Results Outs) {
   const Attribute *A = N.getAttr("value");
   if (!A || A->getKind() != AttrKind::Tensor || !A->getTensor())
@@ -653,6 +662,7 @@ void runtime::addDataMovementKernels(KernelTable &T) {
   Set(OpId::GatherElements, gatherElementsKernel);
   Set(OpId::ScatterElements, scatterElementsKernel);
   Set(OpId::Shape, shapeKernel);
+  Set(OpId::Size, sizeKernel);
   Set(OpId::Constant, constantKernel);
   Set(OpId::ConstantOfShape, constantOfShapeKernel);
   Set(OpId::Range, rangeKernel);

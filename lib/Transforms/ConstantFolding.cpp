@@ -143,6 +143,15 @@ static TensorDataRef foldShape(const FoldInput &In) {
   return TensorData::fromInt64(ElementType::I64, {int64_t(Dims.size())}, Dims);
 }
 
+/// Size: the element count, once the operand's shape is static.
+static TensorDataRef foldSize(const FoldInput &In) {
+  llvm::Optional<int64_t> Count =
+      In.N.getOperand(0)->getType().getNumElements();
+  if (!Count)
+    return nullptr;
+  return TensorData::fromInt64(ElementType::I64, {}, {*Count});
+}
+
 static void storeIntAsFloat(ElementType Elt, int64_t V, bool FromUnsigned,
                             uint8_t *Out) {
   // Convert straight to the narrowest float that holds the target, so that
@@ -293,6 +302,7 @@ template <BinaryOp Op> static TensorDataRef foldBinary(const FoldInput &In) {
 /// The evaluators, one per foldable op.
 static const FoldRule FoldRules[] = {
     {OpId::Shape, false, foldShape},
+    {OpId::Size, false, foldSize},
     {OpId::Cast, true, foldCast},
     {OpId::Add, true, foldBinary<BinaryOp::Add>},
     {OpId::Sub, true, foldBinary<BinaryOp::Sub>},

@@ -790,6 +790,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Constant, 1, nullptr, nullptr},
     {OpId::ConstantOfShape, 9, nullptr, nullptr},
     {OpId::Shape, 1, nullptr, nullptr},
+    {OpId::Size, 1, nullptr, nullptr},
     {OpId::Range, 11, nullptr, nullptr},
     {OpId::Relayout, 1, nullptr, nullptr},
 };
