@@ -791,3 +791,17 @@ llvm::Error detail::inferEinsum(const Node &N, ResultTypes &Results) {
   Results.push_back(makeType(Elt, Out));
   return llvm::Error::success();
 }
+
+/// Trilu keeps its operand's type; k, if given, is one i64.
+llvm::Error detail::inferTrilu(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "input");
+  if (X->hasRank() && X->getRank() < 2)
+    return makeNodeError(N, "input must have rank >= 2, got " + X->str());
+  if (llvm::Error E = checkScalarOperand(N, 1, "k", EltClass::I64,
+                                         /*AllowSingleElement=*/true))
+    return E;
+  Results.push_back(*X);
+  return llvm::Error::success();
+}

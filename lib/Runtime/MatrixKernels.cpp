@@ -238,9 +238,36 @@ llvm::Error einsumKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   return llvm::Error::success();
 }
 
+/// Trilu: each matrix (the last two dims) with the elements below (upper)
+/// or above (lower) diagonal k set to zero.
+llvm::Error triluKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                        llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  const int64_t K =
+      Operands.size() > 1 && Operands[1] && Operands[1]->getNumElements() > 0
+          ? Operands[1]->getInt(0)
+          : 0;
+  const bool Upper = N.getIntAttr("upper", 1) != 0;
+  const unsigned R = X.getRank();
+  if (R < 2 || Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape (rank >= 2)");
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> Idx) {
+    const int64_t Diagonal = Idx[R - 1] - Idx[R - 2];
+    const bool Keep = Upper ? Diagonal >= K : Diagonal <= K;
+    const int64_t To = Y.getOffset(Idx);
+    if (Keep)
+      Y.copyElement(To, X, X.getOffset(Idx));
+    else
+      Y.setInt(To, 0);
+  });
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void runtime::addMatrixKernels(KernelTable &T) {
+  T[static_cast<size_t>(OpId::Trilu)] = triluKernel;
   T[static_cast<size_t>(OpId::Gemm)] = gemmKernel;
   T[static_cast<size_t>(OpId::MatMul)] = matMulKernel;
   T[static_cast<size_t>(OpId::Einsum)] = einsumKernel;

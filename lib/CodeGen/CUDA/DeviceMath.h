@@ -595,6 +595,21 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
            size_t(Bytes));
     return;
   }
+  case TypedOp::Trilu: {
+    const int64_t Cols = P.Shape[P.Rank - 1], Rows = P.Shape[P.Rank - 2];
+    const int64_t Col = Index % Cols, Row = (Index / Cols) % Rows;
+    const int64_t K =
+        P.NumOperands == 2 ? loadInt(P.In[1], Ins[1], Off[1]) : P.K;
+    const bool Keep = P.Upper ? Col - Row >= K : Col - Row <= K;
+    const int Bytes = getScalarBytes(P.Y);
+    char *To = static_cast<char *>(Y) + Index * Bytes;
+    if (Keep)
+      memcpy(To, static_cast<const char *>(Ins[0]) + Off[0] * Bytes,
+             size_t(Bytes));
+    else
+      memset(To, 0, size_t(Bytes)); // Zero in every type.
+    return;
+  }
   case TypedOp::Contract: {
     int64_t Count = 1;
     for (int D = 0; D < P.SumRank; ++D)

@@ -253,6 +253,10 @@ inline ScalarType toScalarType(DType T) {
 ///                       order, integers wrapping, f64 in double, stored at
 ///                       Y offset (position through Strides[2], whose Axis
 ///                       entry is 0)
+///   Trilu               Y = A, or 0 below (Upper) or above diagonal k of
+///                       each matrix (the last two dims of Shape, Y dense
+///                       row-major); k is B's first element with two
+///                       operands, else K
 ///   Contract            Einsum of integers or f64: Y = the sum over the
 ///                       summed labels (SumShape, operand k's strides
 ///                       SumStrides[k]) of A's element, times B's with two
@@ -286,6 +290,7 @@ enum class TypedOp : uint8_t {
   Abs,
   Reduce,
   Contract,
+  Trilu,
 };
 
 /// How a Scatter combines an update with what Y holds.
@@ -308,7 +313,8 @@ struct TypedParams {
   ScatterReduction Reduction = ScatterReduction::None;
   bool SelectLast = false; ///< ArgMax/ArgMin: the last extreme.
   bool Largest = true;     ///< TopK.
-  int64_t K = 0;           ///< TopK: values per row.
+  bool Upper = true;       ///< Trilu.
+  int64_t K = 0;           ///< TopK: values per row; Trilu: the diagonal.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
   /// Pad: per dim of Shape (Y's physical order), X's extent and the pad
   /// before it (negative: a crop); the mode and, for Constant, the fill

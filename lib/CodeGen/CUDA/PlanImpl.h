@@ -263,6 +263,9 @@ llvm::Error planArgReduce(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planTopK(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
+/// Trilu of any held type, k constant or computed: a thread per element.
+llvm::Error planTrilu(PlanContext &C, const Node &N,
+                      const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planNorm(PlanContext &C, const Node &N,

@@ -590,6 +590,52 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
   return llvm::Error::success();
 }
 
+llvm::Error cuda::planTrilu(PlanContext &C, const Node &N, const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const Value *K = N.hasOperand(1) ? N.getOperand(1) : nullptr;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  const unsigned R = XT.getRank();
+  // Y dense row-major, so that each element's row and column follow from
+  // its index; the batch dims merged into one.
+  if (!XS || R < 2 || !XT.hasStaticShape() || YT != XT ||
+      !XT.getLayout().isIdentity() || !T.Act.isNone() ||
+      (K && K->getType().getElementType() != ElementType::I64))
+    return unsupported(N, "Trilu of " + XT.str() + " to " + YT.str());
+  auto Shape = XT.getStaticShape();
+  TypedParams P;
+  P.Op = TypedOp::Trilu;
+  P.Rank = 3;
+  P.Shape[2] = Shape[R - 1];
+  P.Shape[1] = Shape[R - 2];
+  P.Shape[0] = 1;
+  for (unsigned D = 0; D + 2 < R; ++D)
+    P.Shape[0] *= Shape[D];
+  P.Strides[0][0] = P.Shape[1] * P.Shape[2];
+  P.Strides[0][1] = P.Shape[2];
+  P.Strides[0][2] = 1;
+  P.In[0] = P.Y = *XS;
+  P.In[1] = ScalarType::I64;
+  P.Upper = N.getIntAttr("upper", 1) != 0;
+  BufferId XB, YB;
+  Arg KArg;
+  if (K) {
+    P.NumOperands = 2; // Strides[1] stay 0: k's one element.
+    auto KB = C.getBuffer(K, N);
+    if (!KB)
+      return KB.takeError();
+    KArg = {*KB, 0};
+  }
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.trilu.") + (P.Upper ? "upper " : "lower ") +
+                 getScalarTypeName(*XS),
+             0},
+            P, {{XB, 0}, KArg, Arg(), {YB, 0}});
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planTopK(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *KV = N.getOperand(1);
   const TensorType &XT = X->getType();

@@ -429,6 +429,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::ArgMax)] = planArgReduce;
     T[size_t(OpId::ArgMin)] = planArgReduce;
     T[size_t(OpId::TopK)] = planTopK;
+    T[size_t(OpId::Trilu)] = planTrilu;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Not, OpId::Where})
@@ -460,8 +461,8 @@ const PlanTable &getPlanTable() {
 /// relayouts, Expand, Concat, Split, Slice, Tile, DepthToSpace and
 /// SpaceToDepth (the typed kernel's copy for those types), the
 /// recurrences (sequence_lens; their planner takes only f32 otherwise),
-/// MaxPool (of i8 and u8, and its indices) and Einsum (of f64 and
-/// integers). The float kernels never do.
+/// MaxPool (of i8 and u8, and its indices), Einsum (of f64 and integers)
+/// and Trilu. The float kernels never do.
 bool takesIndexTypes(const Node &N) {
   if (isTypedStep(N))
     return true;
@@ -492,6 +493,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Pad:     // Of integers, bools, f64: the typed kernel.
   case OpId::MaxPool: // Its planner checks the types.
   case OpId::Einsum:  // Of f64 and integers: the typed kernel.
+  case OpId::Trilu:   // The typed kernel, any type.
     return true;
   default:
     return false;

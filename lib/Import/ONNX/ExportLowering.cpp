@@ -784,6 +784,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Gemm, 7, minVersionGemm, nullptr},
     {OpId::MatMul, 1, nullptr, nullptr},
     {OpId::Einsum, 12, nullptr, nullptr},
+    {OpId::Trilu, 14, nullptr, nullptr},
     {OpId::LSTM, 7, nullptr, nullptr},
     {OpId::GRU, 7, nullptr, nullptr},
     {OpId::STFT, 17, nullptr, lowerSTFT},

@@ -1672,6 +1672,29 @@ graph @g(%x: tensor<3 x 4 x 5 x 2 x f32>, %s: tensor<4 x f32>, %b: tensor<4 x f3
       1e-5);
 }
 
+TEST(CudaPlanTest, TriluRunsOnTheTypedKernel) {
+  // Upper and lower triangles of a batch of non-square matrices, k given
+  // at run time, constant or absent, any element type.
+  runtime::TensorMap In;
+  In["k"] = tensorOf(ElementType::I64, {}, {-1});
+  std::vector<double> B;
+  for (int I = 0; I < 12; ++I)
+    B.push_back(double(I % 2));
+  In["b"] = tensorOf(ElementType::Bool, {3, 4}, B);
+  checkOnHostAgainstReference(R"(
+graph @g(%x: tensor<2 x 3 x 4 x 5 x f32>, %k: tensor<i64>, %b: tensor<3 x 4 x bool>) {
+  %two = Constant() {value = dense<2> : tensor<i64>} : tensor<i64>
+  %u = Trilu(%x, %k) : tensor<2 x 3 x 4 x 5 x f32>
+  %l = Trilu(%x, %two) {upper = 0} : tensor<2 x 3 x 4 x 5 x f32>
+  %m = Trilu(%b) {upper = 0} : tensor<3 x 4 x bool>
+  return %u, %l, %m
+}
+)",
+                              {"typed.trilu.upper f32", "typed.trilu.lower f32",
+                               "typed.trilu.lower bool"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, U64RunsOnTheTypedKernelAsUnsigned) {
   // Values past 2^63 (negative as int64 bits) order, divide and convert
   // as unsigned; sums wrap alike.
