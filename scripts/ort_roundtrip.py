@@ -549,6 +549,13 @@ def op_cases():
             node("Mul", ["x", "c"], ["y"])], x4, [tout("y")]),
         model("Shape", [node("Shape", ["x"], ["y"], start=1, end=-1)],
               x4, [tout("y", I64)]),
+        # Size of an activation (a normalization by the element count),
+        # and the lower triangle of each 6 x 6 plane from diagonal 1.
+        model("Size", [node("Size", ["x"], ["n"]),
+                       node("Cast", ["n"], ["nf"], to=F32),
+                       node("Div", ["x", "nf"], ["y"])], x4, [tout("y")]),
+        model("Trilu", [node("Trilu", ["x", "k"], ["y"], upper=0)], x4,
+              [tout("y")], [ints("k", 1)]),
         model("TopK", [node("TopK", ["x", "k"], ["v", "i"], axis=1,
                             largest=0)], x4, [tout("v"), tout("i", I64)],
               [ints("k", [2])]),
