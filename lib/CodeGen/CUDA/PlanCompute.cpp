@@ -232,7 +232,6 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
   // Inference: the statistics folded into a scale and shift per channel
   // here. Training: a step computes them from the batch first.
   Arg SArg, BArg;
-  std::vector<Arg> StatsArgs;
   if (Training) {
     BatchStatsParams B;
     B.N = Shape[0];
@@ -242,7 +241,10 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
     B.Type = dtypeOf(X);
     B.Epsilon = Eps;
     B.Momentum = N.getFloatAttr("momentum", 0.9f);
-    StatsArgs.push_back(Arg()); // X, once its buffer is known.
+    auto XB = C.getBuffer(X, N);
+    if (!XB)
+      return XB.takeError();
+    std::vector<Arg> StatsArgs{{*XB, 0}};
     for (unsigned I = 1; I < 5; ++I) {
       const Value *V = N.getOperand(I);
       if (V->getType().getElementType() != ElementType::F32 ||
@@ -274,10 +276,6 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
         return RB.takeError();
       StatsArgs.push_back({*RB, 0});
     }
-    auto XB = C.getBuffer(X, N);
-    if (!XB)
-      return XB.takeError();
-    StatsArgs[0] = {*XB, 0};
     C.addStep({getStepNodes(N, T),
                std::string("batchnorm.statistics ") +
                    getOrderName(B.ChannelsLast) + " " + getDTypeName(B.Type),
