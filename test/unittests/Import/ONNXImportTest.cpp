@@ -381,6 +381,16 @@ TEST(ONNXImportTest, FunctionCallErrors) {
                 .find("function calls expand to more "
                       "than 1048576 nodes"),
             std::string::npos);
+  // A function defined twice.
+  ModelBuilder Twice;
+  addLocalDomain(Twice);
+  addFunction(Twice, "Dup", {"a"}, {"b"});
+  addFunction(Twice, "Dup", {"a"}, {"b"});
+  Twice.input("x", {2});
+  Twice.node("Relu", {"x"}, {"y"});
+  Twice.output("y", {2});
+  EXPECT_EQ(importError(Twice.bytes()),
+            "m.onnx: model-local function 'Dup' is defined twice");
   ModelBuilder C;
   addLocalDomain(C);
   bodyNode(addFunction(C, "One", {"a"}, {"b"}), "Relu", {"a"}, {"b"});
