@@ -126,6 +126,33 @@ llvm::Error detail::inferCos(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Float);
 }
 
+// The inverse and hyperbolic trigonometric functions, Tan and Round take
+// floating-point types; Sign and Shrink any number.
+#define STRIDER_FLOAT_UNARY(Id)                                                \
+  llvm::Error detail::infer##Id(const Node &N, ResultTypes &Results) {         \
+    return inferUnaryElementwise(N, Results, EltClass::Float);                 \
+  }
+STRIDER_FLOAT_UNARY(Tan)
+STRIDER_FLOAT_UNARY(Asin)
+STRIDER_FLOAT_UNARY(Acos)
+STRIDER_FLOAT_UNARY(Atan)
+STRIDER_FLOAT_UNARY(Sinh)
+STRIDER_FLOAT_UNARY(Cosh)
+STRIDER_FLOAT_UNARY(Asinh)
+STRIDER_FLOAT_UNARY(Acosh)
+STRIDER_FLOAT_UNARY(Atanh)
+STRIDER_FLOAT_UNARY(Round)
+STRIDER_FLOAT_UNARY(ThresholdedRelu)
+#undef STRIDER_FLOAT_UNARY
+
+llvm::Error detail::inferSign(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
+llvm::Error detail::inferShrink(const Node &N, ResultTypes &Results) {
+  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+}
+
 llvm::Error detail::inferNot(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Bool);
 }
@@ -272,6 +299,34 @@ llvm::Error detail::inferSum(const Node &N, ResultTypes &Results) {
 
 // Comparisons: operands of one element type (Equal also bool), a bool
 // result. And/Or: bool operands.
+llvm::Error detail::inferMod(const Node &N, ResultTypes &Results) {
+  int64_t Fmod = N.getIntAttr("fmod", 0);
+  if (Fmod != 0 && Fmod != 1)
+    return makeNodeError(N,
+                         "fmod is " + llvm::Twine(Fmod) + ", expected 0 or 1");
+  if (const TensorType *A = getOperandType(N, 0))
+    if (Fmod == 0 && isFloatingPoint(A->getElementType()))
+      return makeNodeError(N, "fmod is 0 for element type " +
+                                  getElementTypeName(A->getElementType()) +
+                                  ", expected 1 for floating-point types");
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric);
+}
+
+llvm::Error detail::inferBitShift(const Node &N, ResultTypes &Results) {
+  std::string Dir = N.getStringAttr("direction", "");
+  if (Dir != "LEFT" && Dir != "RIGHT")
+    return makeNodeError(N, "direction is '" + Dir +
+                                "', expected 'LEFT' or 'RIGHT'");
+  if (const TensorType *A = getOperandType(N, 0))
+    if (!isUnsignedInteger(A->getElementType()))
+      return makeNodeError(N, "input 'X' has element type " +
+                                  getElementTypeName(A->getElementType()) +
+                                  ", expected an unsigned integer type");
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Numeric);
+}
+
 llvm::Error detail::inferEqual(const Node &N, ResultTypes &Results) {
   return inferBroadcasting(N, Results, /*SameElementType=*/true, EltClass::Any,
                            ElementType::Bool);
@@ -305,6 +360,23 @@ llvm::Error detail::inferAnd(const Node &N, ResultTypes &Results) {
 llvm::Error detail::inferOr(const Node &N, ResultTypes &Results) {
   return inferBroadcasting(N, Results, /*SameElementType=*/true,
                            EltClass::Bool);
+}
+
+llvm::Error detail::inferXor(const Node &N, ResultTypes &Results) {
+  return inferBroadcasting(N, Results, /*SameElementType=*/true,
+                           EltClass::Bool);
+}
+
+/// IsNaN and IsInf: a bool per element of a floating-point tensor.
+llvm::Error detail::inferIsNaN(const Node &N, ResultTypes &Results) {
+  if (llvm::Error E = inferUnaryElementwise(N, Results, EltClass::Float))
+    return E;
+  Results.back() = Results.back().withElementType(ElementType::Bool);
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferIsInf(const Node &N, ResultTypes &Results) {
+  return inferIsNaN(N, Results);
 }
 
 /// Where(condition, X, Y): a bool condition, X and Y of one element type,

@@ -232,6 +232,55 @@ llvm::Error cosKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::cos(X); });
 }
 
+/// A unary kernel of floating-point types computing \p Fn in double.
+#define STRIDER_FLOAT_UNARY_KERNEL(Name, Fn)                                   \
+  llvm::Error Name(const Node &, Operands Ins, Results Outs) {                 \
+    return unaryFloat(Ins, Outs, [](double X) { return Fn(X); });              \
+  }
+STRIDER_FLOAT_UNARY_KERNEL(tanKernel, std::tan)
+STRIDER_FLOAT_UNARY_KERNEL(asinKernel, std::asin)
+STRIDER_FLOAT_UNARY_KERNEL(acosKernel, std::acos)
+STRIDER_FLOAT_UNARY_KERNEL(atanKernel, std::atan)
+STRIDER_FLOAT_UNARY_KERNEL(sinhKernel, std::sinh)
+STRIDER_FLOAT_UNARY_KERNEL(coshKernel, std::cosh)
+STRIDER_FLOAT_UNARY_KERNEL(asinhKernel, std::asinh)
+STRIDER_FLOAT_UNARY_KERNEL(acoshKernel, std::acosh)
+STRIDER_FLOAT_UNARY_KERNEL(atanhKernel, std::atanh)
+// Halves round to even (the default rounding mode), as ONNX asks.
+STRIDER_FLOAT_UNARY_KERNEL(roundKernel, std::nearbyint)
+#undef STRIDER_FLOAT_UNARY_KERNEL
+
+/// -1, 0 or 1 (NaN for NaN); integers stay exact.
+llvm::Error signKernel(const Node &, Operands Ins, Results Outs) {
+  if (!isFloatingPoint(Outs[0].getElementType())) {
+    const bool Unsigned = isUnsignedInteger(Outs[0].getElementType());
+    forEachBroadcast(
+        Outs[0], {Ins[0]}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+          int64_t X = Ins[0]->getInt(I[0]);
+          Outs[0].setInt(O, X == 0 ? 0 : Unsigned || X > 0 ? 1 : -1);
+        });
+    return llvm::Error::success();
+  }
+  return unaryFloat(Ins, Outs, [](double X) {
+    return X > 0 ? 1.0 : X < 0 ? -1.0 : X == 0 ? 0.0 : X;
+  });
+}
+
+llvm::Error thresholdedReluKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 1.0f);
+  return unaryFloat(Ins, Outs,
+                    [Alpha](double X) { return X > Alpha ? X : 0.0; });
+}
+
+/// x + bias below -lambd, x - bias above lambd, 0 between.
+llvm::Error shrinkKernel(const Node &N, Operands Ins, Results Outs) {
+  double Bias = N.getFloatAttr("bias", 0.0f);
+  double Lambd = N.getFloatAttr("lambd", 0.5f);
+  return unaryFloat(Ins, Outs, [=](double X) {
+    return X < -Lambd ? X + Bias : X > Lambd ? X - Bias : 0.0;
+  });
+}
+
 llvm::Error notKernel(const Node &, Operands Ins, Results Outs) {
   forEachBroadcast(Outs[0], {Ins[0]},
                    [&](int64_t O, llvm::ArrayRef<int64_t> I) {
@@ -380,6 +429,44 @@ llvm::Error divKernel(const Node &, Operands Ins, Results Outs) {
   return foldOperands(
       Ins, Outs, [](double A, double B) { return A / B; }, truncDiv);
 }
+/// The remainder of integers: truncated (C's %) or, with \p Floored, with
+/// the divisor's sign (Python's %); x mod 0 is 0 here, as x / 0 is.
+/// \p Unsigned: both hold u64 bits.
+int64_t intMod(int64_t A, int64_t B, bool Floored, bool Unsigned) {
+  if (B == 0)
+    return 0;
+  if (Unsigned)
+    return int64_t(uint64_t(A) % uint64_t(B));
+  if (B == -1)
+    return 0;
+  int64_t R = A % B;
+  if (Floored && R != 0 && (R < 0) != (B < 0))
+    R += B;
+  return R;
+}
+
+llvm::Error modKernel(const Node &N, Operands Ins, Results Outs) {
+  const bool Floored = N.getIntAttr("fmod", 0) == 0;
+  const bool Unsigned = Outs[0].getElementType() == ElementType::U64;
+  return foldOperands(
+      Ins, Outs, [](double A, double B) { return std::fmod(A, B); },
+      [=](int64_t A, int64_t B) { return intMod(A, B, Floored, Unsigned); });
+}
+
+/// Unsigned shifts; a shift by the type's width or more gives 0 (the
+/// result is truncated to the type when stored).
+llvm::Error bitShiftKernel(const Node &N, Operands Ins, Results Outs) {
+  const bool Left = N.getStringAttr("direction", "") == "LEFT";
+  return foldOperands(
+      Ins, Outs, [](double A, double) { return A; },
+      [=](int64_t A, int64_t B) {
+        const uint64_t S = uint64_t(B);
+        if (S >= 64)
+          return int64_t(0);
+        return int64_t(Left ? uint64_t(A) << S : uint64_t(A) >> S);
+      });
+}
+
 llvm::Error sumKernel(const Node &N, Operands Ins, Results Outs) {
   return addKernel(N, Ins, Outs);
 }
@@ -485,6 +572,32 @@ llvm::Error orKernel(const Node &, Operands Ins, Results Outs) {
       [](auto A, auto B) { return A != 0 || B != 0; });
 }
 
+llvm::Error xorKernel(const Node &, Operands Ins, Results Outs) {
+  return compareOperands(
+      Ins, Outs, [](double A, double B) { return (A != 0) != (B != 0); },
+      [](auto A, auto B) { return (A != 0) != (B != 0); });
+}
+
+/// IsNaN and IsInf (of the signs its attributes select).
+llvm::Error isNaNKernel(const Node &, Operands Ins, Results Outs) {
+  forEachBroadcast(Outs[0], {Ins[0]},
+                   [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+                     Outs[0].setInt(O, std::isnan(Ins[0]->getDouble(I[0])));
+                   });
+  return llvm::Error::success();
+}
+
+llvm::Error isInfKernel(const Node &N, Operands Ins, Results Outs) {
+  const bool Negative = N.getIntAttr("detect_negative", 1) != 0;
+  const bool Positive = N.getIntAttr("detect_positive", 1) != 0;
+  forEachBroadcast(
+      Outs[0], {Ins[0]}, [&](int64_t O, llvm::ArrayRef<int64_t> I) {
+        double X = Ins[0]->getDouble(I[0]);
+        Outs[0].setInt(O, std::isinf(X) && (X > 0 ? Positive : Negative));
+      });
+  return llvm::Error::success();
+}
+
 /// Where(condition, X, Y): X's element where the condition holds, else
 /// Y's, copied bit for bit.
 llvm::Error whereKernel(const Node &, Operands Ins, Results Outs) {
@@ -565,6 +678,8 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Max, checked<maxKernel, -1>);
   Set(OpId::Min, checked<minKernel, -1>);
   Set(OpId::Sum, checked<sumKernel, -1>);
+  Set(OpId::Mod, checked<modKernel, -1>);
+  Set(OpId::BitShift, checked<bitShiftKernel, -1>);
   Set(OpId::Neg, checked<negKernel, 1>);
   Set(OpId::Abs, checked<absKernel, 1>);
   Set(OpId::Reciprocal, checked<reciprocalKernel, 1>);
@@ -573,6 +688,19 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Log, checked<logKernel, 1>);
   Set(OpId::Sin, checked<sinKernel, 1>);
   Set(OpId::Cos, checked<cosKernel, 1>);
+  Set(OpId::Tan, checked<tanKernel, 1>);
+  Set(OpId::Asin, checked<asinKernel, 1>);
+  Set(OpId::Acos, checked<acosKernel, 1>);
+  Set(OpId::Atan, checked<atanKernel, 1>);
+  Set(OpId::Sinh, checked<sinhKernel, 1>);
+  Set(OpId::Cosh, checked<coshKernel, 1>);
+  Set(OpId::Asinh, checked<asinhKernel, 1>);
+  Set(OpId::Acosh, checked<acoshKernel, 1>);
+  Set(OpId::Atanh, checked<atanhKernel, 1>);
+  Set(OpId::Sign, checked<signKernel, 1>);
+  Set(OpId::Round, checked<roundKernel, 1>);
+  Set(OpId::ThresholdedRelu, checked<thresholdedReluKernel, 1>);
+  Set(OpId::Shrink, checked<shrinkKernel, 1>);
   Set(OpId::Equal, checked<equalKernel, -1>);
   Set(OpId::Less, checked<lessKernel, -1>);
   Set(OpId::LessOrEqual, checked<lessOrEqualKernel, -1>);
@@ -581,6 +709,9 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Not, checked<notKernel, 1>);
   Set(OpId::And, checked<andKernel, -1>);
   Set(OpId::Or, checked<orKernel, -1>);
+  Set(OpId::Xor, checked<xorKernel, -1>);
+  Set(OpId::IsNaN, checked<isNaNKernel, 1>);
+  Set(OpId::IsInf, checked<isInfKernel, 1>);
   Set(OpId::Where, checked<whereKernel, -1>);
   Set(OpId::Relayout, checked<relayoutKernel, 1>);
 }

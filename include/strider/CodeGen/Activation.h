@@ -41,6 +41,19 @@ enum class ActKind : unsigned char {
   Ceil,
   Sin,
   Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Sign,            ///< -1 or 1; zeros and NaN kept
+  Round,           ///< to the nearest integer, halves to even
+  ThresholdedRelu, ///< x > Alpha ? x : 0
+  Shrink,          ///< x < -Alpha ? x + Beta : x > Alpha ? x - Beta : 0
   Erf,
   Gelu,     ///< x / 2 * (1 + erf(x / sqrt(2)))
   GeluTanh, ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
@@ -108,6 +121,32 @@ inline float applyScalar(const Activation &A, float X) {
     return std::sin(X);
   case ActKind::Cos:
     return std::cos(X);
+  case ActKind::Tan:
+    return std::tan(X);
+  case ActKind::Asin:
+    return std::asin(X);
+  case ActKind::Acos:
+    return std::acos(X);
+  case ActKind::Atan:
+    return std::atan(X);
+  case ActKind::Sinh:
+    return std::sinh(X);
+  case ActKind::Cosh:
+    return std::cosh(X);
+  case ActKind::Asinh:
+    return std::asinh(X);
+  case ActKind::Acosh:
+    return std::acosh(X);
+  case ActKind::Atanh:
+    return std::atanh(X);
+  case ActKind::Sign:
+    return X > 0.0f ? 1.0f : X < 0.0f ? -1.0f : X;
+  case ActKind::Round:
+    return std::nearbyint(X);
+  case ActKind::ThresholdedRelu:
+    return X > A.Alpha ? X : 0.0f;
+  case ActKind::Shrink:
+    return X < -A.Alpha ? X + A.Beta : X > A.Alpha ? X - A.Beta : 0.0f;
   case ActKind::Erf:
     return std::erf(X);
   case ActKind::Gelu:

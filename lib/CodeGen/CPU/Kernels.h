@@ -86,6 +86,7 @@ enum class CompareOp : unsigned char {
   GreaterOrEqual,
   And,
   Or,
+  Xor,
 };
 /// The element type both operands of a comparison share.
 enum class CompareType : unsigned char { F32, I32, I64, Bool };
@@ -94,15 +95,32 @@ void runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
                 const void *A, const void *B, uint8_t *Y, int Threads);
 
 /// Arithmetic of the element types the f32 SIMD binaries do not take.
-enum class ArithOp : unsigned char { Add, Sub, Mul, Div };
-enum class ArithType : unsigned char { F64, I32, I64 };
+/// Mod: the remainder with the divisor's sign (ONNX's fmod = 0, integers
+/// only); FMod: truncated, as C's fmod; the shifts: of unsigned integers.
+enum class ArithOp : unsigned char {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  FMod,
+  ShiftLeft,
+  ShiftRight
+};
+enum class ArithType : unsigned char { F32, F64, I32, I64, U8, U16, U32, U64 };
 /// Y[i] = A[i] op B[i] in the operands' element type, as the reference
-/// computes it: integers wrap (through int64), integer division truncates
-/// toward zero and x / 0 is 0.
+/// computes it: integers wrap (through int64), integer division and
+/// remainders truncate toward zero (Mod then takes the divisor's sign), x / 0
+/// and x mod 0 are 0, shifts by the type's width or more give 0; u64
+/// divides as unsigned.
 void runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
               const void *A, const void *B, void *Y, int Threads);
 /// Y = !X over \p Count bools.
 void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
+/// Y = IsNaN(X) or IsInf(X) (of the signs asked for) over \p Count
+/// floats, as bools.
+enum class FloatClass : unsigned char { NaN, Inf, PosInf, NegInf };
+void runClassify(FloatClass Class, const float *X, uint8_t *Y, int64_t Count);
 /// Y[i] = C[i] ? X[i] : Z[i] (operands 0, 1, 2 of \p P) for elements of
 /// \p ElementBytes (1, 2, 4 or 8) bytes.
 void runWhere(unsigned ElementBytes, const BroadcastParams &P, const uint8_t *C,

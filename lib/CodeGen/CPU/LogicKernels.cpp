@@ -1,7 +1,8 @@
 //===- LogicKernels.cpp - Comparisons, logic, Where, Cast, Expand ---------===//
 //
 // Kernels on any element type: comparisons (f32, i32, i64 and bool
-// operands), And/Or/Not, Where and Expand (any element size) and Cast
+// operands), And/Or/Xor/Not, IsNaN/IsInf, Where and Expand (any element
+// size), integer and f64 arithmetic, remainders and shifts, and Cast
 // between f32, f64, i8, u8, i32, i64 and bool. Like the binary arithmetic
 // kernel they walk the output in its physical order with each operand
 // read through strides (0 where broadcast); rows are plain loops that the
@@ -143,13 +144,16 @@ void compareTyped(CompareOp Op, const BroadcastParams &P, const T *A,
         case CompareOp::Or:
           return compareRow(AR, S[0], BR, S[1], YR, N,
                             [](T X, T Z) { return X != 0 || Z != 0; });
+        case CompareOp::Xor:
+          return compareRow(AR, S[0], BR, S[1], YR, N,
+                            [](T X, T Z) { return (X != 0) != (Z != 0); });
         }
       });
 }
 
 /// One element of an integer operation, wrapping through int64 as the
-/// reference does.
-int64_t applyInt(ArithOp Op, int64_t A, int64_t B) {
+/// reference does; \p U64: both hold u64 bits.
+int64_t applyInt(ArithOp Op, int64_t A, int64_t B, bool U64) {
   const uint64_t UA = uint64_t(A), UB = uint64_t(B);
   switch (Op) {
   case ArithOp::Add:
@@ -161,13 +165,32 @@ int64_t applyInt(ArithOp Op, int64_t A, int64_t B) {
   case ArithOp::Div:
     if (B == 0)
       return 0;
+    if (U64)
+      return int64_t(UA / UB);
     if (B == -1)
       return int64_t(uint64_t(0) - UA);
     return A / B;
+  case ArithOp::Mod:
+  case ArithOp::FMod: {
+    if (B == 0)
+      return 0;
+    if (U64)
+      return int64_t(UA % UB);
+    if (B == -1)
+      return 0;
+    const int64_t R = A % B;
+    return Op == ArithOp::Mod && R != 0 && (R < 0) != (B < 0) ? R + B : R;
+  }
+  case ArithOp::ShiftLeft:
+    return UB >= 64 ? 0 : int64_t(UA << UB);
+  case ArithOp::ShiftRight:
+    return UB >= 64 ? 0 : int64_t(UA >> UB);
   }
   return 0;
 }
 
+/// Floating-point remainders are C's fmod (ONNX requires fmod = 1 for
+/// them); shifts do not apply.
 double applyFloat(ArithOp Op, double A, double B) {
   switch (Op) {
   case ArithOp::Add:
@@ -178,6 +201,12 @@ double applyFloat(ArithOp Op, double A, double B) {
     return A * B;
   case ArithOp::Div:
     return A / B;
+  case ArithOp::Mod:
+  case ArithOp::FMod:
+    return std::fmod(A, B);
+  case ArithOp::ShiftLeft:
+  case ArithOp::ShiftRight:
+    break;
   }
   return 0;
 }
@@ -194,7 +223,8 @@ void arithTyped(ArithOp Op, const BroadcastParams &P, const T *A, const T *B,
           if constexpr (std::is_floating_point_v<T>)
             YR[I] = T(applyFloat(Op, AR[I * S[0]], BR[I * S[1]]));
           else
-            YR[I] = T(applyInt(Op, AR[I * S[0]], BR[I * S[1]]));
+            YR[I] = T(applyInt(Op, int64_t(AR[I * S[0]]), int64_t(BR[I * S[1]]),
+                               std::is_same_v<T, uint64_t>));
         }
       });
 }
@@ -315,6 +345,26 @@ void cpu::runCompare(CompareOp Op, CompareType Type, const BroadcastParams &P,
 void cpu::runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
                    const void *A, const void *B, void *Y, int Threads) {
   switch (Type) {
+  case ArithType::F32:
+    return arithTyped(Op, P, static_cast<const float *>(A),
+                      static_cast<const float *>(B), static_cast<float *>(Y),
+                      Threads);
+  case ArithType::U8:
+    return arithTyped(Op, P, static_cast<const uint8_t *>(A),
+                      static_cast<const uint8_t *>(B),
+                      static_cast<uint8_t *>(Y), Threads);
+  case ArithType::U16:
+    return arithTyped(Op, P, static_cast<const uint16_t *>(A),
+                      static_cast<const uint16_t *>(B),
+                      static_cast<uint16_t *>(Y), Threads);
+  case ArithType::U32:
+    return arithTyped(Op, P, static_cast<const uint32_t *>(A),
+                      static_cast<const uint32_t *>(B),
+                      static_cast<uint32_t *>(Y), Threads);
+  case ArithType::U64:
+    return arithTyped(Op, P, static_cast<const uint64_t *>(A),
+                      static_cast<const uint64_t *>(B),
+                      static_cast<uint64_t *>(Y), Threads);
   case ArithType::F64:
     return arithTyped(Op, P, static_cast<const double *>(A),
                       static_cast<const double *>(B), static_cast<double *>(Y),
@@ -333,6 +383,28 @@ void cpu::runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
 void cpu::runNot(const uint8_t *X, uint8_t *Y, int64_t Count) {
   for (int64_t I = 0; I < Count; ++I)
     Y[I] = !X[I];
+}
+
+void cpu::runClassify(FloatClass Class, const float *X, uint8_t *Y,
+                      int64_t Count) {
+  switch (Class) {
+  case FloatClass::NaN:
+    for (int64_t I = 0; I < Count; ++I)
+      Y[I] = X[I] != X[I];
+    return;
+  case FloatClass::Inf:
+    for (int64_t I = 0; I < Count; ++I)
+      Y[I] = std::fabs(X[I]) == INFINITY;
+    return;
+  case FloatClass::PosInf:
+    for (int64_t I = 0; I < Count; ++I)
+      Y[I] = X[I] == INFINITY;
+    return;
+  case FloatClass::NegInf:
+    for (int64_t I = 0; I < Count; ++I)
+      Y[I] = X[I] == -INFINITY;
+    return;
+  }
 }
 
 void cpu::runWhere(unsigned ElementBytes, const BroadcastParams &P,

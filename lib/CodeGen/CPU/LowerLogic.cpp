@@ -1,9 +1,10 @@
 //===- LowerLogic.cpp - Lowering of comparisons, logic, Where, Cast -------===//
 //
 // Equal/Less/LessOrEqual/Greater/GreaterOrEqual (f32, i32, i64 or bool
-// operands), And/Or/Not, Where and Expand (any element size), Add/Sub/Mul/
-// Div of f64, i32 and i64 with numpy broadcasting in any layouts, and Cast
-// between the common element types.
+// operands), And/Or/Xor/Not, IsNaN/IsInf of f32, Where and Expand (any
+// element size), Add/Sub/Mul/Div of f64 and integers, Mod (those and f32)
+// and BitShift with numpy broadcasting in any layouts, and Cast between
+// the common element types.
 // Each function declines (returns false) outside the cases its kernel
 // covers, and the node then runs its reference kernel.
 //
@@ -30,6 +31,7 @@ const std::pair<OpId, CompareOp> CompareOps[] = {
     {OpId::GreaterOrEqual, CompareOp::GreaterOrEqual},
     {OpId::And, CompareOp::And},
     {OpId::Or, CompareOp::Or},
+    {OpId::Xor, CompareOp::Xor},
 };
 
 const std::pair<ElementType, CompareType> CompareTypes[] = {
@@ -87,22 +89,38 @@ const std::pair<OpId, ArithOp> ArithOps[] = {
     {OpId::Sub, ArithOp::Sub},
     {OpId::Mul, ArithOp::Mul},
     {OpId::Div, ArithOp::Div},
+    {OpId::Mod, ArithOp::Mod},            // FMod with fmod = 1.
+    {OpId::BitShift, ArithOp::ShiftLeft}, // ShiftRight for direction RIGHT.
 };
 
+/// f32 comes here only for what the SIMD binaries lack (Mod).
 const std::pair<ElementType, ArithType> ArithTypes[] = {
-    {ElementType::F64, ArithType::F64},
-    {ElementType::I32, ArithType::I32},
-    {ElementType::I64, ArithType::I64},
+    {ElementType::F32, ArithType::F32}, {ElementType::F64, ArithType::F64},
+    {ElementType::I32, ArithType::I32}, {ElementType::I64, ArithType::I64},
+    {ElementType::U8, ArithType::U8},   {ElementType::U16, ArithType::U16},
+    {ElementType::U32, ArithType::U32}, {ElementType::U64, ArithType::U64},
 };
+
+/// The kernel operation of \p N, its attributes read.
+llvm::Optional<ArithOp> getArithOp(const Node &N) {
+  const auto *OpIt = llvm::find_if(
+      ArithOps, [&](const auto &E) { return E.first == N.getOpId(); });
+  if (OpIt == std::end(ArithOps))
+    return llvm::None;
+  if (N.getOpId() == OpId::Mod && N.getIntAttr("fmod", 0) != 0)
+    return ArithOp::FMod;
+  if (N.getOpId() == OpId::BitShift &&
+      N.getStringAttr("direction", "") == "RIGHT")
+    return ArithOp::ShiftRight;
+  return OpIt->second;
+}
 
 } // namespace
 
 bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
-  const auto *OpIt = llvm::find_if(
-      ArithOps, [&](const auto &E) { return E.first == N.getOpId(); });
-  if (OpIt == std::end(ArithOps) || N.getNumOperands() != 2 ||
-      !N.hasOperand(0) || !N.hasOperand(1) || Tail.Residual ||
-      !Tail.Act.isNone())
+  const llvm::Optional<ArithOp> Op = getArithOp(N);
+  if (!Op || N.getNumOperands() != 2 || !N.hasOperand(0) || !N.hasOperand(1) ||
+      Tail.Residual || !Tail.Act.isNone())
     return false;
   ElementType Elt = N.getResult(0)->getType().getElementType();
   const auto *TypeIt =
@@ -117,15 +135,17 @@ bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads = getOperandBuffers(L, N);
   BufferId YB = L.defineBuffer(N.getResult(0));
-  const ArithOp Op = OpIt->second;
   const ArithType Type = TypeIt->second;
+  // f32 arithmetic belongs to the SIMD binaries.
+  if (Type == ArithType::F32 && *Op != ArithOp::Mod && *Op != ArithOp::FMod)
+    return false;
   const int Threads = L.getThreads();
   L.addStep(
       {N.getResult(0)->getName(),
        "arith." + N.getOpType().lower() + "." + getElementTypeName(Elt).str(),
        false},
       Reads, {YB}, [=]() {
-        runArith(Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
+        runArith(*Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
                  P->bytes(YB), Threads);
       });
   return true;
@@ -179,6 +199,34 @@ bool cpu::lowerNot(LoweringContext &L, const Node &N, const FusedTail &) {
   const int64_t Count = *XT.getNumElements();
   L.addStep({Y->getName(), "logic.not", false}, {XB}, {YB},
             [=]() { runNot(P->bytes(XB), P->bytes(YB), Count); });
+  return true;
+}
+
+bool cpu::lowerClassify(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  // Over the flat buffers: both layouts must order the elements alike.
+  if (XT.getElementType() != ElementType::F32 ||
+      YT.getElementType() != ElementType::Bool ||
+      XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  FloatClass Class = FloatClass::NaN;
+  if (N.getOpId() == OpId::IsInf) {
+    const bool Negative = N.getIntAttr("detect_negative", 1) != 0;
+    const bool Positive = N.getIntAttr("detect_positive", 1) != 0;
+    if (!Negative && !Positive)
+      return false; // All false: the reference kernel's fill will do.
+    Class = Negative && Positive ? FloatClass::Inf
+            : Positive           ? FloatClass::PosInf
+                                 : FloatClass::NegInf;
+  }
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Count = *XT.getNumElements();
+  L.addStep({Y->getName(), "logic." + N.getOpType().lower(), false}, {XB}, {YB},
+            [=]() { runClassify(Class, P->f32(XB), P->bytes(YB), Count); });
   return true;
 }
 

@@ -292,18 +292,51 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Einsum)] = lowerEinsum;
     T[size_t(OpId::LSTM)] = lowerLSTM;
     T[size_t(OpId::GRU)] = lowerGRU;
-    for (OpId Id :
-         {OpId::Relu,        OpId::LeakyRelu, OpId::Clip,       OpId::Sigmoid,
-          OpId::HardSigmoid, OpId::HardSwish, OpId::Tanh,       OpId::Erf,
-          OpId::Gelu,        OpId::Elu,       OpId::Exp,        OpId::Sqrt,
-          OpId::Neg,         OpId::Abs,       OpId::Reciprocal, OpId::Floor,
-          OpId::Ceil,        OpId::Log,       OpId::Sin,        OpId::Cos,
-          OpId::Selu,        OpId::Softplus,  OpId::Softsign})
+    for (OpId Id : {OpId::Relu,
+                    OpId::LeakyRelu,
+                    OpId::Clip,
+                    OpId::Sigmoid,
+                    OpId::HardSigmoid,
+                    OpId::HardSwish,
+                    OpId::Tanh,
+                    OpId::Erf,
+                    OpId::Gelu,
+                    OpId::Elu,
+                    OpId::Exp,
+                    OpId::Sqrt,
+                    OpId::Neg,
+                    OpId::Abs,
+                    OpId::Reciprocal,
+                    OpId::Floor,
+                    OpId::Ceil,
+                    OpId::Log,
+                    OpId::Sin,
+                    OpId::Cos,
+                    OpId::Selu,
+                    OpId::Softplus,
+                    OpId::Softsign,
+                    OpId::Tan,
+                    OpId::Asin,
+                    OpId::Acos,
+                    OpId::Atan,
+                    OpId::Sinh,
+                    OpId::Cosh,
+                    OpId::Asinh,
+                    OpId::Acosh,
+                    OpId::Atanh,
+                    OpId::Sign,
+                    OpId::Round,
+                    OpId::ThresholdedRelu,
+                    OpId::Shrink})
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
-                    OpId::GreaterOrEqual, OpId::And, OpId::Or})
+                    OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Xor})
       T[size_t(Id)] = lowerCompare;
     T[size_t(OpId::Not)] = lowerNot;
+    T[size_t(OpId::IsNaN)] = lowerClassify;
+    T[size_t(OpId::IsInf)] = lowerClassify;
+    T[size_t(OpId::Mod)] = lowerArith;
+    T[size_t(OpId::BitShift)] = lowerArith;
     T[size_t(OpId::Where)] = lowerWhere;
     T[size_t(OpId::Expand)] = lowerExpand;
     T[size_t(OpId::Cast)] = lowerCast;

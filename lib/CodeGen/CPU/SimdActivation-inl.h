@@ -107,6 +107,56 @@ template <class D, class V> HWY_INLINE V geluVec(D d, V X, bool TanhForm) {
   return hn::MulAdd(HalfX, Inner, HalfX);
 }
 
+/// sinh(X) and cosh(X) from e^(|X| - ln 2) = e^|X| / 2, which stays
+/// finite up to float's own limit of both (Highway's Sinh is defined to
+/// |X| = 88.7 only).
+template <class D, class V> HWY_INLINE V sinhVec(D d, V X) {
+  const V A = hn::Abs(X);
+  // Past 9, e^-|X| / 2 is below half an ulp of e^|X| / 2.
+  const V Big =
+      hn::CopySignToAbs(expVec(d, hn::Sub(A, hn::Set(d, float(M_LN2)))), X);
+  const V Small = hn::Sinh(d, hn::Min(A, hn::Set(d, 9.0f)));
+  return hn::IfThenElse(hn::Gt(A, hn::Set(d, 9.0f)), Big,
+                        hn::CopySignToAbs(Small, X));
+}
+
+template <class D, class V> HWY_INLINE V coshVec(D d, V X) {
+  const V E = expVec(d, hn::Sub(hn::Abs(X), hn::Set(d, float(M_LN2))));
+  return hn::Add(E, hn::Div(hn::Set(d, 0.25f), E));
+}
+
+/// The inverse trigonometric and hyperbolic functions with std::'s
+/// values outside Highway's domains: NaN outside the functions' own,
+/// infinities at the poles and for infinite inputs.
+template <class D, class V> HWY_INLINE V asinVec(D d, V X, bool Cosine) {
+  const V R = Cosine ? hn::Acos(d, X) : hn::Asin(d, X);
+  return hn::IfThenElse(hn::Le(hn::Abs(X), hn::Set(d, 1.0f)), R,
+                        hn::Set(d, NAN));
+}
+
+template <class D, class V> HWY_INLINE V asinhVec(D d, V X) {
+  const V A = hn::Abs(X);
+  const V Finite = hn::Min(A, hn::Set(d, 1e30f));
+  const V R = hn::CopySignToAbs(hn::Asinh(d, Finite), X);
+  return hn::IfThenElse(hn::Lt(A, hn::Set(d, INFINITY)), R, X);
+}
+
+template <class D, class V> HWY_INLINE V acoshVec(D d, V X) {
+  const V One = hn::Set(d, 1.0f);
+  const V R = hn::Acosh(d, hn::Min(hn::Max(X, One), hn::Set(d, 1e30f)));
+  const V Y = hn::IfThenElse(hn::Eq(X, hn::Set(d, INFINITY)), X, R);
+  return hn::IfThenElse(hn::Ge(X, One), Y, hn::Set(d, NAN));
+}
+
+template <class D, class V> HWY_INLINE V atanhVec(D d, V X) {
+  const V A = hn::Abs(X);
+  const V One = hn::Set(d, 1.0f);
+  const V R = hn::Atanh(d, hn::Min(A, hn::Set(d, 0.99999994f)));
+  const V Y = hn::IfThenElse(hn::Eq(A, One), hn::Set(d, INFINITY), R);
+  return hn::IfThenElse(hn::Le(A, One), hn::CopySignToAbs(Y, X),
+                        hn::Set(d, NAN));
+}
+
 template <class D, class V>
 HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
   switch (A.Kind) {
@@ -167,6 +217,40 @@ HWY_INLINE V applyActivation(D d, const Activation &A, V X) {
     return hn::Sin(d, X);
   case ActKind::Cos:
     return hn::Cos(d, X);
+  case ActKind::Tan:
+    return hn::Div(hn::Sin(d, X), hn::Cos(d, X));
+  case ActKind::Asin:
+    return asinVec(d, X, /*Cosine=*/false);
+  case ActKind::Acos:
+    return asinVec(d, X, /*Cosine=*/true);
+  case ActKind::Atan:
+    return hn::Atan(d, X);
+  case ActKind::Sinh:
+    return sinhVec(d, X);
+  case ActKind::Cosh:
+    return coshVec(d, X);
+  case ActKind::Asinh:
+    return asinhVec(d, X);
+  case ActKind::Acosh:
+    return acoshVec(d, X);
+  case ActKind::Atanh:
+    return atanhVec(d, X);
+  case ActKind::Sign: {
+    const V Zero = hn::Zero(d);
+    return hn::IfThenElse(
+        hn::Gt(X, Zero), hn::Set(d, 1.0f),
+        hn::IfThenElse(hn::Lt(X, Zero), hn::Set(d, -1.0f), X));
+  }
+  case ActKind::Round:
+    return hn::Round(X);
+  case ActKind::ThresholdedRelu:
+    return hn::IfThenElseZero(hn::Gt(X, hn::Set(d, A.Alpha)), X);
+  case ActKind::Shrink: {
+    const V Lambd = hn::Set(d, A.Alpha), Bias = hn::Set(d, A.Beta);
+    return hn::IfThenElse(
+        hn::Lt(X, hn::Neg(Lambd)), hn::Add(X, Bias),
+        hn::IfThenElseZero(hn::Gt(X, Lambd), hn::Sub(X, Bias)));
+  }
   case ActKind::Erf:
     return erfVec(d, X);
   case ActKind::Gelu:

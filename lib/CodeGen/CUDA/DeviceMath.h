@@ -96,6 +96,32 @@ STRIDER_HOST_DEVICE float applyActivation(const codegen::Activation &A,
     return sinf(X);
   case ActKind::Cos:
     return cosf(X);
+  case ActKind::Tan:
+    return tanf(X);
+  case ActKind::Asin:
+    return asinf(X);
+  case ActKind::Acos:
+    return acosf(X);
+  case ActKind::Atan:
+    return atanf(X);
+  case ActKind::Sinh:
+    return sinhf(X);
+  case ActKind::Cosh:
+    return coshf(X);
+  case ActKind::Asinh:
+    return asinhf(X);
+  case ActKind::Acosh:
+    return acoshf(X);
+  case ActKind::Atanh:
+    return atanhf(X);
+  case ActKind::Sign:
+    return X > 0.0f ? 1.0f : X < 0.0f ? -1.0f : X;
+  case ActKind::Round:
+    return rintf(X); // Halves to even.
+  case ActKind::ThresholdedRelu:
+    return X > A.Alpha ? X : 0.0f;
+  case ActKind::Shrink:
+    return X < -A.Alpha ? X + A.Beta : X > A.Alpha ? X - A.Beta : 0.0f;
   case ActKind::Erf:
     return erff(X);
   case ActKind::Gelu:
@@ -512,6 +538,19 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
       storeScalar(P.Y, Y, Index, P.Op == TypedOp::Neg ? -X : fabs(X), 0, false);
     }
     return;
+  case TypedOp::Sign:
+    if (isIntegerType(A)) {
+      const int64_t X = loadInt(A, Ins[0], Off[0]);
+      storeScalar(P.Y, Y, Index, 0.0,
+                  X == 0                          ? 0
+                  : X > 0 || A == ScalarType::U64 ? 1
+                                                  : -1,
+                  true);
+    } else {
+      const double X = loadDouble(A, Ins[0], Off[0]);
+      storeScalar(P.Y, Y, Index, X > 0 ? 1.0 : X < 0 ? -1.0 : X, 0, false);
+    }
+    return;
   case TypedOp::Pow:
     if (isIntegerType(A) && isIntegerType(P.In[1]))
       storeScalar(
@@ -561,16 +600,60 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
     return;
   }
   case TypedOp::And:
-  case TypedOp::Or: {
+  case TypedOp::Or:
+  case TypedOp::Xor: {
     const bool X = loadInt(A, Ins[0], Off[0]) != 0,
                W = loadInt(P.In[1], Ins[1], Off[1]) != 0;
-    const bool R = P.Op == TypedOp::And ? X && W : X || W;
+    const bool R = P.Op == TypedOp::And  ? X && W
+                   : P.Op == TypedOp::Or ? X || W
+                                         : X != W;
     storeScalar(P.Y, Y, Index, 0.0, R, true);
     return;
   }
   case TypedOp::Not:
     storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]) == 0, true);
     return;
+  case TypedOp::IsNaN:
+  case TypedOp::IsInf: {
+    const double X = loadDouble(A, Ins[0], Off[0]);
+    const bool R = P.Op == TypedOp::IsNaN
+                       ? X != X
+                       : (X == INFINITY && P.DetectPositive) ||
+                             (X == -INFINITY && P.DetectNegative);
+    storeScalar(P.Y, Y, Index, 0.0, R, true);
+    return;
+  }
+  case TypedOp::Mod:
+  case TypedOp::FMod:
+    if (!isIntegerType(A)) { // FMod of floats: C's fmod, exact.
+      storeScalar(P.Y, Y, Index,
+                  fmod(loadDouble(A, Ins[0], Off[0]),
+                       loadDouble(P.In[1], Ins[1], Off[1])),
+                  0, false);
+    } else {
+      const int64_t X = loadInt(A, Ins[0], Off[0]),
+                    W = loadInt(P.In[1], Ins[1], Off[1]);
+      int64_t R = 0; // x mod 0 is 0, as x / 0 is.
+      if (W != 0 && P.Y == ScalarType::U64) {
+        R = int64_t(uint64_t(X) % uint64_t(W));
+      } else if (W != 0 && W != -1) {
+        R = X % W;
+        if (P.Op == TypedOp::Mod && R != 0 && (R < 0) != (W < 0))
+          R += W;
+      }
+      storeScalar(P.Y, Y, Index, 0.0, R, true);
+    }
+    return;
+  case TypedOp::ShiftLeft:
+  case TypedOp::ShiftRight: {
+    const uint64_t X = uint64_t(loadInt(A, Ins[0], Off[0])),
+                   W = uint64_t(loadInt(P.In[1], Ins[1], Off[1]));
+    const uint64_t R = W >= 64                      ? 0
+                       : P.Op == TypedOp::ShiftLeft ? X << W
+                                                    : X >> W;
+    storeScalar(P.Y, Y, Index, 0.0, int64_t(R), true);
+    return;
+  }
   case TypedOp::Where: {
     const int K = loadInt(A, Ins[0], Off[0]) != 0 ? 1 : 2;
     const int Bytes = getScalarBytes(P.Y);

@@ -288,6 +288,14 @@ enum class TypedOp : uint8_t {
   Pad,
   Neg,
   Abs,
+  Sign,
+  Mod,  ///< The remainder with the divisor's sign (integers).
+  FMod, ///< The truncated remainder (C's fmod), of any number.
+  ShiftLeft,
+  ShiftRight,
+  Xor,
+  IsNaN,
+  IsInf, ///< Of the signs DetectNegative and DetectPositive select.
   Reduce,
   Contract,
   Trilu,
@@ -314,6 +322,7 @@ struct TypedParams {
   bool SelectLast = false; ///< ArgMax/ArgMin: the last extreme.
   bool Largest = true;     ///< TopK.
   bool Upper = true;       ///< Trilu.
+  bool DetectNegative = true, DetectPositive = true; ///< IsInf.
   int64_t K = 0;           ///< TopK: values per row; Trilu: the diagonal.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
   /// Pad: per dim of Shape (Y's physical order), X's extent and the pad

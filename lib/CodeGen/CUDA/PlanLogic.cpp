@@ -44,6 +44,12 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
       {OpId::Where, TypedOp::Where},
       {OpId::Neg, TypedOp::Neg},
       {OpId::Abs, TypedOp::Abs},
+      {OpId::Sign, TypedOp::Sign},
+      {OpId::Mod, TypedOp::Mod},            // FMod with fmod = 1.
+      {OpId::BitShift, TypedOp::ShiftLeft}, // ShiftRight for RIGHT.
+      {OpId::Xor, TypedOp::Xor},
+      {OpId::IsNaN, TypedOp::IsNaN},
+      {OpId::IsInf, TypedOp::IsInf},
       {OpId::ReduceSum, TypedOp::Reduce},
       {OpId::ReduceProd, TypedOp::Reduce},
       {OpId::ReduceMax, TypedOp::Reduce},
@@ -109,8 +115,9 @@ bool cuda::isTypedStep(const Node &N) {
   case OpId::Clip:
   case OpId::Neg:
   case OpId::Abs:
-    // The float kernels take arithmetic, clamps, casts and negations of
-    // the types they hold (f32, f16, bf16).
+  case OpId::Sign:
+    // The float kernels take arithmetic, clamps, casts, negations and
+    // signs of the types they hold (f32, f16, bf16).
     for (unsigned I = 0; I < N.getNumOperands(); ++I)
       if (N.hasOperand(I) &&
           !getDType(N.getOperand(I)->getType().getElementType()))
@@ -272,12 +279,19 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
       N.getOpId() == OpId::Expand ? 1u : N.getNumOperands();
   const bool Binary = *Op != TypedOp::Cast && *Op != TypedOp::Not &&
                       *Op != TypedOp::Neg && *Op != TypedOp::Abs &&
-                      *Op != TypedOp::Where;
+                      *Op != TypedOp::Sign && *Op != TypedOp::IsNaN &&
+                      *Op != TypedOp::IsInf && *Op != TypedOp::Where;
   if (Operands != (*Op == TypedOp::Where ? 3u : Binary ? 2u : 1u))
     return unsupported(N, "op '" + N.getOpType() + "' of " +
                               llvm::Twine(Operands) + " operands");
   TypedParams P;
   P.Op = *Op;
+  if (*Op == TypedOp::Mod && N.getIntAttr("fmod", 0) != 0)
+    P.Op = TypedOp::FMod;
+  if (*Op == TypedOp::ShiftLeft && N.getStringAttr("direction", "") == "RIGHT")
+    P.Op = TypedOp::ShiftRight;
+  P.DetectNegative = N.getIntAttr("detect_negative", 1) != 0;
+  P.DetectPositive = N.getIntAttr("detect_positive", 1) != 0;
   P.Y = *YS;
   P.Rank = int(YT.getRank());
   P.NumOperands = int(Operands);
@@ -315,8 +329,24 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
     break;
   case TypedOp::Neg:
   case TypedOp::Abs:
+  case TypedOp::Sign:
     Fits = P.In[0] == P.Y && ((isIntegerType(P.Y) && P.Y != ScalarType::Bool) ||
                               P.Y == ScalarType::F64);
+    break;
+  case TypedOp::Mod:
+  case TypedOp::FMod:
+    Fits = P.In[0] == P.Y && P.In[1] == P.Y && P.Y != ScalarType::Bool &&
+           (P.Op == TypedOp::FMod || isIntegerType(P.Y));
+    break;
+  case TypedOp::ShiftLeft:
+  case TypedOp::ShiftRight:
+    Fits = P.In[0] == P.Y && P.In[1] == P.Y &&
+           (P.Y == ScalarType::U8 || P.Y == ScalarType::U16 ||
+            P.Y == ScalarType::U32 || P.Y == ScalarType::U64);
+    break;
+  case TypedOp::IsNaN:
+  case TypedOp::IsInf:
+    Fits = !isIntegerType(P.In[0]) && P.Y == ScalarType::Bool;
     break;
   case TypedOp::Pow: // The result has the base's type.
     Fits = P.In[0] == P.Y && isIntegerType(P.Y) && P.Y != ScalarType::Bool &&
@@ -324,6 +354,7 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
     break;
   case TypedOp::And:
   case TypedOp::Or:
+  case TypedOp::Xor:
   case TypedOp::Not:
     Fits = P.In[0] == ScalarType::Bool &&
            (Operands == 1 || P.In[1] == ScalarType::Bool) &&

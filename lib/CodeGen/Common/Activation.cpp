@@ -52,6 +52,32 @@ const char *Activation::getName() const {
     return "sin";
   case ActKind::Cos:
     return "cos";
+  case ActKind::Tan:
+    return "tan";
+  case ActKind::Asin:
+    return "asin";
+  case ActKind::Acos:
+    return "acos";
+  case ActKind::Atan:
+    return "atan";
+  case ActKind::Sinh:
+    return "sinh";
+  case ActKind::Cosh:
+    return "cosh";
+  case ActKind::Asinh:
+    return "asinh";
+  case ActKind::Acosh:
+    return "acosh";
+  case ActKind::Atanh:
+    return "atanh";
+  case ActKind::Sign:
+    return "sign";
+  case ActKind::Round:
+    return "round";
+  case ActKind::ThresholdedRelu:
+    return "thresholded_relu";
+  case ActKind::Shrink:
+    return "shrink";
   case ActKind::Erf:
     return "erf";
   case ActKind::Gelu:

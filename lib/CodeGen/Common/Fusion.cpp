@@ -35,6 +35,17 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Ceil, ActKind::Ceil},
     {OpId::Sin, ActKind::Sin},
     {OpId::Cos, ActKind::Cos},
+    {OpId::Tan, ActKind::Tan},
+    {OpId::Asin, ActKind::Asin},
+    {OpId::Acos, ActKind::Acos},
+    {OpId::Atan, ActKind::Atan},
+    {OpId::Sinh, ActKind::Sinh},
+    {OpId::Cosh, ActKind::Cosh},
+    {OpId::Asinh, ActKind::Asinh},
+    {OpId::Acosh, ActKind::Acosh},
+    {OpId::Atanh, ActKind::Atanh},
+    {OpId::Sign, ActKind::Sign},
+    {OpId::Round, ActKind::Round},
 };
 
 bool codegen::getFusableActivation(const Node &N, Activation &Out) {
@@ -57,6 +68,15 @@ bool codegen::getFusableActivation(const Node &N, Activation &Out) {
     A.Kind = ActKind::HardSigmoid;
     A.Alpha = N.getFloatAttr("alpha", 0.2f);
     A.Beta = N.getFloatAttr("beta", 0.5f);
+    break;
+  case OpId::ThresholdedRelu:
+    A.Kind = ActKind::ThresholdedRelu;
+    A.Alpha = N.getFloatAttr("alpha", 1.0f);
+    break;
+  case OpId::Shrink:
+    A.Kind = ActKind::Shrink;
+    A.Alpha = N.getFloatAttr("lambd", 0.5f);
+    A.Beta = N.getFloatAttr("bias", 0.0f);
     break;
   case OpId::Gelu:
     A.Kind = N.getStringAttr("approximate", "none") == "tanh"

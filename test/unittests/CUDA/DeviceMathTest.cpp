@@ -32,7 +32,7 @@ const float NaN = std::numeric_limits<float>::quiet_NaN();
 /// Every ActKind, in order. A new kind must be added here (and to
 /// applyActivation): the static_assert below fails until it is.
 constexpr ActKind LastKind = ActKind::GeluTanh;
-static_assert(int(LastKind) == 25, "a new ActKind: teach applyActivation "
+static_assert(int(LastKind) == 38, "a new ActKind: teach applyActivation "
                                    "and this test about it");
 
 Activation makeAct(ActKind K, float Alpha = 0.0f, float Beta = 0.0f) {
@@ -56,6 +56,10 @@ Activation typicalAct(ActKind K) {
     return makeAct(K, 1.0f);
   case ActKind::Selu:
     return makeAct(K, 1.67326319217681884765625f, 1.05070102214813232421875f);
+  case ActKind::ThresholdedRelu:
+    return makeAct(K, 1.0f);
+  case ActKind::Shrink:
+    return makeAct(K, 0.5f, 0.25f);
   default:
     return makeAct(K);
   }
@@ -137,6 +141,20 @@ TEST(CudaDeviceMathTest, ActivationFormulas) {
   EXPECT_EQ(applyActivation(makeAct(ActKind::Ceil), -1.5f), -1.0f);
   EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Sin), 1.0f), std::sin(1.0f));
   EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Cos), 1.0f), std::cos(1.0f));
+  EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Tan), 1.0f), std::tan(1.0f));
+  EXPECT_TRUE(std::isnan(applyActivation(makeAct(ActKind::Asin), 1.5f)));
+  EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Acos), 0.0f), 1.5707964f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Atanh), 1.0f), Inf);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Sign), -3.0f), -1.0f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Round), 2.5f), 2.0f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Round), -1.5f), -2.0f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::ThresholdedRelu, 1.0f), 1.0f),
+            0.0f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::ThresholdedRelu, 1.0f), 1.5f),
+            1.5f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Shrink, 0.5f, 0.25f), -1.0f),
+            -0.75f);
+  EXPECT_EQ(applyActivation(makeAct(ActKind::Shrink, 0.5f, 0.25f), 0.5f), 0.0f);
   EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Erf), 0.5f), 0.5204998778f);
   // GELU(1) = Phi(1) and its tanh approximation.
   EXPECT_FLOAT_EQ(applyActivation(makeAct(ActKind::Gelu), 1.0f), 0.8413447461f);

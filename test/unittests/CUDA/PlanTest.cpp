@@ -617,7 +617,10 @@ void checkOnHostAgainstReference(const std::string &Text,
       const runtime::Tensor &O = Got.at(KV.first);
       ASSERT_EQ(W.getShape(), O.getShape());
       for (int64_t I = 0; I < W.getNumElements(); ++I) {
-        if (Tol == 0)
+        if (std::isnan(W.getDouble(I)))
+          ASSERT_TRUE(std::isnan(O.getDouble(I)))
+              << KV.first << "[" << I << "]";
+        else if (Tol == 0)
           ASSERT_EQ(O.getDouble(I), W.getDouble(I))
               << KV.first << "[" << I << "]";
         else
@@ -1877,6 +1880,44 @@ graph @d(%a: tensor<2 x 3 x f64>, %b: tensor<3 x f64>, %x: tensor<2 x 3 x f32>) 
                                "typed.div f64", "typed.max f64",
                                "typed.cast f32>f64", "typed.less f64>bool",
                                "typed.where f64", "typed.cast f64>f32"});
+}
+
+TEST(CudaPlanTest, RemaindersShiftsXorAndClassificationRunOnTheTypedKernel) {
+  // Mod in both forms over every sign pairing (and x mod 0), fmod of f32
+  // and f16 (any float type: the typed kernel's only path for Mod), shifts
+  // of u8 past the width, Xor, IsNaN and IsInf of one sign, Sign of i32.
+  checkOnHostAgainstReference(
+      R"(
+graph @m(%x: tensor<2 x 3 x f32>) {
+  %a = Constant() {value = dense<[7, -7, 7, -7, 5, -9]> : tensor<2 x 3 x i64>} : tensor<2 x 3 x i64>
+  %b = Constant() {value = dense<[3, 3, -3, -3, 0, 4]> : tensor<2 x 3 x i64>} : tensor<2 x 3 x i64>
+  %m = Mod(%a, %b) : tensor<2 x 3 x i64>
+  %t = Mod(%a, %b) {fmod = 1} : tensor<2 x 3 x i64>
+  %d = Constant() {value = dense<[0.75, -1.5, 0.0]> : tensor<3 x f32>} : tensor<3 x f32>
+  %f = Mod(%x, %d) {fmod = 1} : tensor<2 x 3 x f32>
+  %h = Cast(%x) {to = 10} : tensor<2 x 3 x f16>
+  %g = Mod(%h, %h) {fmod = 1} : tensor<2 x 3 x f16>
+  %u = Constant() {value = dense<[1, 255, 16, 200, 3, 128]> : tensor<2 x 3 x u8>} : tensor<2 x 3 x u8>
+  %s = Constant() {value = dense<[3, 1, 9]> : tensor<3 x u8>} : tensor<3 x u8>
+  %l = BitShift(%u, %s) {direction = "LEFT"} : tensor<2 x 3 x u8>
+  %r = BitShift(%u, %s) {direction = "RIGHT"} : tensor<2 x 3 x u8>
+  %z = Constant() {value = dense<0.0> : tensor<f32>} : tensor<f32>
+  %p = Less(%x, %d) : tensor<2 x 3 x bool>
+  %q = Greater(%d, %z) : tensor<3 x bool>
+  %e = Xor(%p, %q) : tensor<2 x 3 x bool>
+  %v = Div(%x, %d) : tensor<2 x 3 x f32>
+  %n = IsNaN(%v) : tensor<2 x 3 x bool>
+  %i = IsInf(%v) {detect_negative = 0} : tensor<2 x 3 x bool>
+  %w = Constant() {value = dense<[-4, 0, 9]> : tensor<3 x i32>} : tensor<3 x i32>
+  %y = Sign(%w) : tensor<3 x i32>
+  return %m, %t, %f, %g, %l, %r, %e, %n, %i, %y
+}
+)",
+      {"typed.mod i64", "typed.mod i64", "typed.mod f32",
+       "copy.cast contiguous f32>f16", "typed.mod f16", "typed.bitshift u8",
+       "typed.bitshift u8", "typed.less f32>bool", "typed.greater f32>bool",
+       "typed.xor bool", "elementwise.div f32", "typed.isnan f32>bool",
+       "typed.isinf f32>bool", "typed.sign i32"});
 }
 
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {

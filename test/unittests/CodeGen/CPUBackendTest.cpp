@@ -1039,6 +1039,79 @@ TEST(CPUKernelTest, ArithmeticOfIntegersAndDoubles) {
     }
 }
 
+TEST(CPUKernelTest, RemaindersAndShifts) {
+  // Mod in both forms (signs of both operands, x mod 0, MIN mod -1) of
+  // i64 and i32, fmod of f32 and f64, shifts of u8 and u64 past the width.
+  const int64_t AV[] = {7, -7, 0, INT64_MIN, 5, INT64_MAX, -1, 9};
+  const int64_t BV[] = {3, -1, 0, -4};
+  for (ElementType Elt :
+       {ElementType::I64, ElementType::I32, ElementType::F32, ElementType::F64})
+    for (int64_t Fmod : {0, 1}) {
+      const bool Float = Elt == ElementType::F32 || Elt == ElementType::F64;
+      if (Float && Fmod == 0)
+        continue;
+      GraphBuilder B(8);
+      Value *X = B.G.addInput("a", TensorType::get(Elt, {2, 4}));
+      Value *Y = B.G.addInput("b", TensorType::get(Elt, {4}));
+      runtime::Tensor XT(Elt, {2, 4}), YT(Elt, {4});
+      for (int64_t K = 0; K < 8; ++K)
+        Float ? XT.setDouble(K, double(AV[K] % 1000) / 3) : XT.setInt(K, AV[K]);
+      for (int64_t K = 0; K < 4; ++K)
+        Float ? YT.setDouble(K, double(BV[K]) * 0.5 + 0.25)
+              : YT.setInt(K, BV[K]);
+      B.Inputs["a"] = std::move(XT);
+      B.Inputs["b"] = std::move(YT);
+      B.check(B.op(OpId::Mod, {X, Y}, {{"fmod", Attribute::getInt(Fmod)}}), 0,
+              2, "arith.mod");
+    }
+  for (ElementType Elt : {ElementType::U8, ElementType::U64})
+    for (const char *Dir : {"LEFT", "RIGHT"}) {
+      GraphBuilder B(9);
+      Value *X = B.G.addInput("a", TensorType::get(Elt, {2, 3}));
+      Value *Y = B.G.addInput("b", TensorType::get(Elt, {3}));
+      runtime::Tensor XT(Elt, {2, 3}), YT(Elt, {3});
+      const int64_t Vals[] = {1, 255, 16, 200, 3, 128};
+      const int64_t Shifts[] = {3, 9, 70};
+      for (int64_t K = 0; K < 6; ++K)
+        XT.setInt(K, Vals[K]);
+      for (int64_t K = 0; K < 3; ++K)
+        YT.setInt(K, Shifts[K]);
+      B.Inputs["a"] = std::move(XT);
+      B.Inputs["b"] = std::move(YT);
+      B.check(B.op(OpId::BitShift, {X, Y},
+                   {{"direction", Attribute::getString(Dir)}}),
+              0, 2, "arith.bitshift");
+    }
+}
+
+TEST(CPUKernelTest, XorAndFloatClassification) {
+  GraphBuilder B(10);
+  Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));
+  Value *Q = B.G.addInput("q", TensorType::get(ElementType::Bool, {3}));
+  runtime::Tensor PT(ElementType::Bool, {2, 3}), QT(ElementType::Bool, {3});
+  for (int64_t K = 0; K < 6; ++K)
+    PT.setInt(K, K % 2);
+  for (int64_t K = 0; K < 3; ++K)
+    QT.setInt(K, K == 1);
+  B.Inputs["p"] = std::move(PT);
+  B.Inputs["q"] = std::move(QT);
+  B.check(B.op(OpId::Xor, {P, Q}), 0, 1, "compare.xor");
+  const float Vals[] = {1.0f, NAN, INFINITY, -INFINITY, 0.0f, -2.0f, NAN};
+  for (int Mode = 0; Mode < 4; ++Mode) {
+    GraphBuilder C(11 + Mode);
+    Value *X = C.input({7});
+    auto &T = C.Inputs[X->getName()];
+    std::memcpy(T.getMutableBytes().data(), Vals, sizeof(Vals));
+    std::vector<std::pair<std::string, Attribute>> Attrs;
+    if (Mode == 2)
+      Attrs.push_back({"detect_negative", Attribute::getInt(0)});
+    if (Mode == 3)
+      Attrs.push_back({"detect_positive", Attribute::getInt(0)});
+    C.check(C.op(Mode == 0 ? OpId::IsNaN : OpId::IsInf, {X}, Attrs), 0, 1,
+            Mode == 0 ? "logic.isnan" : "logic.isinf");
+  }
+}
+
 TEST(CPUKernelTest, GatherByIndicesComputedAtRunTime) {
   // An embedding lookup: the indices are a graph input (i64 and i32, a 2-D
   // index tensor, negative indices), gathered along the rows and along a

@@ -11,6 +11,8 @@
 #include "strider/IR/OpInfo.h"
 #include "strider/IR/TensorData.h"
 
+#include <cctype>
+
 using namespace strider;
 using cputest::layoutFor;
 using GraphBuilder = cputest::TestGraph;
@@ -47,6 +49,27 @@ std::vector<UnaryCase> unaryCases() {
       {OpId::Log, 5.0f, 4.9f, {}},
       {OpId::Sin, 0.0f, 20.0f, {}},
       {OpId::Cos, 0.0f, 20.0f, {}},
+      {OpId::Tan, 0.0f, 1.5f, {}},
+      {OpId::Asin, 0.0f, 1.0f, {}},
+      {OpId::Acos, 0.0f, 1.0f, {}},
+      {OpId::Atan, 0.0f, 30.0f, {}},
+      {OpId::Sinh, 0.0f, 30.0f, {}},
+      {OpId::Cosh, 0.0f, 30.0f, {}},
+      {OpId::Asinh, 0.0f, 1000.0f, {}},
+      {OpId::Acosh, 500.0f, 499.0f, {}},
+      {OpId::Atanh, 0.0f, 1.0f, {}},
+      {OpId::Sign, 0.0f, 3.0f, {}},
+      {OpId::Round, 0.0f, 8.0f, {}},
+      {OpId::ThresholdedRelu,
+       0.0f,
+       3.0f,
+       {{"alpha", Attribute::getFloat(0.4f)}}},
+      {OpId::ThresholdedRelu, 0.0f, 3.0f, {}},
+      {OpId::Shrink,
+       0.0f,
+       3.0f,
+       {{"lambd", Attribute::getFloat(0.8f)},
+        {"bias", Attribute::getFloat(0.3f)}}},
   };
 }
 
@@ -95,7 +118,13 @@ TEST(CPUElementwiseTest, UnaryMathFusesIntoBinaries) {
     Value *X = B.input({2, 5, 3, 13}, layoutFor(true, 4));
     Value *Y = B.op(C.Op, {scaled(B, X, C)}, C.Attrs);
     B.setLayout(Y, layoutFor(true, 4));
-    std::string Name = getOpInfo(C.Op).Name.lower();
+    // The activation's name: the op's in snake case.
+    std::string Name;
+    for (char Ch : getOpInfo(C.Op).Name) {
+      if (std::isupper(static_cast<unsigned char>(Ch)) && !Name.empty())
+        Name += '_';
+      Name += char(std::tolower(static_cast<unsigned char>(Ch)));
+    }
     B.check(Y, 0, 1, "binary.mul+" + Name);
   }
 }
@@ -108,6 +137,26 @@ TEST(CPUElementwiseTest, SeluSoftplusSoftsignAtExtremes) {
       20.0f,  87.0f, 88.8f,   100.0f, 1e4f,   1e30f,  -3.0f,  3.0f};
   for (OpId Op : {OpId::Selu, OpId::Softplus, OpId::Softsign}) {
     GraphBuilder B{unsigned(Op) + 400};
+    Value *X = B.input({int64_t(Values.size())});
+    auto &T = B.Inputs[X->getName()];
+    std::memcpy(T.getMutableBytes().data(), Values.data(),
+                Values.size() * sizeof(float));
+    B.check(B.op(Op, {X}), 0, 1, "unary.");
+  }
+}
+
+TEST(CPUElementwiseTest, InverseAndHyperbolicAtTheirLimits) {
+  // Out of the domain (NaN), at the poles, past Highway's own domains
+  // (sinh and cosh near float's limit, infinite inputs), halves for Round
+  // and signed zero and NaN for Sign.
+  const std::vector<float> Values = {
+      -INFINITY, -1e30f, -89.0f, -88.0f, -20.0f, -2.0f,    -1.0f, -0.5f,
+      -1e-6f,    -0.0f,  0.0f,   1e-6f,  0.5f,   1.0f,     1.5f,  2.5f,
+      3.5f,      20.0f,  88.0f,  89.0f,  1e30f,  INFINITY, NAN};
+  for (OpId Op :
+       {OpId::Asin, OpId::Acos, OpId::Atan, OpId::Sinh, OpId::Cosh, OpId::Asinh,
+        OpId::Acosh, OpId::Atanh, OpId::Sign, OpId::Round}) {
+    GraphBuilder B{unsigned(Op) + 500};
     Value *X = B.input({int64_t(Values.size())});
     auto &T = B.Inputs[X->getName()];
     std::memcpy(T.getMutableBytes().data(), Values.data(),

@@ -436,6 +436,50 @@ TEST(ElementwiseKernelTest, UnaryMath) {
   Tensor I = i64({4}, {-3, 0, 7, -9});
   expectOp({OpId::Neg, {&I}, {}, {ty(I64, {4})}}, {3, 0, -7, 9});
   expectOp({OpId::Abs, {&I}, {}, {ty(I64, {4})}}, {3, 0, 7, 9});
+  expectOp({OpId::Sign, {&I}, {}, {ty(I64, {4})}}, {-1, 0, 1, -1});
+}
+
+TEST(ElementwiseKernelTest, TrigonometricSignRoundShrink) {
+  Tensor X = f32({2, 3}, {-2.5, -0.5, 0, 0.5, 1, 3});
+  TensorType T = ty(F32, {2, 3});
+  expectOp({OpId::Tan, {&X}, {}, {T}},
+           {std::tan(-2.5), std::tan(-0.5), 0, std::tan(0.5), std::tan(1.0),
+            std::tan(3.0)});
+  expectOp({OpId::Asin, {&X}, {}, {T}},
+           {NAN, std::asin(-0.5), 0, std::asin(0.5), M_PI / 2, NAN});
+  expectOp({OpId::Acos, {&X}, {}, {T}},
+           {NAN, std::acos(-0.5), M_PI / 2, std::acos(0.5), 0, NAN});
+  expectOp({OpId::Atan, {&X}, {}, {T}},
+           {std::atan(-2.5), std::atan(-0.5), 0, std::atan(0.5), M_PI / 4,
+            std::atan(3.0)});
+  expectOp({OpId::Sinh, {&X}, {}, {T}},
+           {std::sinh(-2.5), std::sinh(-0.5), 0, std::sinh(0.5), std::sinh(1.0),
+            std::sinh(3.0)});
+  expectOp({OpId::Cosh, {&X}, {}, {T}},
+           {std::cosh(-2.5), std::cosh(-0.5), 1, std::cosh(0.5), std::cosh(1.0),
+            std::cosh(3.0)});
+  expectOp({OpId::Asinh, {&X}, {}, {T}},
+           {std::asinh(-2.5), std::asinh(-0.5), 0, std::asinh(0.5),
+            std::asinh(1.0), std::asinh(3.0)});
+  expectOp({OpId::Acosh, {&X}, {}, {T}},
+           {NAN, NAN, NAN, NAN, 0, std::acosh(3.0)});
+  expectOp({OpId::Atanh, {&X}, {}, {T}},
+           {NAN, std::atanh(-0.5), 0, std::atanh(0.5), INFINITY, NAN});
+  expectOp({OpId::Sign, {&X}, {}, {T}}, {-1, -1, 0, 1, 1, 1});
+  // Halves go to the even neighbour.
+  expectOp({OpId::Round, {&X}, {}, {T}}, {-2, -0.0, 0, 0, 1, 3});
+  expectOp({OpId::ThresholdedRelu, {&X}, {}, {T}}, {0, 0, 0, 0, 0, 3});
+  expectOp({OpId::ThresholdedRelu,
+            {&X},
+            {{"alpha", Attribute::getFloat(0.25f)}},
+            {T}},
+           {0, 0, 0, 0.5, 1, 3});
+  expectOp({OpId::Shrink,
+            {&X},
+            {{"lambd", Attribute::getFloat(0.5f)},
+             {"bias", Attribute::getFloat(0.25f)}},
+            {T}},
+           {-2.25, 0, 0, 0, 0.75, 2.75});
 }
 
 TEST(ElementwiseKernelTest, ComparisonsLogicAndWhere) {
@@ -469,6 +513,57 @@ TEST(ElementwiseKernelTest, ComparisonsLogicAndWhere) {
   Tensor IX = i64({2}, {10, 20}), IY = i64({2, 1}, {-1, -2});
   expectOp({OpId::Where, {&P, &IX, &IY}, {}, {ty(I64, {2, 2})}},
            {-1, 20, -2, 20});
+}
+
+TEST(ElementwiseKernelTest, RemaindersShiftsXorAndClassification) {
+  // Mod of integers takes the divisor's sign; fmod = 1 truncates (C's %
+  // and fmod); x mod 0 is 0 for integers, as x / 0 is.
+  Tensor A = i64({6}, {7, -7, 7, -7, 5, INT64_MIN});
+  Tensor B = i64({6}, {3, 3, -3, -3, 0, -1});
+  TensorType T = ty(I64, {6});
+  expectOp({OpId::Mod, {&A, &B}, {}, {T}}, {1, 2, -2, -1, 0, 0});
+  expectOp({OpId::Mod, {&A, &B}, {{"fmod", Attribute::getInt(1)}}, {T}},
+           {1, -1, 1, -1, 0, 0});
+  Tensor FA = f32({4}, {5.5, -5.5, 5.5, 1}), FB = f32({4}, {2, 2, -2, 0});
+  expectOp(
+      {OpId::Mod, {&FA, &FB}, {{"fmod", Attribute::getInt(1)}}, {ty(F32, {4})}},
+      {1.5, -1.5, 1.5, NAN});
+  // u64 past 2^63 divides as unsigned.
+  const ElementType U64 = ElementType::U64, U8 = ElementType::U8;
+  Tensor UA(U64, {2}), UB(U64, {2});
+  UA.setInt(0, int64_t(0x8000000000000007ull));
+  UB.setInt(0, 10);
+  UA.setInt(1, 9);
+  UB.setInt(1, int64_t(0x8000000000000000ull));
+  expectOp({OpId::Mod, {&UA, &UB}, {}, {ty(U64, {2})}},
+           {double(0x8000000000000007ull % 10), 9});
+  // Shifts of unsigned types; past the width, 0.
+  Tensor SA = makeTensor(U8, {4}, {1, 255, 16, 200});
+  Tensor SB = makeTensor(U8, {4}, {3, 1, 8, 200});
+  expectOp({OpId::BitShift,
+            {&SA, &SB},
+            {{"direction", Attribute::getString("LEFT")}},
+            {ty(U8, {4})}},
+           {8, 254, 0, 0});
+  expectOp({OpId::BitShift,
+            {&SA, &SB},
+            {{"direction", Attribute::getString("RIGHT")}},
+            {ty(U8, {4})}},
+           {0, 127, 0, 0});
+  const ElementType Bool = ElementType::Bool;
+  Tensor P = makeTensor(Bool, {2, 2}, {0, 1, 0, 1});
+  Tensor Q = makeTensor(Bool, {2, 1}, {0, 1});
+  expectOp({OpId::Xor, {&P, &Q}, {}, {ty(Bool, {2, 2})}}, {0, 1, 1, 0});
+  Tensor X = f32({5}, {1, NAN, INFINITY, -INFINITY, 0});
+  TensorType BT = ty(Bool, {5});
+  expectOp({OpId::IsNaN, {&X}, {}, {BT}}, {0, 1, 0, 0, 0});
+  expectOp({OpId::IsInf, {&X}, {}, {BT}}, {0, 0, 1, 1, 0});
+  expectOp(
+      {OpId::IsInf, {&X}, {{"detect_negative", Attribute::getInt(0)}}, {BT}},
+      {0, 0, 1, 0, 0});
+  expectOp(
+      {OpId::IsInf, {&X}, {{"detect_positive", Attribute::getInt(0)}}, {BT}},
+      {0, 0, 0, 1, 0});
 }
 
 TEST(ElementwiseKernelTest, RelayoutKeepsLogicalValues) {
