@@ -793,6 +793,27 @@ llvm::Error detail::inferEinsum(const Node &N, ResultTypes &Results) {
 }
 
 /// Trilu keeps its operand's type; k, if given, is one i64.
+llvm::Error detail::inferCumSum(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "x");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "x", EltClass::Numeric))
+    return E;
+  if (X->hasRank() && X->getRank() == 0)
+    return makeNodeError(N, "input 'x' is a scalar, expected rank >= 1");
+  if (llvm::Error E = checkScalarOperand(N, 1, "axis", EltClass::Index,
+                                         /*AllowSingleElement=*/true))
+    return E;
+  if (const TensorData *A = N.getOperand(1)->getConstantData())
+    if (X->hasRank())
+      if (auto AxisOrErr = normalizeAxis(N, A->getInt(0), X->getRank(), "axis");
+          !AxisOrErr)
+        return AxisOrErr.takeError();
+  Results.push_back(getLogicalType(*X));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferTrilu(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)

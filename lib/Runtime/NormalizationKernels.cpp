@@ -3,7 +3,7 @@
 // BatchNormalization (inference), InstanceNormalization, LayerNormalization
 // (opset 17), LRN, Softmax and LogSoftmax along one axis (opset 13), and
 // ReduceMean/Max/Sum/Min/Prod/L2/SumSquare with the axes operand, ArgMax
-// and ArgMin. Statistics are accumulated in double.
+// and ArgMin, and CumSum. Statistics are accumulated in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -563,9 +563,61 @@ llvm::Error argReduceKernel(const Node &N,
   return llvm::Error::success();
 }
 
+/// CumSum: running sums along the axis, integers as wrapping int64 (u64
+/// by its bits, which wrap alike), floats in double.
+llvm::Error cumSumKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                         llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0];
+  Tensor &Y = Results[0];
+  if (Operands[1]->getNumElements() != 1)
+    return makeNodeError(N, "axis must hold one element");
+  const int64_t Rank = X.getRank();
+  int64_t Axis = Operands[1]->getInt(0);
+  if (Axis < -Rank || Axis >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  if (Axis < 0)
+    Axis += Rank;
+  if (Y.getShape() != X.getShape())
+    return makeNodeError(N, "result must have the input's shape");
+  const bool Exclusive = N.getIntAttr("exclusive", 0) != 0;
+  const bool Reverse = N.getIntAttr("reverse", 0) != 0;
+  const bool Int = !isFloatingPoint(X.getElementType());
+  const int64_t Len = X.getShape()[size_t(Axis)];
+  std::vector<int64_t> Rows(X.getShape().begin(), X.getShape().end());
+  Rows[size_t(Axis)] = 1;
+  forEachIndex(Rows, [&](llvm::ArrayRef<int64_t> Start) {
+    std::vector<int64_t> Idx(Start.begin(), Start.end());
+    uint64_t IntAcc = 0;
+    double Acc = 0;
+    for (int64_t K = 0; K < Len; ++K) {
+      Idx[size_t(Axis)] = Reverse ? Len - 1 - K : K;
+      const int64_t XO = X.getOffset(Idx), YO = Y.getOffset(Idx);
+      if (Int) {
+        const uint64_t V = uint64_t(X.getInt(XO));
+        if (!Exclusive)
+          IntAcc += V;
+        Y.setInt(YO, int64_t(IntAcc));
+        if (Exclusive)
+          IntAcc += V;
+      } else {
+        const double V = X.getDouble(XO);
+        if (!Exclusive)
+          Acc += V;
+        Y.setDouble(YO, Acc);
+        if (Exclusive)
+          Acc += V;
+      }
+    }
+  });
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void runtime::addNormalizationKernels(KernelTable &T) {
+  T[static_cast<size_t>(OpId::CumSum)] = cumSumKernel;
   T[static_cast<size_t>(OpId::BatchNormalization)] = batchNormKernel;
   T[static_cast<size_t>(OpId::InstanceNormalization)] = instanceNormKernel;
   T[static_cast<size_t>(OpId::LayerNormalization)] = layerNormKernel;

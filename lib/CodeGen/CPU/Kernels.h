@@ -283,6 +283,14 @@ enum class ReduceKind { Sum, Max, Mean, Min, Prod, SumSquare, L2 };
 void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
                const float *X, float *Y, int Threads);
 
+/// Y[o][l][i] = the sum of X[o][m][i] over m <= l (m < l: \p Exclusive;
+/// m >= l, m > l: \p Reverse), accumulated in the element type (integers
+/// wrap). Y may not be X.
+enum class CumSumType : unsigned char { F32, F64, I32, I64 };
+void runCumSum(CumSumType Type, int64_t Outer, int64_t Len, int64_t Inner,
+               bool Exclusive, bool Reverse, const void *X, void *Y,
+               int Threads);
+
 /// Y[o][i] = the index l of the largest (\p Max) or smallest X[o][l][i],
 /// the first one or with \p Last the last one (dense; Len < 2^31).
 void runArgReduce(bool Max, bool Last, int64_t Outer, int64_t Len,

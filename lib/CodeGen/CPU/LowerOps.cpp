@@ -737,6 +737,60 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
   return true;
 }
 
+bool cpu::lowerCumSum(LoweringContext &L, const Node &N,
+                      const FusedTail &Tail) {
+  static const std::pair<ElementType, CumSumType> Types[] = {
+      {ElementType::F32, CumSumType::F32},
+      {ElementType::F64, CumSumType::F64},
+      {ElementType::I32, CumSumType::I32},
+      {ElementType::I64, CumSumType::I64}};
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const TensorData *AxisData = N.getOperand(1)->getConstantData();
+  const auto *TypeIt = llvm::find_if(
+      Types, [&](const auto &E) { return E.first == XT.getElementType(); });
+  const int64_t R = XT.getRank();
+  if (Tail.Residual || !Tail.Act.isNone() || TypeIt == std::end(Types) ||
+      !AxisData || AxisData->getNumElements() != 1 || R == 0 ||
+      !XT.hasStaticShape() || XT.getShape() != YT.getShape() ||
+      XT.getElementType() != YT.getElementType() ||
+      XT.getLayout().getPermutation(unsigned(R)) !=
+          YT.getLayout().getPermutation(unsigned(R)))
+    return false;
+  int64_t Axis = AxisData->getInt(0);
+  if (Axis < -R || Axis >= R)
+    return false;
+  if (Axis < 0)
+    Axis += R;
+  // The axis's place in the physical order splits it into Outer x Len x
+  // Inner (both tensors share the order).
+  int64_t Outer = 1, Len = 1, Inner = 1;
+  bool Seen = false;
+  for (unsigned D : XT.getLayout().getPermutation(unsigned(R))) {
+    const int64_t Size = XT.getShape()[D].getSize();
+    if (int64_t(D) == Axis) {
+      Len = Size;
+      Seen = true;
+    } else {
+      (Seen ? Inner : Outer) *= Size;
+    }
+  }
+  const CumSumType Type = TypeIt->second;
+  const bool Exclusive = N.getIntAttr("exclusive", 0) != 0;
+  const bool Reverse = N.getIntAttr("reverse", 0) != 0;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(),
+             "scan.cumsum." + getElementTypeName(XT.getElementType()).str(),
+             false},
+            {XB}, {YB}, [=]() {
+              runCumSum(Type, Outer, Len, Inner, Exclusive, Reverse,
+                        P->bytes(XB), P->bytes(YB), Threads);
+            });
+  return true;
+}
+
 bool cpu::lowerArgReduce(LoweringContext &L, const Node &N,
                          const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;

@@ -356,6 +356,7 @@ const LowerTable &getLowerTable() {
       T[size_t(Id)] = lowerReduce;
     T[size_t(OpId::ArgMax)] = lowerArgReduce;
     T[size_t(OpId::ArgMin)] = lowerArgReduce;
+    T[size_t(OpId::CumSum)] = lowerCumSum;
     T[size_t(OpId::MaxPool)] = lowerPool;
     T[size_t(OpId::AveragePool)] = lowerPool;
     T[size_t(OpId::GlobalAveragePool)] = lowerGlobalPool;

@@ -235,6 +235,7 @@ bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerArgReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerCumSum(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerGlobalPool(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSplit(LoweringContext &L, const Node &N, const FusedTail &Tail);

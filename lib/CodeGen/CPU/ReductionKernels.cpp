@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 HWY_BEFORE_NAMESPACE();
@@ -433,6 +434,68 @@ void runReduce(ReduceKind Kind, int64_t Outer, int64_t Len, int64_t Inner,
     HWY_DYNAMIC_DISPATCH(ReduceSliceImpl)
     (X + O * Len * Inner, Y + O * Inner, Len, Inner, Kind);
   });
+}
+
+namespace {
+
+/// A + B, wrapping for integers.
+template <typename T> T addWrapping(T A, T B) {
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(A) + std::make_unsigned_t<T>(B));
+  else
+    return A + B;
+}
+
+/// The running sums of \p Outer slices of Len x Inner elements along Len.
+/// Each Inner-wide row adds the previous row of Y to its own X: a loop the
+/// compiler vectorizes along Inner.
+template <typename T>
+void cumSumTyped(int64_t Outer, int64_t Len, int64_t Inner, bool Exclusive,
+                 bool Reverse, const T *X, T *Y, int Threads) {
+  parallelFor(Outer, Threads, [&](int64_t O) {
+    const T *XS = X + O * Len * Inner;
+    T *YS = Y + O * Len * Inner;
+    for (int64_t K = 0; K < Len; ++K) {
+      const int64_t Row = Reverse ? Len - 1 - K : K;
+      const int64_t Prev = Reverse ? Row + 1 : Row - 1;
+      T *YR = YS + Row * Inner;
+      if (K == 0) {
+        for (int64_t I = 0; I < Inner; ++I)
+          YR[I] = Exclusive ? T(0) : XS[Row * Inner + I];
+        continue;
+      }
+      // Exclusive: the previous sum plus the previous element.
+      const T *XR = XS + (Exclusive ? Prev : Row) * Inner;
+      const T *YP = YS + Prev * Inner;
+      for (int64_t I = 0; I < Inner; ++I)
+        YR[I] = addWrapping(YP[I], XR[I]);
+    }
+  });
+}
+
+} // namespace
+
+void runCumSum(CumSumType Type, int64_t Outer, int64_t Len, int64_t Inner,
+               bool Exclusive, bool Reverse, const void *X, void *Y,
+               int Threads) {
+  switch (Type) {
+  case CumSumType::F32:
+    return cumSumTyped(Outer, Len, Inner, Exclusive, Reverse,
+                       static_cast<const float *>(X), static_cast<float *>(Y),
+                       Threads);
+  case CumSumType::F64:
+    return cumSumTyped(Outer, Len, Inner, Exclusive, Reverse,
+                       static_cast<const double *>(X), static_cast<double *>(Y),
+                       Threads);
+  case CumSumType::I32:
+    return cumSumTyped(Outer, Len, Inner, Exclusive, Reverse,
+                       static_cast<const int32_t *>(X),
+                       static_cast<int32_t *>(Y), Threads);
+  case CumSumType::I64:
+    return cumSumTyped(Outer, Len, Inner, Exclusive, Reverse,
+                       static_cast<const int64_t *>(X),
+                       static_cast<int64_t *>(Y), Threads);
+  }
 }
 
 } // namespace cpu

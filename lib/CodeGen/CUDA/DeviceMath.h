@@ -729,6 +729,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::ArgMin:
   case TypedOp::TopK:
   case TypedOp::Reduce:
+  case TypedOp::CumSum:
     return; // Rows: evalTypedRow.
   case TypedOp::Pad:
     return; // evalTypedPad, above.
@@ -739,7 +740,8 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
 /// than one per element of Y (evalTyped).
 STRIDER_HOST_DEVICE bool isRowOp(TypedOp Op) {
   return Op == TypedOp::Scatter || Op == TypedOp::ArgMax ||
-         Op == TypedOp::ArgMin || Op == TypedOp::TopK || Op == TypedOp::Reduce;
+         Op == TypedOp::ArgMin || Op == TypedOp::TopK ||
+         Op == TypedOp::Reduce || Op == TypedOp::CumSum;
 }
 
 /// Rows of a row op: Shape's elements with the Axis entry removed.
@@ -905,6 +907,33 @@ STRIDER_HOST_DEVICE void evalReduceRow(const TypedParams &P,
   storeScalar(P.Y, Y, Off[2], R, 0, false);
 }
 
+/// A CumSum row: integers as wrapping int64 (u64 by its bits), floats in
+/// double, rounded once per stored sum.
+STRIDER_HOST_DEVICE void evalCumSumRow(const TypedParams &P,
+                                       const void *const *Ins, void *Y,
+                                       const int64_t *Off) {
+  const int64_t Len = P.Shape[P.Axis];
+  const int64_t XStride = P.Strides[0][P.Axis], YStride = P.Strides[2][P.Axis];
+  const ScalarType T = P.In[0];
+  uint64_t IntAcc = 0;
+  double Acc = 0;
+  for (int64_t K = 0; K < Len; ++K) {
+    const int64_t J = P.Reverse ? Len - 1 - K : K;
+    const int64_t XO = Off[0] + J * XStride, YO = Off[2] + J * YStride;
+    if (isIntegerType(T)) {
+      const uint64_t V = uint64_t(loadInt(T, Ins[0], XO));
+      IntAcc += P.Exclusive ? 0 : V;
+      storeScalar(P.Y, Y, YO, 0.0, int64_t(IntAcc), true);
+      IntAcc += P.Exclusive ? V : 0;
+    } else {
+      const double V = loadDouble(T, Ins[0], XO);
+      Acc += P.Exclusive ? 0.0 : V;
+      storeScalar(P.Y, Y, YO, Acc, 0, false);
+      Acc += P.Exclusive ? V : 0.0;
+    }
+  }
+}
+
 /// Threads of an ArgMax/ArgMin row block (launchTyped's argRowsKernel).
 constexpr int ArgRowThreads = 256;
 
@@ -1058,6 +1087,9 @@ STRIDER_HOST_DEVICE void evalTypedRow(const TypedParams &P,
     return;
   case TypedOp::Reduce:
     evalReduceRow(P, Ins, Y, Off);
+    return;
+  case TypedOp::CumSum:
+    evalCumSumRow(P, Ins, Y, Off);
     return;
   default:
     return;

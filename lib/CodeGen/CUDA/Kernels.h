@@ -295,7 +295,8 @@ enum class TypedOp : uint8_t {
   ShiftRight,
   Xor,
   IsNaN,
-  IsInf, ///< Of the signs DetectNegative and DetectPositive select.
+  IsInf,  ///< Of the signs DetectNegative and DetectPositive select.
+  CumSum, ///< Running sums along Axis (Exclusive, Reverse).
   Reduce,
   Contract,
   Trilu,
@@ -323,6 +324,7 @@ struct TypedParams {
   bool Largest = true;     ///< TopK.
   bool Upper = true;       ///< Trilu.
   bool DetectNegative = true, DetectPositive = true; ///< IsInf.
+  bool Exclusive = false, Reverse = false;           ///< CumSum.
   int64_t K = 0;           ///< TopK: values per row; Trilu: the diagonal.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
   /// Pad: per dim of Shape (Y's physical order), X's extent and the pad

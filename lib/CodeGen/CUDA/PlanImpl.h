@@ -266,6 +266,10 @@ llvm::Error planTopK(PlanContext &C, const Node &N,
 /// Trilu of any held type, k constant or computed: a thread per element.
 llvm::Error planTrilu(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
+/// CumSum of any held number type along a constant axis: a thread per
+/// row.
+llvm::Error planCumSum(PlanContext &C, const Node &N,
+                       const codegen::FusedTail &Tail);
 llvm::Error planBatchNorm(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planNorm(PlanContext &C, const Node &N,

@@ -667,6 +667,51 @@ llvm::Error cuda::planTrilu(PlanContext &C, const Node &N, const FusedTail &T) {
   return llvm::Error::success();
 }
 
+llvm::Error cuda::planCumSum(PlanContext &C, const Node &N,
+                             const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  const TensorData *AxisData = N.getOperand(1)->getConstantData();
+  const unsigned R = XT.getRank();
+  if (!XS || *XS == ScalarType::Bool || !AxisData ||
+      AxisData->getNumElements() != 1 || R == 0 || R > unsigned(MaxRank) ||
+      !XT.hasStaticShape() || XT.getElementType() != YT.getElementType() ||
+      XT.getShape() != YT.getShape() ||
+      XT.getLayout().getPermutation(R) != YT.getLayout().getPermutation(R) ||
+      !T.Act.isNone() || T.Residual)
+    return unsupported(N, "CumSum of " + XT.str() + " to " + YT.str() +
+                              " (the axis must be a constant)");
+  int64_t Axis = AxisData->getInt(0);
+  if (Axis < 0)
+    Axis += int64_t(R);
+  if (Axis < 0 || Axis >= int64_t(R))
+    return unsupported(N, "CumSum along an axis out of range");
+  // Both tensors dense in one physical order: the axis at its place there.
+  TypedParams P;
+  P.Op = TypedOp::CumSum;
+  P.Rank = int(R);
+  P.In[0] = P.Y = *XS;
+  P.Exclusive = N.getIntAttr("exclusive", 0) != 0;
+  P.Reverse = N.getIntAttr("reverse", 0) != 0;
+  codegen::getPhysicalShape(XT, P.Shape);
+  const auto Perm = XT.getLayout().getPermutation(R);
+  int64_t Stride = 1;
+  for (int D = int(R) - 1; D >= 0; --D) {
+    if (int64_t(Perm[unsigned(D)]) == Axis)
+      P.Axis = D;
+    P.Strides[0][D] = P.Strides[2][D] = Stride;
+    Stride *= P.Shape[D];
+  }
+  BufferId XB, YB;
+  if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
+    return E;
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.cumsum ") + getScalarTypeName(*XS), 0},
+            P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planTopK(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *KV = N.getOperand(1);
   const TensorType &XT = X->getType();

@@ -466,6 +466,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::ArgMin)] = planArgReduce;
     T[size_t(OpId::TopK)] = planTopK;
     T[size_t(OpId::Trilu)] = planTrilu;
+    T[size_t(OpId::CumSum)] = planCumSum;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Xor, OpId::Not,
@@ -531,6 +532,7 @@ bool takesIndexTypes(const Node &N) {
   case OpId::MaxPool: // Its planner checks the types.
   case OpId::Einsum:  // Of f64 and integers: the typed kernel.
   case OpId::Trilu:   // The typed kernel, any type.
+  case OpId::CumSum:  // The typed kernel, any number type.
     return true;
   default:
     return false;

@@ -803,6 +803,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::MatMul, 1, nullptr, nullptr},
     {OpId::Einsum, 12, nullptr, nullptr},
     {OpId::Trilu, 14, nullptr, nullptr},
+    {OpId::CumSum, 11, nullptr, nullptr},
     {OpId::LSTM, 7, nullptr, nullptr},
     {OpId::GRU, 7, nullptr, nullptr},
     {OpId::STFT, 17, nullptr, lowerSTFT},

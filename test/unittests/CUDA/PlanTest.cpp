@@ -1920,6 +1920,28 @@ graph @m(%x: tensor<2 x 3 x f32>) {
        "typed.isinf f32>bool", "typed.sign i32"});
 }
 
+TEST(CudaPlanTest, CumSumRunsOnTheTypedKernel) {
+  // Position ids from a mask (i64 along the last axis, exclusive), f32
+  // along the first axis in reverse, a channels-last f16 tensor along its
+  // channels (the axis at its physical place) and i32 with both flags.
+  runtime::TensorMap In;
+  In["m"] = tensorOf(ElementType::I64, {2, 5}, {1, 1, 1, 0, 0, 1, 1, 1, 1, 1});
+  checkOnHostAgainstReference(R"(
+graph @c(%m: tensor<2 x 5 x i64>, %x: tensor<3 x 4 x f32>, %h: tensor<1 x 3 x 2 x 2 x f16, nhwc>, %i: tensor<4 x 3 x i32>) {
+  %one = Constant() {value = dense<1> : tensor<i64>} : tensor<i64>
+  %zero = Constant() {value = dense<[0]> : tensor<1 x i64>} : tensor<1 x i64>
+  %a = CumSum(%m, %one) {exclusive = 1} : tensor<2 x 5 x i64>
+  %b = CumSum(%x, %zero) {reverse = 1} : tensor<3 x 4 x f32>
+  %c = CumSum(%h, %one) : tensor<1 x 3 x 2 x 2 x f16, nhwc>
+  %d = CumSum(%i, %zero) {exclusive = 1, reverse = 1} : tensor<4 x 3 x i32>
+  return %a, %b, %c, %d
+}
+)",
+                              {"typed.cumsum i64", "typed.cumsum f32",
+                               "typed.cumsum f16", "typed.cumsum i32"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and

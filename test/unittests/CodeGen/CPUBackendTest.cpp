@@ -1084,6 +1084,29 @@ TEST(CPUKernelTest, RemaindersAndShifts) {
     }
 }
 
+TEST(CPUKernelTest, CumSumAlongEachAxis) {
+  // Every axis of a 3-D tensor (rows, strided), both flags, f32, f64, i32
+  // and i64 (an i64 sum wrapping).
+  for (ElementType Elt :
+       {ElementType::F32, ElementType::F64, ElementType::I32, ElementType::I64})
+    for (int64_t Axis : {0, 1, -1})
+      for (int Flags = 0; Flags < 4; ++Flags) {
+        GraphBuilder B(12);
+        Value *X = B.G.addInput("x", TensorType::get(Elt, {2, 5, 7}));
+        runtime::Tensor XT(Elt, {2, 5, 7});
+        for (int64_t K = 0; K < XT.getNumElements(); ++K)
+          if (Elt == ElementType::F32 || Elt == ElementType::F64)
+            XT.setDouble(K, std::sin(0.7 * double(K)));
+          else
+            XT.setInt(K, K == 3 ? INT64_MAX : (K * 37) % 23 - 11);
+        B.Inputs["x"] = std::move(XT);
+        Value *Y = B.op(OpId::CumSum, {X, B.int64Constant({}, {Axis})},
+                        {{"exclusive", Attribute::getInt(Flags & 1)},
+                         {"reverse", Attribute::getInt(Flags >> 1)}});
+        B.check(Y, 0, 2, "scan.cumsum");
+      }
+}
+
 TEST(CPUKernelTest, XorAndFloatClassification) {
   GraphBuilder B(10);
   Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));

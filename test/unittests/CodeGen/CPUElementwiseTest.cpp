@@ -73,16 +73,6 @@ std::vector<UnaryCase> unaryCases() {
   };
 }
 
-/// An i64 constant.
-Value *int64Constant(GraphBuilder &B, llvm::ArrayRef<int64_t> Shape,
-                     llvm::ArrayRef<int64_t> Vals) {
-  TensorDataRef D = TensorData::fromInt64(ElementType::I64, Shape, Vals);
-  Node *N = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("c")},
-                           {D->getType()});
-  N->setAttr("value", Attribute::getTensor(D));
-  return N->getResult(0);
-}
-
 /// X scaled into the case's range: (X + Offset / Scale) * Scale, the last
 /// step a Mul by a constant (a unary op after it fuses into the Mul).
 Value *scaled(GraphBuilder &B, Value *X, const UnaryCase &C) {
@@ -283,8 +273,8 @@ TEST(CPUElementwiseTest, Comparisons) {
   B.check(B.op(OpId::Equal, {A, C}), 0, 1, "compare.equal.f32");
   // Integers.
   GraphBuilder I(401);
-  Value *IA = int64Constant(I, {2, 3}, {1, -4, 7, 0, 5, 5});
-  Value *IB = int64Constant(I, {3}, {1, 5, -2});
+  Value *IA = I.int64Constant({2, 3}, {1, -4, 7, 0, 5, 5});
+  Value *IB = I.int64Constant({3}, {1, 5, -2});
   I.check(I.op(OpId::Greater, {IA, IB}), 0, 1, "compare.greater.i64");
 }
 
@@ -327,8 +317,8 @@ TEST(CPUElementwiseTest, WhereBroadcastsThreeOperands) {
   // Integers (and a condition of lower rank).
   GraphBuilder B(610);
   Value *Cond = B.op(OpId::Less, {B.input({1, 3}), B.input({3})});
-  Value *X = int64Constant(B, {2, 1}, {7, -8});
-  Value *Y = int64Constant(B, {3}, {1, 2, 3});
+  Value *X = B.int64Constant({2, 1}, {7, -8});
+  Value *Y = B.int64Constant({3}, {1, 2, 3});
   B.check(B.op(OpId::Where, {Cond, X, Y}), 0, 1, "where.i64");
 }
 
@@ -366,13 +356,13 @@ TEST(CPUElementwiseTest, ExpandBroadcastsInAnyLayout) {
   for (bool CL : {false, true}) {
     GraphBuilder B{800u + CL};
     Value *X = B.input({6, 1, 1});
-    Value *Y = B.op(OpId::Expand, {X, int64Constant(B, {4}, {2, 6, 5, 7})});
+    Value *Y = B.op(OpId::Expand, {X, B.int64Constant({4}, {2, 6, 5, 7})});
     B.setLayout(Y, layoutFor(CL, 4));
     B.check(Y, 0, 1, "expand.f32");
   }
   GraphBuilder B(810);
-  Value *X = int64Constant(B, {3, 1}, {4, -5, 6});
-  B.check(B.op(OpId::Expand, {X, int64Constant(B, {2}, {1, 4})}), 0, 1,
+  Value *X = B.int64Constant({3, 1}, {4, -5, 6});
+  B.check(B.op(OpId::Expand, {X, B.int64Constant({2}, {1, 4})}), 0, 1,
           "expand.i64");
 }
 

@@ -75,6 +75,16 @@ public:
     return N->getResult(0);
   }
 
+  /// An i64 constant.
+  Value *int64Constant(llvm::ArrayRef<int64_t> Shape,
+                       llvm::ArrayRef<int64_t> Vals) {
+    TensorDataRef D = TensorData::fromInt64(ElementType::I64, Shape, Vals);
+    Node *N = G.createNode(OpId::Constant, {}, {G.makeUniqueName("c")},
+                           {D->getType()});
+    N->setAttr("value", Attribute::getTensor(D));
+    return N->getResult(0);
+  }
+
   /// A node with inferred result types (in their default layouts).
   Value *op(OpId Id, llvm::ArrayRef<Value *> Operands,
             std::vector<std::pair<std::string, Attribute>> Attrs = {},

@@ -566,6 +566,37 @@ TEST(ElementwiseKernelTest, RemaindersShiftsXorAndClassification) {
       {0, 0, 0, 1, 0});
 }
 
+TEST(ReductionKernelTest, CumSum) {
+  Tensor X = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor Axis1 = i64({}, {1}), AxisNeg = i64({1}, {-2});
+  TensorType T = ty(F32, {2, 3});
+  expectOp({OpId::CumSum, {&X, &Axis1}, {}, {T}}, {1, 3, 6, 4, 9, 15});
+  expectOp({OpId::CumSum, {&X, &AxisNeg}, {}, {T}}, {1, 2, 3, 5, 7, 9});
+  expectOp(
+      {OpId::CumSum, {&X, &Axis1}, {{"exclusive", Attribute::getInt(1)}}, {T}},
+      {0, 1, 3, 0, 4, 9});
+  expectOp(
+      {OpId::CumSum, {&X, &Axis1}, {{"reverse", Attribute::getInt(1)}}, {T}},
+      {6, 5, 3, 15, 11, 6});
+  expectOp(
+      {OpId::CumSum,
+       {&X, &Axis1},
+       {{"reverse", Attribute::getInt(1)}, {"exclusive", Attribute::getInt(1)}},
+       {T}},
+      {5, 3, 0, 11, 6, 0});
+  // Integers wrap exactly.
+  Tensor I(I64, {2});
+  I.setInt(0, INT64_MAX);
+  I.setInt(1, 1);
+  Tensor Axis0 = i64({}, {0});
+  expectOp({OpId::CumSum, {&I, &Axis0}, {}, {ty(I64, {2})}},
+           {double(INT64_MAX), double(INT64_MIN)});
+  Tensor Bad = i64({}, {2});
+  EXPECT_NE(opError({OpId::CumSum, {&X, &Bad}, {}, {T}})
+                .find("axis 2 is out of range for rank 2"),
+            std::string::npos);
+}
+
 TEST(ElementwiseKernelTest, RelayoutKeepsLogicalValues) {
   Tensor X =
       makeTensor(F32, {1, 2, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
