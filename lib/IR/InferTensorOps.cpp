@@ -802,6 +802,8 @@ llvm::Error detail::inferCumSum(const Node &N, ResultTypes &Results) {
     return E;
   if (X->hasRank() && X->getRank() == 0)
     return makeNodeError(N, "input 'x' is a scalar, expected rank >= 1");
+  if (!N.hasOperand(1))
+    return checkOperandPresent(N, 1, "axis");
   if (llvm::Error E = checkScalarOperand(N, 1, "axis", EltClass::Index,
                                          /*AllowSingleElement=*/true))
     return E;

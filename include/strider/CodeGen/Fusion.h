@@ -45,6 +45,8 @@ struct FusionRules {
 /// The activation node \p N computes, if it is one the epilogues fuse
 /// (f32 or a half type; Clip needs constant bounds).
 bool getFusableActivation(const Node &N, Activation &Out);
+/// The same for any result type (the CUDA typed kernel's f64 math).
+bool getActivation(const Node &N, Activation &Out);
 
 /// Whether tensors of types \p A and \p B hold the same bytes (same
 /// element type and shape, layouts equal or differing only in unit dims).

@@ -42,7 +42,9 @@ struct ImportOptions {
 bool isImportableOnnxOpForm(llvm::StringRef OpType, int64_t Opset);
 /// Whether the importer expands default-domain op \p OpType of opset
 /// \p Opset into the body of the function ONNX defines it by (an op the
-/// IR lacks: CastLike, Celu, MeanVarianceNormalization, the losses...).
+/// IR lacks: CastLike, Celu, MeanVarianceNormalization, the losses...) or,
+/// where libonnx's schema has none, into Strider's own decomposition
+/// (ReduceL1, ReduceLogSum, ReduceLogSumExp).
 bool isExpandedOnnxFunction(llvm::StringRef OpType, int64_t Opset);
 
 /// Import the model at \p Path. External data is resolved relative to the

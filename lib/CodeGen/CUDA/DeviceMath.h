@@ -133,6 +133,104 @@ STRIDER_HOST_DEVICE float applyActivation(const codegen::Activation &A,
   return X;
 }
 
+/// applyActivation in double (f64 tensors on the typed kernel): the same
+/// formulas with double functions and constants.
+STRIDER_HOST_DEVICE double applyActivationF64(const codegen::Activation &A,
+                                              double X) {
+  using codegen::ActKind;
+  const double Alpha = A.Alpha, Beta = A.Beta;
+  switch (A.Kind) {
+  case ActKind::None:
+    return X;
+  case ActKind::Relu:
+    return X > 0.0 ? X : 0.0;
+  case ActKind::Clip: {
+    const double Lo = X < Alpha ? Alpha : X;
+    return Beta < Lo ? Beta : Lo;
+  }
+  case ActKind::LeakyRelu:
+    return X < 0.0 ? Alpha * X : X;
+  case ActKind::Sigmoid:
+    return 1.0 / (1.0 + exp(-X));
+  case ActKind::HardSigmoid: {
+    const double V = Alpha * X + Beta;
+    const double Lo = V < 0.0 ? 0.0 : V;
+    return 1.0 < Lo ? 1.0 : Lo;
+  }
+  case ActKind::HardSwish: {
+    const double V = X / 6.0 + 0.5;
+    const double Lo = V < 0.0 ? 0.0 : V;
+    return X * (1.0 < Lo ? 1.0 : Lo);
+  }
+  case ActKind::SiLU:
+    return X / (1.0 + exp(-X));
+  case ActKind::Tanh:
+    return tanh(X);
+  case ActKind::Elu:
+    return X < 0.0 ? Alpha * expm1(X) : X;
+  case ActKind::Selu:
+    return Beta * (X <= 0.0 ? Alpha * expm1(X) : X);
+  case ActKind::Softplus:
+    return (X < 0.0 ? 0.0 : X) + log1p(exp(-fabs(X)));
+  case ActKind::Softsign:
+    return X / (1.0 + fabs(X));
+  case ActKind::Exp:
+    return exp(X);
+  case ActKind::Log:
+    return log(X);
+  case ActKind::Sqrt:
+    return sqrt(X);
+  case ActKind::Reciprocal:
+    return 1.0 / X;
+  case ActKind::Neg:
+    return -X;
+  case ActKind::Abs:
+    return fabs(X);
+  case ActKind::Floor:
+    return floor(X);
+  case ActKind::Ceil:
+    return ceil(X);
+  case ActKind::Sin:
+    return sin(X);
+  case ActKind::Cos:
+    return cos(X);
+  case ActKind::Tan:
+    return tan(X);
+  case ActKind::Asin:
+    return asin(X);
+  case ActKind::Acos:
+    return acos(X);
+  case ActKind::Atan:
+    return atan(X);
+  case ActKind::Sinh:
+    return sinh(X);
+  case ActKind::Cosh:
+    return cosh(X);
+  case ActKind::Asinh:
+    return asinh(X);
+  case ActKind::Acosh:
+    return acosh(X);
+  case ActKind::Atanh:
+    return atanh(X);
+  case ActKind::Sign:
+    return X > 0.0 ? 1.0 : X < 0.0 ? -1.0 : X;
+  case ActKind::Round:
+    return rint(X);
+  case ActKind::ThresholdedRelu:
+    return X > Alpha ? X : 0.0;
+  case ActKind::Shrink:
+    return X < -Alpha ? X + Beta : X > Alpha ? X - Beta : 0.0;
+  case ActKind::Erf:
+    return erf(X);
+  case ActKind::Gelu:
+    return 0.5 * X * (1.0 + erf(X * 0.70710678118654752440));
+  case ActKind::GeluTanh:
+    return 0.5 * X *
+           (1.0 + tanh(0.79788456080286535588 * (X + 0.044715 * X * X * X)));
+  }
+  return X;
+}
+
 /// A op B for the binary ops of ElementwiseParams, as the CPU backend
 /// computes them: Max and Min give NaN when either operand is NaN, PRelu
 /// scales negative A by B, Pow is C's powf. None gives A.
@@ -612,6 +710,11 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   }
   case TypedOp::Not:
     storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]) == 0, true);
+    return;
+  case TypedOp::Math:
+    storeScalar(P.Y, Y, Index,
+                applyActivationF64(P.Act, loadDouble(A, Ins[0], Off[0])), 0,
+                false);
     return;
   case TypedOp::IsNaN:
   case TypedOp::IsInf: {

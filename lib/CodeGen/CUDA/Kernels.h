@@ -297,6 +297,7 @@ enum class TypedOp : uint8_t {
   IsNaN,
   IsInf,  ///< Of the signs DetectNegative and DetectPositive select.
   CumSum, ///< Running sums along Axis (Exclusive, Reverse).
+  Math,   ///< Act of f64 elements, in double.
   Reduce,
   Contract,
   Trilu,
@@ -325,6 +326,7 @@ struct TypedParams {
   bool Upper = true;       ///< Trilu.
   bool DetectNegative = true, DetectPositive = true; ///< IsInf.
   bool Exclusive = false, Reverse = false;           ///< CumSum.
+  codegen::Activation Act;                           ///< Math.
   int64_t K = 0;           ///< TopK: values per row; Trilu: the diagonal.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
   /// Pad: per dim of Shape (Y's physical order), X's extent and the pad

@@ -58,6 +58,10 @@ llvm::Optional<TypedOp> getTypedOp(const Node &N) {
   for (const auto &O : Ops)
     if (O.first == N.getOpId())
       return O.second;
+  // The other unary math: f64 in double.
+  codegen::Activation Act;
+  if (N.getNumOperands() >= 1 && codegen::getActivation(N, Act))
+    return TypedOp::Math;
   return llvm::None;
 }
 
@@ -103,6 +107,9 @@ llvm::Optional<ScalarType> cuda::getScalarType(ElementType E) {
 bool cuda::isTypedStep(const Node &N) {
   if (N.isOpaque() || !getTypedOp(N))
     return false;
+  if (getTypedOp(N) == TypedOp::Math) // The float kernel's, unless f64.
+    return N.hasResult(0) &&
+           N.getResult(0)->getType().getElementType() == ElementType::F64;
   switch (N.getOpId()) {
   case OpId::Expand:
   case OpId::Cast:
@@ -277,10 +284,10 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   // Expand's shape operand was read at compile time (the result's type).
   const unsigned Operands =
       N.getOpId() == OpId::Expand ? 1u : N.getNumOperands();
-  const bool Binary = *Op != TypedOp::Cast && *Op != TypedOp::Not &&
-                      *Op != TypedOp::Neg && *Op != TypedOp::Abs &&
-                      *Op != TypedOp::Sign && *Op != TypedOp::IsNaN &&
-                      *Op != TypedOp::IsInf && *Op != TypedOp::Where;
+  const bool Binary =
+      *Op != TypedOp::Cast && *Op != TypedOp::Not && *Op != TypedOp::Neg &&
+      *Op != TypedOp::Abs && *Op != TypedOp::Sign && *Op != TypedOp::IsNaN &&
+      *Op != TypedOp::IsInf && *Op != TypedOp::Math && *Op != TypedOp::Where;
   if (Operands != (*Op == TypedOp::Where ? 3u : Binary ? 2u : 1u))
     return unsupported(N, "op '" + N.getOpType() + "' of " +
                               llvm::Twine(Operands) + " operands");
@@ -290,6 +297,8 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
     P.Op = TypedOp::FMod;
   if (*Op == TypedOp::ShiftLeft && N.getStringAttr("direction", "") == "RIGHT")
     P.Op = TypedOp::ShiftRight;
+  if (*Op == TypedOp::Math)
+    codegen::getActivation(N, P.Act);
   P.DetectNegative = N.getIntAttr("detect_negative", 1) != 0;
   P.DetectPositive = N.getIntAttr("detect_positive", 1) != 0;
   P.Y = *YS;
@@ -347,6 +356,9 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
   case TypedOp::IsNaN:
   case TypedOp::IsInf:
     Fits = !isIntegerType(P.In[0]) && P.Y == ScalarType::Bool;
+    break;
+  case TypedOp::Math:
+    Fits = P.In[0] == ScalarType::F64 && P.Y == ScalarType::F64;
     break;
   case TypedOp::Pow: // The result has the base's type.
     Fits = P.In[0] == P.Y && isIntegerType(P.Y) && P.Y != ScalarType::Bool &&

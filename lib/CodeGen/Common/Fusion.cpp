@@ -48,7 +48,7 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Round, ActKind::Round},
 };
 
-bool codegen::getFusableActivation(const Node &N, Activation &Out) {
+bool codegen::getActivation(const Node &N, Activation &Out) {
   Activation A;
   switch (N.getOpId()) {
   case OpId::LeakyRelu:
@@ -107,11 +107,15 @@ bool codegen::getFusableActivation(const Node &N, Activation &Out) {
     break;
   }
   }
+  Out = A;
+  return true;
+}
+
+bool codegen::getFusableActivation(const Node &N, Activation &Out) {
   const ElementType E = N.getResult(0)->getType().getElementType();
   if (E != ElementType::F32 && E != ElementType::F16 && E != ElementType::BF16)
     return false;
-  Out = A;
-  return true;
+  return getActivation(N, Out);
 }
 
 /// The single non-output consumer of \p V, if \p V has exactly one use.

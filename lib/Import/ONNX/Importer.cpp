@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FunctionBodies.h"
 #include "OpsetUpgrade.h"
 #include "TensorProto.h"
 
@@ -720,6 +721,9 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
       return Expanded.takeError();
     if (*Expanded)
       return llvm::Error::success();
+    // Else Strider's own body for it, if any.
+    if (FunctionBody SB = getStriderFunctionBody(PN.OpType, Opset); SB.Body)
+      return inlineFunction(NP, PN, *SB.Body, SB.BodyOpset, nullptr);
   }
   Node *N = Info ? G->createNode(Info->Id, PN.Operands, PN.ResultNames,
                                  PN.ResultTypes)
@@ -1047,5 +1051,6 @@ bool strider::isExpandedOnnxFunction(llvm::StringRef OpType, int64_t Opset) {
     return false;
   const onnx::OpSchema *S =
       onnx::OpSchemaRegistry::Schema(OpType.str(), int(Opset), "");
-  return S && (S->HasFunction() || S->HasContextDependentFunction());
+  return (S && (S->HasFunction() || S->HasContextDependentFunction())) ||
+         getStriderFunctionBody(OpType, Opset).Body;
 }

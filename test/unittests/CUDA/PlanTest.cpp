@@ -1942,6 +1942,30 @@ graph @c(%m: tensor<2 x 5 x i64>, %x: tensor<3 x 4 x f32>, %h: tensor<1 x 3 x 2 
                               0, In);
 }
 
+TEST(CudaPlanTest, MathOfDoublesRunsOnTheTypedKernel) {
+  // f64 unary math in double (a log-sum-exp as the importer expands it,
+  // an attribute-carrying activation); f32 math stays on the float kernel.
+  checkOnHostAgainstReference(
+      R"(
+graph @d(%a: tensor<2 x 3 x f64>) {
+  %e = Exp(%a) : tensor<2 x 3 x f64>
+  %l = Log(%e) : tensor<2 x 3 x f64>
+  %s = Shrink(%l) {lambd = 1.0, bias = 0.5} : tensor<2 x 3 x f64>
+  %g = Gelu(%s) {approximate = "tanh"} : tensor<2 x 3 x f64>
+  return %g
+}
+)",
+      {"typed.exp f64", "typed.log f64", "typed.shrink f64", "typed.gelu f64"},
+      1e-12);
+  checkOnHostAgainstReference(R"(
+graph @f(%x: tensor<2 x 3 x f32>) {
+  %t = Tanh(%x) : tensor<2 x 3 x f32>
+  return %t
+}
+)",
+                              {"elementwise.tanh f32"}, 1e-6);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and
@@ -2121,16 +2145,17 @@ graph @longs(%x: tensor<N x u64>) {
                 "u64 and bool inputs"),
             std::string::npos)
       << planError(*Dynamic);
-  // f64 goes to the typed kernel only.
+  // f64 goes to the typed kernel only (its elementwise math, not a
+  // Softmax).
   auto F64 = parse(R"(
 graph @doubles(%x: tensor<4 x f64>) {
-  %y = Relu(%x) : tensor<4 x f64> loc("relu")
+  %y = Softmax(%x) {axis = 0} : tensor<4 x f64> loc("softmax")
   return %y
 }
 )");
   ASSERT_TRUE(F64);
-  EXPECT_NE(planError(*F64).find("'relu' (Relu): no CUDA kernel for op "
-                                 "'Relu' reading tensor<4 x f64>"),
+  EXPECT_NE(planError(*F64).find("'softmax' (Softmax): no CUDA kernel for op "
+                                 "'Softmax' reading tensor<4 x f64>"),
             std::string::npos)
       << planError(*F64);
   auto Einsum = parse(R"(

@@ -8,6 +8,8 @@
 #include "strider/IR/Graph.h"
 #include "strider/Import/ONNX.h"
 
+#include <set>
+
 #include "onnx/onnx_pb.h"
 
 #include "gtest/gtest.h"
@@ -449,6 +451,61 @@ TEST(ONNXImportTest, OnnxFunctionOpsExpand) {
   EXPECT_EQ(Last->getResult(0)->getName(), "y");
   EXPECT_EQ(Last->getResult(0)->getType(),
             TensorType::get(ElementType::F64, {2}));
+}
+
+TEST(ONNXImportTest, StriderBodiesExpandReductionsOnnxLeavesBare) {
+  // ReduceL1 (opset 13: axes an attribute) and ReduceLogSumExp (opset 18:
+  // axes an input), which libonnx's schemas give no body for, become
+  // reductions and elementwise ops the IR has, keepdims bound.
+  EXPECT_TRUE(isExpandedOnnxFunction("ReduceL1", 13));
+  EXPECT_TRUE(isExpandedOnnxFunction("ReduceLogSumExp", 18));
+  EXPECT_TRUE(isExpandedOnnxFunction("ReduceLogSum", 11));
+  EXPECT_FALSE(isExpandedOnnxFunction("ReduceSum", 13));
+  for (int64_t Opset : {13, 18}) {
+    ModelBuilder B(Opset);
+    B.input("x", {2, 3, 4});
+    onnx::NodeProto *L1 = B.node("ReduceL1", {"x"}, {"l1"}, "l1");
+    onnx::NodeProto *LSE = B.node("ReduceLogSumExp", {"x"}, {"y"}, "lse");
+    for (onnx::NodeProto *N : {L1, LSE}) {
+      onnx::AttributeProto *K = N->add_attribute();
+      K->set_name("keepdims");
+      K->set_type(onnx::AttributeProto::INT);
+      K->set_i(0);
+      if (Opset < 18) {
+        onnx::AttributeProto *A = N->add_attribute();
+        A->set_name("axes");
+        A->set_type(onnx::AttributeProto::INTS);
+        A->add_ints(1);
+      }
+    }
+    if (Opset >= 18) {
+      onnx::TensorProto *Axes = B.G->add_initializer();
+      Axes->set_name("axes");
+      Axes->set_data_type(onnx::TensorProto::INT64);
+      Axes->add_dims(1);
+      Axes->add_int64_data(1);
+      L1->add_input("axes");
+      LSE->add_input("axes");
+    }
+    B.output("l1", {2, 4});
+    B.output("y", {2, 4});
+    auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "");
+    ASSERT_TRUE(bool(GOrErr)) << llvm::toString(GOrErr.takeError());
+    std::multiset<OpId> Ops;
+    for (Node *N : (*GOrErr)->getNodeList()) {
+      EXPECT_FALSE(N->isOpaque()) << N->getOpType().str();
+      Ops.insert(N->getOpId());
+    }
+    EXPECT_EQ(Ops.count(OpId::Abs), 1u);
+    EXPECT_EQ(Ops.count(OpId::ReduceSum), 2u);
+    EXPECT_EQ(Ops.count(OpId::ReduceMax), 2u);
+    EXPECT_EQ(Ops.count(OpId::Exp), 1u);
+    EXPECT_EQ(Ops.count(OpId::Log), 1u);
+    for (const char *Name : {"l1", "y"})
+      EXPECT_EQ((*GOrErr)->lookupValue(Name)->getType(),
+                TensorType::get(ElementType::F32, {2, 4}))
+          << Name;
+  }
 }
 
 } // namespace

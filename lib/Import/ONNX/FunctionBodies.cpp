@@ -1,0 +1,124 @@
+//===- FunctionBodies.cpp - Strider's bodies for ONNX ops -----------------===//
+//
+// One table entry per op form: the op, the opsets whose form it is, and
+// its body in ONNX's textual syntax, parsed once by libonnx's parser. The
+// bodies are decompositions into ops every backend runs on its fast path:
+//
+//   ReduceL1(x)        = ReduceSum(Abs(x))
+//   ReduceLogSum(x)    = Log(ReduceSum(x))
+//   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)
+//                        (shifted by the maximum: no overflow; a slice
+//                        whose maximum is infinite gives NaN)
+//
+// Opsets before 18 name the reduced axes in an attribute; their bodies
+// are read at opset 12, whose ReduceSum and ReduceMax take it so too (the
+// importer then upgrades them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionBodies.h"
+
+#include "onnx/defs/parser.h"
+
+#include <cassert>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+using namespace strider;
+using namespace strider::onnximport;
+
+namespace {
+
+struct BodyEntry {
+  const char *OpType;
+  int64_t MinOpset, MaxOpset; ///< The call's opsets this form is for.
+  int64_t BodyOpset;
+  const char *Text;
+};
+
+// Attributes an older form's call may give (axes, keepdims), bound by
+// reference; absent ones take the body ops' defaults, which are the
+// reduction's own.
+const BodyEntry Entries[] = {
+    {"ReduceL1", 1, 17, 12, R"(
+<domain: "", opset_import: ["": 12]>
+ReduceL1 (data) => (reduced) {
+  magnitude = Abs (data)
+  reduced = ReduceSum <axes: ints = @axes, keepdims: int = @keepdims> (magnitude)
+}
+)"},
+    {"ReduceL1", 18, INT64_MAX, 18, R"(
+<domain: "", opset_import: ["": 18]>
+ReduceL1 (data, axes) => (reduced) {
+  magnitude = Abs (data)
+  reduced = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (magnitude, axes)
+}
+)"},
+    {"ReduceLogSum", 1, 17, 12, R"(
+<domain: "", opset_import: ["": 12]>
+ReduceLogSum (data) => (reduced) {
+  total = ReduceSum <axes: ints = @axes, keepdims: int = @keepdims> (data)
+  reduced = Log (total)
+}
+)"},
+    {"ReduceLogSum", 18, INT64_MAX, 18, R"(
+<domain: "", opset_import: ["": 18]>
+ReduceLogSum (data, axes) => (reduced) {
+  total = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)
+  reduced = Log (total)
+}
+)"},
+    {"ReduceLogSumExp", 1, 17, 12, R"(
+<domain: "", opset_import: ["": 12]>
+ReduceLogSumExp (data) => (reduced) {
+  peak = ReduceMax <axes: ints = @axes, keepdims = 1> (data)
+  shifted = Sub (data, peak)
+  exps = Exp (shifted)
+  total = ReduceSum <axes: ints = @axes, keepdims: int = @keepdims> (exps)
+  logs = Log (total)
+  top = ReduceMax <axes: ints = @axes, keepdims: int = @keepdims> (data)
+  reduced = Add (logs, top)
+}
+)"},
+    {"ReduceLogSumExp", 18, INT64_MAX, 18, R"(
+<domain: "", opset_import: ["": 18]>
+ReduceLogSumExp (data, axes) => (reduced) {
+  peak = ReduceMax <keepdims = 1, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)
+  shifted = Sub (data, peak)
+  exps = Exp (shifted)
+  total = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (exps, axes)
+  logs = Log (total)
+  top = ReduceMax <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)
+  reduced = Add (logs, top)
+}
+)"},
+};
+
+/// Every entry's parsed body, in table order.
+const std::vector<std::unique_ptr<onnx::FunctionProto>> &getParsedBodies() {
+  static const auto Bodies = [] {
+    std::vector<std::unique_ptr<onnx::FunctionProto>> V;
+    for (const BodyEntry &E : Entries) {
+      auto F = std::make_unique<onnx::FunctionProto>();
+      onnx::Common::Status S = onnx::OnnxParser::Parse(*F, E.Text);
+      (void)S;
+      assert(S.IsOK() && "a function body of the table does not parse");
+      V.push_back(std::move(F));
+    }
+    return V;
+  }();
+  return Bodies;
+}
+
+} // namespace
+
+FunctionBody onnximport::getStriderFunctionBody(llvm::StringRef OpType,
+                                                int64_t Opset) {
+  for (size_t I = 0; I < std::size(Entries); ++I) {
+    const BodyEntry &E = Entries[I];
+    if (OpType == E.OpType && Opset >= E.MinOpset && Opset <= E.MaxOpset)
+      return {getParsedBodies()[I].get(), E.BodyOpset};
+  }
+  return {};
+}
