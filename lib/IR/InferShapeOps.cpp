@@ -567,6 +567,130 @@ llvm::Error detail::inferScatterElements(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+/// The static length of index tuples (the indices' last dim) of a
+/// GatherND or ScatterND into data of rank \p DataRank after \p Batch
+/// shared dims; 0 while it is not known.
+static llvm::Expected<int64_t> getTupleLength(const Node &N,
+                                              const TensorType &Indices,
+                                              unsigned DataRank,
+                                              int64_t Batch) {
+  if (!Indices.hasRank())
+    return 0;
+  if (Indices.getRank() < 1 + uint64_t(Batch))
+    return makeNodeError(N, "indices " + Indices.str() + " need rank " +
+                                llvm::Twine(Batch + 1) + " or more");
+  const Dim &Last = Indices.getDim(Indices.getRank() - 1);
+  if (!Last.isStatic())
+    return 0;
+  const int64_t K = Last.getSize();
+  if (K < 1 || K > int64_t(DataRank) - Batch)
+    return makeNodeError(
+        N, "index tuples of length " + llvm::Twine(K) + " for data of rank " +
+               llvm::Twine(DataRank) +
+               (Batch ? " after " + llvm::Twine(Batch) + " batch dims"
+                      : llvm::Twine("")));
+  return K;
+}
+
+llvm::Error detail::inferGatherND(const Node &N, ResultTypes &Results) {
+  const TensorType *Data = getOperandType(N, 0);
+  if (!Data)
+    return checkOperandPresent(N, 0, "data");
+  const TensorType *Indices = getOperandType(N, 1);
+  if (!Indices)
+    return checkOperandPresent(N, 1, "indices");
+  if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
+                                       EltClass::I64))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *Data, "data", 1))
+    return E;
+  const int64_t Batch = N.getIntAttr("batch_dims", 0);
+  if (Batch < 0)
+    return makeNodeError(N, "batch_dims is negative");
+  const ElementType Elt = Data->getElementType();
+  if (!Data->hasRank() || !Indices->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  if (Batch >= int64_t(Data->getRank()))
+    return makeNodeError(N, "batch_dims " + llvm::Twine(Batch) +
+                                " for data of rank " +
+                                llvm::Twine(Data->getRank()));
+  auto K = getTupleLength(N, *Indices, Data->getRank(), Batch);
+  if (!K)
+    return K.takeError();
+  DimList Out;
+  for (unsigned I = 0; I < unsigned(Batch); ++I) {
+    Dim Merged;
+    if (!mergeDims(Data->getDim(I), Indices->getDim(I), Merged))
+      return makeNodeError(N, "batch dim " + llvm::Twine(I) + " of data " +
+                                  Data->str() + " and indices " +
+                                  Indices->str() + " differ");
+    Out.push_back(Merged);
+  }
+  Out.append(Indices->getShape().begin() + Batch,
+             Indices->getShape().end() - 1);
+  if (*K == 0) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  Out.append(Data->getShape().begin() + Batch + *K, Data->getShape().end());
+  Results.push_back(makeType(Elt, Out));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferScatterND(const Node &N, ResultTypes &Results) {
+  const TensorType *Data = getOperandType(N, 0);
+  if (!Data)
+    return checkOperandPresent(N, 0, "data");
+  const TensorType *Indices = getOperandType(N, 1);
+  if (!Indices)
+    return checkOperandPresent(N, 1, "indices");
+  const TensorType *Updates = getOperandType(N, 2);
+  if (!Updates)
+    return checkOperandPresent(N, 2, "updates");
+  if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
+                                       EltClass::I64))
+    return E;
+  if (llvm::Error E = checkMinRank(N, *Data, "data", 1))
+    return E;
+  ElementType Elt = Data->getElementType();
+  if (llvm::Error E = unifyElementTypes(N, Elt, Updates->getElementType()))
+    return E;
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  static const llvm::StringRef Reductions[] = {"none", "add", "mul", "max",
+                                               "min"};
+  if (!llvm::is_contained(Reductions, Reduction))
+    return makeNodeError(N, "unknown reduction '" + Reduction +
+                                "' (none, add, mul, max or min)");
+  if (Data->hasRank() && Indices->hasRank()) {
+    auto K = getTupleLength(N, *Indices, Data->getRank(), 0);
+    if (!K)
+      return K.takeError();
+    // updates: the indices' shape without its last dim, then the data's
+    // dims after the tuple's.
+    if (*K && Updates->hasRank()) {
+      DimList Want(Indices->getShape().begin(), Indices->getShape().end() - 1);
+      Want.append(Data->getShape().begin() + *K, Data->getShape().end());
+      bool Fits = Updates->getRank() == Want.size();
+      for (unsigned I = 0; Fits && I < Want.size(); ++I) {
+        Dim Merged;
+        Fits = mergeDims(Want[I], Updates->getDim(I), Merged);
+      }
+      if (!Fits)
+        return makeNodeError(N, "updates " + Updates->str() + " for data " +
+                                    Data->str() + " and indices " +
+                                    Indices->str() + " (expected " +
+                                    makeType(Elt, Want).str() + ")");
+    }
+  }
+  Results.push_back(Data->hasRank()
+                        ? makeType(Elt, DimList(Data->getShape().begin(),
+                                                Data->getShape().end()))
+                        : TensorType::getUnranked(Elt));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferRelayout(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)

@@ -444,6 +444,9 @@ llvm::Error gatherElementsKernel(const Node &N, Operands Ins, Results Outs) {
   return Err;
 }
 
+void combineElement(Tensor &Out, int64_t To, const Tensor &Updates,
+                    int64_t From, llvm::StringRef Reduction);
+
 /// ScatterElements: the data, then each update stored (or combined by the
 /// reduction) at the element its index names, in row-major order of the
 /// indices (with reduction none, a repeated index keeps the last update).
@@ -461,7 +464,6 @@ llvm::Error scatterElementsKernel(const Node &N, Operands Ins, Results Outs) {
   if (llvm::Error E = checkResultShape(N, Out, Data.getShape()))
     return E;
   const std::string Reduction = N.getStringAttr("reduction", "none");
-  const bool Float = isFloatingPoint(Data.getElementType());
   if (Reduction != "none" && Data.getElementType() == ElementType::Bool)
     return makeNodeError(N, "reduction '" + Reduction + "' of bool data");
   forEachIndex(Data.getShape(), [&](llvm::ArrayRef<int64_t> I) {
@@ -474,27 +476,148 @@ llvm::Error scatterElementsKernel(const Node &N, Operands Ins, Results Outs) {
       return;
     if ((Err = getElementsTarget(N, Data, Indices, Axis, U, Target)))
       return;
-    const int64_t To = Out.getOffset(Target), From = Updates.getOffset(U);
-    if (Reduction == "none") {
-      Out.copyElement(To, Updates, From);
-    } else if (Float) {
-      double A = Out.getDouble(To), B = Updates.getDouble(From);
-      Out.setDouble(To, Reduction == "add"   ? A + B
-                        : Reduction == "mul" ? A * B
-                        : Reduction == "max" ? std::max(A, B)
-                                             : std::min(A, B));
-    } else {
-      int64_t A = Out.getInt(To), B = Updates.getInt(From);
-      // Wrapping arithmetic, as the integer types do in ONNX Runtime; u64
-      // values order as unsigned.
-      const bool Less = Out.getElementType() == ElementType::U64
-                            ? uint64_t(A) < uint64_t(B)
-                            : A < B;
-      Out.setInt(To, Reduction == "add"   ? int64_t(uint64_t(A) + uint64_t(B))
-                     : Reduction == "mul" ? int64_t(uint64_t(A) * uint64_t(B))
-                     : Reduction == "max" ? (Less ? B : A)
-                                          : (Less ? A : B));
-    }
+    combineElement(Out, Out.getOffset(Target), Updates, Updates.getOffset(U),
+                   Reduction);
+  });
+  return Err;
+}
+
+/// The data index that index tuple \p Prefix of \p Indices (its last dim
+/// the tuple) names after batch index \p Batch, into \p Target (the
+/// slice's dims left 0); an error for an index out of range.
+llvm::Error getTupleTarget(const Node &N, const Tensor &Data,
+                           const Tensor &Indices,
+                           llvm::ArrayRef<int64_t> Prefix,
+                           llvm::ArrayRef<int64_t> Batch, Index &Target) {
+  const int64_t K = Indices.getShape().back();
+  Target.assign(Data.getRank(), 0);
+  std::copy(Batch.begin(), Batch.end(), Target.begin());
+  Index At(Prefix.begin(), Prefix.end());
+  At.push_back(0);
+  for (int64_t J = 0; J < K; ++J) {
+    At.back() = J;
+    const int64_t Size = Data.getShape()[Batch.size() + size_t(J)];
+    int64_t I = Indices.getInt(Indices.getOffset(At));
+    if (I < -Size || I >= Size)
+      return makeNodeError(N, "index " + llvm::Twine(I) +
+                                  " is out of range for an axis of size " +
+                                  llvm::Twine(Size));
+    Target[Batch.size() + size_t(J)] = I < 0 ? I + Size : I;
+  }
+  return llvm::Error::success();
+}
+
+/// GatherND: for each index tuple (after batch_dims shared leading dims),
+/// the data's slice it names.
+llvm::Error gatherNDKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &Data = *Ins[0], &Indices = *Ins[1];
+  Tensor &Out = Outs[0];
+  const int64_t B = N.getIntAttr("batch_dims", 0);
+  const int64_t R = Data.getRank(), Q = Indices.getRank();
+  if (Q < B + 1 || B >= R)
+    return makeNodeError(N, "indices " + Indices.getType().str() +
+                                " for data " + Data.getType().str());
+  const int64_t K = Indices.getShape().back();
+  if (K < 1 || K > R - B)
+    return makeNodeError(N, "index tuples of length " + llvm::Twine(K) +
+                                " for data of rank " + llvm::Twine(R));
+  llvm::ArrayRef<int64_t> IShape = Indices.getShape(), DShape = Data.getShape();
+  for (int64_t I = 0; I < B; ++I)
+    if (IShape[size_t(I)] != DShape[size_t(I)])
+      return makeNodeError(N, "batch dim " + llvm::Twine(I) + " of data " +
+                                  Data.getType().str() + " and indices " +
+                                  Indices.getType().str() + " differ");
+  std::vector<int64_t> Expected(IShape.begin(), IShape.end() - 1);
+  Expected.insert(Expected.end(), DShape.begin() + B + K, DShape.end());
+  if (llvm::Error E = checkResultShape(N, Out, Expected))
+    return E;
+  std::vector<int64_t> Slice(DShape.begin() + B + K, DShape.end());
+  llvm::Error Err = llvm::Error::success();
+  Index Target, O;
+  forEachIndex(IShape.drop_back(), [&](llvm::ArrayRef<int64_t> Prefix) {
+    if (Err)
+      return;
+    if ((Err = getTupleTarget(N, Data, Indices, Prefix, Prefix.take_front(B),
+                              Target)))
+      return;
+    forEachIndex(Slice, [&](llvm::ArrayRef<int64_t> S) {
+      std::copy(S.begin(), S.end(), Target.begin() + B + K);
+      O.assign(Prefix.begin(), Prefix.end());
+      O.append(S.begin(), S.end());
+      Out.copyElement(Out.getOffset(O), Data, Data.getOffset(Target));
+    });
+  });
+  return Err;
+}
+
+/// Element \p To of \p Out combined with \p Updates' element \p From by
+/// \p Reduction (none: replaced); integers wrap and u64 orders unsigned.
+void combineElement(Tensor &Out, int64_t To, const Tensor &Updates,
+                    int64_t From, llvm::StringRef Reduction) {
+  if (Reduction == "none") {
+    Out.copyElement(To, Updates, From);
+  } else if (isFloatingPoint(Out.getElementType())) {
+    double A = Out.getDouble(To), B = Updates.getDouble(From);
+    Out.setDouble(To, Reduction == "add"   ? A + B
+                      : Reduction == "mul" ? A * B
+                      : Reduction == "max" ? std::max(A, B)
+                                           : std::min(A, B));
+  } else {
+    int64_t A = Out.getInt(To), B = Updates.getInt(From);
+    // Wrapping arithmetic, as the integer types do in ONNX Runtime; u64
+    // values order as unsigned.
+    const bool Less = Out.getElementType() == ElementType::U64
+                          ? uint64_t(A) < uint64_t(B)
+                          : A < B;
+    Out.setInt(To, Reduction == "add"   ? int64_t(uint64_t(A) + uint64_t(B))
+                   : Reduction == "mul" ? int64_t(uint64_t(A) * uint64_t(B))
+                   : Reduction == "max" ? (Less ? B : A)
+                                        : (Less ? A : B));
+  }
+}
+
+/// ScatterND: the data, then each index tuple's slice of updates stored
+/// (or combined) at the slice it names, tuples in row-major order.
+llvm::Error scatterNDKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &Data = *Ins[0], &Indices = *Ins[1], &Updates = *Ins[2];
+  Tensor &Out = Outs[0];
+  const int64_t R = Data.getRank();
+  if (Indices.getRank() < 1)
+    return makeNodeError(N, "indices must have rank 1 or more");
+  const int64_t K = Indices.getShape().back();
+  if (K < 1 || K > R)
+    return makeNodeError(N, "index tuples of length " + llvm::Twine(K) +
+                                " for data of rank " + llvm::Twine(R));
+  llvm::ArrayRef<int64_t> IShape = Indices.getShape(), DShape = Data.getShape();
+  std::vector<int64_t> Want(IShape.begin(), IShape.end() - 1);
+  Want.insert(Want.end(), DShape.begin() + K, DShape.end());
+  if (Updates.getShape() != llvm::ArrayRef<int64_t>(Want))
+    return makeNodeError(N, "updates " + Updates.getType().str() +
+                                " do not fit data " + Data.getType().str() +
+                                " and indices " + Indices.getType().str());
+  if (llvm::Error E = checkResultShape(N, Out, DShape))
+    return E;
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  if (Reduction != "none" && Data.getElementType() == ElementType::Bool)
+    return makeNodeError(N, "reduction '" + Reduction + "' of bool data");
+  forEachIndex(DShape, [&](llvm::ArrayRef<int64_t> I) {
+    Out.copyElement(Out.getOffset(I), Data, Data.getOffset(I));
+  });
+  std::vector<int64_t> Slice(DShape.begin() + K, DShape.end());
+  llvm::Error Err = llvm::Error::success();
+  Index Target, U;
+  forEachIndex(IShape.drop_back(), [&](llvm::ArrayRef<int64_t> Prefix) {
+    if (Err)
+      return;
+    if ((Err = getTupleTarget(N, Data, Indices, Prefix, {}, Target)))
+      return;
+    forEachIndex(Slice, [&](llvm::ArrayRef<int64_t> S) {
+      std::copy(S.begin(), S.end(), Target.begin() + K);
+      U.assign(Prefix.begin(), Prefix.end());
+      U.append(S.begin(), S.end());
+      combineElement(Out, Out.getOffset(Target), Updates, Updates.getOffset(U),
+                     Reduction);
+    });
   });
   return Err;
 }
@@ -661,6 +784,8 @@ void runtime::addDataMovementKernels(KernelTable &T) {
   Set(OpId::Gather, gatherKernel);
   Set(OpId::GatherElements, gatherElementsKernel);
   Set(OpId::ScatterElements, scatterElementsKernel);
+  Set(OpId::GatherND, gatherNDKernel);
+  Set(OpId::ScatterND, scatterNDKernel);
   Set(OpId::Shape, shapeKernel);
   Set(OpId::Size, sizeKernel);
   Set(OpId::Constant, constantKernel);

@@ -1,4 +1,4 @@
-//===- LowerSelection.cpp - TopK, GatherElements, ScatterElements ---------===//
+//===- LowerSelection.cpp - TopK, gathers and scatters by indices ---------===//
 //
 // TopK of f32, f64, i32 or i64 along one axis in any layout: each row is
 // read through its
@@ -13,6 +13,10 @@
 // ScatterElements first copies the data, then stores each update (the
 // last of repeated indices wins) or combines it (add, mul, max, min of
 // f32, f64, i32 and i64 data).
+//
+// GatherND and ScatterND of row-major tensors of any element type with i64
+// index tuples: one slice copy (or combination) per tuple, in row-major
+// order of the tuples; an index out of range stops the run the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -237,7 +241,166 @@ void combine(uint8_t *To, const uint8_t *From, char R) {
   std::memcpy(To, &V, sizeof(T));
 }
 
+/// The index tuples of a GatherND or ScatterND (i64, the indices' last
+/// dim) into row-major data: tuple T names, in batch T / TuplesPerBatch,
+/// the slice of SliceElems elements at the sum of its indices times
+/// Strides.
+struct TupleWalk {
+  int64_t K = 0, Tuples = 0, TuplesPerBatch = 1, BatchStride = 0,
+          SliceElems = 1;
+  std::vector<int64_t> Dims, Strides; ///< Of the K indexed data dims.
+  std::string Where;
+
+  /// The data offset of tuple \p T's slice, or -1 after setting \p P's
+  /// error.
+  int64_t sliceOffset(ProgramImpl &P, const int64_t *Indices, int64_t T) const {
+    int64_t Off = T / TuplesPerBatch * BatchStride;
+    for (int64_t J = 0; J < K; ++J) {
+      const int64_t I = Indices[T * K + J], Size = Dims[size_t(J)];
+      if (I < -Size || I >= Size) {
+        P.StepError = Where + ": index " + std::to_string(I) +
+                      " is out of range for an axis of size " +
+                      std::to_string(Size);
+        return -1;
+      }
+      Off += (I < 0 ? I + Size : I) * Strides[size_t(J)];
+    }
+    return Off;
+  }
+};
+
+/// The walk of \p N's tuples into \p Data (row-major, static, as the
+/// indices) after \p Batch shared dims; false if the kernel does not
+/// apply.
+bool planTupleWalk(const Node &N, const TensorType &Data,
+                   const TensorType &Indices, int64_t Batch, TupleWalk &W) {
+  if (!Data.hasStaticShape() || !Indices.hasStaticShape() ||
+      !Data.getLayout().isIdentity() || !Indices.getLayout().isIdentity() ||
+      Indices.getElementType() != ElementType::I64 || Indices.getRank() < 1)
+    return false;
+  auto DShape = Data.getStaticShape(), IShape = Indices.getStaticShape();
+  const int64_t R = int64_t(DShape.size());
+  W.K = IShape.back();
+  if (Batch < 0 || W.K < 1 || Batch + W.K > R ||
+      int64_t(IShape.size()) < Batch + 1)
+    return false;
+  W.Tuples = 1;
+  for (size_t I = 0; I + 1 < IShape.size(); ++I)
+    W.Tuples *= IShape[I];
+  W.TuplesPerBatch = 1;
+  for (size_t I = size_t(Batch); I + 1 < IShape.size(); ++I)
+    W.TuplesPerBatch *= IShape[I];
+  std::vector<int64_t> Strides(size_t(R), 1);
+  for (int64_t D = R - 1; D > 0; --D)
+    Strides[size_t(D - 1)] = Strides[size_t(D)] * DShape[size_t(D)];
+  W.BatchStride = Batch > 0 ? Strides[size_t(Batch - 1)] : 0;
+  for (int64_t J = 0; J < W.K; ++J) {
+    W.Dims.push_back(DShape[size_t(Batch + J)]);
+    W.Strides.push_back(Strides[size_t(Batch + J)]);
+  }
+  W.SliceElems = Strides[size_t(Batch + W.K - 1)];
+  W.Where = describeNode(N);
+  return true;
+}
+
 } // namespace
+
+bool cpu::lowerGatherND(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Indices = N.getOperand(1),
+              *Y = N.getResult(0);
+  auto W = std::make_shared<TupleWalk>();
+  if (!Y->getType().getLayout().isIdentity() ||
+      !planTupleWalk(N, X->getType(), Indices->getType(),
+                     N.getIntAttr("batch_dims", 0), *W))
+    return false;
+  BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
+           YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const size_t Bytes =
+      getElementByteSize(X->getType().getElementType()) * size_t(W->SliceElems);
+  L.addStep({Y->getName(), "gather_nd", false}, {XB, IB}, {YB}, [=]() {
+    const uint8_t *XP = P->bytes(XB);
+    const auto *IP = reinterpret_cast<const int64_t *>(P->bytes(IB));
+    uint8_t *YP = P->bytes(YB);
+    for (int64_t T = 0; T < W->Tuples; ++T) {
+      const int64_t From = W->sliceOffset(*P, IP, T);
+      if (From < 0)
+        return;
+      std::memcpy(YP + size_t(T) * Bytes,
+                  XP + size_t(From) * (Bytes / size_t(W->SliceElems)), Bytes);
+    }
+  });
+  return true;
+}
+
+bool cpu::lowerScatterND(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Indices = N.getOperand(1),
+              *Updates = N.getOperand(2), *Y = N.getResult(0);
+  const TensorType &XT = X->getType();
+  const ElementType Elt = XT.getElementType();
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  static const std::pair<const char *, char> Ops[] = {
+      {"none", '='}, {"add", '+'}, {"mul", '*'}, {"max", '>'}, {"min", '<'}};
+  const auto *Op =
+      llvm::find_if(Ops, [&](const auto &O) { return Reduction == O.first; });
+  auto W = std::make_shared<TupleWalk>();
+  if (Op == std::end(Ops) || Updates->getType().getElementType() != Elt ||
+      !Updates->getType().getLayout().isIdentity() ||
+      Y->getType() != XT.withLayout(Layout()) ||
+      !planTupleWalk(N, XT, Indices->getType(), 0, *W))
+    return false;
+  void (*Combine)(uint8_t *, const uint8_t *, char) = nullptr;
+  if (Op->second != '=') {
+    switch (Elt) {
+    case ElementType::F32:
+      Combine = combine<float>;
+      break;
+    case ElementType::F64:
+      Combine = combine<double>;
+      break;
+    case ElementType::I32:
+      Combine = combine<int32_t, uint32_t>;
+      break;
+    case ElementType::I64:
+      Combine = combine<int64_t, uint64_t>;
+      break;
+    default:
+      return false; // The reference kernel combines other types.
+    }
+  }
+  BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
+           UB = L.getBuffer(Updates), YB = L.defineBuffer(Y);
+  ProgramImpl *P = &L.getProgram();
+  const size_t Size = getElementByteSize(Elt);
+  const size_t Total = size_t(*XT.getNumElements()) * Size;
+  const char R = Op->second;
+  L.addStep({Y->getName(),
+             std::string("scatter_nd") + (R == '=' ? "" : ".") +
+                 (R == '=' ? "" : Reduction),
+             false},
+            {XB, IB, UB}, {YB}, [=]() {
+              uint8_t *YP = P->bytes(YB);
+              if (YP != P->bytes(XB))
+                std::memcpy(YP, P->bytes(XB), Total);
+              const auto *IP = reinterpret_cast<const int64_t *>(P->bytes(IB));
+              const uint8_t *UP = P->bytes(UB);
+              const int64_t S = W->SliceElems;
+              for (int64_t T = 0; T < W->Tuples; ++T) {
+                const int64_t To = W->sliceOffset(*P, IP, T);
+                if (To < 0)
+                  return;
+                uint8_t *Dst = YP + size_t(To) * Size;
+                const uint8_t *Src = UP + size_t(T * S) * Size;
+                if (!Combine) {
+                  std::memcpy(Dst, Src, size_t(S) * Size);
+                  continue;
+                }
+                for (int64_t E = 0; E < S; ++E)
+                  Combine(Dst + size_t(E) * Size, Src + size_t(E) * Size, R);
+              }
+            });
+  return true;
+}
 
 bool cpu::lowerGatherElements(LoweringContext &L, const Node &N,
                               const FusedTail &) {

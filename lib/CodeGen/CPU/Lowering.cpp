@@ -370,6 +370,8 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Gather)] = lowerGather;
     T[size_t(OpId::GatherElements)] = lowerGatherElements;
     T[size_t(OpId::ScatterElements)] = lowerScatterElements;
+    T[size_t(OpId::GatherND)] = lowerGatherND;
+    T[size_t(OpId::ScatterND)] = lowerScatterND;
     T[size_t(OpId::Pad)] = lowerPad;
     T[size_t(OpId::DepthToSpace)] = lowerDepthToSpace;
     T[size_t(OpId::SpaceToDepth)] = lowerDepthToSpace;

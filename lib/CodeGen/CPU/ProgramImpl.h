@@ -246,6 +246,8 @@ bool lowerGatherElements(LoweringContext &L, const Node &N,
                          const FusedTail &Tail);
 bool lowerScatterElements(LoweringContext &L, const Node &N,
                           const FusedTail &Tail);
+bool lowerGatherND(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerScatterND(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerPad(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerDepthToSpace(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);

@@ -548,6 +548,25 @@ STRIDER_HOST_DEVICE void evalTypedPad(const TypedParams &P, const void *X,
     storeScalar(P.Y, Y, Index, P.PadFill, P.PadFillInt, isIntegerType(P.Y));
 }
 
+/// The data offset of GatherND/ScatterND tuple \p T (indices \p Indices
+/// of type \p IT), or -1 after reporting an index out of range to
+/// \p Err.
+STRIDER_HOST_DEVICE int64_t getNdSliceOffset(const TypedParams &P,
+                                             ScalarType IT, const void *Indices,
+                                             int64_t T, RunError *Err) {
+  int64_t Off = T / P.NdTuplesPerBatch * P.NdBatchStride;
+  for (int J = 0; J < P.NdRank; ++J) {
+    const int64_t Size = P.NdDims[J];
+    int64_t I = loadInt(IT, Indices, T * P.NdRank + J);
+    if (I < -Size || I >= Size) {
+      reportRunError(Err, P.PlanStep, RunError::Index, I, Size);
+      return -1;
+    }
+    Off += (I < 0 ? I + Size : I) * P.NdStrides[J];
+  }
+  return Off;
+}
+
 /// Element \p Index (row-major over P.Shape) of Y = P.Op(operands); a
 /// gather index out of range goes to \p Err.
 STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
@@ -711,6 +730,19 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::Not:
     storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]) == 0, true);
     return;
+  case TypedOp::GatherND: {
+    const int64_t From =
+        getNdSliceOffset(P, P.In[1], Ins[1], Index / P.NdSlice, Err);
+    const int Bytes = getScalarBytes(P.Y);
+    if (From < 0)
+      memset(static_cast<char *>(Y) + Index * Bytes, 0, size_t(Bytes));
+    else
+      memcpy(static_cast<char *>(Y) + Index * Bytes,
+             static_cast<const char *>(Ins[0]) +
+                 (From + Index % P.NdSlice) * Bytes,
+             size_t(Bytes));
+    return;
+  }
   case TypedOp::Math:
     storeScalar(P.Y, Y, Index,
                 applyActivationF64(P.Act, loadDouble(A, Ins[0], Off[0])), 0,
@@ -833,6 +865,7 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::TopK:
   case TypedOp::Reduce:
   case TypedOp::CumSum:
+  case TypedOp::ScatterND:
     return; // Rows: evalTypedRow.
   case TypedOp::Pad:
     return; // evalTypedPad, above.
@@ -844,7 +877,8 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
 STRIDER_HOST_DEVICE bool isRowOp(TypedOp Op) {
   return Op == TypedOp::Scatter || Op == TypedOp::ArgMax ||
          Op == TypedOp::ArgMin || Op == TypedOp::TopK ||
-         Op == TypedOp::Reduce || Op == TypedOp::CumSum;
+         Op == TypedOp::Reduce || Op == TypedOp::CumSum ||
+         Op == TypedOp::ScatterND;
 }
 
 /// Rows of a row op: Shape's elements with the Axis entry removed.
@@ -1194,6 +1228,22 @@ STRIDER_HOST_DEVICE void evalTypedRow(const TypedParams &P,
   case TypedOp::CumSum:
     evalCumSumRow(P, Ins, Y, Off);
     return;
+  case TypedOp::ScatterND: {
+    // Row Row: element Row of every tuple's slice, tuples in order.
+    const int Bytes = getScalarBytes(P.Y);
+    for (int64_t T = 0; T < P.Shape[0]; ++T) {
+      const int64_t To = getNdSliceOffset(P, P.In[0], Ins[0], T, Err);
+      if (To < 0)
+        continue;
+      const int64_t From = T * P.NdSlice + Row;
+      if (P.Reduction != ScatterReduction::None)
+        combineScatter(P.Reduction, P.Y, Y, To + Row, Ins[1], From);
+      else
+        memcpy(static_cast<char *>(Y) + (To + Row) * Bytes,
+               static_cast<const char *>(Ins[1]) + From * Bytes, size_t(Bytes));
+    }
+    return;
+  }
   default:
     return;
   }

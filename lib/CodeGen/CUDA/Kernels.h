@@ -295,9 +295,11 @@ enum class TypedOp : uint8_t {
   ShiftRight,
   Xor,
   IsNaN,
-  IsInf,  ///< Of the signs DetectNegative and DetectPositive select.
-  CumSum, ///< Running sums along Axis (Exclusive, Reverse).
-  Math,   ///< Act of f64 elements, in double.
+  IsInf,     ///< Of the signs DetectNegative and DetectPositive select.
+  CumSum,    ///< Running sums along Axis (Exclusive, Reverse).
+  Math,      ///< Act of f64 elements, in double.
+  GatherND,  ///< A thread per result element (the Nd* fields).
+  ScatterND, ///< A row op: a thread per slice element, over the tuples.
   Reduce,
   Contract,
   Trilu,
@@ -327,6 +329,14 @@ struct TypedParams {
   bool DetectNegative = true, DetectPositive = true; ///< IsInf.
   bool Exclusive = false, Reverse = false;           ///< CumSum.
   codegen::Activation Act;                           ///< Math.
+  /// GatherND and ScatterND: index tuples of NdRank i64 entries (In[1] for
+  /// GatherND, In[0] for ScatterND) into row-major data, tuple T naming in
+  /// batch T / NdTuplesPerBatch (NdBatchStride elements apart) the slice of
+  /// NdSlice elements at the sum of its indices times NdStrides (each
+  /// index within NdDims).
+  int NdRank = 0;
+  int64_t NdDims[MaxRank] = {}, NdStrides[MaxRank] = {};
+  int64_t NdSlice = 1, NdTuplesPerBatch = 1, NdBatchStride = 0;
   int64_t K = 0;           ///< TopK: values per row; Trilu: the diagonal.
   int32_t PlanStep = -1;   ///< The step's index, for RunError reports.
   /// Pad: per dim of Shape (Y's physical order), X's extent and the pad

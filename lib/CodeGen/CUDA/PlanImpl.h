@@ -266,6 +266,13 @@ llvm::Error planTopK(PlanContext &C, const Node &N,
 /// Trilu of any held type, k constant or computed: a thread per element.
 llvm::Error planTrilu(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
+/// GatherND and ScatterND (every reduction) of any held type by i64 index
+/// tuples, row-major: a thread per result element, or a copy and then a
+/// thread per slice element walking the tuples in order.
+llvm::Error planGatherND(PlanContext &C, const Node &N,
+                         const codegen::FusedTail &Tail);
+llvm::Error planScatterND(PlanContext &C, const Node &N,
+                          const codegen::FusedTail &Tail);
 /// CumSum of any held number type along a constant axis: a thread per
 /// row.
 llvm::Error planCumSum(PlanContext &C, const Node &N,

@@ -679,6 +679,133 @@ llvm::Error cuda::planTrilu(PlanContext &C, const Node &N, const FusedTail &T) {
   return llvm::Error::success();
 }
 
+/// The Nd* fields of \p P for \p N's index tuples into \p Data after
+/// \p Batch shared dims (both row-major and static, the indices i64);
+/// false where the kernel does not apply.
+static bool setTupleParams(const TensorType &Data, const TensorType &Indices,
+                           int64_t Batch, TypedParams &P) {
+  if (!Data.hasStaticShape() || !Indices.hasStaticShape() ||
+      !Data.getLayout().isIdentity() || !Indices.getLayout().isIdentity() ||
+      Indices.getElementType() != ElementType::I64 || Indices.getRank() < 1)
+    return false;
+  auto DShape = Data.getStaticShape(), IShape = Indices.getStaticShape();
+  const int64_t R = int64_t(DShape.size()), K = IShape.back();
+  if (Batch < 0 || K < 1 || K > MaxRank || Batch + K > R ||
+      int64_t(IShape.size()) < Batch + 1)
+    return false;
+  std::vector<int64_t> Strides(size_t(R), 1);
+  for (int64_t D = R - 1; D > 0; --D)
+    Strides[size_t(D - 1)] = Strides[size_t(D)] * DShape[size_t(D)];
+  P.NdRank = int(K);
+  for (int64_t J = 0; J < K; ++J) {
+    P.NdDims[J] = DShape[size_t(Batch + J)];
+    P.NdStrides[J] = Strides[size_t(Batch + J)];
+  }
+  P.NdSlice = Strides[size_t(Batch + K - 1)];
+  P.NdBatchStride = Batch > 0 ? Strides[size_t(Batch - 1)] : 0;
+  P.NdTuplesPerBatch = 1;
+  for (size_t I = size_t(Batch); I + 1 < IShape.size(); ++I)
+    P.NdTuplesPerBatch *= IShape[I];
+  return true;
+}
+
+llvm::Error cuda::planGatherND(PlanContext &C, const Node &N,
+                               const FusedTail &T) {
+  const Value *X = N.getOperand(0), *I = N.getOperand(1), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  TypedParams P;
+  if (!XS || !YT.hasStaticShape() || !YT.getLayout().isIdentity() ||
+      !T.Act.isNone() || T.Residual ||
+      !setTupleParams(XT, I->getType(), N.getIntAttr("batch_dims", 0), P))
+    return unsupported(N,
+                       "GatherND of " + XT.str() + " by " + I->getType().str());
+  P.Op = TypedOp::GatherND;
+  P.Rank = 1;
+  P.Shape[0] = *YT.getNumElements();
+  P.NumOperands = 2;
+  P.In[0] = P.Y = *XS;
+  P.In[1] = ScalarType::I64;
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto IB = C.getBuffer(I, N);
+  if (!IB)
+    return IB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.gather_nd ") + getScalarTypeName(*XS), 0},
+            P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
+                                const FusedTail &T) {
+  const Value *X = N.getOperand(0), *I = N.getOperand(1), *U = N.getOperand(2),
+              *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &UT = U->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
+      {"none", ScatterReduction::None},
+      {"add", ScatterReduction::Add},
+      {"mul", ScatterReduction::Mul},
+      {"max", ScatterReduction::Max},
+      {"min", ScatterReduction::Min}};
+  const std::string Reduce = N.getStringAttr("reduction", "none");
+  const auto *Reduction = llvm::find_if(
+      Reductions, [&](const auto &R) { return R.first == Reduce; });
+  TypedParams S;
+  if (!XS || Reduction == std::end(Reductions) ||
+      UT.getElementType() != XT.getElementType() ||
+      !UT.getLayout().isIdentity() || YT != XT || !T.Act.isNone() ||
+      T.Residual || !setTupleParams(XT, I->getType(), 0, S))
+    return unsupported(N, "ScatterND of " + XT.str() + " by " +
+                              I->getType().str());
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto IB = C.getBuffer(I, N);
+  if (!IB)
+    return IB.takeError();
+  auto UB = C.getBuffer(U, N);
+  if (!UB)
+    return UB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  const std::string Nodes = getStepNodes(N, T);
+  // Y = the data (both row-major), then the slices.
+  TypedParams Copy;
+  Copy.Op = TypedOp::Cast;
+  Copy.Rank = 1;
+  Copy.Shape[0] = *XT.getNumElements();
+  Copy.Strides[0][0] = 1;
+  Copy.In[0] = Copy.Y = *XS;
+  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(*XS), 0},
+            Copy, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+  S.Op = TypedOp::ScatterND;
+  S.Rank = 2;
+  S.Axis = 0;
+  S.Shape[0] = 1; // The tuples, walked by each row.
+  for (int64_t D = 0; D + 1 < int64_t(I->getType().getRank()); ++D)
+    S.Shape[0] *= I->getType().getStaticShape()[size_t(D)];
+  S.Shape[1] = S.NdSlice; // The rows: one per slice element.
+  S.NumOperands = 2;
+  S.In[0] = ScalarType::I64;
+  S.In[1] = S.Y = *XS;
+  S.Reduction = Reduction->second;
+  C.addStep({Nodes,
+             std::string("typed.scatter_nd") +
+                 (Reduction->second == ScatterReduction::None ? std::string()
+                                                              : "_" + Reduce) +
+                 " " + getScalarTypeName(*XS),
+             0},
+            S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
+  return llvm::Error::success();
+}
+
 llvm::Error cuda::planCumSum(PlanContext &C, const Node &N,
                              const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);

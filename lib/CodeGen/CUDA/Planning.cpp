@@ -467,6 +467,8 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::TopK)] = planTopK;
     T[size_t(OpId::Trilu)] = planTrilu;
     T[size_t(OpId::CumSum)] = planCumSum;
+    T[size_t(OpId::GatherND)] = planGatherND;
+    T[size_t(OpId::ScatterND)] = planScatterND;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Xor, OpId::Not,
@@ -533,6 +535,8 @@ bool takesIndexTypes(const Node &N) {
   case OpId::Einsum:  // Of f64 and integers: the typed kernel.
   case OpId::Trilu:   // The typed kernel, any type.
   case OpId::CumSum:  // The typed kernel, any number type.
+  case OpId::GatherND:
+  case OpId::ScatterND:
     return true;
   default:
     return false;

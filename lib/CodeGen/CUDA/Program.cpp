@@ -373,7 +373,8 @@ llvm::Error ProgramImpl::load() {
   // recurrences reading sequence_lens.
   const bool Reports = llvm::any_of(P.Steps, [](const PlanStep &S) {
     if (const auto *T = std::get_if<TypedParams>(&S.Params))
-      return T->Op == TypedOp::Gather || T->Op == TypedOp::Scatter;
+      return T->Op == TypedOp::Gather || T->Op == TypedOp::Scatter ||
+             T->Op == TypedOp::GatherND || T->Op == TypedOp::ScatterND;
     if (std::holds_alternative<RecurrenceLoopParams>(S.Params))
       return S.Args[11].Buffer >= 0;
     return (std::holds_alternative<LstmCellParams>(S.Params) ||

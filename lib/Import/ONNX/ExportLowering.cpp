@@ -792,6 +792,8 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Gather, 1, minVersionAxisAttr, lowerAxisAttr},
     {OpId::GatherElements, 11, nullptr, nullptr},
     {OpId::ScatterElements, 11, minVersionScatterReduction, nullptr},
+    {OpId::GatherND, 12, nullptr, nullptr},
+    {OpId::ScatterND, 11, minVersionScatterReduction, nullptr},
     {OpId::Expand, 8, nullptr, nullptr},
     {OpId::Tile, 6, nullptr, nullptr},
     {OpId::Reshape, 5, nullptr, nullptr},

@@ -1966,6 +1966,27 @@ graph @f(%x: tensor<2 x 3 x f32>) {
                               {"elementwise.tanh f32"}, 1e-6);
 }
 
+TEST(CudaPlanTest, GatherNDAndScatterNDRunOnTheTypedKernel) {
+  // Tuples from a graph input (negative, repeated), batch_dims, a scatter
+  // replacing and one adding, of f32 and i32 data.
+  runtime::TensorMap In;
+  In["i"] = tensorOf(ElementType::I64, {3, 2}, {1, 2, 0, -1, 1, 2});
+  In["b"] = tensorOf(ElementType::I64, {2, 1, 1}, {2, -1});
+  checkOnHostAgainstReference(R"(
+graph @nd(%x: tensor<2 x 4 x 3 x f32>, %i: tensor<3 x 2 x i64>, %b: tensor<2 x 1 x 1 x i64>, %u: tensor<3 x 3 x f32>, %n: tensor<2 x 4 x 3 x i32>, %v: tensor<3 x 3 x i32>) {
+  %g = GatherND(%x, %i) : tensor<3 x 3 x f32>
+  %h = GatherND(%x, %b) {batch_dims = 1} : tensor<2 x 1 x 3 x f32>
+  %s = ScatterND(%x, %i, %u) : tensor<2 x 4 x 3 x f32>
+  %a = ScatterND(%n, %i, %v) {reduction = "add"} : tensor<2 x 4 x 3 x i32>
+  return %g, %h, %s, %a
+}
+)",
+                              {"typed.gather_nd f32", "typed.gather_nd f32",
+                               "typed.copy f32", "typed.scatter_nd f32",
+                               "typed.copy i32", "typed.scatter_nd_add i32"},
+                              0, In);
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and

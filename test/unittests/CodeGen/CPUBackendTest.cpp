@@ -1107,6 +1107,74 @@ TEST(CPUKernelTest, CumSumAlongEachAxis) {
       }
 }
 
+TEST(CPUKernelTest, GatherNDAndScatterND) {
+  // Index tuples computed at run time (a graph input), negative ones,
+  // repeated ones (ScatterND: the last wins, or every reduction combines
+  // them in order), batch_dims; f32 and i64 data.
+  for (ElementType Elt : {ElementType::F32, ElementType::I64}) {
+    auto Data = [&](GraphBuilder &B) {
+      Value *X = B.G.addInput("x", TensorType::get(Elt, {3, 4, 5}));
+      runtime::Tensor XT(Elt, {3, 4, 5});
+      for (int64_t K = 0; K < XT.getNumElements(); ++K)
+        XT.setDouble(K, double((K * 7) % 13) - 6);
+      B.Inputs["x"] = std::move(XT);
+      return X;
+    };
+    auto Indices = [&](GraphBuilder &B, std::vector<int64_t> Shape,
+                       std::vector<int64_t> Vals) {
+      Value *I = B.G.addInput("i", TensorType::get(ElementType::I64, Shape));
+      runtime::Tensor IT(ElementType::I64, Shape);
+      for (size_t K = 0; K < Vals.size(); ++K)
+        IT.setInt(int64_t(K), Vals[K]);
+      B.Inputs["i"] = std::move(IT);
+      return I;
+    };
+    {
+      GraphBuilder B(20);
+      Value *X = Data(B);
+      Value *I = Indices(B, {2, 2, 2}, {0, 1, 2, -1, 1, 3, -3, 0});
+      B.check(B.op(OpId::GatherND, {X, I}), 0, 2, "gather_nd");
+    }
+    {
+      GraphBuilder B(21);
+      Value *X = Data(B);
+      Value *I = Indices(B, {3, 2, 1}, {1, 3, 0, 0, 2, -2});
+      B.check(
+          B.op(OpId::GatherND, {X, I}, {{"batch_dims", Attribute::getInt(1)}}),
+          0, 2, "gather_nd");
+    }
+    for (const char *Reduction : {"none", "add", "mul", "max", "min"}) {
+      GraphBuilder B(22);
+      Value *X = Data(B);
+      Value *I = Indices(B, {3, 2}, {1, 2, 0, -1, 1, 2});
+      Value *U = B.G.addInput("u", TensorType::get(Elt, {3, 5}));
+      runtime::Tensor UT(Elt, {3, 5});
+      for (int64_t K = 0; K < UT.getNumElements(); ++K)
+        UT.setDouble(K, double(K % 4) - 1.5 * (Elt == ElementType::F32));
+      B.Inputs["u"] = std::move(UT);
+      B.check(B.op(OpId::ScatterND, {X, I, U},
+                   {{"reduction", Attribute::getString(Reduction)}}),
+              0, 2, "scatter_nd");
+    }
+  }
+  // An index out of range stops the run with the node named.
+  GraphBuilder B(23);
+  Value *X = B.input({2, 3});
+  Value *I = B.G.addInput("i", TensorType::get(ElementType::I64, {1, 1}));
+  runtime::Tensor IT(ElementType::I64, {1, 1});
+  IT.setInt(0, 2);
+  B.Inputs["i"] = std::move(IT);
+  Value *Y = B.op(OpId::GatherND, {X, I});
+  B.G.addOutput(Y);
+  auto Prog = cpu::compileForCPU(B.G, cpu::CPUOptions());
+  ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+  auto Got = (*Prog)->run(B.Inputs);
+  ASSERT_FALSE(bool(Got));
+  EXPECT_NE(llvm::toString(Got.takeError())
+                .find("index 2 is out of range for an axis of size 2"),
+            std::string::npos);
+}
+
 TEST(CPUKernelTest, XorAndFloatClassification) {
   GraphBuilder B(10);
   Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));

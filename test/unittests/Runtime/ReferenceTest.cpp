@@ -597,6 +597,39 @@ TEST(ReductionKernelTest, CumSum) {
             std::string::npos);
 }
 
+TEST(DataMovementKernelTest, GatherNDAndScatterND) {
+  Tensor X = f32({2, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  // Tuples of length 2 name rows; of length 1 (a negative index) planes.
+  Tensor Rows = i64({2, 2}, {1, 0, 0, -1});
+  expectOp({OpId::GatherND, {&X, &Rows}, {}, {ty(F32, {2, 3})}},
+           {6, 7, 8, 3, 4, 5});
+  Tensor Planes = i64({1, 1}, {-1});
+  expectOp({OpId::GatherND, {&X, &Planes}, {}, {ty(F32, {1, 2, 3})}},
+           {6, 7, 8, 9, 10, 11});
+  // batch_dims = 1: each batch's own tuples.
+  Tensor Batched = i64({2, 1, 2}, {1, 2, 0, 1});
+  expectOp({OpId::GatherND,
+            {&X, &Batched},
+            {{"batch_dims", Attribute::getInt(1)}},
+            {ty(F32, {2, 1})}},
+           {5, 7});
+  // ScatterND: rows replaced (a repeated tuple: the last wins), or added.
+  Tensor Targets = i64({3, 2}, {0, 1, 1, 0, 0, 1});
+  Tensor Updates = f32({3, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3});
+  TensorType T = ty(F32, {2, 2, 3});
+  expectOp({OpId::ScatterND, {&X, &Targets, &Updates}, {}, {T}},
+           {0, 1, 2, 3, 3, 3, 2, 2, 2, 9, 10, 11});
+  expectOp({OpId::ScatterND,
+            {&X, &Targets, &Updates},
+            {{"reduction", Attribute::getString("add")}},
+            {T}},
+           {0, 1, 2, 7, 8, 9, 8, 9, 10, 9, 10, 11});
+  Tensor Bad = i64({1, 2}, {2, 0});
+  EXPECT_NE(opError({OpId::GatherND, {&X, &Bad}, {}, {ty(F32, {1, 3})}})
+                .find("index 2 is out of range for an axis of size 2"),
+            std::string::npos);
+}
+
 TEST(ElementwiseKernelTest, RelayoutKeepsLogicalValues) {
   Tensor X =
       makeTensor(F32, {1, 2, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
