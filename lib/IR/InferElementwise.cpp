@@ -379,6 +379,87 @@ llvm::Error detail::inferIsInf(const Node &N, ResultTypes &Results) {
   return inferIsNaN(N, Results);
 }
 
+/// QuantizeLinear/DequantizeLinear's scale (operand 1) and zero point
+/// (operand 2, optional): scalars or single elements, or 1-D along `axis`
+/// with x's extent there.
+static llvm::Error checkQuantParams(const Node &N, const TensorType &X) {
+  const TensorType *Scale = getOperandType(N, 1);
+  if (!Scale)
+    return checkOperandPresent(N, 1, "scale");
+  if (llvm::Error E = checkElementType(N, Scale->getElementType(), "scale",
+                                       EltClass::Float))
+    return E;
+  for (unsigned I : {1u, 2u}) {
+    const TensorType *T = getOperandType(N, I);
+    if (!T || !T->hasRank())
+      continue;
+    const char *Name = I == 1 ? "scale" : "zero_point";
+    if (T->getRank() > 1)
+      return makeNodeError(N, llvm::Twine("input '") + Name + "' has type " +
+                                  T->str() + ", expected a scalar or 1-D");
+    if (T->getRank() == 0 || !X.hasRank())
+      continue;
+    auto Axis = normalizeAxis(N, N.getIntAttr("axis", 1), X.getRank());
+    if (!Axis)
+      return Axis.takeError();
+    const Dim &D = T->getDim(0), &XD = X.getDim(*Axis);
+    if (D.isStatic() && XD.isStatic() && D.getSize() != 1 &&
+        D.getSize() != XD.getSize())
+      return makeNodeError(N, llvm::Twine("input '") + Name + "' has " +
+                                  llvm::Twine(D.getSize()) +
+                                  " elements for an axis of size " +
+                                  llvm::Twine(XD.getSize()));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferQuantizeLinear(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "x");
+  if (llvm::Error E =
+          checkElementType(N, X->getElementType(), "x", EltClass::Float))
+    return E;
+  if (llvm::Error E = checkQuantParams(N, *X))
+    return E;
+  ElementType Y = ElementType::U8;
+  if (const TensorType *Z = getOperandType(N, 2)) {
+    Y = Z->getElementType();
+    if (Y != ElementType::U8 && Y != ElementType::I8 &&
+        Y != ElementType::Unknown)
+      return makeNodeError(N, "input 'zero_point' has element type " +
+                                  getElementTypeName(Y) +
+                                  ", expected u8 or i8");
+  }
+  Results.push_back(getLogicalType(*X).withElementType(Y));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferDequantizeLinear(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "x");
+  const ElementType XE = X->getElementType();
+  if (XE != ElementType::U8 && XE != ElementType::I8 &&
+      XE != ElementType::I32 && XE != ElementType::Unknown)
+    return makeNodeError(N, "input 'x' has element type " +
+                                getElementTypeName(XE) +
+                                ", expected u8, i8 or i32");
+  if (llvm::Error E = checkQuantParams(N, *X))
+    return E;
+  if (const TensorType *Z = getOperandType(N, 2))
+    if (Z->getElementType() != XE &&
+        Z->getElementType() != ElementType::Unknown &&
+        XE != ElementType::Unknown)
+      return makeNodeError(N, "input 'zero_point' has element type " +
+                                  getElementTypeName(Z->getElementType()) +
+                                  ", expected x's (" + getElementTypeName(XE) +
+                                  ")");
+  Results.push_back(getLogicalType(*X).withElementType(
+      getOperandType(N, 1)->getElementType()));
+  return llvm::Error::success();
+}
+
 /// Where(condition, X, Y): a bool condition, X and Y of one element type,
 /// the three broadcast together.
 llvm::Error detail::inferWhere(const Node &N, ResultTypes &Results) {

@@ -14,6 +14,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -230,6 +231,79 @@ llvm::Error sinKernel(const Node &, Operands Ins, Results Outs) {
 
 llvm::Error cosKernel(const Node &, Operands Ins, Results Outs) {
   return unaryFloat(Ins, Outs, [](double X) { return std::cos(X); });
+}
+
+/// The element of quantization parameter \p P (a scalar, one element or
+/// 1-D along \p Axis; absent: \p Default) for x's element at \p I.
+double getQuantParam(const Tensor *P, llvm::ArrayRef<int64_t> I, int64_t Axis,
+                     double Default) {
+  if (!P)
+    return Default;
+  if (P->getRank() == 0)
+    return P->getDouble(0);
+  const int64_t At = P->getNumElements() == 1 ? 0 : I[size_t(Axis)];
+  return P->getDouble(P->getOffset({At}));
+}
+
+/// The axis of a quantization node over x of rank \p Rank, checked.
+llvm::Expected<int64_t> getQuantAxis(const Node &N, const Tensor &X,
+                                     Operands Ins) {
+  const int64_t Rank = X.getRank();
+  int64_t Axis = N.getIntAttr("axis", 1);
+  if (Axis < 0)
+    Axis += Rank;
+  for (unsigned K = 1; K < Ins.size(); ++K) {
+    const Tensor *P = Ins[K];
+    if (!P || P->getRank() == 0 || P->getNumElements() == 1)
+      continue;
+    if (P->getRank() != 1 || Axis < 0 || Axis >= Rank ||
+        P->getShape()[0] != X.getShape()[size_t(Axis)])
+      return makeNodeError(N, "quantization parameter " + P->getType().str() +
+                                  " for x " + X.getType().str() +
+                                  " along axis " +
+                                  llvm::Twine(N.getIntAttr("axis", 1)));
+  }
+  return Axis;
+}
+
+/// QuantizeLinear: round(x / scale) (halves to even) + zero point,
+/// saturated to the result type's range.
+llvm::Error quantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &X = *Ins[0];
+  auto Axis = getQuantAxis(N, X, Ins);
+  if (!Axis)
+    return Axis.takeError();
+  const Tensor *Zero = Ins.size() > 2 ? Ins[2] : nullptr;
+  const bool Signed = Outs[0].getElementType() == ElementType::I8;
+  const double Lo = Signed ? -128 : 0, Hi = Signed ? 127 : 255;
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    const double Scale = getQuantParam(Ins[1], I, *Axis, 1.0);
+    const double Z = getQuantParam(Zero, I, *Axis, 0.0);
+    // Divided in float, as ONNX Runtime does.
+    const double Q = std::nearbyint(double(float(X.getDouble(X.getOffset(I))) /
+                                           float(Scale))) +
+                     Z;
+    Outs[0].setInt(Outs[0].getOffset(I),
+                   int64_t(std::isnan(Q) ? Z : std::clamp(Q, Lo, Hi)));
+  });
+  return llvm::Error::success();
+}
+
+/// DequantizeLinear: (x - zero point) * scale.
+llvm::Error dequantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &X = *Ins[0];
+  auto Axis = getQuantAxis(N, X, Ins);
+  if (!Axis)
+    return Axis.takeError();
+  const Tensor *Zero = Ins.size() > 2 ? Ins[2] : nullptr;
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    const double Scale = getQuantParam(Ins[1], I, *Axis, 1.0);
+    const double Z = getQuantParam(Zero, I, *Axis, 0.0);
+    const double V = double(X.getInt(X.getOffset(I))) - Z;
+    // Multiplied in float, as ONNX Runtime does.
+    Outs[0].setDouble(Outs[0].getOffset(I), double(float(V) * float(Scale)));
+  });
+  return llvm::Error::success();
 }
 
 /// A unary kernel of floating-point types computing \p Fn in double.
@@ -669,6 +743,8 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Cast, checked<castKernel, 1>);
   Set(OpId::Identity, checked<identityKernel, 1>);
   Set(OpId::Dropout, checked<dropoutKernel, 1>);
+  Set(OpId::QuantizeLinear, checked<quantizeLinearKernel, 1>);
+  Set(OpId::DequantizeLinear, checked<dequantizeLinearKernel, 1>);
   Set(OpId::PRelu, checked<preluKernel, -1>);
   Set(OpId::Add, checked<addKernel, -1>);
   Set(OpId::Sub, checked<subKernel, -1>);

@@ -117,6 +117,22 @@ void runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
               const void *A, const void *B, void *Y, int Threads);
 /// Y = !X over \p Count bools.
 void runNot(const uint8_t *X, uint8_t *Y, int64_t Count);
+/// Linear (de)quantization over \p Count elements in one order: element
+/// i's parameters are entry (i / Stride) % Channels of \p Scales and
+/// \p Zeros (one entry, Channels = 1, for a whole tensor). Quantize:
+/// Y = clamp(round-half-even(X / scale) + zero) into u8 or i8 (\p Signed);
+/// Dequantize: Y = (X - zero) * scale, X of \p XType (u8, i8 or i32).
+enum class QuantType : unsigned char { U8, I8, I32 };
+struct QuantParams {
+  std::vector<float> Scales;
+  std::vector<int32_t> Zeros;
+  int64_t Channels = 1, Stride = 1;
+};
+void runQuantize(const QuantParams &Q, bool Signed, const float *X, void *Y,
+                 int64_t Count, int Threads);
+void runDequantize(const QuantParams &Q, QuantType XType, const void *X,
+                   float *Y, int64_t Count, int Threads);
+
 /// Y = IsNaN(X) or IsInf(X) (of the signs asked for) over \p Count
 /// floats, as bools.
 enum class FloatClass : unsigned char { NaN, Inf, PosInf, NegInf };

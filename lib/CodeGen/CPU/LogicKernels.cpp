@@ -2,7 +2,8 @@
 //
 // Kernels on any element type: comparisons (f32, i32, i64 and bool
 // operands), And/Or/Xor/Not, IsNaN/IsInf, Where and Expand (any element
-// size), integer and f64 arithmetic, remainders and shifts, and Cast
+// size), integer and f64 arithmetic, remainders and shifts, linear
+// (de)quantization, and Cast
 // between f32, f64, i8, u8, i32, i64 and bool. Like the binary arithmetic
 // kernel they walk the output in its physical order with each operand
 // read through strides (0 where broadcast); rows are plain loops that the
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 using namespace strider;
@@ -383,6 +385,76 @@ void cpu::runArith(ArithOp Op, ArithType Type, const BroadcastParams &P,
 void cpu::runNot(const uint8_t *X, uint8_t *Y, int64_t Count) {
   for (int64_t I = 0; I < Count; ++I)
     Y[I] = !X[I];
+}
+
+namespace {
+
+/// Runs \p F(Begin, End, Channel) over runs of elements sharing a channel,
+/// in pieces of about 16384 elements over the threads.
+template <typename Fn>
+void forEachChannelRun(const QuantParams &Q, int64_t Count, int Threads, Fn F) {
+  constexpr int64_t Piece = 16384;
+  parallelFor((Count + Piece - 1) / Piece, Threads, [&](int64_t P) {
+    const int64_t End = std::min(Count, (P + 1) * Piece);
+    for (int64_t I = P * Piece; I < End;) {
+      const int64_t RunEnd =
+          Q.Channels == 1 ? End : std::min(End, (I / Q.Stride + 1) * Q.Stride);
+      F(I, RunEnd, Q.Channels == 1 ? 0 : (I / Q.Stride) % Q.Channels);
+      I = RunEnd;
+    }
+  });
+}
+
+template <typename T>
+void quantizeTyped(const QuantParams &Q, const float *X, T *Y, int64_t Count,
+                   int Threads) {
+  const float Lo = float(std::numeric_limits<T>::min()),
+              Hi = float(std::numeric_limits<T>::max());
+  forEachChannelRun(Q, Count, Threads, [&](int64_t B, int64_t E, int64_t C) {
+    const float Scale = Q.Scales[size_t(C)];
+    const float Zero = float(Q.Zeros[size_t(C)]);
+    for (int64_t I = B; I < E; ++I) {
+      // Halves to even (the default rounding mode).
+      const float V = std::nearbyint(X[I] / Scale) + Zero;
+      Y[I] = V != V ? T(Zero) : T(std::min(std::max(V, Lo), Hi));
+    }
+  });
+}
+
+template <typename T>
+void dequantizeTyped(const QuantParams &Q, const T *X, float *Y, int64_t Count,
+                     int Threads) {
+  forEachChannelRun(Q, Count, Threads, [&](int64_t B, int64_t E, int64_t C) {
+    const float Scale = Q.Scales[size_t(C)];
+    const int64_t Zero = Q.Zeros[size_t(C)];
+    for (int64_t I = B; I < E; ++I)
+      Y[I] = float(int64_t(X[I]) - Zero) * Scale;
+  });
+}
+
+} // namespace
+
+void cpu::runQuantize(const QuantParams &Q, bool Signed, const float *X,
+                      void *Y, int64_t Count, int Threads) {
+  if (Signed)
+    quantizeTyped(Q, X, static_cast<int8_t *>(Y), Count, Threads);
+  else
+    quantizeTyped(Q, X, static_cast<uint8_t *>(Y), Count, Threads);
+}
+
+void cpu::runDequantize(const QuantParams &Q, QuantType XType, const void *X,
+                        float *Y, int64_t Count, int Threads) {
+  switch (XType) {
+  case QuantType::U8:
+    return dequantizeTyped(Q, static_cast<const uint8_t *>(X), Y, Count,
+                           Threads);
+  case QuantType::I8:
+    return dequantizeTyped(Q, static_cast<const int8_t *>(X), Y, Count,
+                           Threads);
+  case QuantType::I32:
+    return dequantizeTyped(Q, static_cast<const int32_t *>(X), Y, Count,
+                           Threads);
+  }
 }
 
 void cpu::runClassify(FloatClass Class, const float *X, uint8_t *Y,

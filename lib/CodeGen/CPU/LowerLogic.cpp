@@ -3,8 +3,9 @@
 // Equal/Less/LessOrEqual/Greater/GreaterOrEqual (f32, i32, i64 or bool
 // operands), And/Or/Xor/Not, IsNaN/IsInf of f32, Where and Expand (any
 // element size), Add/Sub/Mul/Div of f64 and integers, Mod (those and f32)
-// and BitShift with numpy broadcasting in any layouts, and Cast between
-// the common element types.
+// and BitShift with numpy broadcasting in any layouts, Cast between
+// the common element types, and QuantizeLinear/DequantizeLinear between
+// f32 and u8/i8 (i32 too for dequantization) with constant parameters.
 // Each function declines (returns false) outside the cases its kernel
 // covers, and the node then runs its reference kernel.
 //
@@ -17,6 +18,8 @@
 #include "strider/Layout/CostModel.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <memory>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -227,6 +230,89 @@ bool cpu::lowerClassify(LoweringContext &L, const Node &N, const FusedTail &) {
   const int64_t Count = *XT.getNumElements();
   L.addStep({Y->getName(), "logic." + N.getOpType().lower(), false}, {XB}, {YB},
             [=]() { runClassify(Class, P->f32(XB), P->bytes(YB), Count); });
+  return true;
+}
+
+/// The constant parameters of quantization node \p N (scale, optional
+/// zero point) for x of type \p XT, read in x's physical order; false
+/// when they are not constants of a supported form.
+static bool getQuantParams(const Node &N, const TensorType &XT,
+                           QuantParams &Q) {
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 1);
+  if (Axis < 0)
+    Axis += R;
+  int64_t Channels = 1;
+  for (unsigned K = 1; K < 3; ++K) {
+    if (!N.hasOperand(K))
+      continue;
+    const TensorData *D = N.getOperand(K)->getConstantData();
+    if (!D)
+      return false;
+    const int64_t Count = D->getNumElements();
+    if (Count != 1) {
+      if (Axis < 0 || Axis >= R || (Channels != 1 && Channels != Count))
+        return false;
+      Channels = Count;
+    }
+    for (int64_t I = 0; I < Count; ++I)
+      K == 1 ? Q.Scales.push_back(float(D->getDouble(I)))
+             : Q.Zeros.push_back(int32_t(D->getInt(I)));
+  }
+  if (Q.Zeros.empty())
+    Q.Zeros.push_back(0);
+  Q.Scales.resize(size_t(Channels), Q.Scales[0]);
+  Q.Zeros.resize(size_t(Channels), Q.Zeros[0]);
+  Q.Channels = Channels;
+  if (Channels == 1)
+    return true;
+  // The axis's run length: the physical dims after it.
+  Q.Stride = 1;
+  bool After = false;
+  for (unsigned D : XT.getLayout().getPermutation(unsigned(R))) {
+    if (After)
+      Q.Stride *= XT.getShape()[D].getSize();
+    After |= int64_t(D) == Axis;
+  }
+  return XT.getShape()[size_t(Axis)].getSize() == Channels;
+}
+
+bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const bool Quantize = N.getOpId() == OpId::QuantizeLinear;
+  const ElementType QE = Quantize ? YT.getElementType() : XT.getElementType();
+  static const std::pair<ElementType, QuantType> Types[] = {
+      {ElementType::U8, QuantType::U8},
+      {ElementType::I8, QuantType::I8},
+      {ElementType::I32, QuantType::I32}};
+  const auto *TypeIt =
+      llvm::find_if(Types, [&](const auto &E) { return E.first == QE; });
+  auto Q = std::make_shared<QuantParams>();
+  if (TypeIt == std::end(Types) || (Quantize && QE == ElementType::I32) ||
+      (Quantize ? XT : YT).getElementType() != ElementType::F32 ||
+      !XT.hasStaticShape() || XT.getShape() != YT.getShape() ||
+      XT.getLayout().getPermutation(XT.getRank()) !=
+          YT.getLayout().getPermutation(YT.getRank()) ||
+      !getQuantParams(N, XT, *Q))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Count = *XT.getNumElements();
+  const int Threads = L.getThreads();
+  const QuantType Type = TypeIt->second;
+  const std::string Kernel =
+      std::string(Quantize ? "quantize." : "dequantize.") +
+      getElementTypeName(QE).str() + (Q->Channels > 1 ? ".per_axis" : "");
+  if (Quantize)
+    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
+      runQuantize(*Q, Type == QuantType::I8, P->f32(XB), P->bytes(YB), Count,
+                  Threads);
+    });
+  else
+    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
+      runDequantize(*Q, Type, P->bytes(XB), P->f32(YB), Count, Threads);
+    });
   return true;
 }
 

@@ -335,6 +335,8 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Not)] = lowerNot;
     T[size_t(OpId::IsNaN)] = lowerClassify;
     T[size_t(OpId::IsInf)] = lowerClassify;
+    T[size_t(OpId::QuantizeLinear)] = lowerQuantize;
+    T[size_t(OpId::DequantizeLinear)] = lowerQuantize;
     T[size_t(OpId::Mod)] = lowerArith;
     T[size_t(OpId::BitShift)] = lowerArith;
     T[size_t(OpId::Where)] = lowerWhere;

@@ -730,6 +730,30 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
   case TypedOp::Not:
     storeScalar(P.Y, Y, Index, 0.0, loadInt(A, Ins[0], Off[0]) == 0, true);
     return;
+  case TypedOp::Quantize: {
+    // round(x / scale) in float, halves to even, + zero point, saturated.
+    const double Z =
+        P.NumOperands > 2 ? double(loadInt(P.In[2], Ins[2], Off[2])) : 0.0;
+    const float X = float(loadDouble(A, Ins[0], Off[0])),
+                S = float(loadDouble(P.In[1], Ins[1], Off[1]));
+    const double Q = double(rintf(X / S)) + Z;
+    const double Lo = P.Y == ScalarType::I8 ? -128.0 : 0.0,
+                 Hi = P.Y == ScalarType::I8 ? 127.0 : 255.0;
+    storeScalar(P.Y, Y, Index, 0.0,
+                int64_t(Q != Q   ? Z
+                        : Q < Lo ? Lo
+                        : Q > Hi ? Hi
+                                 : Q),
+                true);
+    return;
+  }
+  case TypedOp::Dequantize: {
+    const int64_t Z = P.NumOperands > 2 ? loadInt(P.In[2], Ins[2], Off[2]) : 0;
+    const float S = float(loadDouble(P.In[1], Ins[1], Off[1]));
+    storeScalar(P.Y, Y, Index,
+                double(float(loadInt(A, Ins[0], Off[0]) - Z) * S), 0, false);
+    return;
+  }
   case TypedOp::GatherND: {
     const int64_t From =
         getNdSliceOffset(P, P.In[1], Ins[1], Index / P.NdSlice, Err);

@@ -295,11 +295,13 @@ enum class TypedOp : uint8_t {
   ShiftRight,
   Xor,
   IsNaN,
-  IsInf,     ///< Of the signs DetectNegative and DetectPositive select.
-  CumSum,    ///< Running sums along Axis (Exclusive, Reverse).
-  Math,      ///< Act of f64 elements, in double.
-  GatherND,  ///< A thread per result element (the Nd* fields).
-  ScatterND, ///< A row op: a thread per slice element, over the tuples.
+  IsInf,      ///< Of the signs DetectNegative and DetectPositive select.
+  CumSum,     ///< Running sums along Axis (Exclusive, Reverse).
+  Math,       ///< Act of f64 elements, in double.
+  Quantize,   ///< QuantizeLinear: In[1] the scale, In[2] the zero point.
+  Dequantize, ///< DequantizeLinear, the same operands.
+  GatherND,   ///< A thread per result element (the Nd* fields).
+  ScatterND,  ///< A row op: a thread per slice element, over the tuples.
   Reduce,
   Contract,
   Trilu,

@@ -266,6 +266,11 @@ llvm::Error planTopK(PlanContext &C, const Node &N,
 /// Trilu of any held type, k constant or computed: a thread per element.
 llvm::Error planTrilu(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);
+/// QuantizeLinear (any float type to u8/i8) and DequantizeLinear (u8, i8,
+/// i32 to any float type), parameters per tensor or per axis, in any
+/// layout: a thread per element.
+llvm::Error planQuantize(PlanContext &C, const Node &N,
+                         const codegen::FusedTail &Tail);
 /// GatherND and ScatterND (every reduction) of any held type by i64 index
 /// tuples, row-major: a thread per result element, or a copy and then a
 /// thread per slice element walking the tuples in order.

@@ -679,6 +679,77 @@ llvm::Error cuda::planTrilu(PlanContext &C, const Node &N, const FusedTail &T) {
   return llvm::Error::success();
 }
 
+llvm::Error cuda::planQuantize(PlanContext &C, const Node &N,
+                               const FusedTail &T) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const bool Quantize = N.getOpId() == OpId::QuantizeLinear;
+  auto XS = getScalarType(XT.getElementType());
+  auto YS = getScalarType(YT.getElementType());
+  const int64_t R = XT.getRank();
+  int64_t Axis = N.getIntAttr("axis", 1);
+  if (Axis < 0)
+    Axis += R;
+  if (!XS || !YS || R > MaxRank || !XT.hasStaticShape() ||
+      XT.getShape() != YT.getShape() || !T.Act.isNone() || T.Residual)
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " to " + YT.str());
+  TypedParams P;
+  P.Op = Quantize ? TypedOp::Quantize : TypedOp::Dequantize;
+  P.Rank = int(R);
+  P.In[0] = *XS;
+  P.Y = *YS;
+  codegen::getPhysicalShape(YT, P.Shape);
+  toPhysical(YT, codegen::getStrides(XT), P.Strides[0]);
+  std::vector<Arg> Args = {Arg(), Arg(), Arg(), Arg()};
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  Args[0] = {*XB, 0};
+  P.NumOperands = 2;
+  for (unsigned K = 1; K < 3; ++K) {
+    if (!N.hasOperand(K))
+      continue;
+    const Value *V = N.getOperand(K);
+    auto VS = getScalarType(V->getType().getElementType());
+    const auto Count = V->getType().getNumElements();
+    if (!VS || !Count || V->getType().getRank() > 1 ||
+        (*Count != 1 && (Axis < 0 || Axis >= R ||
+                         XT.getShape()[size_t(Axis)].getSize() != *Count)))
+      return unsupported(N, N.getOpType() + " with a parameter of type " +
+                                V->getType().str());
+    P.In[K] = *VS;
+    // A parameter per axis entry: stride 1 along the axis, 0 elsewhere.
+    std::vector<int64_t> Logical(size_t(R), 0);
+    if (*Count != 1)
+      Logical[size_t(Axis)] = 1;
+    toPhysical(YT, Logical, P.Strides[K]);
+    auto B = C.getBuffer(V, N);
+    if (!B)
+      return B.takeError();
+    Args[K] = {*B, 0};
+    P.NumOperands = int(K) + 1;
+  }
+  const bool QuantizedOk =
+      Quantize ? (P.Y == ScalarType::U8 || P.Y == ScalarType::I8)
+               : (P.In[0] == ScalarType::U8 || P.In[0] == ScalarType::I8 ||
+                  P.In[0] == ScalarType::I32);
+  if (!QuantizedOk || isIntegerType(Quantize ? P.In[0] : P.Y) ||
+      isIntegerType(P.In[1]))
+    return unsupported(N,
+                       N.getOpType() + " of " + XT.str() + " to " + YT.str());
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  Args[3] = {*YB, 0};
+  C.addStep({getStepNodes(N, T),
+             std::string(Quantize ? "typed.quantize " : "typed.dequantize ") +
+                 getScalarTypeName(*XS) + ">" + getScalarTypeName(*YS),
+             0},
+            P, std::move(Args));
+  return llvm::Error::success();
+}
+
 /// The Nd* fields of \p P for \p N's index tuples into \p Data after
 /// \p Batch shared dims (both row-major and static, the indices i64);
 /// false where the kernel does not apply.

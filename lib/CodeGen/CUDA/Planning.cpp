@@ -468,6 +468,8 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::Trilu)] = planTrilu;
     T[size_t(OpId::CumSum)] = planCumSum;
     T[size_t(OpId::GatherND)] = planGatherND;
+    T[size_t(OpId::QuantizeLinear)] = planQuantize;
+    T[size_t(OpId::DequantizeLinear)] = planQuantize;
     T[size_t(OpId::ScatterND)] = planScatterND;
     for (OpId Id :
          {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
@@ -537,6 +539,8 @@ bool takesIndexTypes(const Node &N) {
   case OpId::CumSum:  // The typed kernel, any number type.
   case OpId::GatherND:
   case OpId::ScatterND:
+  case OpId::QuantizeLinear: // Its planner checks the types.
+  case OpId::DequantizeLinear:
     return true;
   default:
     return false;

@@ -726,6 +726,8 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Cast, 6, nullptr, nullptr},
     {OpId::Identity, 1, nullptr, nullptr},
     {OpId::Dropout, 7, minVersionDropout, lowerDropout},
+    {OpId::QuantizeLinear, 13, nullptr, nullptr},
+    {OpId::DequantizeLinear, 13, nullptr, nullptr},
     {OpId::PRelu, 7, nullptr, nullptr},
     {OpId::Add, 7, nullptr, nullptr},
     {OpId::Sub, 7, nullptr, nullptr},

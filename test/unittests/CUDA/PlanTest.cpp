@@ -1987,6 +1987,27 @@ graph @nd(%x: tensor<2 x 4 x 3 x f32>, %i: tensor<3 x 2 x i64>, %b: tensor<2 x 1
                               0, In);
 }
 
+TEST(CudaPlanTest, QuantizationRunsOnTheTypedKernel) {
+  // A QDQ pair per tensor and one per channel of a channels-last tensor
+  // (the parameters' stride along the channels' physical place).
+  checkOnHostAgainstReference(
+      R"(
+graph @q(%x: tensor<1 x 3 x 2 x 4 x f32, nhwc>) {
+  %s = Constant() {value = dense<0.25> : tensor<f32>} : tensor<f32>
+  %z = Constant() {value = dense<3> : tensor<u8>} : tensor<u8>
+  %q = QuantizeLinear(%x, %s, %z) : tensor<1 x 3 x 2 x 4 x u8, nhwc>
+  %d = DequantizeLinear(%q, %s, %z) : tensor<1 x 3 x 2 x 4 x f32, nhwc>
+  %cs = Constant() {value = dense<[0.5, 0.125, 2.0]> : tensor<3 x f32>} : tensor<3 x f32>
+  %cz = Constant() {value = dense<[-1, 0, 7]> : tensor<3 x i8>} : tensor<3 x i8>
+  %cq = QuantizeLinear(%x, %cs, %cz) : tensor<1 x 3 x 2 x 4 x i8, nhwc>
+  %cd = DequantizeLinear(%cq, %cs, %cz) : tensor<1 x 3 x 2 x 4 x f32>
+  return %q, %d, %cq, %cd
+}
+)",
+      {"typed.quantize f32>u8", "typed.dequantize u8>f32",
+       "typed.quantize f32>i8", "typed.dequantize i8>f32"});
+}
+
 TEST(CudaPlanTest, MasksByLengthRunOnTheTypedKernel) {
   // A feature extractor's masking: frame counts from lengths (integer
   // arithmetic), a mask from a range (Less, broadcast), Where, Not and

@@ -1175,6 +1175,46 @@ TEST(CPUKernelTest, GatherNDAndScatterND) {
             std::string::npos);
 }
 
+TEST(CPUKernelTest, QuantizeDequantizeRoundTrips) {
+  // A QDQ pair per tensor (u8, a zero point) and per channel (i8) of a
+  // channels-last tensor, and i32 dequantized (a bias's form).
+  for (bool PerChannel : {false, true}) {
+    GraphBuilder B(30 + PerChannel);
+    Value *X = B.input({1, 4, 3, 5}, cputest::layoutFor(true, 4));
+    auto &T = B.Inputs[X->getName()];
+    float *P = reinterpret_cast<float *>(T.getMutableBytes().data());
+    for (int64_t I = 0; I < T.getNumElements(); ++I)
+      P[I] = P[I] * 40.0f + (I % 3 == 0 ? 0.25f : 0.0f);
+    // Halfway cases of the per-tensor scale 0.25: to even.
+    P[0] = 0.125f;
+    P[1] = 0.375f;
+    P[2] = -0.625f;
+    const ElementType QE = PerChannel ? ElementType::I8 : ElementType::U8;
+    Value *Scale = PerChannel ? B.constant({4}, {0.1f, 0.2f, 0.5f, 0.05f})
+                              : B.constant({}, {0.25f});
+    TensorDataRef ZD = PerChannel
+                           ? TensorData::fromInt64(QE, {4}, {0, -3, 5, 1})
+                           : TensorData::fromInt64(QE, {}, {128});
+    Node *ZN = B.G.createNode(OpId::Constant, {}, {"zp"}, {ZD->getType()});
+    ZN->setAttr("value", Attribute::getTensor(ZD));
+    Value *Zero = ZN->getResult(0);
+    Value *Q = B.op(OpId::QuantizeLinear, {X, Scale, Zero}, {},
+                    cputest::layoutFor(true, 4));
+    Value *D = B.op(OpId::DequantizeLinear, {Q, Scale, Zero}, {},
+                    cputest::layoutFor(true, 4));
+    B.G.addOutput(Q);
+    B.check(D, 0, 2, PerChannel ? "dequantize.i8.per_axis" : "dequantize.u8");
+  }
+  GraphBuilder B(32);
+  Value *X = B.G.addInput("x", TensorType::get(ElementType::I32, {3, 7}));
+  runtime::Tensor XT(ElementType::I32, {3, 7});
+  for (int64_t K = 0; K < 21; ++K)
+    XT.setInt(K, (K * 7919) % 2001 - 1000);
+  B.Inputs["x"] = std::move(XT);
+  B.check(B.op(OpId::DequantizeLinear, {X, B.constant({}, {0.003f})}), 0, 2,
+          "dequantize.i32");
+}
+
 TEST(CPUKernelTest, XorAndFloatClassification) {
   GraphBuilder B(10);
   Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));

@@ -630,6 +630,33 @@ TEST(DataMovementKernelTest, GatherNDAndScatterND) {
             std::string::npos);
 }
 
+TEST(ElementwiseKernelTest, QuantizeAndDequantizeLinear) {
+  const ElementType U8 = ElementType::U8, I8 = ElementType::I8;
+  // Halves round to even; the result saturates; no zero point: u8.
+  Tensor X = f32({6}, {-1, 0.5, 1.5, 2.5, 300, 63.7});
+  Tensor Half = f32({}, {0.5});
+  expectOp({OpId::QuantizeLinear, {&X, &Half}, {}, {ty(U8, {6})}},
+           {0, 1, 3, 5, 255, 127});
+  Tensor Zero = makeTensor(I8, {}, {-10});
+  expectOp({OpId::QuantizeLinear, {&X, &Half, &Zero}, {}, {ty(I8, {6})}},
+           {-12, -9, -7, -5, 127, 117});
+  // Per axis (1, the default): one scale and zero point per channel.
+  Tensor Q = makeTensor(U8, {2, 3}, {0, 128, 255, 10, 20, 30});
+  Tensor Scales = f32({3}, {1, 0.5, 2});
+  Tensor Zeros = makeTensor(U8, {3}, {0, 128, 10});
+  expectOp(
+      {OpId::DequantizeLinear, {&Q, &Scales, &Zeros}, {}, {ty(F32, {2, 3})}},
+      {0, 0, 490, 10, -54, 40});
+  Tensor XS = f32({2, 3}, {0, 0, 490, 10, -54, 40});
+  expectOp({OpId::QuantizeLinear, {&XS, &Scales, &Zeros}, {}, {ty(U8, {2, 3})}},
+           {0, 128, 255, 10, 20, 30});
+  Tensor Wrong = f32({2}, {1, 2});
+  EXPECT_NE(
+      opError({OpId::DequantizeLinear, {&Q, &Wrong}, {}, {ty(F32, {2, 3})}})
+          .find("quantization parameter tensor<2 x f32> for x"),
+      std::string::npos);
+}
+
 TEST(ElementwiseKernelTest, RelayoutKeepsLogicalValues) {
   Tensor X =
       makeTensor(F32, {1, 2, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
