@@ -525,6 +525,17 @@ llvm::Error detail::inferGatherElements(const Node &N, ResultTypes &Results) {
   return llvm::Error::success();
 }
 
+/// A scatter's reduction: none, add, mul, max or min.
+static llvm::Error checkScatterReduction(const Node &N) {
+  const std::string Reduction = N.getStringAttr("reduction", "none");
+  static const llvm::StringRef Reductions[] = {"none", "add", "mul", "max",
+                                               "min"};
+  if (!llvm::is_contained(Reductions, Reduction))
+    return makeNodeError(N, "unknown reduction '" + Reduction +
+                                "' (none, add, mul, max or min)");
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferScatterElements(const Node &N, ResultTypes &Results) {
   const TensorType *Data = getOperandType(N, 0);
   if (!Data)
@@ -540,12 +551,8 @@ llvm::Error detail::inferScatterElements(const Node &N, ResultTypes &Results) {
   ElementType Elt = Data->getElementType();
   if (llvm::Error E = unifyElementTypes(N, Elt, Updates->getElementType()))
     return E;
-  const std::string Reduction = N.getStringAttr("reduction", "none");
-  static const llvm::StringRef Reductions[] = {"none", "add", "mul", "max",
-                                               "min"};
-  if (!llvm::is_contained(Reductions, Reduction))
-    return makeNodeError(N, "unknown reduction '" + Reduction +
-                                "' (none, add, mul, max or min)");
+  if (llvm::Error E = checkScatterReduction(N))
+    return E;
   if (Indices->hasRank() && Updates->hasRank()) {
     if (Updates->getRank() != Indices->getRank())
       return makeNodeError(
@@ -657,12 +664,8 @@ llvm::Error detail::inferScatterND(const Node &N, ResultTypes &Results) {
   ElementType Elt = Data->getElementType();
   if (llvm::Error E = unifyElementTypes(N, Elt, Updates->getElementType()))
     return E;
-  const std::string Reduction = N.getStringAttr("reduction", "none");
-  static const llvm::StringRef Reductions[] = {"none", "add", "mul", "max",
-                                               "min"};
-  if (!llvm::is_contained(Reductions, Reduction))
-    return makeNodeError(N, "unknown reduction '" + Reduction +
-                                "' (none, add, mul, max or min)");
+  if (llvm::Error E = checkScatterReduction(N))
+    return E;
   if (Data->hasRank() && Indices->hasRank()) {
     auto K = getTupleLength(N, *Indices, Data->getRank(), 0);
     if (!K)

@@ -47,6 +47,9 @@ struct FusionRules {
 bool getFusableActivation(const Node &N, Activation &Out);
 /// The same for any result type (the CUDA typed kernel's f64 math).
 bool getActivation(const Node &N, Activation &Out);
+/// Every op getActivation maps to an ActKind: the unary ops both backends
+/// run on their activation kernels.
+llvm::ArrayRef<OpId> getActivationOps();
 
 /// Whether tensors of types \p A and \p B hold the same bytes (same
 /// element type and shape, layouts equal or differing only in unit dims).

@@ -241,6 +241,42 @@ void combine(uint8_t *To, const uint8_t *From, char R) {
   std::memcpy(To, &V, sizeof(T));
 }
 
+/// Combines an update into what a scatter's result holds (see combine).
+using CombineFn = void (*)(uint8_t *, const uint8_t *, char);
+
+/// The combination of reduction \p Reduction for elements of \p Elt: \p R
+/// its operator ('=' stores) and \p F the function (null for '='); false
+/// for an unknown reduction or a type only the reference combines.
+bool getScatterCombine(llvm::StringRef Reduction, ElementType Elt, char &R,
+                       CombineFn &F) {
+  static const std::pair<const char *, char> Ops[] = {
+      {"none", '='}, {"add", '+'}, {"mul", '*'}, {"max", '>'}, {"min", '<'}};
+  const auto *Op =
+      llvm::find_if(Ops, [&](const auto &O) { return Reduction == O.first; });
+  if (Op == std::end(Ops))
+    return false;
+  R = Op->second;
+  F = nullptr;
+  if (R == '=')
+    return true;
+  switch (Elt) {
+  case ElementType::F32:
+    F = combine<float>;
+    return true;
+  case ElementType::F64:
+    F = combine<double>;
+    return true;
+  case ElementType::I32:
+    F = combine<int32_t, uint32_t>;
+    return true;
+  case ElementType::I64:
+    F = combine<int64_t, uint64_t>;
+    return true;
+  default:
+    return false; // The reference kernel combines other types.
+  }
+}
+
 /// The index tuples of a GatherND or ScatterND (i64, the indices' last
 /// dim) into row-major data: tuple T names, in batch T / TuplesPerBatch,
 /// the slice of SliceElems elements at the sum of its indices times
@@ -339,41 +375,20 @@ bool cpu::lowerScatterND(LoweringContext &L, const Node &N, const FusedTail &) {
   const TensorType &XT = X->getType();
   const ElementType Elt = XT.getElementType();
   const std::string Reduction = N.getStringAttr("reduction", "none");
-  static const std::pair<const char *, char> Ops[] = {
-      {"none", '='}, {"add", '+'}, {"mul", '*'}, {"max", '>'}, {"min", '<'}};
-  const auto *Op =
-      llvm::find_if(Ops, [&](const auto &O) { return Reduction == O.first; });
+  char R = '=';
+  CombineFn Combine = nullptr;
   auto W = std::make_shared<TupleWalk>();
-  if (Op == std::end(Ops) || Updates->getType().getElementType() != Elt ||
+  if (!getScatterCombine(Reduction, Elt, R, Combine) ||
+      Updates->getType().getElementType() != Elt ||
       !Updates->getType().getLayout().isIdentity() ||
       Y->getType() != XT.withLayout(Layout()) ||
       !planTupleWalk(N, XT, Indices->getType(), 0, *W))
     return false;
-  void (*Combine)(uint8_t *, const uint8_t *, char) = nullptr;
-  if (Op->second != '=') {
-    switch (Elt) {
-    case ElementType::F32:
-      Combine = combine<float>;
-      break;
-    case ElementType::F64:
-      Combine = combine<double>;
-      break;
-    case ElementType::I32:
-      Combine = combine<int32_t, uint32_t>;
-      break;
-    case ElementType::I64:
-      Combine = combine<int64_t, uint64_t>;
-      break;
-    default:
-      return false; // The reference kernel combines other types.
-    }
-  }
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            UB = L.getBuffer(Updates), YB = L.defineBuffer(Y);
   ProgramImpl *P = &L.getProgram();
   const size_t Size = getElementByteSize(Elt);
   const size_t Total = size_t(*XT.getNumElements()) * Size;
-  const char R = Op->second;
   L.addStep({Y->getName(),
              std::string("scatter_nd") + (R == '=' ? "" : ".") +
                  (R == '=' ? "" : Reduction),
@@ -433,32 +448,12 @@ bool cpu::lowerScatterElements(LoweringContext &L, const Node &N,
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const ElementType Elt = XT.getElementType();
   const std::string Reduction = N.getStringAttr("reduction", "none");
-  static const std::pair<const char *, char> Ops[] = {
-      {"none", '='}, {"add", '+'}, {"mul", '*'}, {"max", '>'}, {"min", '<'}};
-  const auto *Op =
-      llvm::find_if(Ops, [&](const auto &O) { return Reduction == O.first; });
-  if (Op == std::end(Ops) || Updates->getType().getElementType() != Elt ||
+  char R = '=';
+  CombineFn Combine = nullptr;
+  if (!getScatterCombine(Reduction, Elt, R, Combine) ||
+      Updates->getType().getElementType() != Elt ||
       YT.getShape() != XT.getShape())
     return false;
-  void (*Combine)(uint8_t *, const uint8_t *, char) = nullptr;
-  if (Op->second != '=') {
-    switch (Elt) {
-    case ElementType::F32:
-      Combine = combine<float>;
-      break;
-    case ElementType::F64:
-      Combine = combine<double>;
-      break;
-    case ElementType::I32:
-      Combine = combine<int32_t, uint32_t>;
-      break;
-    case ElementType::I64:
-      Combine = combine<int64_t, uint64_t>;
-      break;
-    default:
-      return false; // The reference kernel combines other types.
-    }
-  }
   // The walk's side offsets are the updates'; the result is written at the
   // data offsets through its own strides (the same ones when both are
   // dense in one layout, else through the walk of the result).
@@ -475,7 +470,6 @@ bool cpu::lowerScatterElements(LoweringContext &L, const Node &N,
   ProgramImpl *P = &L.getProgram();
   const size_t Size = getElementByteSize(Elt);
   const int Threads = L.getThreads();
-  const char R = Op->second;
   L.addStep({Y->getName(),
              std::string("scatter_elements") + (R == '=' ? "" : ".") +
                  (R == '=' ? "" : Reduction),

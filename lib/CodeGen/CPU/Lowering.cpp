@@ -292,42 +292,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Einsum)] = lowerEinsum;
     T[size_t(OpId::LSTM)] = lowerLSTM;
     T[size_t(OpId::GRU)] = lowerGRU;
-    for (OpId Id : {OpId::Relu,
-                    OpId::LeakyRelu,
-                    OpId::Clip,
-                    OpId::Sigmoid,
-                    OpId::HardSigmoid,
-                    OpId::HardSwish,
-                    OpId::Tanh,
-                    OpId::Erf,
-                    OpId::Gelu,
-                    OpId::Elu,
-                    OpId::Exp,
-                    OpId::Sqrt,
-                    OpId::Neg,
-                    OpId::Abs,
-                    OpId::Reciprocal,
-                    OpId::Floor,
-                    OpId::Ceil,
-                    OpId::Log,
-                    OpId::Sin,
-                    OpId::Cos,
-                    OpId::Selu,
-                    OpId::Softplus,
-                    OpId::Softsign,
-                    OpId::Tan,
-                    OpId::Asin,
-                    OpId::Acos,
-                    OpId::Atan,
-                    OpId::Sinh,
-                    OpId::Cosh,
-                    OpId::Asinh,
-                    OpId::Acosh,
-                    OpId::Atanh,
-                    OpId::Sign,
-                    OpId::Round,
-                    OpId::ThresholdedRelu,
-                    OpId::Shrink})
+    for (OpId Id : codegen::getActivationOps())
       T[size_t(Id)] = lowerUnary;
     for (OpId Id : {OpId::Equal, OpId::Less, OpId::LessOrEqual, OpId::Greater,
                     OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Xor})

@@ -500,6 +500,20 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   return llvm::Error::success();
 }
 
+/// The kernel's form of a scatter's reduction attribute \p R.
+static llvm::Optional<ScatterReduction> getScatterReduction(llvm::StringRef R) {
+  static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
+      {"none", ScatterReduction::None},
+      {"add", ScatterReduction::Add},
+      {"mul", ScatterReduction::Mul},
+      {"max", ScatterReduction::Max},
+      {"min", ScatterReduction::Min}};
+  for (const auto &E : Reductions)
+    if (E.first == R)
+      return E.second;
+  return llvm::None;
+}
+
 llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
                                       const FusedTail &T) {
   const Value *X = N.getOperand(0), *I = N.getOperand(1), *U = N.getOperand(2),
@@ -510,16 +524,10 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   auto IS = getScalarType(IT.getElementType());
   const int64_t R = XT.getRank();
   const int64_t Axis = getAxis(N, R);
-  static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
-      {"none", ScatterReduction::None},
-      {"add", ScatterReduction::Add},
-      {"mul", ScatterReduction::Mul},
-      {"max", ScatterReduction::Max},
-      {"min", ScatterReduction::Min}};
   const std::string Reduce = N.getStringAttr("reduction", "none");
-  const auto *Reduction = llvm::find_if(
-      Reductions, [&](const auto &R) { return R.first == Reduce; });
-  if (Reduction == std::end(Reductions))
+  const llvm::Optional<ScatterReduction> Reduction =
+      getScatterReduction(Reduce);
+  if (!Reduction)
     return unsupported(N, "ScatterElements with reduction '" + Reduce + "'");
   if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
       Axis < 0 || R > MaxRank || !XT.hasStaticShape() || !IT.hasStaticShape() ||
@@ -558,7 +566,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   S.In[0] = *IS;
   S.In[1] = S.Y = *XS;
   S.Axis = int(Axis);
-  S.Reduction = Reduction->second;
+  S.Reduction = *Reduction;
   S.AxisSize = XT.getStaticShape()[size_t(Axis)];
   auto IStr = codegen::getStrides(IT), UStr = codegen::getStrides(UT),
        YStr = codegen::getStrides(YT);
@@ -572,8 +580,8 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   }
   C.addStep({Nodes,
              std::string("typed.scatter") +
-                 (Reduction->second == ScatterReduction::None ? std::string()
-                                                              : "_" + Reduce) +
+                 (*Reduction == ScatterReduction::None ? std::string()
+                                                       : "_" + Reduce) +
                  " " + getScalarTypeName(*XS) + " by " + getScalarTypeName(*IS),
              0},
             S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
@@ -818,18 +826,11 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
               *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &UT = U->getType(), &YT = Y->getType();
   auto XS = getScalarType(XT.getElementType());
-  static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
-      {"none", ScatterReduction::None},
-      {"add", ScatterReduction::Add},
-      {"mul", ScatterReduction::Mul},
-      {"max", ScatterReduction::Max},
-      {"min", ScatterReduction::Min}};
   const std::string Reduce = N.getStringAttr("reduction", "none");
-  const auto *Reduction = llvm::find_if(
-      Reductions, [&](const auto &R) { return R.first == Reduce; });
+  const llvm::Optional<ScatterReduction> Reduction =
+      getScatterReduction(Reduce);
   TypedParams S;
-  if (!XS || Reduction == std::end(Reductions) ||
-      UT.getElementType() != XT.getElementType() ||
+  if (!XS || !Reduction || UT.getElementType() != XT.getElementType() ||
       !UT.getLayout().isIdentity() || YT != XT || !T.Act.isNone() ||
       T.Residual || !setTupleParams(XT, I->getType(), 0, S))
     return unsupported(N, "ScatterND of " + XT.str() + " by " +
@@ -866,11 +867,11 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
   S.NumOperands = 2;
   S.In[0] = ScalarType::I64;
   S.In[1] = S.Y = *XS;
-  S.Reduction = Reduction->second;
+  S.Reduction = *Reduction;
   C.addStep({Nodes,
              std::string("typed.scatter_nd") +
-                 (Reduction->second == ScatterReduction::None ? std::string()
-                                                              : "_" + Reduce) +
+                 (*Reduction == ScatterReduction::None ? std::string()
+                                                       : "_" + Reduce) +
                  " " + getScalarTypeName(*XS),
              0},
             S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});

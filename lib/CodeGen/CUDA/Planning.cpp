@@ -396,51 +396,10 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::ConvTranspose)] = planConv;
     T[size_t(OpId::Gemm)] = planGemm;
     T[size_t(OpId::MatMul)] = planMatMul;
-    for (OpId Id : {OpId::Relu,
-                    OpId::LeakyRelu,
-                    OpId::Clip,
-                    OpId::Sigmoid,
-                    OpId::HardSigmoid,
-                    OpId::HardSwish,
-                    OpId::Tanh,
-                    OpId::Erf,
-                    OpId::Gelu,
-                    OpId::Elu,
-                    OpId::Exp,
-                    OpId::Sqrt,
-                    OpId::Neg,
-                    OpId::Abs,
-                    OpId::Reciprocal,
-                    OpId::Floor,
-                    OpId::Ceil,
-                    OpId::Log,
-                    OpId::Sin,
-                    OpId::Cos,
-                    OpId::Selu,
-                    OpId::Softplus,
-                    OpId::Softsign,
-                    OpId::Tan,
-                    OpId::Asin,
-                    OpId::Acos,
-                    OpId::Atan,
-                    OpId::Sinh,
-                    OpId::Cosh,
-                    OpId::Asinh,
-                    OpId::Acosh,
-                    OpId::Atanh,
-                    OpId::Sign,
-                    OpId::Round,
-                    OpId::ThresholdedRelu,
-                    OpId::Shrink,
-                    OpId::Add,
-                    OpId::Sub,
-                    OpId::Mul,
-                    OpId::Div,
-                    OpId::PRelu,
-                    OpId::Pow,
-                    OpId::Max,
-                    OpId::Min,
-                    OpId::Sum})
+    for (OpId Id : codegen::getActivationOps())
+      T[size_t(Id)] = planElementwise;
+    for (OpId Id : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::PRelu,
+                    OpId::Pow, OpId::Max, OpId::Min, OpId::Sum})
       T[size_t(Id)] = planElementwise;
     T[size_t(OpId::BatchNormalization)] = planBatchNorm;
     T[size_t(OpId::InstanceNormalization)] = planNorm;

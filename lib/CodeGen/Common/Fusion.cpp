@@ -48,6 +48,18 @@ static const std::pair<OpId, ActKind> PlainActivations[] = {
     {OpId::Round, ActKind::Round},
 };
 
+llvm::ArrayRef<OpId> codegen::getActivationOps() {
+  static const std::vector<OpId> Ops = [] {
+    std::vector<OpId> V = {OpId::LeakyRelu,       OpId::Elu,   OpId::Selu,
+                           OpId::HardSigmoid,     OpId::Gelu,  OpId::Clip,
+                           OpId::ThresholdedRelu, OpId::Shrink};
+    for (const auto &P : PlainActivations)
+      V.push_back(P.first);
+    return V;
+  }();
+  return Ops;
+}
+
 bool codegen::getActivation(const Node &N, Activation &Out) {
   Activation A;
   switch (N.getOpId()) {

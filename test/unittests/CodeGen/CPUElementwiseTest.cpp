@@ -8,6 +8,7 @@
 
 #include "CPUTestGraph.h"
 
+#include "strider/CodeGen/Fusion.h"
 #include "strider/IR/OpInfo.h"
 #include "strider/IR/TensorData.h"
 
@@ -84,6 +85,27 @@ Value *scaled(GraphBuilder &B, Value *X, const UnaryCase &C) {
 }
 
 } // namespace
+
+TEST(CPUElementwiseTest, ActivationOpsListEveryOpWithAnActKind) {
+  // getActivationOps (which both backends' tables read) and getActivation
+  // agree: every listed op maps to an ActKind (Clip with constant bounds),
+  // every other op to none.
+  llvm::ArrayRef<OpId> Listed = codegen::getActivationOps();
+  for (const OpInfo &Info : getAllOps()) {
+    if (Info.MaxOperands == 0)
+      continue; // Constants and shape sources: no activation.
+    GraphBuilder B{1};
+    Value *X = B.input({2, 3});
+    std::vector<Value *> Ops = {X};
+    while (Ops.size() < unsigned(std::max(Info.MinOperands, 1)))
+      Ops.push_back(B.constant({}, {1.0f}));
+    Node *N = B.G.createNode(Info.Id, Ops, {"y"},
+                             {TensorType::get(ElementType::F32, {2, 3})});
+    codegen::Activation A;
+    EXPECT_EQ(codegen::getActivation(*N, A), llvm::is_contained(Listed, Info.Id))
+        << Info.Name.str();
+  }
+}
 
 TEST(CPUElementwiseTest, UnaryMathStandalone) {
   for (const UnaryCase &C : unaryCases())
