@@ -38,17 +38,6 @@ std::vector<int64_t> readInts(const Tensor &T) {
   return R;
 }
 
-/// Normalizes axis \p Axis of a rank-\p Rank tensor into [0, Rank).
-llvm::Error normalizeAxis(const Node &N, int64_t &Axis, int64_t Rank) {
-  int64_t A = Axis < 0 ? Axis + Rank : Axis;
-  if (A < 0 || A >= Rank)
-    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
-                                " is out of range for rank " +
-                                llvm::Twine(Rank));
-  Axis = A;
-  return llvm::Error::success();
-}
-
 /// Error unless the result has shape \p Expected (result shapes come from
 /// shape inference, which cannot see non-constant bounds and sizes).
 llvm::Error checkResultShape(const Node &N, const Tensor &Out,
@@ -765,6 +754,16 @@ llvm::Error spaceToDepthKernel(const Node &N, Operands Ins, Results Outs) {
 }
 
 } // namespace
+
+llvm::Error runtime::normalizeAxis(const Node &N, int64_t &Axis, int64_t Rank) {
+  int64_t A = Axis < 0 ? Axis + Rank : Axis;
+  if (A < 0 || A >= Rank)
+    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
+                                " is out of range for rank " +
+                                llvm::Twine(Rank));
+  Axis = A;
+  return llvm::Error::success();
+}
 
 void runtime::addDataMovementKernels(KernelTable &T) {
   auto Set = [&T](OpId Id, ReferenceKernel K) {

@@ -20,13 +20,17 @@ using KernelTable =
     std::array<ReferenceKernel, static_cast<size_t>(OpId::Opaque)>;
 
 /// ElementwiseKernels.cpp: unary and broadcasting binary/variadic ops,
-/// Clip, Cast, PRelu, Identity, Dropout (inference), relayout.
+/// Clip, Cast, PRelu, Identity, Dropout (inference), QuantizeLinear,
+/// DequantizeLinear, relayout.
 void addElementwiseKernels(KernelTable &T);
 /// DataMovementKernels.cpp: Concat, Split, Slice, Pad, Transpose, Reshape,
 /// Flatten, Squeeze, Unsqueeze, Expand, Gather, GatherElements,
-/// ScatterElements, Shape, Constant, ConstantOfShape, DepthToSpace,
-/// SpaceToDepth.
+/// ScatterElements, GatherND, ScatterND, Shape, Constant, ConstantOfShape,
+/// DepthToSpace, SpaceToDepth.
 void addDataMovementKernels(KernelTable &T);
+/// Normalizes axis \p Axis of a rank-\p Rank tensor into [0, Rank); an
+/// error naming \p N when it is out of range.
+llvm::Error normalizeAxis(const Node &N, int64_t &Axis, int64_t Rank);
 /// ConvolutionKernels.cpp: Conv, ConvTranspose.
 void addConvolutionKernels(KernelTable &T);
 /// PoolingKernels.cpp: MaxPool, AveragePool, GlobalAveragePool,
@@ -35,7 +39,7 @@ void addPoolingKernels(KernelTable &T);
 /// NormalizationKernels.cpp: BatchNormalization, InstanceNormalization,
 /// LayerNormalization, LRN, Softmax, LogSoftmax, ReduceMean, ReduceMax,
 /// ReduceSum, ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare, ArgMax,
-/// ArgMin.
+/// ArgMin, TopK, CumSum.
 void addNormalizationKernels(KernelTable &T);
 /// MatrixKernels.cpp: Gemm, MatMul, Einsum.
 void addMatrixKernels(KernelTable &T);

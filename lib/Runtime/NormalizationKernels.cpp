@@ -161,12 +161,8 @@ llvm::Error layerNormKernel(const Node &N,
     return makeNodeError(N, "result must have the input's shape");
   int64_t Rank = X.getRank();
   int64_t Axis = N.getIntAttr("axis", -1);
-  if (Axis < -Rank || Axis >= Rank)
-    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
-                                " is out of range for rank " +
-                                llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  if (llvm::Error E = normalizeAxis(N, Axis, Rank))
+    return E;
   llvm::ArrayRef<int64_t> Lead = X.getShape().take_front(size_t(Axis));
   llvm::ArrayRef<int64_t> Norm = X.getShape().drop_front(size_t(Axis));
   // Scale and B broadcast to the normalized dims.
@@ -471,12 +467,8 @@ llvm::Error topKKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   const Tensor &X = *Operands[0];
   const int64_t Rank = X.getRank();
   int64_t Axis = N.getIntAttr("axis", -1);
-  if (Axis < -Rank || Axis >= Rank)
-    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
-                                " is out of range for rank " +
-                                llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  if (llvm::Error E = normalizeAxis(N, Axis, Rank))
+    return E;
   if (Operands[1]->getNumElements() != 1)
     return makeNodeError(N, "K must hold one element");
   const int64_t K = Operands[1]->getInt(0), Len = X.getDim(Axis);
@@ -521,12 +513,8 @@ llvm::Error argReduceKernel(const Node &N,
   Tensor &Y = Results[0];
   const int64_t Rank = X.getRank();
   int64_t Axis = N.getIntAttr("axis", 0);
-  if (Axis < -Rank || Axis >= Rank)
-    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
-                                " is out of range for rank " +
-                                llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  if (llvm::Error E = normalizeAxis(N, Axis, Rank))
+    return E;
   const bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
   const bool Last = N.getIntAttr("select_last_index", 0) != 0;
   llvm::SmallVector<int64_t, 6> Kept(X.getShape().begin(), X.getShape().end());
@@ -573,12 +561,8 @@ llvm::Error cumSumKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
     return makeNodeError(N, "axis must hold one element");
   const int64_t Rank = X.getRank();
   int64_t Axis = Operands[1]->getInt(0);
-  if (Axis < -Rank || Axis >= Rank)
-    return makeNodeError(N, "axis " + llvm::Twine(Axis) +
-                                " is out of range for rank " +
-                                llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  if (llvm::Error E = normalizeAxis(N, Axis, Rank))
+    return E;
   if (Y.getShape() != X.getShape())
     return makeNodeError(N, "result must have the input's shape");
   const bool Exclusive = N.getIntAttr("exclusive", 0) != 0;

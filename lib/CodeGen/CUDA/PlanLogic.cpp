@@ -500,6 +500,29 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   return llvm::Error::success();
 }
 
+/// A scatter's first step: Y = the data X (of storage type \p XS), in Y's
+/// physical order (one flat run when both are row-major; else rank <=
+/// MaxRank).
+static void addScatterDataCopy(PlanContext &C, const std::string &Nodes,
+                               const TensorType &XT, const TensorType &YT,
+                               ScalarType XS, BufferId XB, BufferId YB) {
+  TypedParams Copy;
+  Copy.Op = TypedOp::Cast;
+  Copy.In[0] = Copy.Y = XS;
+  if (XT.getLayout().isIdentity() && YT.getLayout().isIdentity()) {
+    Copy.Rank = 1;
+    Copy.Shape[0] = *YT.getNumElements();
+    Copy.Strides[0][0] = 1;
+  } else {
+    assert(YT.getRank() <= unsigned(MaxRank) && "rank checked by the caller");
+    Copy.Rank = int(YT.getRank());
+    codegen::getPhysicalShape(YT, Copy.Shape);
+    toPhysical(YT, codegen::getStrides(XT), Copy.Strides[0]);
+  }
+  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(XS), 0},
+            Copy, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+}
+
 /// The kernel's form of a scatter's reduction attribute \p R.
 static llvm::Optional<ScatterReduction> getScatterReduction(llvm::StringRef R) {
   static const std::pair<llvm::StringRef, ScatterReduction> Reductions[] = {
@@ -548,16 +571,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   if (!YB)
     return YB.takeError();
   const std::string Nodes = getStepNodes(N, T);
-  // Y = the data, in Y's physical order.
-  TypedParams Copy;
-  Copy.Op = TypedOp::Cast;
-  Copy.Rank = int(R);
-  Copy.In[0] = Copy.Y = *XS;
-  codegen::getPhysicalShape(YT, Copy.Shape);
-  auto XStr = codegen::getStrides(XT);
-  toPhysical(YT, XStr, Copy.Strides[0]);
-  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(*XS), 0},
-            Copy, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+  addScatterDataCopy(C, Nodes, XT, YT, *XS, *XB, *YB);
   // Then the updates, row by row, in Y's own strides.
   TypedParams S;
   S.Op = TypedOp::Scatter;
@@ -848,15 +862,8 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
   if (!YB)
     return YB.takeError();
   const std::string Nodes = getStepNodes(N, T);
-  // Y = the data (both row-major), then the slices.
-  TypedParams Copy;
-  Copy.Op = TypedOp::Cast;
-  Copy.Rank = 1;
-  Copy.Shape[0] = *XT.getNumElements();
-  Copy.Strides[0][0] = 1;
-  Copy.In[0] = Copy.Y = *XS;
-  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(*XS), 0},
-            Copy, {{*XB, 0}, Arg(), Arg(), {*YB, 0}});
+  // Y = the data, then the slices.
+  addScatterDataCopy(C, Nodes, XT, YT, *XS, *XB, *YB);
   S.Op = TypedOp::ScatterND;
   S.Rank = 2;
   S.Axis = 0;
