@@ -658,7 +658,9 @@ def op_cases():
     return cases
 
 
-# Ops of Ops.def that the `ops` suite must cover (relayout: `layouts`).
+# Ops of Ops.def that the `ops` suite must cover (relayout: `layouts`; If:
+# the exporter does not write subgraphs, so an If cannot round-trip; its
+# import and inlining are test/Import/ONNX/if.test's).
 def ops_def_names():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "include", "strider", "IR", "Ops.def")
@@ -974,7 +976,7 @@ def main():
         cases = op_cases()
         covered = {n.op_type for m in cases for n in m.graph.node}
         missing = [o for o in ops_def_names()
-                   if o not in covered and o != "relayout"]
+                   if o not in covered and o not in ("relayout", "If")]
         if missing:
             print(f"FAIL ops suite: no case for {', '.join(missing)}")
             return 1

@@ -132,6 +132,14 @@ THIRD_PARTY = [
     ("silero-vad-v6", "faster-whisper==1.2.1",
      "faster_whisper/assets/silero_vad_v6.onnx", {"input": [938, 576]},
      "vad"),
+    # Silero's own package: one model for 16 and 8 kHz, the sample rate an
+    # input whose value picks the branch of an If (nested Ifs inside each
+    # branch decide on shapes); one 32 ms chunk and the LSTM state, as the
+    # package's streaming iterator feeds them.
+    ("silero-vad-16k", "silero-vad==6.2.3", "silero_vad/data/silero_vad.onnx",
+     {"input": [1, 512], "state": [2, 1, 128], "sr": ([], 16000)}, "vad"),
+    ("silero-vad-8k", "silero-vad==6.2.3", "silero_vad/data/silero_vad.onnx",
+     {"input": [1, 256], "state": [2, 1, 128], "sr": ([], 8000)}, "vad"),
 ]
 
 # Per-model tolerances (the optional last field of THIRD_PARTY).

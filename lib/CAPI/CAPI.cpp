@@ -625,7 +625,15 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
     }
     Key[Name] = {Elt, Shape};
   }
-  auto S = Session->S->prepare(Key);
+  // Inputs that decide an If's branch key the specialization by value:
+  // read where the host can (a prepare without data, or with them in GPU
+  // memory, leaves them out and the session says it needs them).
+  runtime::TensorMap Control;
+  for (const Value *In : M.getControlInputs())
+    for (size_t I = 0; I < NumInputs; ++I)
+      if (Want[I] == In && Inputs[I].data && isHost(Inputs[I].device))
+        Control[In->getName()] = readTensor(Inputs[I]);
+  auto S = Session->S->prepare(Key, Session->S->getValueKey(Control));
   if (!S)
     return fail(STRIDER_ERROR_RUN, S.takeError());
   if (*S != Session->Current) {

@@ -13,6 +13,7 @@
 #include "strider/IR/Verifier.h"
 #include "strider/Import/ONNX.h"
 #include "strider/Support/FileIO.h"
+#include "strider/Transforms/Specialize.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -74,5 +75,6 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
       M->Inputs.push_back(In);
   for (const Value *Out : M->G->getOutputs())
     M->Outputs.push_back(Out);
+  M->ControlInputs = findControlInputs(*M->G);
   return std::shared_ptr<const Model>(std::move(M));
 }

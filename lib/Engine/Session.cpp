@@ -21,13 +21,18 @@ class Plan {};
 } // namespace cuda
 } // namespace strider
 #endif
+#include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
-#include "strider/Transforms/Passes.h"
-#include "strider/Transforms/PipelineOptions.h"
-#include "strider/Transforms/Precision.h"
 #include "strider/IR/Verifier.h"
 #include "strider/Layout/Target.h"
 #include "strider/Layout/Tuning.h"
+#include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Precision.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <set>
 
 using namespace strider;
 using namespace strider::engine;
@@ -51,10 +56,6 @@ static std::string getDefaultCudaTarget(int Device) {
   (void)Device;
 #endif
   return "cuda-sm90";
-}
-
-static llvm::Error makeError(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
 /// Whether \p K plans for the CUDA backend (on a GPU or emulated).
@@ -129,6 +130,68 @@ ShapeKey Session::getKey(const runtime::TensorMap &Inputs) {
   return Key;
 }
 
+ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
+  ValueKey Values;
+  for (const Value *In : M->getControlInputs()) {
+    auto It = Inputs.find(In->getName());
+    if (It == Inputs.end())
+      continue;
+    const runtime::Tensor &T = It->second;
+    std::vector<int64_t> &V = Values[In->getName()];
+    // Row-major order whatever the tensor's layout (a control input has
+    // at most MaxControlInputElements elements).
+    llvm::SmallVector<int64_t, 6> Index(T.getRank(), 0);
+    for (int64_t I = 0; I < T.getNumElements(); ++I) {
+      V.push_back(T.getInt(T.getOffset(Index)));
+      for (int D = int(T.getRank()) - 1; D >= 0; --D) {
+        if (++Index[D] < T.getDim(D))
+          break;
+        Index[D] = 0;
+      }
+    }
+  }
+  return Values;
+}
+
+/// An error for the first If left in \p G after specialization: its
+/// condition did not fold, so no backend can run it. Names the graph
+/// inputs the condition is computed from (node errors name the file).
+static llvm::Error checkNoIfLeft(const Graph &G) {
+  for (const Node *N : G.nodes()) {
+    if (N->getOpId() != OpId::If)
+      continue;
+    std::set<std::string> From;
+    std::vector<const Value *> Work = {N->getOperand(0)};
+    llvm::DenseSet<const Value *> Seen;
+    while (!Work.empty()) {
+      const Value *V = Work.back();
+      Work.pop_back();
+      if (!V || !Seen.insert(V).second)
+        continue;
+      if (V->isGraphInput()) {
+        From.insert("'" + V->getName() + "'");
+        continue;
+      }
+      for (const Value *Op : V->getDefiningNode()->getOperands())
+        Work.push_back(Op);
+    }
+    std::string Inputs;
+    for (const std::string &Name : From)
+      Inputs += (Inputs.empty() ? "" : ", ") + Name;
+    return makeNodeError(
+        *N,
+        "its condition is not known when the model is compiled" +
+            (Inputs.empty() ? std::string()
+                            : " (it is computed from input" +
+                                  std::string(From.size() > 1 ? "s " : " ") +
+                                  Inputs + ")") +
+            "; Strider runs an If by inlining the branch it takes, "
+            "which needs a condition that folds from shapes, constants "
+            "or small integer inputs");
+  }
+  return llvm::Error::success();
+}
+
 /// strider-compile's default pipeline after specialization: canonicalize,
 /// then layout assignment for \p Target, costed by \p Tuning when given
 /// (as ONNX Runtime optimizes at session creation). Returns what it did.
@@ -158,7 +221,7 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
 }
 
 llvm::Expected<std::unique_ptr<Specialization>>
-Session::build(const ShapeKey &Key) {
+Session::build(const ShapeKey &Key, const ValueKey &Values) {
   const Graph &Base = M->getGraph();
   const std::string &File = M->getFile();
   ShapeBindings B;
@@ -181,9 +244,30 @@ Session::build(const ShapeKey &Key) {
                        In->getType().str() + ")");
 
   auto S = std::make_unique<Specialization>();
+  for (const Value *In : M->getControlInputs()) {
+    const std::string &Name = In->getName();
+    auto V = Values.find(Name);
+    if (V == Values.end())
+      return makeError(File + ": input '" + Name +
+                       "' decides which branch an If takes: compiling the "
+                       "model needs its value (run it, or prepare with it)");
+    const std::vector<int64_t> &Shape = Key.at(Name).second;
+    int64_t Count = 1;
+    for (int64_t D : Shape)
+      Count *= D;
+    if (Count != int64_t(V->second.size()))
+      return makeError(File + ": input '" + Name + "' has " +
+                       std::to_string(Count) + " elements, " +
+                       std::to_string(V->second.size()) + " values given");
+    B.InputValues[Name] =
+        TensorData::fromInt64(In->getType().getElementType(), Shape, V->second);
+    S->BoundValues[Name] = V->second;
+  }
   S->G = Base.clone();
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
+  if (llvm::Error E = checkNoIfLeft(*S->G))
+    return E;
   std::string Did = "shapes specialized";
   if (!S->Specialized.BoundDims.empty()) {
     Did += " (";
@@ -192,6 +276,12 @@ Session::build(const ShapeKey &Key) {
       Did += (First ? "" : ", ") + Symbol + "=" + std::to_string(Size);
       First = false;
     }
+    Did += ")";
+  }
+  if (!S->Specialized.BoundValues.empty()) {
+    Did += ", inputs bound (";
+    for (size_t I = 0; I < S->Specialized.BoundValues.size(); ++I)
+      Did += (I ? ", " : "") + S->Specialized.BoundValues[I];
     Did += ")";
   }
   if (M->isArtifact()) {
@@ -259,17 +349,26 @@ Session::build(const ShapeKey &Key) {
   return S;
 }
 
-llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key) {
+llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
+                                                  const ValueKey &Values) {
+  // Values of inputs that decide no If do not make another specialization.
+  ValueKey Control;
+  for (const Value *In : M->getControlInputs()) {
+    auto It = Values.find(In->getName());
+    if (It != Values.end())
+      Control.insert(*It);
+  }
+  auto CacheKey = std::make_pair(Key, Control);
   for (auto It = Cache.begin(); It != Cache.end(); ++It)
-    if (It->first == Key) {
+    if (It->first == CacheKey) {
       Cache.splice(Cache.begin(), Cache, It);
       return Cache.front().second.get();
     }
-  auto S = build(Key);
+  auto S = build(Key, Control);
   if (!S)
     return S.takeError();
   ++Built;
-  Cache.emplace_front(Key, std::move(*S));
+  Cache.emplace_front(std::move(CacheKey), std::move(*S));
   while (Cache.size() > Opts.MaxSpecializations)
     Cache.pop_back();
   return Cache.front().second.get();
@@ -277,6 +376,27 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key) {
 
 llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
+  if (!S.BoundValues.empty()) {
+    // The control inputs are constants of S's graph: check that they hold
+    // what S was built for, and feed the rest.
+    ValueKey Fed = getValueKey(Inputs);
+    runtime::TensorMap Rest = Inputs;
+    for (const auto &[Name, Want] : S.BoundValues) {
+      auto It = Fed.find(Name);
+      if (It != Fed.end() && It->second != Want)
+        return makeError(M->getFile() + ": input '" + Name +
+                         "' differs from the value this specialization was "
+                         "built for (it decides which branch an If takes; "
+                         "run through Session::run to pick the right one)");
+      Rest.erase(Name);
+    }
+    return runChecked(S, Rest);
+  }
+  return runChecked(S, Inputs);
+}
+
+llvm::Expected<runtime::TensorMap>
+Session::runChecked(Specialization &S, const runtime::TensorMap &Inputs) {
   if (S.Program)
     return S.Program->run(Inputs);
 #if STRIDER_HAS_CUDA
@@ -295,8 +415,14 @@ llvm::Error Session::runOnDevice(Specialization &S,
                                  const runtime::DeviceTensorMap &Inputs,
                                  const runtime::DeviceTensorMap &Outputs) {
 #if STRIDER_HAS_CUDA
-  if (S.CudaProgram)
-    return S.CudaProgram->runOnDevice(Inputs, Outputs);
+  if (S.CudaProgram) {
+    // Control inputs are constants of S's graph (their device copies are
+    // not read: S was built for the values prepare() was given).
+    runtime::DeviceTensorMap Rest = Inputs;
+    for (const auto &Bound : S.BoundValues)
+      Rest.erase(Bound.first);
+    return S.CudaProgram->runOnDevice(Rest, Outputs);
+  }
 #else
   (void)S;
   (void)Inputs;
@@ -308,7 +434,7 @@ llvm::Error Session::runOnDevice(Specialization &S,
 
 llvm::Expected<runtime::TensorMap>
 Session::run(const runtime::TensorMap &Inputs) {
-  auto S = prepare(getKey(Inputs));
+  auto S = prepare(getKey(Inputs), getValueKey(Inputs));
   if (!S)
     return S.takeError();
   return run(**S, Inputs);

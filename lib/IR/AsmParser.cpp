@@ -96,6 +96,10 @@ private:
   bool parseInt64(int64_t &Out);
   bool parseString(std::string &Out);
   bool parseGraph();
+  /// `graph @name(inputs) { nodes return outputs }` into G.
+  bool parseGraphBody();
+  /// A graph attribute: a graph body of its own.
+  bool parseSubgraph(Attribute &Out);
   bool parseInput();
   bool parseNode();
   bool parseReturn();
@@ -774,6 +778,8 @@ bool Parser::parseAttrValue(Attribute &Out) {
     Out = Attribute::getTensor(std::move(D));
     return false;
   }
+  if (Tok.isIdentifier("graph"))
+    return parseSubgraph(Out);
   return emitError("expected an attribute value");
 }
 
@@ -996,9 +1002,7 @@ bool Parser::parseReturn() {
   return false;
 }
 
-bool Parser::parseGraph() {
-  if (Tok.isIdentifier("model") && parseModelLine())
-    return true;
+bool Parser::parseGraphBody() {
   if (expectKeyword("graph"))
     return true;
   if (!Tok.is(TokenKind::GraphName))
@@ -1022,7 +1026,27 @@ bool Parser::parseGraph() {
     if (parseNode())
       return true;
   }
-  if (parseReturn() || expect(TokenKind::RBrace, "'}' after 'return'"))
+  return parseReturn() || expect(TokenKind::RBrace, "'}' after 'return'");
+}
+
+bool Parser::parseSubgraph(Attribute &Out) {
+  // The branch is a graph of its own: its values are out of the enclosing
+  // graph's scope, which it reads only through its inputs.
+  auto Sub = std::make_unique<Graph>();
+  Sub->setSourceFile(G->getSourceFile());
+  std::swap(G, Sub);
+  bool Failed = parseGraphBody();
+  std::swap(G, Sub);
+  if (Failed)
+    return true;
+  Out = Attribute::getGraph(std::move(Sub));
+  return false;
+}
+
+bool Parser::parseGraph() {
+  if (Tok.isIdentifier("model") && parseModelLine())
+    return true;
+  if (parseGraphBody())
     return true;
   if (!Tok.is(TokenKind::Eof))
     return emitError("expected the end of the input after the graph");

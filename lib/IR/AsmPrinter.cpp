@@ -266,8 +266,13 @@ static void printFloat(llvm::raw_ostream &OS, float F) {
   OS << formatFloatLiteral(llvm::APFloat(F));
 }
 
+static void printGraphImpl(const Graph &G, llvm::raw_ostream &OS,
+                           DataPrinter &Data, unsigned Indent);
+
+/// \p Indent: the indentation of the line the attribute is on (a graph
+/// attribute's body goes two spaces deeper).
 static void printAttributeImpl(const Attribute &A, llvm::raw_ostream &OS,
-                               DataPrinter &Data) {
+                               DataPrinter &Data, unsigned Indent = 0) {
   switch (A.getKind()) {
   case AttrKind::Int:
     OS << A.getInt();
@@ -306,6 +311,12 @@ static void printAttributeImpl(const Attribute &A, llvm::raw_ostream &OS,
       OS << "<<null tensor>>";
     else
       Data.printTyped(OS, *A.getTensor());
+    return;
+  case AttrKind::Graph:
+    if (!A.getGraph())
+      OS << "<<null graph>>";
+    else
+      printGraphImpl(*A.getGraph(), OS, Data, Indent);
     return;
   }
   llvm_unreachable("unknown attribute kind");
@@ -407,8 +418,8 @@ static void printLocation(const Graph &G, const Node &N,
 }
 
 static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS,
-                      DataPrinter &Data) {
-  OS << "  ";
+                      DataPrinter &Data, unsigned Indent) {
+  OS.indent(Indent);
   if (N.getNumResults()) {
     for (unsigned I = 0; I < N.getNumResults(); ++I) {
       if (I)
@@ -436,7 +447,7 @@ static void printNode(const Graph &G, const Node &N, llvm::raw_ostream &OS,
     llvm::interleaveComma(N.getAttrs(), OS, [&](const NamedAttribute &A) {
       printIdentifier(OS, A.Name);
       OS << " = ";
-      printAttributeImpl(A.Value, OS, Data);
+      printAttributeImpl(A.Value, OS, Data, Indent);
     });
     OS << '}';
   }
@@ -460,10 +471,10 @@ void strider::printGraph(const Graph &G, llvm::raw_ostream &OS) {
   printGraph(G, OS, PrintOptions());
 }
 
-void strider::printGraph(const Graph &G, llvm::raw_ostream &OS,
-                         const PrintOptions &Opts) {
-  DataPrinter Data(Opts);
-  printModelLine(G, OS);
+/// `graph @name(inputs) {`, the nodes at \p Indent + 2, `return ...` and
+/// `}` at \p Indent (without a final newline).
+static void printGraphImpl(const Graph &G, llvm::raw_ostream &OS,
+                           DataPrinter &Data, unsigned Indent) {
   OS << "graph @";
   printIdentifier(OS, G.getName());
   OS << '(';
@@ -474,15 +485,15 @@ void strider::printGraph(const Graph &G, llvm::raw_ostream &OS,
     if (I)
       OS << ',';
     if (OnePerLine)
-      OS << "\n    ";
+      (OS << '\n').indent(Indent + 4);
     else if (I)
       OS << ' ';
     printInput(*G.getInputs()[I], OS, Data);
   }
   OS << ") {\n";
   for (const Node *N : G.nodes())
-    printNode(G, *N, OS, Data);
-  OS << "  return";
+    printNode(G, *N, OS, Data, Indent + 2);
+  OS.indent(Indent + 2) << "return";
   for (unsigned I = 0; I < G.getOutputs().size(); ++I) {
     OS << (I ? ", " : " ");
     if (const Value *Out = G.getOutputs()[I])
@@ -490,5 +501,14 @@ void strider::printGraph(const Graph &G, llvm::raw_ostream &OS,
     else
       OS << "<<null value>>";
   }
-  OS << "\n}\n";
+  OS << '\n';
+  OS.indent(Indent) << '}';
+}
+
+void strider::printGraph(const Graph &G, llvm::raw_ostream &OS,
+                         const PrintOptions &Opts) {
+  DataPrinter Data(Opts);
+  printModelLine(G, OS);
+  printGraphImpl(G, OS, Data, 0);
+  OS << '\n';
 }

@@ -1,10 +1,15 @@
 //===- Attribute.cpp - Node attributes ------------------------------------===//
 //
-// Attribute kind names and equality (tensor attributes compare by content).
+// Attribute kind names and equality (tensor attributes compare by content,
+// graph attributes by their printed form).
 //
 //===----------------------------------------------------------------------===//
 
 #include "strider/IR/Attribute.h"
+#include "strider/IR/AsmPrinter.h"
+#include "strider/IR/Graph.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 
@@ -19,6 +24,8 @@ llvm::StringRef strider::getAttrKindName(AttrKind K) {
   case AttrKind::Floats: return "floats";
   case AttrKind::Strings: return "strings";
   case AttrKind::Tensor: return "tensor";
+  case AttrKind::Graph:
+    return "graph";
   }
   return "?";
 }
@@ -41,6 +48,18 @@ bool Attribute::operator==(const Attribute &O) const {
   case AttrKind::Tensor:
     return getTensor() == O.getTensor() ||
            (getTensor() && O.getTensor() && *getTensor() == *O.getTensor());
+  case AttrKind::Graph: {
+    if (getGraph() == O.getGraph())
+      return true;
+    if (!getGraph() || !O.getGraph())
+      return false;
+    // The same text is the same graph: names, types, attributes, order.
+    std::string A, B;
+    llvm::raw_string_ostream AS(A), BS(B);
+    printGraph(*getGraph(), AS);
+    printGraph(*O.getGraph(), BS);
+    return AS.str() == BS.str();
+  }
   default:
     return V == O.V;
   }

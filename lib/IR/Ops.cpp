@@ -31,10 +31,9 @@ constexpr RawOp RawOps[] = {
 };
 
 AttrKind parseKind(llvm::StringRef K) {
-  static const AttrKind Kinds[] = {AttrKind::Int,     AttrKind::Float,
-                                   AttrKind::String,  AttrKind::Ints,
-                                   AttrKind::Floats,  AttrKind::Strings,
-                                   AttrKind::Tensor};
+  static const AttrKind Kinds[] = {
+      AttrKind::Int,    AttrKind::Float,   AttrKind::String, AttrKind::Ints,
+      AttrKind::Floats, AttrKind::Strings, AttrKind::Tensor, AttrKind::Graph};
   for (AttrKind Kind : Kinds)
     if (getAttrKindName(Kind) == K)
       return Kind;

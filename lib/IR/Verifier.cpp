@@ -55,6 +55,14 @@ llvm::Error strider::verifyNodeSchema(const Node &N) {
       return makeNodeError(N, "attribute '" + A.Name + "' must be of kind " +
                                   getAttrKindName(Spec->Kind) + ", got " +
                                   getAttrKindName(A.Value.getKind()));
+    // A branch is a graph of its own, checked by the same rules.
+    if (A.Value.getKind() == AttrKind::Graph) {
+      if (!A.Value.getGraph())
+        return makeNodeError(N, "attribute '" + A.Name + "' has no graph");
+      if (llvm::Error E = verifyGraph(*A.Value.getGraph()))
+        return makeNodeError(N, "attribute '" + A.Name +
+                                    "': " + llvm::toString(std::move(E)));
+    }
   }
   for (const AttrSpec &Spec : Info->Attrs)
     if (Spec.Required && !N.getAttr(Spec.Name))

@@ -1,6 +1,6 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, constant-fold, fold-batchnorm, fuse-gelu,
+// Runs remove-identity, constant-fold, inline-if, fold-batchnorm, fuse-gelu,
 // fuse-hardswish, fold-conv-input-affine, fold-matmul-scale,
 // fuse-layernorm, fold-transposes, cse and dce once, in that order:
 // forwarding identities exposes constants and Conv -> BatchNormalization
@@ -26,6 +26,7 @@ public:
     std::unique_ptr<Pass> Steps[] = {
         createIdentityRemovalPass(),
         createConstantFoldingPass(),
+        createInlineIfPass(),
         createFoldBatchNormPass(),
         createFuseGeluPass(),
         createFuseHardSwishPass(),

@@ -67,6 +67,11 @@ static llvm::hash_code hashAttribute(const Attribute &A) {
         H, hashType(D->getType()),
         llvm::hash_combine_range(Bytes.begin(), Bytes.end()));
   }
+  case AttrKind::Graph:
+    // By size only: equal graphs print alike, which costs a print; Ifs
+    // are few.
+    return llvm::hash_combine(H, A.getGraph() ? A.getGraph()->getNumNodes()
+                                              : size_t(0));
   }
   return H;
 }

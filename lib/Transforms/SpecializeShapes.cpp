@@ -14,6 +14,8 @@
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
@@ -206,11 +208,16 @@ strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
   // (light zoo weights are ConstantOfShape of their shapes) is memory the
   // run takes anyway; 2^28 elements bounds what one fold may allocate.
   std::unique_ptr<Pass> Fold = createConstantFoldingPass(int64_t(1) << 28);
+  // Ifs whose conditions folded (on shapes, or on inputs bound to values)
+  // become their taken branches, whose nodes the next round infers.
+  std::unique_ptr<Pass> Inline = createInlineIfPass();
   auto Before = getSignature(G);
   for (unsigned Round = 1; Round <= MaxRounds; ++Round) {
     if (llvm::Error E = inferShapes(G, Conflicts))
       return E;
     if (llvm::Error E = Fold->run(G))
+      return E;
+    if (llvm::Error E = Inline->run(G))
       return E;
     auto After = getSignature(G);
     if (After == Before)
@@ -248,10 +255,9 @@ static TensorType bindDims(const TensorType &T,
   return Changed ? TensorType(T.getElementType(), Dims, T.getLayout()) : T;
 }
 
-/// Replace graph input \p In by a Constant node of its default data, under
-/// the input's name.
-static void foldDefaultInput(Graph &G, Value *In) {
-  TensorDataRef Data = In->getDefaultData();
+/// Replace graph input \p In by a Constant node of \p Data, under the
+/// input's name.
+static void foldInput(Graph &G, Value *In, TensorDataRef Data) {
   std::string Name = In->getName();
   Node *First = G.getNumNodes() ? *G.nodes().begin() : nullptr;
   Node *C = G.createNode(OpId::Constant, {}, {G.makeUniqueName(Name)},
@@ -338,6 +344,32 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
     }
   }
 
+  // Inputs bound by value become constants (their shapes bind dims as a
+  // fed shape would).
+  for (const auto &[Name, Data] : B.InputValues) {
+    Value *In = G.lookupValue(Name);
+    if (!In || !In->isGraphInput())
+      return makeError("the model has no input '" + Name + "'");
+    const TensorType &T = In->getType();
+    const TensorType &DT = Data->getType();
+    auto Fed = B.InputShapes.find(Name);
+    if (Fed != B.InputShapes.end() &&
+        !llvm::equal(Fed->second, DT.getStaticShape()))
+      return makeError("input '" + Name + "' is bound to a value of type " +
+                       DT.str() + " but fed with shape " +
+                       shapeText(Fed->second));
+    if (!isCompatibleType(T.withLayout(Layout()), DT))
+      return makeError("input '" + Name + "' is bound to a value of type " +
+                       DT.str() + ", the model expects " + T.str());
+    std::string Text = Name + "=";
+    for (int64_t I = 0; I < DT.getNumElements().getValueOr(0) && I < 4; ++I)
+      Text += (I ? "," : "") + std::to_string(Data->getInt(I));
+    if (DT.getNumElements().getValueOr(0) > 4)
+      Text += ",...";
+    R.BoundValues.push_back(std::move(Text));
+    foldInput(G, In, Data);
+  }
+
   // Inputs: fed ones take their shapes, unfed defaults become constants,
   // the others take what the bindings say.
   std::vector<Value *> Inputs(G.getInputs().begin(), G.getInputs().end());
@@ -349,7 +381,7 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
       In->setType(TensorType::get(T.getElementType(), It->second, L));
     } else if (In->getDefaultData()) {
       R.FoldedInputs.push_back(In->getName());
-      foldDefaultInput(G, In);
+      foldInput(G, In, In->getDefaultData());
     } else {
       In->setType(bindDims(T, Sizes));
     }
@@ -396,4 +428,54 @@ private:
 
 std::unique_ptr<Pass> strider::createSpecializeShapesPass() {
   return std::make_unique<SpecializeShapesPass>();
+}
+
+//===----------------------------------------------------------------------===//
+// Control inputs
+//===----------------------------------------------------------------------===//
+
+/// Whether \p V's uses reach an If's condition: directly, through the
+/// results of the nodes reading it, or through the branch inputs of an If
+/// it is passed to.
+static bool reachesIfCondition(const Value *V,
+                               llvm::DenseSet<const Value *> &Seen) {
+  if (!Seen.insert(V).second)
+    return false;
+  for (const Use &U : V->getUses()) {
+    const Node &N = *U.User;
+    if (N.getOpId() == OpId::If) {
+      if (U.OperandIndex == 0)
+        return true;
+      for (const char *Name : {"then_branch", "else_branch"}) {
+        const Attribute *A = N.getAttr(Name);
+        if (!A || A->getKind() != AttrKind::Graph || !A->getGraph())
+          continue;
+        llvm::ArrayRef<Value *> Ins = A->getGraph()->getInputs();
+        if (U.OperandIndex - 1 < Ins.size() &&
+            reachesIfCondition(Ins[U.OperandIndex - 1], Seen))
+          return true;
+      }
+    }
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (const Value *R = N.getResult(I))
+        if (reachesIfCondition(R, Seen))
+          return true;
+  }
+  return false;
+}
+
+std::vector<const Value *> strider::findControlInputs(const Graph &G) {
+  std::vector<const Value *> Found;
+  for (const Value *In : G.getInputs()) {
+    const TensorType &T = In->getType();
+    ElementType Elt = T.getElementType();
+    llvm::Optional<int64_t> Count = T.getNumElements();
+    if (In->getDefaultData() || !Count || *Count > MaxControlInputElements ||
+        !(isInteger(Elt) || Elt == ElementType::Bool))
+      continue;
+    llvm::DenseSet<const Value *> Seen;
+    if (reachesIfCondition(In, Seen))
+      Found.push_back(In);
+  }
+  return Found;
 }

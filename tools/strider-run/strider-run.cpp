@@ -472,7 +472,8 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
     return toolError("strider-run: " + M.getFile() + ": " +
                      llvm::toString(std::move(E)));
   engine::Session &Run = **Sess;
-  auto Spec = Run.prepare(engine::Session::getKey(Inputs));
+  auto Spec =
+      Run.prepare(engine::Session::getKey(Inputs), Run.getValueKey(Inputs));
   if (!Spec)
     return toolPrefixed(Spec.takeError());
   engine::Specialization &S = **Spec;

@@ -93,6 +93,12 @@ public:
   /// them by name).
   llvm::ArrayRef<const Value *> getInputs() const { return Inputs; }
   llvm::ArrayRef<const Value *> getOutputs() const { return Outputs; }
+  /// The inputs whose values decide which branch an If takes (small
+  /// integer or bool inputs; findControlInputs): a specialization binds
+  /// them to the values fed, so those Ifs fold into their taken branches.
+  llvm::ArrayRef<const Value *> getControlInputs() const {
+    return ControlInputs;
+  }
 
 private:
   Model() = default;
@@ -102,7 +108,7 @@ private:
   bool FromArtifact = false;
   std::shared_ptr<cpu::DerivedStore> Derived;
   std::vector<std::string> Warnings;
-  std::vector<const Value *> Inputs, Outputs;
+  std::vector<const Value *> Inputs, Outputs, ControlInputs;
 };
 
 enum class Backend {
@@ -160,6 +166,9 @@ llvm::Error checkBackendAvailable(const SessionOptions &Opts);
 /// The graph and program for one set of input shapes.
 struct Specialization {
   std::unique_ptr<Graph> G;
+  /// The control inputs' values it was built for (see ValueKey); they are
+  /// constants of G, no longer inputs.
+  std::map<std::string, std::vector<int64_t>> BoundValues;
   SpecializeResult Specialized;
   /// What was done to the graph, in one line ("shapes specialized (N=1);
   /// optimized for cpu-avx512 (120 -> 80 nodes, 2 relayouts)").
@@ -177,6 +186,9 @@ struct Specialization {
 /// specialization is keyed by.
 using ShapeKey =
     std::map<std::string, std::pair<ElementType, std::vector<int64_t>>>;
+/// Values of the fed control inputs (Model::getControlInputs()), by name,
+/// in row-major order: the rest of a specialization's key.
+using ValueKey = std::map<std::string, std::vector<int64_t>>;
 
 class Session {
 public:
@@ -189,16 +201,20 @@ public:
   /// The specialization for inputs of these types and shapes (every input
   /// of Model::getInputs() must be there; inputs with default data may
   /// be): the cached one, else a new one. Errors name the model file.
-  llvm::Expected<Specialization *> prepare(const ShapeKey &Key);
+  /// A model with control inputs needs their values in \p Values.
+  llvm::Expected<Specialization *> prepare(const ShapeKey &Key,
+                                           const ValueKey &Values = {});
   /// prepare() for \p Inputs' shapes (any layout), then a run; the
   /// outputs, by name, each in the layout of its graph output.
   llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
-  /// Runs \p S (from this session's prepare()).
+  /// Runs \p S (from this session's prepare()). Control inputs in
+  /// \p Inputs must hold the values \p S was built for.
   llvm::Expected<runtime::TensorMap> run(Specialization &S,
                                          const runtime::TensorMap &Inputs);
   /// Runs \p S on tensors in the memory of the session's device
   /// (Backend::CUDA; cuda::Program::runOnDevice): inputs read and outputs
   /// written in place, in the caller's strides. Other backends: an error.
+  /// Control inputs are not read (S holds the values it was prepared for).
   llvm::Error runOnDevice(Specialization &S,
                           const runtime::DeviceTensorMap &Inputs,
                           const runtime::DeviceTensorMap &Outputs);
@@ -210,15 +226,23 @@ public:
   size_t getNumCached() const { return Cache.size(); }
 
   static ShapeKey getKey(const runtime::TensorMap &Inputs);
+  /// The values of the model's control inputs in \p Inputs (those fed).
+  ValueKey getValueKey(const runtime::TensorMap &Inputs) const;
 
 private:
   Session(std::shared_ptr<const Model> M, SessionOptions Opts);
-  llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key);
+  /// Runs \p S on \p Inputs, control inputs already checked and removed.
+  llvm::Expected<runtime::TensorMap>
+  runChecked(Specialization &S, const runtime::TensorMap &Inputs);
+  llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key,
+                                                        const ValueKey &Values);
 
   std::shared_ptr<const Model> M;
   SessionOptions Opts;
   /// Most recently used first.
-  std::list<std::pair<ShapeKey, std::unique_ptr<Specialization>>> Cache;
+  std::list<
+      std::pair<std::pair<ShapeKey, ValueKey>, std::unique_ptr<Specialization>>>
+      Cache;
   unsigned Built = 0;
 };
 

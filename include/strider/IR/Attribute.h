@@ -1,8 +1,11 @@
 //===- Attribute.h - Node attributes ----------------------------*- C++ -*-===//
 //
 // Attributes carry ONNX attribute values with their ONNX kinds: int, float,
-// string, ints, floats, strings and tensor. Subgraph attributes are not
-// representable; the importer rejects them.
+// string, ints, floats, strings, tensor and graph. A graph attribute (an
+// If's branch) is an immutable subgraph shared by the copies of its node
+// (two compare equal when they print alike):
+// its inputs stand for the values the node passes it (see the If op in
+// Ops.def), so a subgraph never refers to the graph around it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,11 +16,16 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace strider {
+
+class Graph;
+/// A subgraph attribute's graph: immutable once built, shared by copies.
+using GraphRef = std::shared_ptr<const Graph>;
 
 enum class AttrKind : uint8_t {
   Int,
@@ -27,6 +35,7 @@ enum class AttrKind : uint8_t {
   Floats,
   Strings,
   Tensor,
+  Graph,
 };
 
 /// Name of an attribute kind as used in op schemas (`int`, `floats`, ...).
@@ -48,6 +57,7 @@ public:
     return Attribute(std::move(S));
   }
   static Attribute getTensor(TensorDataRef T) { return Attribute(std::move(T)); }
+  static Attribute getGraph(GraphRef G) { return Attribute(std::move(G)); }
 
   AttrKind getKind() const { return static_cast<AttrKind>(V.index()); }
   int64_t getInt() const { return std::get<int64_t>(V); }
@@ -63,6 +73,7 @@ public:
     return std::get<std::vector<std::string>>(V);
   }
   const TensorDataRef &getTensor() const { return std::get<TensorDataRef>(V); }
+  const GraphRef &getGraph() const { return std::get<GraphRef>(V); }
 
   bool operator==(const Attribute &O) const;
   bool operator!=(const Attribute &O) const { return !(*this == O); }
@@ -71,7 +82,8 @@ private:
   template <typename T> explicit Attribute(T X) : V(std::move(X)) {}
   // Alternative order matches AttrKind.
   std::variant<int64_t, float, std::string, std::vector<int64_t>,
-               std::vector<float>, std::vector<std::string>, TensorDataRef>
+               std::vector<float>, std::vector<std::string>, TensorDataRef,
+               GraphRef>
       V;
 };
 

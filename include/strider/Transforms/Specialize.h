@@ -14,6 +14,8 @@
 #ifndef STRIDER_TRANSFORMS_SPECIALIZE_H
 #define STRIDER_TRANSFORMS_SPECIALIZE_H
 
+#include "strider/IR/TensorData.h"
+
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -27,6 +29,7 @@
 namespace strider {
 
 class Graph;
+class Value;
 
 /// What a graph is specialized to.
 struct ShapeBindings {
@@ -36,7 +39,22 @@ struct ShapeBindings {
   /// input `x` at axis 2 is the symbol `x:2`). Each must name a symbol of a
   /// graph input's type.
   std::map<std::string, int64_t> Dims;
+  /// Data of inputs bound by value (control inputs, see findControlInputs):
+  /// each input becomes a Constant of it, so the Ifs it decides fold. The
+  /// data's element type must be the input's and its shape the input's
+  /// (and InputShapes' when that names the input too).
+  std::map<std::string, TensorDataRef> InputValues;
 };
+
+/// Most elements an input bound by value may have.
+constexpr int64_t MaxControlInputElements = 16;
+
+/// The graph inputs of \p G (without default data) whose values decide
+/// which branch an If takes: integer or bool inputs of static shape with
+/// at most MaxControlInputElements elements whose uses reach an If's
+/// condition (through other nodes, and through the branches of Ifs they
+/// are passed to). A session keys its specializations by their values too.
+std::vector<const Value *> findControlInputs(const Graph &G);
 
 /// What specialization did, for tools to report.
 struct SpecializeResult {
@@ -44,6 +62,9 @@ struct SpecializeResult {
   std::map<std::string, int64_t> BoundDims;
   /// Unfed graph inputs with default data that became constants.
   std::vector<std::string> FoldedInputs;
+  /// Inputs bound by value (ShapeBindings::InputValues), as `name=value`
+  /// (values listed up to 4 elements).
+  std::vector<std::string> BoundValues;
   /// Located notes: declared types that inference contradicted.
   std::vector<std::string> Warnings;
   /// Rounds of inference and folding until the fixed point.

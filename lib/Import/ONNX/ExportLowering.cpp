@@ -816,6 +816,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Shape, 1, nullptr, nullptr},
     {OpId::Size, 1, nullptr, nullptr},
     {OpId::Range, 11, nullptr, nullptr},
+    {OpId::If, 1, nullptr, nullptr},
     {OpId::Relayout, 1, nullptr, nullptr},
 };
 

@@ -88,6 +88,8 @@ static void writeAttribute(const NamedAttribute &NA, onnx::AttributeProto &AP) {
     AP.set_type(onnx::AttributeProto::TENSOR);
     onnximport::encodeTensor(*A.getTensor(), "", *AP.mutable_t());
     return;
+  case AttrKind::Graph:
+    break; // Refused by checkExportable.
   }
   llvm_unreachable("unknown attribute kind");
 }
@@ -210,6 +212,12 @@ llvm::Error ModelWriter::checkExportable() const {
       if (!A || A->getKind() != AttrKind::Tensor || !A->getTensor())
         return makeNodeError(*N, "cannot export: no 'value' tensor");
     }
+    for (const NamedAttribute &A : N->getAttrs())
+      if (A.Value.getKind() == AttrKind::Graph)
+        return makeNodeError(*N, "cannot export graph attribute '" + A.Name +
+                                     "': writing subgraphs is not supported "
+                                     "(specialize the graph so that its If "
+                                     "conditions fold)");
   }
   for (const Value *Out : G.getOutputs())
     if (Out->getType().getElementType() == ElementType::Unknown) {

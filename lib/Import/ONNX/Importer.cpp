@@ -109,8 +109,22 @@ private:
   llvm::Error readModelInfo();
   llvm::Error readInputsAndInitializers();
   llvm::Error collectDeclaredTypes();
-  llvm::Error orderNodes(std::vector<int> &Order);
+  llvm::Error orderNodes(const onnx::GraphProto &GP, std::vector<int> &Order);
   llvm::Error importNode(const onnx::NodeProto &NP);
+  /// The value \p Name names in the graph being imported, or in an
+  /// enclosing one: then it is captured, becoming an input of each branch
+  /// between (and an operand of each If owning one); null if none has it.
+  Value *lookupOrCapture(llvm::StringRef Name);
+  Value *resolveAt(unsigned Level, llvm::StringRef Name);
+  /// An If node: both branches imported as graphs of their own, the outer
+  /// values they read passed as operands after the condition.
+  llvm::Error importIf(const onnx::NodeProto &NP, PendingNode &PN);
+  /// One branch of an If (\p What: the attribute name), with an input for
+  /// each of \p Captures first; values it reads from enclosing graphs are
+  /// appended to Captures (and become inputs) as they are met.
+  llvm::Expected<std::unique_ptr<Graph>>
+  importBranch(const onnx::GraphProto &GP, const PendingNode &PN,
+               llvm::StringRef What, std::vector<Value *> &Captures);
   /// The body of the function \p F that node \p NP (pending as \p PN)
   /// calls, imported in its place: formal inputs and outputs renamed to
   /// the node's, other values to fresh names, attribute references bound
@@ -146,6 +160,11 @@ private:
   ExternalDataPolicy Policy;
   ImportOptions Opts;
   std::unique_ptr<Graph> G;
+  /// While a branch is imported into G: the graphs around it, outermost
+  /// (the model's) first, and for each the capture list of the branch one
+  /// level in (the operands of the If that owns it).
+  std::vector<Graph *> EnclosingGraphs;
+  std::vector<std::vector<Value *> *> CaptureLists;
   int64_t Opset = 0;
   /// Declared types from value_info and graph outputs.
   llvm::StringMap<const onnx::TypeProto *> DeclaredTypes;
@@ -452,37 +471,78 @@ TensorType ModelImporter::nameAnonymousDims(const TensorType &Type,
   return TensorType(Type.getElementType(), Dims, Type.getLayout());
 }
 
-llvm::Error ModelImporter::collectDeclaredTypes() {
-  const onnx::GraphProto &GP = Model.graph();
+/// Declared types and names of \p GP and of the subgraphs of its nodes.
+static void collectGraphNames(const onnx::GraphProto &GP,
+                              llvm::StringMap<const onnx::TypeProto *> &Types,
+                              llvm::StringSet<> &Names) {
   for (const onnx::ValueInfoProto &VI : GP.value_info())
     if (!VI.name().empty())
-      DeclaredTypes[VI.name()] = &VI.type();
+      Types[VI.name()] = &VI.type();
   for (const onnx::ValueInfoProto &VI : GP.output())
     if (!VI.name().empty())
-      DeclaredTypes[VI.name()] = &VI.type();
-
+      Types[VI.name()] = &VI.type();
   for (const onnx::ValueInfoProto &VI : GP.input())
-    ReservedNames.insert(VI.name());
+    Names.insert(VI.name());
   for (const onnx::TensorProto &T : GP.initializer())
-    ReservedNames.insert(T.name());
+    Names.insert(T.name());
   for (const onnx::NodeProto &NP : GP.node()) {
     for (const std::string &S : NP.input())
-      ReservedNames.insert(S);
+      Names.insert(S);
     for (const std::string &S : NP.output())
-      ReservedNames.insert(S);
+      Names.insert(S);
+    for (const onnx::AttributeProto &A : NP.attribute()) {
+      if (A.has_g())
+        collectGraphNames(A.g(), Types, Names);
+      for (const onnx::GraphProto &Sub : A.graphs())
+        collectGraphNames(Sub, Types, Names);
+    }
   }
   for (const onnx::ValueInfoProto &VI : GP.output())
-    ReservedNames.insert(VI.name());
+    Names.insert(VI.name());
+}
+
+llvm::Error ModelImporter::collectDeclaredTypes() {
+  collectGraphNames(Model.graph(), DeclaredTypes, ReservedNames);
   ReservedNames.erase("");
   return llvm::Error::success();
+}
+
+/// Names the nodes of \p GP (and of their subgraphs) read that \p GP does
+/// not define: what a subgraph takes from the graphs around it.
+static void collectFreeNames(const onnx::GraphProto &GP,
+                             std::set<std::string> &Free) {
+  std::set<std::string> Defined;
+  for (const onnx::ValueInfoProto &VI : GP.input())
+    Defined.insert(VI.name());
+  for (const onnx::TensorProto &T : GP.initializer())
+    Defined.insert(T.name());
+  for (const onnx::NodeProto &NP : GP.node())
+    for (const std::string &Out : NP.output())
+      Defined.insert(Out);
+  std::set<std::string> Read;
+  for (const onnx::NodeProto &NP : GP.node()) {
+    for (const std::string &In : NP.input())
+      Read.insert(In);
+    for (const onnx::AttributeProto &A : NP.attribute()) {
+      if (A.has_g())
+        collectFreeNames(A.g(), Read);
+      for (const onnx::GraphProto &Sub : A.graphs())
+        collectFreeNames(Sub, Read);
+    }
+  }
+  for (const onnx::ValueInfoProto &VI : GP.output())
+    Read.insert(VI.name());
+  for (const std::string &Name : Read)
+    if (!Name.empty() && !Defined.count(Name))
+      Free.insert(Name);
 }
 
 //===----------------------------------------------------------------------===//
 // Node order
 //===----------------------------------------------------------------------===//
 
-llvm::Error ModelImporter::orderNodes(std::vector<int> &Order) {
-  const onnx::GraphProto &GP = Model.graph();
+llvm::Error ModelImporter::orderNodes(const onnx::GraphProto &GP,
+                                      std::vector<int> &Order) {
   int NumNodes = GP.node_size();
   // Which node produces each name; -1 for graph inputs and initializers.
   llvm::StringMap<int> Producer;
@@ -515,6 +575,11 @@ llvm::Error ModelImporter::orderNodes(std::vector<int> &Order) {
   // Dependencies; count distinct producer nodes per node.
   std::vector<std::vector<int>> Users(NumNodes);
   std::vector<int> Pending(NumNodes, 0);
+  // A value of an enclosing graph (while a branch is imported).
+  auto IsOuter = [&](const std::string &Name) {
+    return llvm::any_of(EnclosingGraphs,
+                        [&](Graph *E) { return E->lookupValue(Name); });
+  };
   for (int I = 0; I < NumNodes; ++I) {
     const onnx::NodeProto &NP = GP.node(I);
     std::set<int> Producers;
@@ -522,10 +587,27 @@ llvm::Error ModelImporter::orderNodes(std::vector<int> &Order) {
       if (In.empty())
         continue;
       auto It = Producer.find(In);
-      if (It == Producer.end())
+      if (It == Producer.end()) {
+        if (IsOuter(In))
+          continue;
         return makeError(describeProtoNode(NP) + ": input '" + In +
                          "' is not defined");
+      }
       if (It->second >= 0)
+        Producers.insert(It->second);
+    }
+    // What the node's subgraphs read from this graph orders it too
+    // (undefined names are reported when the subgraph is imported).
+    std::set<std::string> Free;
+    for (const onnx::AttributeProto &A : NP.attribute()) {
+      if (A.has_g())
+        collectFreeNames(A.g(), Free);
+      for (const onnx::GraphProto &Sub : A.graphs())
+        collectFreeNames(Sub, Free);
+    }
+    for (const std::string &In : Free) {
+      auto It = Producer.find(In);
+      if (It != Producer.end() && It->second >= 0 && It->second != I)
         Producers.insert(It->second);
     }
     Pending[I] = int(Producers.size());
@@ -652,7 +734,7 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
       PN.Operands.push_back(nullptr);
       continue;
     }
-    Value *V = G->lookupValue(In);
+    Value *V = lookupOrCapture(In);
     if (!V)
       return PN.error("input '" + In + "' is not defined");
     PN.Operands.push_back(V);
@@ -668,6 +750,10 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     if (!Out.empty()) {
       if (!SeenOutputs.insert(Out).second)
         return PN.error("output '" + Out + "' is listed twice");
+      // A branch's value named like one its graph already has (a value
+      // the branch reads from outside, redefined).
+      if (G->lookupValue(Out))
+        return PN.error("output '" + Out + "' is already defined");
       auto It = DeclaredTypes.find(Out);
       if (It != DeclaredTypes.end()) {
         auto T =
@@ -684,6 +770,9 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
                                  : Out);
     PN.ResultTypes.push_back(Ty);
   }
+
+  if (PN.Domain.empty() && PN.OpType == "If")
+    return importIf(NP, PN);
 
   llvm::StringSet<> SeenAttrs;
   for (const onnx::AttributeProto &A : NP.attribute()) {
@@ -731,6 +820,139 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
                                        PN.ResultNames, PN.ResultTypes);
   for (NamedAttribute &A : PN.Attrs)
     N->setAttr(A.Name, std::move(A.Value));
+  N->setLoc(PN.Loc);
+  N->setDocString(PN.DocString);
+  return finishNode(*N);
+}
+
+//===----------------------------------------------------------------------===//
+// Subgraphs (If branches)
+//===----------------------------------------------------------------------===//
+
+Value *ModelImporter::resolveAt(unsigned Level, llvm::StringRef Name) {
+  Graph *At =
+      Level == EnclosingGraphs.size() ? G.get() : EnclosingGraphs[Level];
+  if (Value *V = At->lookupValue(Name))
+    return V;
+  if (Level == 0)
+    return nullptr;
+  Value *Outer = resolveAt(Level - 1, Name);
+  if (!Outer)
+    return nullptr;
+  CaptureLists[Level - 1]->push_back(Outer);
+  return At->addInput(Name, Outer->getType());
+}
+
+Value *ModelImporter::lookupOrCapture(llvm::StringRef Name) {
+  return resolveAt(EnclosingGraphs.size(), Name);
+}
+
+llvm::Expected<std::unique_ptr<Graph>>
+ModelImporter::importBranch(const onnx::GraphProto &GP, const PendingNode &PN,
+                            llvm::StringRef What,
+                            std::vector<Value *> &Captures) {
+  if (GP.input_size())
+    return PN.error("attribute '" + What + "' declares " +
+                    llvm::Twine(GP.input_size()) +
+                    " inputs; an If branch takes none");
+  if (GP.sparse_initializer_size())
+    return PN.error("attribute '" + What + "' has a sparse initializer");
+  auto Branch =
+      std::make_unique<Graph>(GP.name().empty() ? What.str() : GP.name());
+  Branch->setSourceFile(File);
+  Branch->getModelInfo().OpsetImports = G->getModelInfo().OpsetImports;
+  // The values the other branch already reads come first, in its order.
+  for (Value *C : Captures)
+    Branch->addInput(C->getName(), C->getType());
+
+  // Import into the branch with the enclosing graphs in scope.
+  const std::string Where = PN.Description + ": " + What.str();
+  EnclosingGraphs.push_back(G.get());
+  CaptureLists.push_back(&Captures);
+  std::swap(G, Branch);
+  llvm::Error Err = [&]() -> llvm::Error {
+    for (const onnx::TensorProto &T : GP.initializer()) {
+      if (T.name().empty())
+        return makeError(Where + ": initializer has no name");
+      if (G->lookupValue(T.name()))
+        return makeError(Where + ": initializer '" + T.name() +
+                         "' is defined twice");
+      auto D = decodeTensor(T, Policy);
+      if (!D)
+        return makeError(
+            Where + ": " +
+            relabelTensorError(D.takeError(), T.name(), "initializer"));
+      Node *N =
+          G->createNode(OpId::Constant, {}, {T.name()}, {(*D)->getType()});
+      N->setAttr("value", Attribute::getTensor(*D));
+      N->setLoc(Location{File, T.name()});
+    }
+    std::vector<int> Order;
+    if (llvm::Error E = orderNodes(GP, Order))
+      return E;
+    for (int I : Order)
+      if (llvm::Error E = importNode(GP.node(I)))
+        return E;
+    for (const onnx::ValueInfoProto &VI : GP.output()) {
+      Value *V = VI.name().empty() ? nullptr : lookupOrCapture(VI.name());
+      if (!V)
+        return makeError(Where + ": output '" + VI.name() + "' is not defined");
+      G->addOutput(V);
+    }
+    // Best effort, as for the nodes: the taken branch is inferred again,
+    // with the operands' types, once inlined.
+    std::vector<std::string> Conflicts;
+    llvm::consumeError(inferShapes(*G, &Conflicts));
+    return llvm::Error::success();
+  }();
+  std::swap(G, Branch);
+  EnclosingGraphs.pop_back();
+  CaptureLists.pop_back();
+  if (Err)
+    return Err;
+  return Branch;
+}
+
+llvm::Error ModelImporter::importIf(const onnx::NodeProto &NP,
+                                    PendingNode &PN) {
+  const onnx::GraphProto *Branches[2] = {nullptr, nullptr};
+  const char *Names[2] = {"then_branch", "else_branch"};
+  for (const onnx::AttributeProto &A : NP.attribute()) {
+    unsigned B = A.name() == Names[0] ? 0 : A.name() == Names[1] ? 1 : 2;
+    if (B == 2)
+      return PN.error("has unknown attribute '" + A.name() + "'");
+    if (Branches[B])
+      return PN.error("attribute '" + A.name() + "' is given twice");
+    if (!A.has_g())
+      return PN.error("attribute '" + A.name() + "' must be a graph");
+    Branches[B] = &A.g();
+  }
+  for (unsigned B = 0; B < 2; ++B)
+    if (!Branches[B])
+      return PN.error("is missing required attribute '" +
+                      llvm::Twine(Names[B]) + "'");
+  if (PN.Operands.size() != 1 || !PN.Operands[0])
+    return PN.error("takes one input (the condition), got " +
+                    llvm::Twine(NP.input_size()));
+
+  std::vector<Value *> Captures;
+  auto Then = importBranch(*Branches[0], PN, Names[0], Captures);
+  if (!Then)
+    return Then.takeError();
+  const size_t ThenReads = Captures.size();
+  auto Else = importBranch(*Branches[1], PN, Names[1], Captures);
+  if (!Else)
+    return Else.takeError();
+  // What only the else branch reads is passed to the then branch too.
+  for (size_t I = ThenReads; I < Captures.size(); ++I)
+    (*Then)->addInput((*Then)->makeUniqueName(Captures[I]->getName()),
+                      Captures[I]->getType());
+
+  std::vector<Value *> Operands = {PN.Operands[0]};
+  Operands.insert(Operands.end(), Captures.begin(), Captures.end());
+  Node *N = G->createNode(OpId::If, Operands, PN.ResultNames, PN.ResultTypes);
+  N->setAttr("then_branch", Attribute::getGraph(std::move(*Then)));
+  N->setAttr("else_branch", Attribute::getGraph(std::move(*Else)));
   N->setLoc(PN.Loc);
   N->setDocString(PN.DocString);
   return finishNode(*N);
@@ -978,7 +1200,7 @@ llvm::Expected<std::unique_ptr<Graph>> ModelImporter::run() {
   if (llvm::Error E = readInputsAndInitializers())
     return E;
   std::vector<int> Order;
-  if (llvm::Error E = orderNodes(Order))
+  if (llvm::Error E = orderNodes(Model.graph(), Order))
     return E;
   for (int I : Order)
     if (llvm::Error E = importNode(Model.graph().node(I)))

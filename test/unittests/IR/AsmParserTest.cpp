@@ -100,6 +100,13 @@ Attribute sampleAttr(AttrKind K) {
     return Attribute::getStrings({"a", "b"});
   case AttrKind::Tensor:
     return Attribute::getTensor(TensorData::fromFloat({2}, {1.0f, 2.0f}));
+  case AttrKind::Graph: {
+    auto B = std::make_shared<Graph>("branch");
+    Value *In = B->addInput("a", TensorType::get(ElementType::F32, {2}));
+    Node *N = B->createNode(OpId::Relu, {In}, {"r"}, {In->getType()});
+    B->addOutput(N->getResult(0));
+    return Attribute::getGraph(std::move(B));
+  }
   }
   return Attribute();
 }

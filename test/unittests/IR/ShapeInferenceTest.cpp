@@ -1234,6 +1234,16 @@ public:
       return Attribute::getTensor(Rng() % 2
                                       ? TensorData::fromFloat({1}, {1})
                                       : TensorData::fromFloat({2}, {1, 2}));
+    case AttrKind::Graph: {
+      // A branch passing one of its inputs through (or none: malformed).
+      auto B = std::make_shared<Graph>("branch");
+      unsigned NumIn = Rng() % 3;
+      for (unsigned I = 0; I < NumIn; ++I)
+        B->addInput("in" + std::to_string(I), anyType());
+      if (NumIn)
+        B->addOutput(B->getInputs()[Rng() % NumIn]);
+      return Attribute::getGraph(std::move(B));
+    }
     }
     return Attribute();
   }

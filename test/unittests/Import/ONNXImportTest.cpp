@@ -161,14 +161,14 @@ TEST(ONNXImportTest, StructuralErrors) {
   {
     ModelBuilder B;
     B.input("x", {2});
-    onnx::NodeProto *N = B.node("If", {"x"}, {"y"}, "branch");
+    onnx::NodeProto *N = B.node("Loop", {"", "", "x"}, {"y"}, "loop");
     onnx::AttributeProto *A = N->add_attribute();
-    A->set_name("then_branch");
+    A->set_name("body");
     A->set_type(onnx::AttributeProto::GRAPH);
-    A->mutable_g()->set_name("then");
+    A->mutable_g()->set_name("body");
     B.output("y", {2});
     EXPECT_EQ(importError(B.bytes()),
-              "m.onnx: node 'branch' (If): attribute 'then_branch' is a "
+              "m.onnx: node 'loop' (Loop): attribute 'body' is a "
               "subgraph (unsupported)");
   }
 }

@@ -1071,8 +1071,13 @@ TEST(MatrixKernelTest, EinsumOfIntegersIsExact) {
 } // namespace
 
 TEST(InterpreterTest, EveryOpOfTheTableHasAKernel) {
-  for (const OpInfo &Op : getAllOps())
+  for (const OpInfo &Op : getAllOps()) {
+    // An If runs as the branch it takes, inlined by specialization
+    // (Transforms/InlineIf.cpp); no backend has a kernel for it.
+    if (Op.Id == OpId::If)
+      continue;
     EXPECT_NE(runtime::lookupReferenceKernel(Op.Id), nullptr)
         << "no reference kernel for " << Op.Name.str();
+  }
   EXPECT_EQ(runtime::lookupReferenceKernel(OpId::Opaque), nullptr);
 }

@@ -781,6 +781,101 @@ def subgraph_if():
                  [vi("y", F32, [2])])
 
 
+@case("subgraph-loop")
+def subgraph_loop():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Identity", ["v_in"], ["v_out"])], "body",
+        [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []),
+         vi("v_in", F32, [2])],
+        [vi("c_out", TensorProto.BOOL, []), vi("v_out", F32, [2])])
+    nodes = [helper.make_node("Loop", ["n", "", "x"], ["y"], name="loop",
+                              body=body)]
+    return model(nodes, [vi("n", TensorProto.INT64, []), vi("x", F32, [2])],
+                 [vi("y", F32, [2])])
+
+
+@case("if-nested")
+def if_nested():
+    # y = c ? (d ? x + w : x * w) : -w, where w is computed outside both
+    # Ifs: the inner If reads x and w from two levels out, the else branch
+    # reads w only (a value only one branch reads is passed to both).
+    inner_then = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["s"])], "inner_then", [],
+        [vi("s", F32, [2])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["p"])], "inner_else", [],
+        [vi("p", F32, [2])])
+    then_g = helper.make_graph(
+        [helper.make_node("If", ["d"], ["t"], name="inner",
+                          then_branch=inner_then, else_branch=inner_else)],
+        "outer_then", [], [vi("t", F32, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["w"], ["e"])], "outer_else", [],
+        [vi("e", F32, [2])])
+    nodes = [helper.make_node("Exp", ["x"], ["w"], name="w"),
+             helper.make_node("If", ["c"], ["y"], name="outer",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("c", TensorProto.BOOL, []),
+                         vi("d", TensorProto.BOOL, []), vi("x", F32, [2])],
+                 [vi("y", F32, [2])])
+
+
+@case("if-on-shape")
+def if_on_shape():
+    # The condition folds once x's dim is known: Shape -> Gather -> Equal.
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"])], "then", [],
+        [vi("r", F32, ["N"])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"])], "else", [],
+        [vi("n", F32, ["N"])])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Constant", [], ["zero"],
+                              value=helper.make_tensor("zero", TensorProto.INT64,
+                                                       [], [0])),
+             helper.make_node("Gather", ["s", "zero"], ["n0"]),
+             helper.make_node("Constant", [], ["four"],
+                              value=helper.make_tensor("four", TensorProto.INT64,
+                                                       [], [4])),
+             helper.make_node("Equal", ["n0", "four"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], name="on_shape",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("x", F32, ["N"])], [vi("y", F32, ["N"])])
+
+
+@case("if-on-data")
+def if_on_data():
+    # The condition depends on a float input's values: not compilable.
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"])], "then", [],
+        [vi("r", F32, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"])], "else", [],
+        [vi("n", F32, [2])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             helper.make_node("Constant", [], ["zero"],
+                              value=helper.make_tensor("zero", F32, [], [0.0])),
+             helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], name="on_data",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("x", F32, [2])], [vi("y", F32, [2])])
+
+
+@case("if-branch-input")
+def if_branch_input():
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["t"])], "then",
+        [vi("a", F32, [2])], [vi("t", F32, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [vi("e", F32, [2])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="bad",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("c", TensorProto.BOOL, []), vi("x", F32, [2])],
+                 [vi("y", F32, [2])])
+
+
 @case("no-graph")
 def no_graph():
     m = onnx.ModelProto()
