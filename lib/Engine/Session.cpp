@@ -29,10 +29,7 @@ class Plan {};
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
 #include "strider/Transforms/Precision.h"
-
-#include "llvm/ADT/DenseSet.h"
-
-#include <set>
+#include "strider/Transforms/Specialize.h"
 
 using namespace strider;
 using namespace strider::engine;
@@ -153,45 +150,6 @@ ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
   return Values;
 }
 
-/// An error for the first If left in \p G after specialization: its
-/// condition did not fold, so no backend can run it. Names the graph
-/// inputs the condition is computed from (node errors name the file).
-static llvm::Error checkNoIfLeft(const Graph &G) {
-  for (const Node *N : G.nodes()) {
-    if (N->getOpId() != OpId::If)
-      continue;
-    std::set<std::string> From;
-    std::vector<const Value *> Work = {N->getOperand(0)};
-    llvm::DenseSet<const Value *> Seen;
-    while (!Work.empty()) {
-      const Value *V = Work.back();
-      Work.pop_back();
-      if (!V || !Seen.insert(V).second)
-        continue;
-      if (V->isGraphInput()) {
-        From.insert("'" + V->getName() + "'");
-        continue;
-      }
-      for (const Value *Op : V->getDefiningNode()->getOperands())
-        Work.push_back(Op);
-    }
-    std::string Inputs;
-    for (const std::string &Name : From)
-      Inputs += (Inputs.empty() ? "" : ", ") + Name;
-    return makeNodeError(
-        *N,
-        "its condition is not known when the model is compiled" +
-            (Inputs.empty() ? std::string()
-                            : " (it is computed from input" +
-                                  std::string(From.size() > 1 ? "s " : " ") +
-                                  Inputs + ")") +
-            "; Strider runs an If by inlining the branch it takes, "
-            "which needs a condition that folds from shapes, constants "
-            "or small integer inputs");
-  }
-  return llvm::Error::success();
-}
-
 /// strider-compile's default pipeline after specialization: canonicalize,
 /// then layout assignment for \p Target, costed by \p Tuning when given
 /// (as ONNX Runtime optimizes at session creation). Returns what it did.
@@ -251,22 +209,13 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
       return makeError(File + ": input '" + Name +
                        "' decides which branch an If takes: compiling the "
                        "model needs its value (run it, or prepare with it)");
-    const std::vector<int64_t> &Shape = Key.at(Name).second;
-    int64_t Count = 1;
-    for (int64_t D : Shape)
-      Count *= D;
-    if (Count != int64_t(V->second.size()))
-      return makeError(File + ": input '" + Name + "' has " +
-                       std::to_string(Count) + " elements, " +
-                       std::to_string(V->second.size()) + " values given");
-    B.InputValues[Name] =
-        TensorData::fromInt64(In->getType().getElementType(), Shape, V->second);
+    B.InputValues[Name] = V->second;
     S->BoundValues[Name] = V->second;
   }
   S->G = Base.clone();
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
-  if (llvm::Error E = checkNoIfLeft(*S->G))
+  if (llvm::Error E = checkIfsFolded(*S->G))
     return E;
   std::string Did = "shapes specialized";
   if (!S->Specialized.BoundDims.empty()) {

@@ -9,6 +9,7 @@
 
 #include "strider/Transforms/Specialize.h"
 
+#include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
 #include "strider/Transforms/Passes.h"
@@ -23,10 +24,6 @@
 #include <set>
 
 using namespace strider;
-
-static llvm::Error makeError(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 static std::string shapeText(llvm::ArrayRef<int64_t> Shape) {
   std::string S;
@@ -344,27 +341,43 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
     }
   }
 
-  // Inputs bound by value become constants (their shapes bind dims as a
-  // fed shape would).
-  for (const auto &[Name, Data] : B.InputValues) {
+  // Inputs bound by value become constants (of the fed shape, which binds
+  // dims as a fed shape would).
+  for (const auto &[Name, Values] : B.InputValues) {
     Value *In = G.lookupValue(Name);
     if (!In || !In->isGraphInput())
       return makeError("the model has no input '" + Name + "'");
     const TensorType &T = In->getType();
-    const TensorType &DT = Data->getType();
+    const ElementType Elt = T.getElementType();
+    if (!isInteger(Elt) && Elt != ElementType::Bool)
+      return makeError("input '" + Name + "' is " + T.str() +
+                       "; only integer and bool inputs are bound by value");
+    llvm::SmallVector<int64_t, 6> Shape;
     auto Fed = B.InputShapes.find(Name);
-    if (Fed != B.InputShapes.end() &&
-        !llvm::equal(Fed->second, DT.getStaticShape()))
+    if (Fed != B.InputShapes.end())
+      Shape = Fed->second;
+    else if (T.hasStaticShape())
+      Shape = T.getStaticShape();
+    else
+      return makeError("input '" + Name + "' (" + T.str() +
+                       ") is bound by value but has no static shape; give "
+                       "its shape too");
+    int64_t Count = 1;
+    for (int64_t D : Shape)
+      Count *= D;
+    if (Count != int64_t(Values.size()))
+      return makeError("input '" + Name + "' of shape " + shapeText(Shape) +
+                       " has " + llvm::Twine(Count) + " elements, bound to " +
+                       llvm::Twine(Values.size()) + " values");
+    TensorDataRef Data = TensorData::fromInt64(Elt, Shape, Values);
+    if (!isCompatibleType(T.withLayout(Layout()), Data->getType()))
       return makeError("input '" + Name + "' is bound to a value of type " +
-                       DT.str() + " but fed with shape " +
-                       shapeText(Fed->second));
-    if (!isCompatibleType(T.withLayout(Layout()), DT))
-      return makeError("input '" + Name + "' is bound to a value of type " +
-                       DT.str() + ", the model expects " + T.str());
+                       Data->getType().str() + ", the model expects " +
+                       T.str());
     std::string Text = Name + "=";
-    for (int64_t I = 0; I < DT.getNumElements().getValueOr(0) && I < 4; ++I)
+    for (size_t I = 0; I < Values.size() && I < 4; ++I)
       Text += (I ? "," : "") + std::to_string(Data->getInt(I));
-    if (DT.getNumElements().getValueOr(0) > 4)
+    if (Values.size() > 4)
       Text += ",...";
     R.BoundValues.push_back(std::move(Text));
     foldInput(G, In, Data);
@@ -478,4 +491,44 @@ std::vector<const Value *> strider::findControlInputs(const Graph &G) {
       Found.push_back(In);
   }
   return Found;
+}
+
+llvm::Error strider::checkIfsFolded(const Graph &G) {
+  for (const Node *N : G.nodes()) {
+    if (N->getOpId() != OpId::If)
+      continue;
+    // The graph inputs the condition reads: their values, or (through
+    // Shape and Size) only their shapes.
+    std::set<std::string> From;
+    std::vector<std::pair<const Value *, bool>> Work = {
+        {N->getOperand(0), false}};
+    std::set<std::pair<const Value *, bool>> Seen;
+    while (!Work.empty()) {
+      auto [V, ViaShape] = Work.back();
+      Work.pop_back();
+      if (!V || !Seen.insert({V, ViaShape}).second)
+        continue;
+      if (V->isGraphInput()) {
+        From.insert((ViaShape ? "the shape of input '" : "input '") +
+                    V->getName() + "'");
+        continue;
+      }
+      const Node *D = V->getDefiningNode();
+      const bool Shape =
+          D->getOpId() == OpId::Shape || D->getOpId() == OpId::Size;
+      for (const Value *Op : D->getOperands())
+        Work.push_back({Op, ViaShape || Shape});
+    }
+    std::string Inputs;
+    for (const std::string &What : From)
+      Inputs += (Inputs.empty() ? "" : ", ") + What;
+    return makeNodeError(
+        *N, "its condition is not known when the model is compiled" +
+                (Inputs.empty() ? std::string()
+                                : " (it is computed from " + Inputs + ")") +
+                "; Strider runs an If by inlining the branch it takes, "
+                "which needs a condition that folds from static shapes, "
+                "constants or small integer inputs");
+  }
+  return llvm::Error::success();
 }

@@ -75,7 +75,9 @@ std::string conformance::unsupportedReason(const onnx::ModelProto &M) {
     if (!isImportableOnnxOpForm(N.op_type(), Opset))
       return "op " + N.op_type() + " of opset " + std::to_string(Opset);
     for (const onnx::AttributeProto &A : N.attribute()) {
-      if (A.has_g() || A.graphs_size() > 0 || A.has_sparse_tensor())
+      // If's branches import (as graph attributes); other subgraphs not.
+      if ((A.has_g() && N.op_type() != "If") || A.graphs_size() > 0 ||
+          A.has_sparse_tensor())
         return "subgraph or sparse attribute";
     }
   }

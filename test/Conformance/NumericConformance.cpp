@@ -27,6 +27,7 @@
 #include "strider/Transforms/Pass.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Specialize.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -40,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -218,6 +220,8 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
   unsigned K = 0;
   std::vector<Value *> GraphInputs(G.getInputs().begin(),
                                    G.getInputs().end());
+  // Inputs that decide an If are bound by value, as sessions bind them.
+  std::vector<const Value *> Control = findControlInputs(G);
   for (Value *In : GraphInputs) {
     if (TensorDataRef Default = In->getDefaultData()) {
       // An initializer listed as an input: the data sets do not feed it,
@@ -235,8 +239,9 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     auto D = readONNXTensorFile(Path);
     if (!D)
       return failed(llvm::toString(D.takeError()));
-    if (B != Binding::None &&
-        isShapeLikeInput(*In, B == Binding::ShapeLike)) {
+    if (llvm::is_contained(Control, In) ||
+        (B != Binding::None &&
+         isShapeLikeInput(*In, B == Binding::ShapeLike))) {
       replaceInputByConstant(G, In, *D);
       continue;
     }
@@ -338,14 +343,22 @@ std::set<std::string> opsWithoutKernel(llvm::StringRef ModelPath,
   ImportOptions IOpts;
   IOpts.InferShapes = false;
   if (auto G = importONNXFile(ModelPath, IOpts)) {
-    for (const Node *N : (*G)->nodes()) {
-      if (N->isOpaque())
-        Missing.insert(N->getDomain().empty()
-                           ? N->getOpType().str()
-                           : (N->getDomain() + "." + N->getOpType()).str());
-      else if (!runtime::lookupReferenceKernel(N->getOpId()))
-        Missing.insert(N->getOpType().str());
-    }
+    // An If runs as the branch it takes (inlined): its branches' ops count.
+    std::function<void(const Graph &)> Walk = [&](const Graph &Body) {
+      for (const Node *N : Body.nodes()) {
+        if (N->isOpaque())
+          Missing.insert(N->getDomain().empty()
+                             ? N->getOpType().str()
+                             : (N->getDomain() + "." + N->getOpType()).str());
+        else if (N->getOpId() != OpId::If &&
+                 !runtime::lookupReferenceKernel(N->getOpId()))
+          Missing.insert(N->getOpType().str());
+        for (const NamedAttribute &A : N->getAttrs())
+          if (A.Value.getKind() == AttrKind::Graph && A.Value.getGraph())
+            Walk(*A.Value.getGraph());
+      }
+    };
+    Walk(**G);
     return Missing;
   } else {
     llvm::consumeError(G.takeError()); // runDataSet reports it.
@@ -356,7 +369,8 @@ std::set<std::string> opsWithoutKernel(llvm::StringRef ModelPath,
       continue;
     }
     const OpInfo *Info = lookupOp(N.op_type());
-    if (!Info || !runtime::lookupReferenceKernel(Info->Id))
+    if (!Info ||
+        (Info->Id != OpId::If && !runtime::lookupReferenceKernel(Info->Id)))
       Missing.insert(N.op_type());
   }
   return Missing;
@@ -394,7 +408,8 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
     const char *Pipeline;
     const PipelineOptions *Opts;
   } Variants[] = {
-      {"imported", "infer-shapes,constant-fold,infer-shapes", &Imported},
+      {"imported", "infer-shapes,constant-fold,inline-if,infer-shapes",
+       &Imported},
       {"nhwc", "infer-shapes,canonicalize,infer-shapes,layout-assignment",
        &NHWC}};
   unsigned Relaid = 0;

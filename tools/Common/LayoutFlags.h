@@ -55,6 +55,14 @@ static llvm::cl::list<std::string> ShapeFlags(
                    "shapes are inferred and folded, and layouts are costed "
                    "on real sizes"),
     llvm::cl::value_desc("INPUT=AxBxC"), llvm::cl::cat(LayoutFlagsCat));
+static llvm::cl::list<std::string> BindFlags(
+    "bind",
+    llvm::cl::desc("Bind an integer or bool input to constant values, e.g. "
+                   "sr=16000 (row-major, comma-separated; repeatable) and "
+                   "specialize: an input whose value decides an If must be "
+                   "bound to compile the model ahead of time (the taken "
+                   "branch is inlined; the input is no longer one)"),
+    llvm::cl::value_desc("INPUT=V,..."), llvm::cl::cat(LayoutFlagsCat));
 
 static llvm::cl::opt<std::string> TuningFileFlag(
     "tuning-file",
@@ -92,7 +100,8 @@ parseLayoutFlags(bool CreateTuning = false) {
   return Opts;
 }
 
-/// The bindings of --shape and --dim, or an error naming a malformed flag.
+/// The bindings of --shape, --bind and --dim, or an error naming a
+/// malformed flag.
 inline llvm::Expected<ShapeBindings> parseShapeFlags() {
   auto Bad = [](const std::string &Flag, const char *Expected) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -117,6 +126,24 @@ inline llvm::Expected<ShapeBindings> parseShapeFlags() {
     if (!B.InputShapes.emplace(Name.str(), Shape).second)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "--shape given twice for input '" + Name +
+                                         "'");
+  }
+  for (const std::string &S : BindFlags) {
+    auto [Name, List] = llvm::StringRef(S).split('=');
+    if (Name.empty() || Name.size() == S.size() || List.empty())
+      return Bad("--bind '" + S + "'", "INPUT=V,...");
+    llvm::SmallVector<llvm::StringRef, 8> Parts;
+    List.split(Parts, ',');
+    std::vector<int64_t> Values;
+    for (llvm::StringRef P : Parts) {
+      int64_t V;
+      if (P.trim().getAsInteger(10, V))
+        return Bad("--bind '" + S + "'", "INPUT=V,... with integer values");
+      Values.push_back(V);
+    }
+    if (!B.InputValues.emplace(Name.str(), std::move(Values)).second)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--bind given twice for input '" + Name +
                                          "'");
   }
   for (const std::string &D : DimFlags) {

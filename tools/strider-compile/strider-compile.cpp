@@ -488,7 +488,14 @@ static int compile() {
   llvm::Expected<ShapeBindings> Shapes = toolflags::parseShapeFlags();
   if (!Shapes)
     return fail(Shapes.takeError());
-  if (!Shapes->InputShapes.empty()) {
+  // An If decided by an input's value compiles only for a given value.
+  for (const Value *In : findControlInputs(G))
+    if (!Shapes->InputValues.count(In->getName()))
+      return fail(makeToolError(
+          InputFilename + ": input '" + In->getName() +
+          "' decides which branch an If takes: give its value with --bind " +
+          In->getName() + "=VALUE"));
+  if (!Shapes->InputShapes.empty() || !Shapes->InputValues.empty()) {
     SpecializeResult Specialized;
     if (llvm::Error E = specializeShapes(G, *Shapes, &Specialized))
       return fail(
@@ -509,7 +516,11 @@ static int compile() {
   if (llvm::Error E = PM.run(G)) {
     llvm::errs() << llvm::toString(std::move(E)) << "\n";
     return 1;
-  }
+  } // Canonicalization inlined the Ifs whose conditions fold; the rest
+  // cannot be compiled.
+  if (llvm::Error E = checkIfsFolded(G))
+    return fail(std::move(E));
+
   const layout::LayoutReport &Report = Reports.back();
 
   // Stage everything next to the destination, then rename it into place.

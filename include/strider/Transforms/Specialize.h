@@ -14,8 +14,6 @@
 #ifndef STRIDER_TRANSFORMS_SPECIALIZE_H
 #define STRIDER_TRANSFORMS_SPECIALIZE_H
 
-#include "strider/IR/TensorData.h"
-
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -39,11 +37,12 @@ struct ShapeBindings {
   /// input `x` at axis 2 is the symbol `x:2`). Each must name a symbol of a
   /// graph input's type.
   std::map<std::string, int64_t> Dims;
-  /// Data of inputs bound by value (control inputs, see findControlInputs):
-  /// each input becomes a Constant of it, so the Ifs it decides fold. The
-  /// data's element type must be the input's and its shape the input's
-  /// (and InputShapes' when that names the input too).
-  std::map<std::string, TensorDataRef> InputValues;
+  /// Values of integer or bool inputs bound as constants, in row-major
+  /// order (control inputs, see findControlInputs; `--bind NAME=V,...`):
+  /// each input becomes a Constant of its element type and of its shape
+  /// (InputShapes' if given, else its declared one, which must be static),
+  /// so the Ifs it decides fold.
+  std::map<std::string, std::vector<int64_t>> InputValues;
 };
 
 /// Most elements an input bound by value may have.
@@ -55,6 +54,11 @@ constexpr int64_t MaxControlInputElements = 16;
 /// condition (through other nodes, and through the branches of Ifs they
 /// are passed to). A session keys its specializations by their values too.
 std::vector<const Value *> findControlInputs(const Graph &G);
+
+/// An error for the first If of \p G (after specialization) whose
+/// condition did not fold, naming the graph inputs it is computed from:
+/// no backend runs an If, each runs the branch an If takes, inlined.
+llvm::Error checkIfsFolded(const Graph &G);
 
 /// What specialization did, for tools to report.
 struct SpecializeResult {

@@ -4,6 +4,10 @@
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include "gtest/gtest.h"
 
 using namespace strider;
@@ -74,6 +78,93 @@ TEST(Session, BadOptionsAndInputs) {
   auto Unknown = (*Good)->run(Extra);
   ASSERT_FALSE(bool(Unknown));
   EXPECT_NE(llvm::toString(Unknown.takeError()).find("no input 'nope'"),
+            std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+/// y = sr == 16000 ? Relu(x) : Neg(x): `sr` decides an If.
+constexpr const char *IfOnRate = R"(
+graph @g(%sr: tensor<i64>, %x: tensor<N x f32>) {
+  %k = Constant() {value = dense<16000> : tensor<i64>} : tensor<i64>
+  %c = Equal(%sr, %k) : tensor<bool>
+  %y = If(%c, %x) {else_branch = graph @else(%x: tensor<N x f32>) {
+    %n = Neg(%x) : tensor<N x f32>
+    return %n
+  }, then_branch = graph @then(%x: tensor<N x f32>) {
+    %r = Relu(%x) : tensor<N x f32>
+    return %r
+  }} : tensor<N x f32>
+  return %y
+}
+)";
+
+runtime::TensorMap rateFeeds(int64_t Rate) {
+  runtime::TensorMap M;
+  M["sr"] = runtime::Tensor(ElementType::I64, {});
+  M["sr"].setInt(0, Rate);
+  M["x"] = runtime::Tensor(ElementType::F32, {2});
+  M["x"].setDouble(0, -1.0);
+  M["x"].setDouble(1, 2.0);
+  return M;
+}
+
+std::string writeTempLir(const char *Text) {
+  llvm::SmallString<128> Path;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("if-on-rate", "lir", Path));
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC);
+  EXPECT_FALSE(EC);
+  OS << Text;
+  return Path.str().str();
+}
+
+TEST(Session, ControlInputsKeySpecializationsByValue) {
+  const std::string Path = writeTempLir(IfOnRate);
+  auto M = Model::load(Path);
+  llvm::sys::fs::remove(Path);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  ASSERT_EQ((*M)->getControlInputs().size(), 1u);
+  EXPECT_EQ((*M)->getControlInputs()[0]->getName(), "sr");
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+
+  // Each rate its own program, cached: 16000 takes Relu, others Neg.
+  for (int64_t Rate : {16000, 8000, 16000, 8000}) {
+    auto Out = (*S)->run(rateFeeds(Rate));
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    const runtime::Tensor &Y = Out->at("y");
+    EXPECT_EQ(Y.getDouble(0), Rate == 16000 ? 0.0 : 1.0);
+    EXPECT_EQ(Y.getDouble(1), Rate == 16000 ? 2.0 : -2.0);
+  }
+  EXPECT_EQ((*S)->getNumBuilt(), 2u);
+
+  // The If is gone from the program's graph; sr is no longer an input.
+  auto Spec = (*S)->prepare(Session::getKey(rateFeeds(8000)),
+                            (*S)->getValueKey(rateFeeds(8000)));
+  ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+  for (const Node *N : (*Spec)->G->nodes())
+    EXPECT_NE(N->getOpId(), OpId::If);
+  ASSERT_EQ((*Spec)->G->getInputs().size(), 1u);
+  EXPECT_EQ((*Spec)->G->getInputs()[0]->getName(), "x");
+  EXPECT_NE((*Spec)->Summary.find("inputs bound (sr=8000)"), std::string::npos)
+      << (*Spec)->Summary;
+
+  // Running it with another rate would take the wrong branch: refused.
+  auto Wrong = (*S)->run(**Spec, rateFeeds(16000));
+  ASSERT_FALSE(bool(Wrong));
+  EXPECT_NE(llvm::toString(Wrong.takeError())
+                .find("input 'sr' differs from the value this "
+                      "specialization was built for"),
+            std::string::npos);
+
+  // Shapes alone cannot compile it.
+  auto NoValue = (*S)->prepare(Session::getKey(rateFeeds(8000)));
+  ASSERT_FALSE(bool(NoValue));
+  EXPECT_NE(llvm::toString(NoValue.takeError())
+                .find("input 'sr' decides which branch an If takes"),
             std::string::npos);
 }
 
