@@ -459,3 +459,60 @@ TEST_F(Fixture, SessionsRunConcurrently) {
 }
 
 } // namespace
+
+namespace {
+
+/// y = sr == 16000 ? Relu(x) : Neg(x): the value of `sr` picks a branch.
+const char *IfOnRateLir = R"(
+graph @g(%sr: tensor<i64>, %x: tensor<2 x f32>) {
+  %k = Constant() {value = dense<16000> : tensor<i64>} : tensor<i64>
+  %c = Equal(%sr, %k) : tensor<bool>
+  %y = If(%c, %x) {else_branch = graph @else(%x: tensor<2 x f32>) {
+    %n = Neg(%x) : tensor<2 x f32>
+    return %n
+  }, then_branch = graph @then(%x: tensor<2 x f32>) {
+    %r = Relu(%x) : tensor<2 x f32>
+    return %r
+  }} : tensor<2 x f32>
+  return %y
+}
+)";
+
+TEST(CAPI, InputsDecidingAnIfAreReadByValue) {
+  const std::string Path = testing::TempDir() + "strider-capi-if.lir";
+  std::ofstream(Path) << IfOnRateLir;
+  strider_model *M = nullptr;
+  ASSERT_EQ(strider_model_load(Path.c_str(), &M), STRIDER_OK)
+      << strider_last_error();
+  std::remove(Path.c_str());
+  strider_session *S = nullptr;
+  ASSERT_EQ(strider_session_create(M, nullptr, &S), STRIDER_OK)
+      << strider_last_error();
+
+  const DLDataType I64{kDLInt, 64, 1};
+  std::vector<int64_t> Scalar, Pair{2};
+  std::vector<float> X{-1.0f, 2.0f};
+  for (int64_t Rate : {16000, 8000, 16000}) {
+    int64_t SR = Rate;
+    DLTensor In[2] = {view(&SR, I64, Scalar), view(X.data(), F32, Pair)};
+    std::vector<float> Y(2, 7.0f);
+    DLTensor Out = view(Y.data(), F32, Pair);
+    ASSERT_EQ(strider_session_run(S, In, 2, &Out, 1), STRIDER_OK)
+        << strider_last_error();
+    EXPECT_EQ(Y[0], Rate == 16000 ? 0.0f : 1.0f);
+    EXPECT_EQ(Y[1], Rate == 16000 ? 2.0f : -2.0f);
+  }
+  EXPECT_EQ(strider_session_num_programs_built(S), 2u);
+
+  // Prepared without data, the session cannot tell which branch runs.
+  DLTensor NoData[2] = {view(nullptr, I64, Scalar), view(nullptr, F32, Pair)};
+  EXPECT_EQ(strider_session_prepare(S, NoData, 2), STRIDER_ERROR_RUN);
+  EXPECT_NE(std::string(strider_last_error())
+                .find("input 'sr' decides which branch an If takes"),
+            std::string::npos)
+      << strider_last_error();
+  strider_session_free(S);
+  strider_model_free(M);
+}
+
+} // namespace
