@@ -163,6 +163,15 @@ void LayoutLowering::definePhysical(const Value &V) {
     F.LogicalName = V.getName();
 }
 
+void LayoutLowering::defineLogical(const Value &V,
+                                   llvm::StringRef LogicalName) {
+  Forms &F = ValueForms[&V];
+  F.LogicalName = LogicalName.str();
+  F.HasPhysical = V.getType().getLayout().isIdentity();
+  assert((!F.HasPhysical || V.getName() == LogicalName) &&
+         "an identity-layout value is named as its tensor");
+}
+
 std::string LayoutLowering::defineLogicalResult(const Value &V) {
   std::string Name = V.getName();
   bool Identity = V.getType().getLayout().isIdentity();

@@ -69,6 +69,10 @@ public:
   /// \p V's ONNX tensor (named like \p V) holds its physical form: graph
   /// inputs, initializers.
   void definePhysical(const Value &V);
+  /// \p V's logical form is the existing tensor \p LogicalName (an If
+  /// branch's input: a tensor of the enclosing graph); with the identity
+  /// layout, \p V must be named so.
+  void defineLogical(const Value &V, llvm::StringRef LogicalName);
   /// The tensor name a node computing \p V logically writes it to: the
   /// value's name for the identity layout, a fresh name otherwise.
   std::string defineLogicalResult(const Value &V);

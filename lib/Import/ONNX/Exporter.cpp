@@ -89,7 +89,7 @@ static void writeAttribute(const NamedAttribute &NA, onnx::AttributeProto &AP) {
     onnximport::encodeTensor(*A.getTensor(), "", *AP.mutable_t());
     return;
   case AttrKind::Graph:
-    break; // Refused by checkExportable.
+    break; // Written by ModelWriter::writeIf.
   }
   llvm_unreachable("unknown attribute kind");
 }
@@ -104,7 +104,9 @@ namespace {
 /// Builds one ModelProto from a graph; used once.
 class ModelWriter final : public ExportSink {
 public:
-  explicit ModelWriter(const Graph &G) : G(G), Layouts(*this) {}
+  explicit ModelWriter(const Graph &G)
+      : G(G), Layouts(*this), TensorNames(&OwnTensorNames),
+        NodeNames(&OwnNodeNames) {}
 
   llvm::Error write(onnx::ModelProto &MP);
 
@@ -123,16 +125,28 @@ private:
   llvm::Error writeInputs();
   llvm::Error writeConstant(const Node &N);
   void writeNode(const Node &N);
-  void writeOutputs();
+  /// The graph outputs, physical (a model's: its interface keeps its
+  /// layouts) or \p Logical (an If branch's, which the If returns).
+  void writeOutputs(bool Logical = false);
   void pruneConstantInitializers();
   void writeIntermediateValueInfo();
   void writeModelInfo(onnx::ModelProto &MP) const;
+  /// An If: its condition as the one input, its branches as subgraphs
+  /// reading the captured operands by their names in this graph.
+  void writeIf(const Node &N, onnx::NodeProto &NP);
+  /// Writes branch \p B of an If into \p Out; \p Outer names the tensors
+  /// of this graph its inputs stand for.
+  void writeBranch(const Graph &B, llvm::ArrayRef<std::string> Outer,
+                   onnx::GraphProto &Out);
 
   const Graph &G;
   onnx::GraphProto *GP = nullptr;
   LayoutLowering Layouts;
   int64_t Opset = DefaultOpset;
-  llvm::StringSet<> TensorNames, NodeNames;
+  /// Names claimed in the model: a branch's writer shares its parent's
+  /// (ONNX names are unique across a model's graphs).
+  llvm::StringSet<> OwnTensorNames, OwnNodeNames;
+  llvm::StringSet<> *TensorNames, *NodeNames;
   /// Types of intermediate tensors, in the order they were produced.
   std::vector<std::pair<std::string, TensorType>> ValueTypes;
   /// Initializers made from Constant nodes or by the lowering (dropped
@@ -151,13 +165,13 @@ static std::string claimUniqueName(llvm::StringSet<> &Used,
 }
 
 std::string ModelWriter::makeUniqueTensorName(llvm::StringRef Base) {
-  return claimUniqueName(TensorNames, Base);
+  return claimUniqueName(*TensorNames, Base);
 }
 
 std::string ModelWriter::makeUniqueNodeName(llvm::StringRef Base) {
   if (Base.empty())
     return "";
-  return claimUniqueName(NodeNames, Base);
+  return claimUniqueName(*NodeNames, Base);
 }
 
 std::string ModelWriter::addInitializer(const TensorData &D,
@@ -213,11 +227,14 @@ llvm::Error ModelWriter::checkExportable() const {
         return makeNodeError(*N, "cannot export: no 'value' tensor");
     }
     for (const NamedAttribute &A : N->getAttrs())
-      if (A.Value.getKind() == AttrKind::Graph)
-        return makeNodeError(*N, "cannot export graph attribute '" + A.Name +
-                                     "': writing subgraphs is not supported "
-                                     "(specialize the graph so that its If "
-                                     "conditions fold)");
+      if (A.Value.getKind() == AttrKind::Graph) {
+        if (!A.Value.getGraph())
+          return makeNodeError(*N, "cannot export: attribute '" + A.Name +
+                                       "' has no graph");
+        if (llvm::Error E = ModelWriter(*A.Value.getGraph()).checkExportable())
+          return makeNodeError(*N, "cannot export attribute '" + A.Name +
+                                       "': " + llvm::toString(std::move(E)));
+      }
   }
   for (const Value *Out : G.getOutputs())
     if (Out->getType().getElementType() == ElementType::Unknown) {
@@ -238,10 +255,17 @@ int64_t ModelWriter::chooseOpset() const {
     It = Imports.find("ai.onnx");
   if (It != Imports.end())
     V = std::max(It->second, MinExportOpset);
-  for (const Node *N : G.nodes())
-    if (!N->isOpaque() && N->getOpId() != OpId::Constant &&
-        N->getOpId() != OpId::Relayout)
-      V = std::max(V, getMinimumOpset(*N));
+  std::function<void(const Graph &)> Visit = [&](const Graph &Body) {
+    for (const Node *N : Body.nodes()) {
+      if (!N->isOpaque() && N->getOpId() != OpId::Constant &&
+          N->getOpId() != OpId::Relayout)
+        V = std::max(V, getMinimumOpset(*N));
+      for (const NamedAttribute &A : N->getAttrs())
+        if (A.Value.getKind() == AttrKind::Graph)
+          Visit(*A.Value.getGraph());
+    }
+  };
+  Visit(G);
   return V;
 }
 
@@ -288,11 +312,15 @@ void ModelWriter::writeNode(const Node &N) {
     NP.set_name(Name);
   if (!N.getDocString().empty())
     NP.set_doc_string(N.getDocString());
-  // Operand transposes are emitted (by the layout lowering) before NP.
-  for (Value *Op : N.getOperands())
-    NP.add_input(Op ? Layouts.getLogicalName(*Op) : std::string());
-  for (const NamedAttribute &NA : N.getAttrs())
-    writeAttribute(NA, *NP.add_attribute());
+  if (N.getOpId() == OpId::If) {
+    writeIf(N, NP);
+  } else {
+    // Operand transposes are emitted (by the layout lowering) before NP.
+    for (Value *Op : N.getOperands())
+      NP.add_input(Op ? Layouts.getLogicalName(*Op) : std::string());
+    for (const NamedAttribute &NA : N.getAttrs())
+      writeAttribute(NA, *NP.add_attribute());
+  }
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     const Value *R = N.getResult(I);
     NP.add_output(R ? Layouts.defineLogicalResult(*R) : std::string());
@@ -304,18 +332,37 @@ void ModelWriter::writeNode(const Node &N) {
   addNode(std::move(NP));
 }
 
-void ModelWriter::writeOutputs() {
+void ModelWriter::writeOutputs(bool Logical) {
   for (const Value *Out : G.getOutputs()) {
+    if (Logical) {
+      std::string Name = Layouts.getLogicalName(*Out);
+      writeValueInfo(Name, Out->getType().withLayout(Layout()),
+                     *GP->add_output());
+      continue;
+    }
     std::string Name = Layouts.getPhysicalName(*Out);
     writeValueInfo(Name, getPhysicalType(Out->getType()), *GP->add_output());
   }
 }
 
-void ModelWriter::pruneConstantInitializers() {
-  llvm::StringSet<> Read;
-  for (const onnx::NodeProto &NP : GP->node())
+/// Every tensor name the nodes of \p GP and of its subgraphs read.
+static void collectReadNames(const onnx::GraphProto &GP,
+                             llvm::StringSet<> &Read) {
+  for (const onnx::NodeProto &NP : GP.node()) {
     for (const std::string &In : NP.input())
       Read.insert(In);
+    for (const onnx::AttributeProto &A : NP.attribute())
+      if (A.has_g()) {
+        collectReadNames(A.g(), Read);
+        for (const onnx::ValueInfoProto &Out : A.g().output())
+          Read.insert(Out.name());
+      }
+  }
+}
+
+void ModelWriter::pruneConstantInitializers() {
+  llvm::StringSet<> Read;
+  collectReadNames(*GP, Read);
   for (const onnx::ValueInfoProto &Out : GP->output())
     Read.insert(Out.name());
   auto *Inits = GP->mutable_initializer();
@@ -380,6 +427,99 @@ void ModelWriter::writeModelInfo(onnx::ModelProto &MP) const {
   }
 }
 
+void ModelWriter::writeIf(const Node &N, onnx::NodeProto &NP) {
+  NP.add_input(Layouts.getLogicalName(*N.getOperand(0)));
+  // The captured operands, in logical order (transposes emitted here,
+  // before the If), are what the branches read.
+  std::vector<std::string> Outer;
+  for (unsigned I = 1; I < N.getNumOperands(); ++I)
+    Outer.push_back(Layouts.getLogicalName(*N.getOperand(I)));
+  for (const char *Name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto *AP = NP.add_attribute();
+    AP->set_name(Name);
+    AP->set_type(onnx::AttributeProto::GRAPH);
+    writeBranch(*N.getAttr(Name)->getGraph(), Outer, *AP->mutable_g());
+  }
+}
+
+void ModelWriter::writeBranch(const Graph &B, llvm::ArrayRef<std::string> Outer,
+                              onnx::GraphProto &Out) {
+  // A copy whose inputs take the names of the tensors they stand for (the
+  // branch reads them from the enclosing graph) and whose other values
+  // take names unique in the model; an output that is an input becomes an
+  // Identity's, as a subgraph computes its outputs.
+  std::unique_ptr<Graph> C = B.clone();
+  // Every value moves to a temporary name first, so that no rename below
+  // meets a name the copy still uses.
+  std::vector<Value *> Ins(C->getInputs().begin(), C->getInputs().end());
+  std::vector<std::pair<Value *, std::string>> Results;
+  unsigned Temp = 0;
+  auto MoveAside = [&](Value *V) {
+    C->renameValue(V, "\x01" + std::to_string(Temp++));
+  };
+  for (Value *In : Ins)
+    MoveAside(In);
+  for (Node *N : C->getNodeList())
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (Value *R = N->getResult(I)) {
+        Results.push_back({R, R->getName()});
+        MoveAside(R);
+      }
+  for (size_t I = 0; I < Ins.size(); ++I) {
+    if (!Ins[I]->getType().getLayout().isIdentity()) {
+      // Its physical form is a Transpose of the outer tensor, made in the
+      // branch under a name of its own.
+      C->renameValue(Ins[I],
+                     claimUniqueName(*TensorNames, Outer[I] + ".physical"));
+      continue;
+    }
+    if (Value *Same = C->lookupValue(Outer[I])) {
+      // One outer tensor passed twice: one input reads it.
+      Ins[I]->replaceAllUsesWith(Same);
+      for (unsigned O = 0; O < C->getOutputs().size(); ++O)
+        if (C->getOutputs()[O] == Ins[I])
+          C->setOutput(O, Same);
+      continue;
+    }
+    C->renameValue(Ins[I], Outer[I]);
+  }
+  for (unsigned I = 0; I < C->getOutputs().size(); ++I) {
+    Value *V = C->getOutputs()[I];
+    if (!V->isGraphInput())
+      continue;
+    std::string Name = "\x01" + std::to_string(Temp++);
+    Node *Id = C->createNode(OpId::Identity, {V}, {Name}, {V->getType()});
+    C->setOutput(I, Id->getResult(0));
+    Results.push_back({Id->getResult(0), B.getName() + ".out"});
+  }
+  for (auto &[R, Name] : Results)
+    C->renameValue(R, claimUniqueName(*TensorNames, Name));
+
+  ModelWriter Sub(*C);
+  Sub.TensorNames = TensorNames;
+  Sub.NodeNames = NodeNames;
+  Sub.Opset = Opset;
+  Sub.GP = &Out;
+  Out.set_name(B.getName());
+  for (unsigned I = 0; I < C->getInputs().size(); ++I) {
+    const Value &In = *C->getInputs()[I];
+    // (An input replaced by another passing the same tensor is unread.)
+    if (In.getName() == Outer[I] || !In.getType().getLayout().isIdentity())
+      Sub.Layouts.defineLogical(In, Outer[I]);
+  }
+  for (const Node *N : C->nodes()) {
+    if (N->getOpId() == OpId::Constant)
+      llvm::consumeError(Sub.writeConstant(*N)); // Checked exportable.
+    else if (N->getOpId() == OpId::Relayout)
+      Sub.Layouts.lowerRelayout(*N);
+    else
+      Sub.writeNode(*N);
+  }
+  Sub.writeOutputs(/*Logical=*/true);
+  Sub.pruneConstantInitializers();
+  Sub.writeIntermediateValueInfo();
+}
+
 llvm::Error ModelWriter::write(onnx::ModelProto &MP) {
   if (llvm::Error E = checkExportable())
     return E;
@@ -392,11 +532,11 @@ llvm::Error ModelWriter::write(onnx::ModelProto &MP) {
   // IR value names are taken as they are; node names are claimed in order
   // (several IR nodes imported from one ONNX node share its name).
   for (const Value *In : G.getInputs())
-    TensorNames.insert(In->getName());
+    TensorNames->insert(In->getName());
   for (const Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       if (const Value *R = N->getResult(I))
-        TensorNames.insert(R->getName());
+        TensorNames->insert(R->getName());
 
   if (llvm::Error E = writeInputs())
     return E;
