@@ -1,8 +1,9 @@
 //===- InferConv.cpp - Shape functions of spatial ops ---------------------===//
 //
 // Conv, ConvTranspose, pooling, BatchNormalization, InstanceNormalization,
-// LRN, Resize, DepthToSpace and SpaceToDepth: ops on N x C x spatial...
-// tensors; and LayerNormalization, the normalization over trailing dims.
+// LRN, Resize, GridSample, DepthToSpace and SpaceToDepth: ops on N x C x
+// spatial... tensors; and LayerNormalization, the normalization over trailing
+// dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -420,6 +421,58 @@ llvm::Error detail::inferLRN(const Node &N, ResultTypes &Results) {
     return makeNodeError(N, "attribute 'size' must be positive, got " +
                                 llvm::Twine(Size));
   Results.push_back(getLogicalType(*X));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+llvm::Error detail::inferGridSample(const Node &N, ResultTypes &Results) {
+  const TensorType *X = getOperandType(N, 0), *G = getOperandType(N, 1);
+  if (!X)
+    return checkOperandPresent(N, 0, "X");
+  if (!G)
+    return checkOperandPresent(N, 1, "grid");
+  if (llvm::Error E =
+          checkElementType(N, G->getElementType(), "grid", EltClass::Float))
+    return E;
+  const std::string Mode = N.getStringAttr("mode", "linear");
+  if (Mode != "linear" && Mode != "nearest" && Mode != "cubic")
+    return makeNodeError(N, "unknown mode '" + Mode +
+                                "' (expected linear, nearest or cubic)");
+  const std::string Padding = N.getStringAttr("padding_mode", "zeros");
+  if (Padding != "zeros" && Padding != "border" && Padding != "reflection")
+    return makeNodeError(N, "unknown padding_mode '" + Padding +
+                                "' (expected zeros, border or reflection)");
+  const ElementType Elt = X->getElementType();
+  if (X->hasRank())
+    if (llvm::Error E = checkMinRank(N, *X, "X", 3))
+      return E;
+  if (!X->hasRank() || !G->hasRank()) {
+    Results.push_back(TensorType::getUnranked(Elt));
+    return llvm::Error::success();
+  }
+  const unsigned Rank = X->getRank();
+  if (llvm::Error E = checkRank(N, *G, "grid", Rank))
+    return E;
+  const Dim &Last = G->getDim(Rank - 1);
+  if (Last.isStatic() && Last.getSize() != int64_t(Rank - 2))
+    return makeNodeError(N, "input 'grid' has " + llvm::Twine(Last.getSize()) +
+                                " coordinates per point, expected " +
+                                llvm::Twine(Rank - 2));
+  DimList Out;
+  Dim Batch;
+  if (!mergeDims(X->getDim(0), G->getDim(0), Batch))
+    return makeNodeError(N, "inputs 'X' and 'grid' have different batch "
+                            "sizes (" +
+                                llvm::Twine(X->getDim(0).getSize()) + " vs " +
+                                llvm::Twine(G->getDim(0).getSize()) + ")");
+  Out.push_back(Batch);
+  Out.push_back(X->getDim(1));
+  for (unsigned I = 1; I + 1 < Rank; ++I)
+    Out.push_back(G->getDim(I));
+  Results.push_back(makeType(Elt, Out));
   return llvm::Error::success();
 }
 

@@ -1,6 +1,7 @@
 //===- ResizeKernels.cpp - Reference Resize (opset 19) --------------------===//
 //
-// Resize with nearest, linear and cubic modes. Each output coordinate is
+// Resize with nearest, linear and cubic modes, and GridSample (the point
+// sampling of GridSampling.h). Each Resize output coordinate is
 // mapped back per axis (coordinate_transformation_mode) to a set of input
 // taps with weights; linear and cubic are separable, so an output element
 // is the sum over the product of the per-axis taps. Input positions outside
@@ -284,8 +285,61 @@ llvm::Error resizeKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   return llvm::Error::success();
 }
 
+/// GridSample over two spatial dims (GridSampling.h), any float types.
+llvm::Error gridSampleKernel(const Node &N,
+                             llvm::ArrayRef<const Tensor *> Operands,
+                             llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0], &G = *Operands[1];
+  Tensor &Y = Results[0];
+  if (X.getRank() != 4)
+    return makeNodeError(N, "GridSample over " +
+                                llvm::Twine(int(X.getRank()) - 2) +
+                                " spatial dims is not supported (2 are)");
+  auto O = getGridSampleOptions(N);
+  if (!O)
+    return O.takeError();
+  const int64_t H = X.getDim(2), W = X.getDim(3);
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
+    const int64_t B = YIdx[0], C = YIdx[1];
+    const double GX = G.getDouble(G.getOffset({B, YIdx[2], YIdx[3], 0}));
+    const double GY = G.getDouble(G.getOffset({B, YIdx[2], YIdx[3], 1}));
+    const double V =
+        gridsample::sample2D(*O, H, W, GX, GY, [&](int64_t YI, int64_t XI) {
+          return X.getDouble(X.getOffset({B, C, YI, XI}));
+        });
+    Y.setDouble(Y.getOffset(YIdx), V);
+  });
+  return llvm::Error::success();
+}
+
 } // namespace
+
+llvm::Expected<gridsample::Options>
+runtime::getGridSampleOptions(const Node &N) {
+  gridsample::Options O;
+  const std::string Mode = N.getStringAttr("mode", "linear");
+  if (Mode == "linear")
+    O.M = gridsample::Mode::Linear;
+  else if (Mode == "nearest")
+    O.M = gridsample::Mode::Nearest;
+  else if (Mode == "cubic")
+    O.M = gridsample::Mode::Cubic;
+  else
+    return makeNodeError(N, "unknown mode '" + Mode + "'");
+  const std::string Pad = N.getStringAttr("padding_mode", "zeros");
+  if (Pad == "zeros")
+    O.P = gridsample::Padding::Zeros;
+  else if (Pad == "border")
+    O.P = gridsample::Padding::Border;
+  else if (Pad == "reflection")
+    O.P = gridsample::Padding::Reflection;
+  else
+    return makeNodeError(N, "unknown padding_mode '" + Pad + "'");
+  O.AlignCorners = N.getIntAttr("align_corners", 0) != 0;
+  return O;
+}
 
 void runtime::addResizeKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::Resize)] = resizeKernel;
+  T[static_cast<size_t>(OpId::GridSample)] = gridSampleKernel;
 }

@@ -5,13 +5,14 @@
 // policies) reduced to per-axis sampling: for every output position along
 // each axis, the input positions it reads and their weights. The reference
 // interpreter and the CPU backend's Resize kernel both execute this one
-// definition.
+// definition. Also GridSample's attributes, read once for every backend.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef STRIDER_RUNTIME_RESIZESAMPLING_H
 #define STRIDER_RUNTIME_RESIZESAMPLING_H
 
+#include "strider/Runtime/GridSampling.h"
 #include "strider/Runtime/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -50,6 +51,10 @@ llvm::Expected<ResizeSampling>
 computeResizeSampling(const Node &N, llvm::ArrayRef<int64_t> InShape,
                       llvm::ArrayRef<int64_t> OutShape, const Tensor *Roi,
                       const Tensor *Scales, const Tensor *Sizes);
+
+/// GridSample node \p N's mode, padding and corner alignment (the point
+/// sampling every backend runs: GridSampling.h); errors located at \p N.
+llvm::Expected<gridsample::Options> getGridSampleOptions(const Node &N);
 
 } // namespace runtime
 } // namespace strider

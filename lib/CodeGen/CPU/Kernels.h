@@ -11,6 +11,7 @@
 #define STRIDER_LIB_CODEGEN_CPU_KERNELS_H
 
 #include "Activation.h"
+#include "strider/Runtime/GridSampling.h"
 
 #include <cstdint>
 #include <vector>
@@ -271,6 +272,18 @@ struct ResampleParams {
 };
 void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
                              int Threads);
+
+/// GridSample of an N x C x H x W image with element strides XS by a
+/// dense N x OH x OW x 2 grid into Y (strides YS): each output point's
+/// taps (gridsample::forEachTap) are found once and summed over every
+/// channel.
+struct GridSampleParams {
+  gridsample::Options Opts;
+  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t XS[4] = {}, YS[4] = {};
+};
+void runGridSample(const GridSampleParams &P, const float *X, const float *G,
+                   float *Y, int Threads);
 
 /// Softmax (\p Log: LogSoftmax) over the middle dim of a dense
 /// [Outer][Len][Inner] tensor.

@@ -621,6 +621,43 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   return true;
 }
 
+bool cpu::lowerGridSample(LoweringContext &L, const Node &N,
+                          const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *G = N.getOperand(1), *Y = Tail.Result;
+  if (!isF32(X) || !isF32(G) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &GT = G->getType(), &YT = Y->getType();
+  if (XT.getRank() != 4 || !GT.getLayout().isIdentity() ||
+      !XT.hasStaticShape() || !YT.hasStaticShape())
+    return false;
+  auto Opts = runtime::getGridSampleOptions(N);
+  if (!Opts) {
+    llvm::consumeError(Opts.takeError()); // The reference reports it.
+    return false;
+  }
+  auto P = std::make_shared<GridSampleParams>();
+  P->Opts = *Opts;
+  auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
+  P->N = XShape[0];
+  P->C = XShape[1];
+  P->H = XShape[2];
+  P->W = XShape[3];
+  P->OH = YShape[2];
+  P->OW = YShape[3];
+  // Any layouts of X and Y: their strides in logical dim order.
+  auto XS = getStrides(XT), YS = getStrides(YT);
+  std::copy(XS.begin(), XS.end(), P->XS);
+  std::copy(YS.begin(), YS.end(), P->YS);
+  L.own(P);
+  ProgramImpl *Prog = &L.getProgram();
+  BufferId XB = L.getBuffer(X), GB = L.getBuffer(G), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "grid_sample", false}, {XB, GB}, {YB}, [=]() {
+    runGridSample(*P, Prog->f32(XB), Prog->f32(GB), Prog->f32(YB), Threads);
+  });
+  return true;
+}
+
 bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
                        const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;

@@ -315,6 +315,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::LayerNormalization)] = lowerLayerNorm;
     T[size_t(OpId::LRN)] = lowerLRN;
     T[size_t(OpId::Resize)] = lowerResize;
+    T[size_t(OpId::GridSample)] = lowerGridSample;
     T[size_t(OpId::Softmax)] = lowerSoftmax;
     T[size_t(OpId::LogSoftmax)] = lowerSoftmax;
     for (OpId Id :

@@ -232,6 +232,7 @@ bool lowerInstanceNorm(LoweringContext &L, const Node &N,
                        const FusedTail &Tail);
 bool lowerLayerNorm(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerResize(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerGridSample(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerSoftmax(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerReduce(LoweringContext &L, const Node &N, const FusedTail &Tail);

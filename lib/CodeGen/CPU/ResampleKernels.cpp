@@ -65,6 +65,34 @@ void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
   });
 }
 
+void runGridSample(const GridSampleParams &P, const float *X, const float *G,
+                   float *Y, int Threads) {
+  parallelFor(P.N * P.OH, Threads, [&](int64_t Row) {
+    const int64_t B = Row / P.OH, OY = Row % P.OH;
+    const float *XB = X + B * P.XS[0];
+    for (int64_t OX = 0; OX < P.OW; ++OX) {
+      const float *Point = G + ((B * P.OH + OY) * P.OW + OX) * 2;
+      int64_t Offset[16];
+      float Weight[16];
+      int Taps = 0;
+      const bool Finite =
+          gridsample::forEachTap(P.Opts, P.H, P.W, Point[0], Point[1],
+                                 [&](int64_t YI, int64_t XI, double Wt) {
+                                   Offset[Taps] = YI * P.XS[2] + XI * P.XS[3];
+                                   Weight[Taps++] = float(Wt);
+                                 });
+      float *Out = Y + B * P.YS[0] + OY * P.YS[2] + OX * P.YS[3];
+      for (int64_t C = 0; C < P.C; ++C) {
+        const float *Plane = XB + C * P.XS[1];
+        float Sum = Finite ? 0.0f : NAN;
+        for (int T = 0; T < Taps; ++T)
+          Sum += Weight[T] * Plane[Offset[T]];
+        Out[C * P.YS[1]] = Sum;
+      }
+    }
+  });
+}
+
 } // namespace cpu
 } // namespace strider
 #endif // HWY_ONCE

@@ -767,6 +767,22 @@ STRIDER_HOST_DEVICE void evalTyped(const TypedParams &P, const void *const *Ins,
              size_t(Bytes));
     return;
   }
+  case TypedOp::GridSample: {
+    const int64_t OW = P.Shape[3], OH = P.Shape[2], C = P.Shape[1];
+    const int64_t OX = Index % OW, OY = Index / OW % OH,
+                  Ch = Index / (OW * OH) % C, B = Index / (OW * OH * C);
+    const int64_t G = ((B * OH + OY) * OW + OX) * 2;
+    const int64_t Base = B * P.GridXStrides[0] + Ch * P.GridXStrides[1];
+    const double V = gridsample::sample2D(
+        P.Grid, P.GridH, P.GridW, loadDouble(P.In[1], Ins[1], G),
+        loadDouble(P.In[1], Ins[1], G + 1), [&](int64_t YI, int64_t XI) {
+          return loadDouble(A, Ins[0],
+                            Base + YI * P.GridXStrides[2] +
+                                XI * P.GridXStrides[3]);
+        });
+    storeScalar(P.Y, Y, Index, V, 0, false);
+    return;
+  }
   case TypedOp::Math:
     storeScalar(P.Y, Y, Index,
                 applyActivationF64(P.Act, loadDouble(A, Ins[0], Off[0])), 0,

@@ -22,6 +22,7 @@
 #define STRIDER_LIB_CODEGEN_CUDA_KERNELS_H
 
 #include "strider/CodeGen/Activation.h"
+#include "strider/Runtime/GridSampling.h"
 
 #include <cuda_runtime_api.h>
 
@@ -305,6 +306,7 @@ enum class TypedOp : uint8_t {
   Reduce,
   Contract,
   Trilu,
+  GridSample, ///< A thread per result element (the Grid* fields).
 };
 
 /// How a Scatter combines an update with what Y holds.
@@ -356,6 +358,12 @@ struct TypedParams {
   int SumRank = 0;
   int64_t SumShape[MaxRank] = {};
   int64_t SumStrides[2][MaxRank] = {};
+  /// GridSample: Y (Shape) is N x C x OH x OW row-major, the grid (In[1])
+  /// N x OH x OW x 2 row-major, X (In[0]) GridH x GridW images at element
+  /// strides GridXStrides (n, c, y, x).
+  gridsample::Options Grid;
+  int64_t GridXStrides[4] = {};
+  int64_t GridH = 0, GridW = 0;
 };
 /// Y2 is TopK's second result (the positions); null for the other ops.
 /// Gathers and scatters report an index out of range to \p Err (if not

@@ -263,6 +263,11 @@ llvm::Error planArgReduce(PlanContext &C, const Node &N,
                           const codegen::FusedTail &Tail);
 llvm::Error planTopK(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
+/// GridSample over two spatial dims of any float type (X in any layout,
+/// grid and Y row-major): a thread per result element
+/// (gridsample::sample2D).
+llvm::Error planGridSample(PlanContext &C, const Node &N,
+                           const codegen::FusedTail &Tail);
 /// Trilu of any held type, k constant or computed: a thread per element.
 llvm::Error planTrilu(PlanContext &C, const Node &N,
                       const codegen::FusedTail &Tail);

@@ -13,6 +13,7 @@
 #include "PlanImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
+#include "strider/Runtime/ResizeSampling.h"
 
 using namespace strider;
 using namespace strider::cuda;
@@ -800,6 +801,49 @@ static bool setTupleParams(const TensorType &Data, const TensorType &Indices,
   for (size_t I = size_t(Batch); I + 1 < IShape.size(); ++I)
     P.NdTuplesPerBatch *= IShape[I];
   return true;
+}
+
+llvm::Error cuda::planGridSample(PlanContext &C, const Node &N,
+                                 const FusedTail &T) {
+  const Value *X = N.getOperand(0), *G = N.getOperand(1), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &GT = G->getType(), &YT = Y->getType();
+  auto XS = getScalarType(XT.getElementType());
+  auto GS = getScalarType(GT.getElementType());
+  if (!XS || !GS || XT.getRank() != 4 || !XT.hasStaticShape() ||
+      !YT.hasStaticShape() || !YT.getLayout().isIdentity() ||
+      !GT.getLayout().isIdentity() || !T.Act.isNone() || T.Residual)
+    return unsupported(N, "GridSample of " + XT.str() + " by " + GT.str());
+  auto Opts = runtime::getGridSampleOptions(N);
+  if (!Opts)
+    return Opts.takeError();
+  TypedParams P;
+  P.Op = TypedOp::GridSample;
+  P.Rank = 4;
+  auto YShape = YT.getStaticShape(), XShape = XT.getStaticShape();
+  std::copy(YShape.begin(), YShape.end(), P.Shape);
+  P.NumOperands = 2;
+  P.In[0] = P.Y = *XS;
+  P.In[1] = *GS;
+  P.Grid = *Opts;
+  P.GridH = XShape[2];
+  P.GridW = XShape[3];
+  auto XStrides = codegen::getStrides(XT);
+  std::copy(XStrides.begin(), XStrides.end(), P.GridXStrides);
+  auto XB = C.getBuffer(X, N);
+  if (!XB)
+    return XB.takeError();
+  auto GB = C.getBuffer(G, N);
+  if (!GB)
+    return GB.takeError();
+  auto YB = C.defineBuffer(Y, N);
+  if (!YB)
+    return YB.takeError();
+  C.addStep({getStepNodes(N, T),
+             "typed.grid_sample." + N.getStringAttr("mode", "linear") + " " +
+                 getScalarTypeName(*XS),
+             0},
+            P, {{*XB, 0}, {*GB, 0}, Arg(), {*YB, 0}});
+  return llvm::Error::success();
 }
 
 llvm::Error cuda::planGatherND(PlanContext &C, const Node &N,

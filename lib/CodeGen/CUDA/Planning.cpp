@@ -425,6 +425,7 @@ const PlanTable &getPlanTable() {
     T[size_t(OpId::ArgMin)] = planArgReduce;
     T[size_t(OpId::TopK)] = planTopK;
     T[size_t(OpId::Trilu)] = planTrilu;
+    T[size_t(OpId::GridSample)] = planGridSample;
     T[size_t(OpId::CumSum)] = planCumSum;
     T[size_t(OpId::GatherND)] = planGatherND;
     T[size_t(OpId::QuantizeLinear)] = planQuantize;

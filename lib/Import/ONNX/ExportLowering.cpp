@@ -565,6 +565,25 @@ void lowerPad(const Node &N, int64_t Version, onnx::NodeProto &NP,
   clearInput(NP, 2);
 }
 
+// GridSample: from 16, over two spatial dims with modes named bilinear
+// and bicubic until 20, which takes any number of spatial dims.
+int64_t minVersionGridSample(const Node &N) {
+  const Value *X = N.getOperand(0);
+  return X->getType().hasRank() && X->getType().getRank() == 4 ? 16 : 20;
+}
+
+void lowerGridSample(const Node &N, int64_t Version, onnx::NodeProto &NP,
+                     ExportSink &) {
+  if (Version >= 20)
+    return;
+  const std::string Mode = N.getStringAttr("mode", "linear");
+  removeAttr(NP, "mode");
+  onnx::AttributeProto *A = NP.add_attribute();
+  A->set_name("mode");
+  A->set_type(onnx::AttributeProto::STRING);
+  A->set_s(Mode == "linear" ? "bilinear" : Mode == "cubic" ? "bicubic" : Mode);
+}
+
 // Resize: the IR form exists from 11, where roi and scales are required
 // inputs (empty tensors when unused) until 13; antialias, axes and
 // keep_aspect_ratio_policy from 18; half_pixel_symmetric from 19.
@@ -786,6 +805,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Slice, 1, minVersionSlice, lowerSlice},
     {OpId::Pad, 2, minVersionPad, lowerPad},
     {OpId::Resize, 11, minVersionResize, lowerResize},
+    {OpId::GridSample, 16, minVersionGridSample, lowerGridSample},
     {OpId::DepthToSpace, 1, nullptr, nullptr},
     {OpId::SpaceToDepth, 1, nullptr, nullptr},
     {OpId::Softmax, 1, minVersionSoftmax, lowerSoftmax},

@@ -46,6 +46,8 @@
 //   Cast                all         `to` must be a supported type;
 //                                   `round_mode` (float8e8m0 only) dropped
 //   SpaceToDepth        all         `mode` DCR dropped, CRD is an error
+//   GridSample          16-19       mode bilinear -> linear, bicubic ->
+//                                   cubic (opset 20's names)
 //
 // Opsets 1-5 are read for ops whose form opset 6 still has (Softplus-1,
 // GlobalAveragePool-1, Not-1, ...); an op that changed before opset 6
@@ -775,6 +777,21 @@ llvm::Error normalizeSpaceToDepth(UpgradeBuilder &, PendingNode &N) {
   return llvm::Error::success();
 }
 
+/// GridSample-16's mode names, as opset 20 spells them.
+llvm::Error upgradeGridSampleModes(UpgradeBuilder &, PendingNode &N) {
+  const Attribute *Mode = N.findAttr("mode");
+  if (!Mode || Mode->getKind() != AttrKind::String)
+    return llvm::Error::success(); // Absent: bilinear, opset 20's linear.
+  if (Mode->getString() == "bilinear")
+    N.setAttr("mode", Attribute::getString("linear"));
+  else if (Mode->getString() == "bicubic")
+    N.setAttr("mode", Attribute::getString("cubic"));
+  else if (Mode->getString() != "nearest")
+    return N.error("unknown mode '" + Mode->getString() +
+                   "' (expected bilinear, nearest or bicubic)");
+  return llvm::Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -835,6 +852,7 @@ const OpsetUpgrade UpgradeTable[] = {
     {"Constant", 0, AllVersions, normalizeConstant},
     {"Cast", 0, AllVersions, normalizeCast},
     {"SpaceToDepth", 0, AllVersions, normalizeSpaceToDepth},
+    {"GridSample", 0, 20, upgradeGridSampleModes},
 };
 } // namespace
 

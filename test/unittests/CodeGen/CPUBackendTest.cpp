@@ -1572,3 +1572,33 @@ TEST(MemoryPlanTest, ReusesMemoryOfDeadBuffers) {
 }
 
 } // namespace
+
+TEST(CPUKernelTest, GridSampleEveryModeAndPadding) {
+  // Grid points inside, on the borders (x, y = -1 or 1) and up to 60% of
+  // the image outside it; X channels-first and channels-last; 2 threads.
+  for (const char *Mode : {"linear", "nearest", "cubic"})
+    for (const char *Padding : {"zeros", "border", "reflection"})
+      for (int Align = 0; Align < 2; ++Align)
+        for (bool ChannelsLast : {false, true}) {
+          GraphBuilder B(unsigned(Align * 3 + ChannelsLast));
+          Value *X =
+              B.input({2, 3, 5, 6},
+                      ChannelsLast ? Layout::getChannelsLast(4) : Layout());
+          Value *G = B.G.addInput(
+              "grid", TensorType::get(ElementType::F32, {2, 4, 7, 2}));
+          runtime::Tensor GT(ElementType::F32, {2, 4, 7, 2});
+          for (int64_t K = 0; K < GT.getNumElements(); ++K)
+            GT.setDouble(K, K % 9 == 0   ? (K % 2 ? 1.0 : -1.0)
+                            : K % 9 == 1 ? 0.0
+                                         : 1.6 * std::sin(1.3 * double(K)));
+          B.Inputs["grid"] = std::move(GT);
+          Value *Y = B.op(OpId::GridSample, {X, G},
+                          {{"mode", Attribute::getString(Mode)},
+                           {"padding_mode", Attribute::getString(Padding)},
+                           {"align_corners", Attribute::getInt(Align)}});
+          SCOPED_TRACE(std::string(Mode) + " " + Padding + " align " +
+                       std::to_string(Align) +
+                       (ChannelsLast ? " nhwc" : " nchw"));
+          B.check(Y, 0, 2, "grid_sample");
+        }
+}
