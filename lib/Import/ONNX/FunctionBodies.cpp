@@ -9,6 +9,9 @@
 //   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)
 //                        (shifted by the maximum: no overflow; a slice
 //                        whose maximum is infinite gives NaN)
+////   Hardmax(x)         = 1 where an element's position along the axis
+//                        (an exclusive CumSum of ones) is ArgMax's (the
+//                        first maximum), else 0, in x's type
 //
 // Opsets before 18 name the reduced axes in an attribute; their bodies
 // are read at opset 12, whose ReduceSum and ReduceMax take it so too (the
@@ -91,6 +94,20 @@ ReduceLogSumExp (data, axes) => (reduced) {
   logs = Log (total)
   top = ReduceMax <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)
   reduced = Add (logs, top)
+}
+)"},
+    // Read at opset 15, CastLike's first.
+    {"Hardmax", 13, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+Hardmax (input) => (output) {
+  axis_t = Constant <value_int: int = @axis> ()
+  top = ArgMax <axis: int = @axis, keepdims = 1> (input)
+  shape = Shape (input)
+  ones = ConstantOfShape <value = float[1] {1}> (shape)
+  position = CumSum <exclusive = 1> (ones, axis_t)
+  topf = Cast <to = 1> (top)
+  hit = Equal (position, topf)
+  output = CastLike (hit, input)
 }
 )"},
 };

@@ -811,8 +811,15 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     if (*Expanded)
       return llvm::Error::success();
     // Else Strider's own body for it, if any.
-    if (FunctionBody SB = getStriderFunctionBody(PN.OpType, Opset); SB.Body)
-      return inlineFunction(NP, PN, *SB.Body, SB.BodyOpset, nullptr);
+    if (FunctionBody SB = getStriderFunctionBody(PN.OpType, Opset);
+        SB.Body) {
+      // Attributes the call leaves out take the op's schema defaults
+      // (Hardmax's axis = -1), else the body ops' own.
+      const onnx::OpSchema *S =
+          onnx::OpSchemaRegistry::Schema(NP.op_type(), int(Opset), "");
+      return inlineFunction(NP, PN, *SB.Body, SB.BodyOpset,
+                            S ? &S->attributes() : nullptr);
+    }
   }
   Node *N = Info ? G->createNode(Info->Id, PN.Operands, PN.ResultNames,
                                  PN.ResultTypes)
