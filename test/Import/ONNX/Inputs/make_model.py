@@ -168,7 +168,8 @@ def opaque_op():
     nodes = [helper.make_node("MyOp", ["x"], ["t"], name="custom",
                               domain="com.example", alpha=0.5, mode="fast",
                               sizes=[1, 2], names=["a", "b"]),
-             helper.make_node("Hardmax", ["t"], ["y"], name="hm", axis=-1)]
+             helper.make_node("RandomUniformLike", ["t"], ["y"], name="rl",
+                              seed=1.0)]
     return model(nodes, [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])],
                  value_info=[vi("t", F32, [2, 3])],
                  extra_opsets=[("com.example", 1)])
