@@ -140,6 +140,11 @@ THIRD_PARTY = [
      {"input": [1, 512], "state": [2, 1, 128], "sr": ([], 16000)}, "vad"),
     ("silero-vad-8k", "silero-vad==6.2.3", "silero_vad/data/silero_vad.onnx",
      {"input": [1, 256], "state": [2, 1, 128], "sr": ([], 8000)}, "vad"),
+    # Google's file-type detector: 2048 byte values (int32; 256 pads) of a
+    # file's beginning and end, embedded and run through a conv and
+    # attention-style reductions to 214 content types.
+    ("magika-v3.3", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx",
+     {"bytes": [1, 2048]}, "classifier"),
 ]
 
 # Per-model tolerances (the optional last field of THIRD_PARTY).

@@ -4,12 +4,13 @@
 //   x * 0.5 * (1 + Erf(x / sqrt(2)))                       (Gelu)
 //   x * 0.5 * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))  (approximate =
 //                                                            "tanh")
-// with x / sqrt(2) as a Div by 1.4142135 or a Mul by 0.70710678, x^3 as
-// Pow(x, 3) or x * x * x, either operand order of every Add and Mul, and
-// the halving applied to x, to the sum, or to the product. Each match
-// becomes one Gelu node that takes the last node's name and location. Every
-// intermediate value must have exactly one reader and not be a graph output
-// (x itself may have any number); constants match to a relative 1e-4.
+// with x / sqrt(2) as a Div by 1.4142135 or a Mul by 0.70710678,
+// 0.044715 x^3 as any product of the constant and Pow(x, 3) or three x's
+// (JAX writes x * (x * (0.044715 * x))), either operand order of every Add
+// and Mul, and the halving applied to x, to the sum, or to the product. Each
+// match becomes one Gelu node that takes the last node's name and location.
+// Every intermediate value must have exactly one reader and not be a graph
+// output (x itself may have any number); constants match to a relative 1e-4.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,26 +100,52 @@ bool matchErfForm(const Graph &G, Node &Erf, GeluMatch &M) {
   return matchHalfXTimesOnePlus(G, X, Erf.getResult(0), M);
 }
 
-/// Whether \p Cube is Pow(x, 3), (x * x) * x or x * (x * x) of \p X with
-/// absorbable intermediates; appends the nodes to \p Nodes.
-bool matchCube(const Graph &G, Value *Cube, Value *X,
-               llvm::SmallVectorImpl<Node *> &Nodes) {
-  if (!isAbsorbable(G, Cube))
-    return false;
-  if (Node *Pow = getDefiningOp(Cube, OpId::Pow)) {
-    if (Pow->getOperand(0) != X || !isScalarConstant(Pow->getOperand(1), 3.0))
-      return false;
-    Nodes.push_back(Pow);
-    return true;
+/// Appends to \p Leaves the factors of the product \p V: through Mul
+/// nodes (\p V's own, and those of absorbable operands; at most 6 deep),
+/// which go to \p Muls, readers before their producers.
+void collectFactors(const Graph &G, Value *V, bool IsRoot,
+                    llvm::SmallVectorImpl<Value *> &Leaves,
+                    llvm::SmallVectorImpl<Node *> &Muls, unsigned Depth) {
+  Node *Mul = getDefiningOp(V, OpId::Mul);
+  if (!Mul || Depth > 6 || (!IsRoot && !isAbsorbable(G, V))) {
+    Leaves.push_back(V);
+    return;
   }
-  Node *Outer = getDefiningOp(Cube, OpId::Mul);
-  Value *Square = Outer ? getOtherOperand(*Outer, X) : nullptr;
-  Node *Inner = getDefiningOp(Square, OpId::Mul);
-  if (!Inner || !isAbsorbable(G, Square) || Inner->getOperand(0) != X ||
-      Inner->getOperand(1) != X)
+  Muls.push_back(Mul);
+  for (Value *Op : Mul->getOperands())
+    collectFactors(G, Op, false, Leaves, Muls, Depth + 1);
+}
+
+/// Whether \p Term is 0.044715 * x^3 of \p X: a product, in any grouping,
+/// of the constant and three x's or Pow(x, 3) (absorbable intermediates;
+/// PyTorch writes 0.044715 * Pow(x, 3) or x * x * x, JAX x * (x * (0.044715
+/// * x))); appends its nodes to \p Nodes, producers first.
+bool matchCubicTerm(const Graph &G, Value *Term, Value *X,
+                    llvm::SmallVectorImpl<Node *> &Nodes) {
+  llvm::SmallVector<Value *, 8> Leaves;
+  llvm::SmallVector<Node *, 8> Muls;
+  collectFactors(G, Term, true, Leaves, Muls, 0);
+  unsigned Xs = 0, Constants = 0;
+  Node *Pow = nullptr;
+  for (Value *L : Leaves) {
+    if (L == X) {
+      ++Xs;
+    } else if (isScalarConstant(L, 0.044715)) {
+      ++Constants;
+    } else if (Node *P = getDefiningOp(L, OpId::Pow);
+               P && !Pow && isAbsorbable(G, L) && P->getOperand(0) == X &&
+               isScalarConstant(P->getOperand(1), 3.0)) {
+      Pow = P;
+      Xs += 3;
+    } else {
+      return false;
+    }
+  }
+  if (Xs != 3 || Constants != 1)
     return false;
-  Nodes.push_back(Inner);
-  Nodes.push_back(Outer);
+  if (Pow)
+    Nodes.push_back(Pow);
+  Nodes.append(Muls.rbegin(), Muls.rend());
   return true;
 }
 
@@ -134,14 +161,12 @@ bool matchTanhForm(const Graph &G, Node &Tanh, GeluMatch &M) {
     return false;
   for (unsigned I = 0; I < 2; ++I) {
     Value *X = Add->getOperand(I), *Term = Add->getOperand(1 - I);
-    Node *TermMul = getDefiningOp(Term, OpId::Mul);
-    if (!TermMul || !isAbsorbable(G, Term))
+    if (!isAbsorbable(G, Term))
       continue;
-    Value *Cube = getOperandBesideConstant(*TermMul, 0.044715);
     M.Nodes.clear();
-    if (!Cube || !matchCube(G, Cube, X, M.Nodes))
+    if (!matchCubicTerm(G, Term, X, M.Nodes))
       continue;
-    M.Nodes.append({TermMul, Add, ScaleMul, &Tanh});
+    M.Nodes.append({Add, ScaleMul, &Tanh});
     return matchHalfXTimesOnePlus(G, X, Tanh.getResult(0), M);
   }
   return false;
