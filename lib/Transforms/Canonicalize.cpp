@@ -2,10 +2,10 @@
 //
 // Runs remove-identity, constant-fold, inline-if, fold-batchnorm, fuse-gelu,
 // fuse-hardswish, fold-conv-input-affine, fold-matmul-scale,
-// fuse-layernorm, fold-transposes, cse and dce once, in that order:
-// forwarding identities exposes constants and Conv -> BatchNormalization
-// pairs, folding exposes the constant operands of the fused spellings and
-// equal nodes, and DCE removes what the others left unused. The
+// fold-one-hot-matmul, fuse-layernorm, fold-transposes, cse and dce once,
+// in that order: forwarding identities exposes constants and Conv ->
+// BatchNormalization pairs, folding exposes the constant operands of the fused
+// spellings and equal nodes, and DCE removes what the others left unused. The
 // activations are fused before fold-conv-input-affine, which would
 // otherwise fold their last scaling (GELU's 0.5, a hard-swish's 1/6
 // written as a Mul) into the conv after them and leave the spelling
@@ -32,6 +32,7 @@ public:
         createFuseHardSwishPass(),
         createFoldConvInputAffinePass(),
         createFoldMatMulScalePass(),
+        createFoldOneHotMatMulPass(),
         createFuseLayerNormPass(),
         createTransposeFoldingPass(),
         createCommonSubexpressionEliminationPass(),

@@ -106,7 +106,9 @@ enum class ArithOp : unsigned char {
   Mod,
   FMod,
   ShiftLeft,
-  ShiftRight
+  ShiftRight,
+  Max, ///< Of integers (floats go through the SIMD binaries).
+  Min
 };
 enum class ArithType : unsigned char { F32, F64, I32, I64, U8, U16, U32, U64 };
 /// Y[i] = A[i] op B[i] in the operands' element type, as the reference

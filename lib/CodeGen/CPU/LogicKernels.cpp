@@ -187,6 +187,10 @@ int64_t applyInt(ArithOp Op, int64_t A, int64_t B, bool U64) {
     return UB >= 64 ? 0 : int64_t(UA << UB);
   case ArithOp::ShiftRight:
     return UB >= 64 ? 0 : int64_t(UA >> UB);
+  case ArithOp::Max:
+    return (U64 ? UA > UB : A > B) ? A : B;
+  case ArithOp::Min:
+    return (U64 ? UA < UB : A < B) ? A : B;
   }
   return 0;
 }
@@ -208,6 +212,8 @@ double applyFloat(ArithOp Op, double A, double B) {
     return std::fmod(A, B);
   case ArithOp::ShiftLeft:
   case ArithOp::ShiftRight:
+  case ArithOp::Max: // Of integers only (lowerArith).
+  case ArithOp::Min:
     break;
   }
   return 0;

@@ -94,6 +94,8 @@ const std::pair<OpId, ArithOp> ArithOps[] = {
     {OpId::Div, ArithOp::Div},
     {OpId::Mod, ArithOp::Mod},            // FMod with fmod = 1.
     {OpId::BitShift, ArithOp::ShiftLeft}, // ShiftRight for direction RIGHT.
+    {OpId::Max, ArithOp::Max},            // Of integers.
+    {OpId::Min, ArithOp::Min},
 };
 
 /// f32 comes here only for what the SIMD binaries lack (Mod).
@@ -139,8 +141,11 @@ bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   std::vector<BufferId> Reads = getOperandBuffers(L, N);
   BufferId YB = L.defineBuffer(N.getResult(0));
   const ArithType Type = TypeIt->second;
-  // f32 arithmetic belongs to the SIMD binaries.
-  if (Type == ArithType::F32 && *Op != ArithOp::Mod && *Op != ArithOp::FMod)
+  // f32 arithmetic belongs to the SIMD binaries; Max and Min here are
+  // the integers' (a float's NaN rules are the binaries').
+  if ((Type == ArithType::F32 && *Op != ArithOp::Mod && *Op != ArithOp::FMod) ||
+      ((*Op == ArithOp::Max || *Op == ArithOp::Min) &&
+       (Type == ArithType::F32 || Type == ArithType::F64)))
     return false;
   const int Threads = L.getThreads();
   L.addStep(

@@ -1039,6 +1039,28 @@ TEST(CPUKernelTest, ArithmeticOfIntegersAndDoubles) {
     }
 }
 
+TEST(CPUKernelTest, MaxAndMinOfIntegers) {
+  // i64 (extremes), i32 and u64 (values past INT64_MAX compare as
+  // unsigned), broadcast.
+  const int64_t AV[] = {7, -7, 0, INT64_MIN, 5, INT64_MAX, -1, 9};
+  const int64_t BV[] = {2, -1, 0, 3};
+  for (ElementType Elt : {ElementType::I64, ElementType::I32, ElementType::U64})
+    for (OpId Op : {OpId::Max, OpId::Min}) {
+      GraphBuilder B(10);
+      Value *X = B.G.addInput("a", TensorType::get(Elt, {2, 4}));
+      Value *Y = B.G.addInput("b", TensorType::get(Elt, {4}));
+      runtime::Tensor XT(Elt, {2, 4}), YT(Elt, {4});
+      for (int64_t K = 0; K < 8; ++K)
+        XT.setInt(K, AV[K]);
+      for (int64_t K = 0; K < 4; ++K)
+        YT.setInt(K, BV[K]);
+      B.Inputs["a"] = std::move(XT);
+      B.Inputs["b"] = std::move(YT);
+      B.check(B.op(Op, {X, Y}), 0, 2,
+              Op == OpId::Max ? "arith.max" : "arith.min");
+    }
+}
+
 TEST(CPUKernelTest, RemaindersAndShifts) {
   // Mod in both forms (signs of both operands, x mod 0, MIN mod -1) of
   // i64 and i32, fmod of f32 and f64, shifts of u8 and u64 past the width.
