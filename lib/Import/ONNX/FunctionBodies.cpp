@@ -9,7 +9,9 @@
 //   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)
 //                        (shifted by the maximum: no overflow; a slice
 //                        whose maximum is infinite gives NaN)
-////   Hardmax(x)         = 1 where an element's position along the axis
+////   EyeLike(x)         = 1 where column - row = k (positions as exclusive
+//                        CumSums of ones), in dtype or x's type
+//   Hardmax(x)         = 1 where an element's position along the axis
 //                        (an exclusive CumSum of ones) is ArgMax's (the
 //                        first maximum), else 0, in x's type
 //
@@ -22,6 +24,8 @@
 #include "FunctionBodies.h"
 
 #include "onnx/defs/parser.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <cassert>
 #include <iterator>
@@ -38,6 +42,9 @@ struct BodyEntry {
   int64_t MinOpset, MaxOpset; ///< The call's opsets this form is for.
   int64_t BodyOpset;
   const char *Text;
+  /// The form is for calls that give this attribute ("!name": that lack
+  /// it); null for every call.
+  const char *AttrCondition = nullptr;
 };
 
 // Attributes an older form's call may give (axes, keepdims), bound by
@@ -96,6 +103,41 @@ ReduceLogSumExp (data, axes) => (reduced) {
   reduced = Add (logs, top)
 }
 )"},
+    // The positions are exact in f32 below 2^24 rows and columns.
+    {"EyeLike", 9, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+EyeLike (input) => (output) {
+  shape = Shape (input)
+  ones = ConstantOfShape <value = float[1] {1}> (shape)
+  rows_axis = Constant <value = int64 {0}> ()
+  cols_axis = Constant <value = int64 {1}> ()
+  row = CumSum <exclusive = 1> (ones, rows_axis)
+  col = CumSum <exclusive = 1> (ones, cols_axis)
+  offset = Sub (col, row)
+  k_int = Constant <value_int: int = @k> ()
+  k = Cast <to = 1> (k_int)
+  hit = Equal (offset, k)
+  output = Cast <to: int = @dtype> (hit)
+}
+)",
+     "dtype"},
+    {"EyeLike", 9, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+EyeLike (input) => (output) {
+  shape = Shape (input)
+  ones = ConstantOfShape <value = float[1] {1}> (shape)
+  rows_axis = Constant <value = int64 {0}> ()
+  cols_axis = Constant <value = int64 {1}> ()
+  row = CumSum <exclusive = 1> (ones, rows_axis)
+  col = CumSum <exclusive = 1> (ones, cols_axis)
+  offset = Sub (col, row)
+  k_int = Constant <value_int: int = @k> ()
+  k = Cast <to = 1> (k_int)
+  hit = Equal (offset, k)
+  output = CastLike (hit, input)
+}
+)",
+     "!dtype"},
     // Read at opset 15, CastLike's first.
     {"Hardmax", 13, INT64_MAX, 15, R"(
 <domain: "", opset_import: ["": 15]>
@@ -130,12 +172,30 @@ const std::vector<std::unique_ptr<onnx::FunctionProto>> &getParsedBodies() {
 
 } // namespace
 
-FunctionBody onnximport::getStriderFunctionBody(llvm::StringRef OpType,
+FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
                                                 int64_t Opset) {
+  auto Gives = [&](llvm::StringRef Name) {
+    return llvm::any_of(Call.attribute(), [&](const onnx::AttributeProto &A) {
+      return A.name() == Name;
+    });
+  };
   for (size_t I = 0; I < std::size(Entries); ++I) {
     const BodyEntry &E = Entries[I];
-    if (OpType == E.OpType && Opset >= E.MinOpset && Opset <= E.MaxOpset)
-      return {getParsedBodies()[I].get(), E.BodyOpset};
+    if (Call.op_type() != E.OpType || Opset < E.MinOpset || Opset > E.MaxOpset)
+      continue;
+    if (E.AttrCondition) {
+      llvm::StringRef Cond(E.AttrCondition);
+      const bool Negated = Cond.consume_front("!");
+      if (Gives(Cond) == Negated)
+        continue;
+    }
+    return {getParsedBodies()[I].get(), E.BodyOpset};
   }
   return {};
+}
+
+bool onnximport::hasStriderFunctionBody(llvm::StringRef OpType, int64_t Opset) {
+  return llvm::any_of(Entries, [&](const BodyEntry &E) {
+    return OpType == E.OpType && Opset >= E.MinOpset && Opset <= E.MaxOpset;
+  });
 }

@@ -26,7 +26,11 @@ struct FunctionBody {
   const onnx::FunctionProto *Body = nullptr;
   int64_t BodyOpset = 0;
 };
-FunctionBody getStriderFunctionBody(llvm::StringRef OpType, int64_t Opset);
+/// \p Call is the calling node: some forms depend on which attributes it
+/// gives.
+FunctionBody getStriderFunctionBody(const onnx::NodeProto &Call, int64_t Opset);
+/// Whether some call of \p OpType at \p Opset has a body.
+bool hasStriderFunctionBody(llvm::StringRef OpType, int64_t Opset);
 
 } // namespace onnximport
 } // namespace strider

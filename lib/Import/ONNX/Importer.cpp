@@ -811,8 +811,7 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     if (*Expanded)
       return llvm::Error::success();
     // Else Strider's own body for it, if any.
-    if (FunctionBody SB = getStriderFunctionBody(PN.OpType, Opset);
-        SB.Body) {
+    if (FunctionBody SB = getStriderFunctionBody(NP, Opset); SB.Body) {
       // Attributes the call leaves out take the op's schema defaults
       // (Hardmax's axis = -1), else the body ops' own.
       const onnx::OpSchema *S =
@@ -1281,5 +1280,5 @@ bool strider::isExpandedOnnxFunction(llvm::StringRef OpType, int64_t Opset) {
   const onnx::OpSchema *S =
       onnx::OpSchemaRegistry::Schema(OpType.str(), int(Opset), "");
   return (S && (S->HasFunction() || S->HasContextDependentFunction())) ||
-         getStriderFunctionBody(OpType, Opset).Body;
+         hasStriderFunctionBody(OpType, Opset);
 }
