@@ -11,6 +11,9 @@
 //                        whose maximum is infinite gives NaN)
 ////   EyeLike(x)         = 1 where column - row = k (positions as exclusive
 //                        CumSums of ones), in dtype or x's type
+//   OneHot(i, d, v)    = v[1] where the position along the new axis
+//                        (an exclusive CumSum of ones) is i (i + d if
+//                        negative), else v[0]
 //   Hardmax(x)         = 1 where an element's position along the axis
 //                        (an exclusive CumSum of ones) is ArgMax's (the
 //                        first maximum), else 0, in x's type
@@ -138,6 +141,35 @@ EyeLike (input) => (output) {
 }
 )",
      "!dtype"},
+    // Indices outside [-depth, depth) match no position: all off.
+    {"OneHot", 9, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+OneHot (indices, depth, values) => (output) {
+  scalar_shape = Constant <value = int64[0] {}> ()
+  one_shape = Constant <value = int64[1] {1}> ()
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  depth_scalar = Reshape (depth, scalar_shape)
+  d = Cast <to = 7> (depth_scalar)
+  index = Cast <to = 7> (indices)
+  negative = Less (index, zero)
+  wrapped = Add (index, d)
+  position = Where (negative, wrapped, index)
+  axis_scalar = Constant <value_int: int = @axis> ()
+  axes = Reshape (axis_scalar, one_shape)
+  column = Unsqueeze (position, axes)
+  column_shape = Shape (column)
+  d_list = Reshape (d, one_shape)
+  out_shape = ScatterElements (column_shape, axes, d_list)
+  ones = ConstantOfShape <value = float[1] {1}> (out_shape)
+  counts = CumSum <exclusive = 1> (ones, axis_scalar)
+  column_f = Cast <to = 1> (column)
+  hit = Equal (counts, column_f)
+  off = Gather (values, zero)
+  on = Gather (values, one)
+  output = Where (hit, on, off)
+}
+)"},
     // Read at opset 15, CastLike's first.
     {"Hardmax", 13, INT64_MAX, 15, R"(
 <domain: "", opset_import: ["": 15]>

@@ -877,6 +877,28 @@ def if_branch_input():
                  [vi("y", F32, [2])])
 
 
+@case("onehot-axis")
+def onehot_axis():
+    # Depth a constant, as exporters write it; float indices, a negative
+    # one and two outside [-depth, depth).
+    nodes = [helper.make_node("OneHot", ["i", "depth", "values"], ["y"],
+                              name="oh", axis=1)]
+    inits = [helper.make_tensor("depth", F32, [], [5.0]),
+             helper.make_tensor("values", F32, [2], [-1.0, 3.0])]
+    return model(nodes, [vi("i", F32, [2, 3])], [vi("y", F32, [2, 5, 3])],
+                 initializers=inits)
+
+
+@case("eyelike-hardmax")
+def eyelike_hardmax():
+    nodes = [helper.make_node("EyeLike", ["x"], ["e"], name="eye", k=1,
+                              dtype=TensorProto.INT32),
+             helper.make_node("Hardmax", ["x"], ["h"], name="hm", axis=0)]
+    return model(nodes, [vi("x", F32, [3, 4])],
+                 [vi("e", TensorProto.INT32, [3, 4]), vi("h", F32, [3, 4])],
+                 opset=17)
+
+
 @case("no-graph")
 def no_graph():
     m = onnx.ModelProto()
