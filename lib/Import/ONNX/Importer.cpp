@@ -916,6 +916,9 @@ ModelImporter::importBranch(const onnx::GraphProto &GP, const PendingNode &PN,
   CaptureLists.pop_back();
   if (Err)
     return Err;
+  // The opsets were for importing its nodes; a branch has no model line
+  // (as the parser builds it).
+  Branch->getModelInfo().OpsetImports.clear();
   return Branch;
 }
 

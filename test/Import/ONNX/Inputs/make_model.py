@@ -899,6 +899,35 @@ def eyelike_hardmax():
                  opset=17)
 
 
+@case("if-errors")
+def if_errors(out):
+    # A branch output nothing defines (OUT itself), a missing else_branch
+    # (OUT.missing.onnx), a branch reading an undefined value
+    # (OUT.read.onnx).
+    then_g = helper.make_graph([], "then", [], [vi("nowhere", F32, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [vi("e", F32, [2])])
+    io = ([vi("c", TensorProto.BOOL, []), vi("x", F32, [2])],
+          [vi("y", F32, [2])])
+    models = {
+        "output": [helper.make_node("If", ["c"], ["y"], name="undefined_out",
+                                    then_branch=then_g,
+                                    else_branch=else_g)],
+        "missing": [helper.make_node("If", ["c"], ["y"], name="one_branch",
+                                     then_branch=else_g)],
+        "read": [helper.make_node(
+            "If", ["c"], ["y"], name="bad_read",
+            then_branch=helper.make_graph(
+                [helper.make_node("Neg", ["ghost"], ["t"])], "then", [],
+                [vi("t", F32, [2])]),
+            else_branch=else_g)],
+    }
+    for suffix in ("missing", "read"):
+        onnx.save(model(models[suffix], *io), out + "." + suffix + ".onnx")
+    return model(models["output"], *io)
+
+
 @case("no-graph")
 def no_graph():
     m = onnx.ModelProto()
