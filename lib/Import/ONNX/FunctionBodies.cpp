@@ -14,6 +14,7 @@
 //   OneHot(i, d, v)    = v[1] where the position along the new axis
 //                        (an exclusive CumSum of ones) is i (i + d if
 //                        negative), else v[0]
+//   Mean(x1, ..., xn)  = Sum(x1, ..., xn) / n, n up to 4 (one form each)
 //   Hardmax(x)         = 1 where an element's position along the axis
 //                        (an exclusive CumSum of ones) is ArgMax's (the
 //                        first maximum), else 0, in x's type
@@ -48,6 +49,8 @@ struct BodyEntry {
   /// The form is for calls that give this attribute ("!name": that lack
   /// it); null for every call.
   const char *AttrCondition = nullptr;
+  /// The form is for calls with this many inputs; 0 for any number.
+  int Inputs = 0;
 };
 
 // Attributes an older form's call may give (axes, keepdims), bound by
@@ -141,6 +144,46 @@ EyeLike (input) => (output) {
 }
 )",
      "!dtype"},
+    {"Mean", 6, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+Mean (x1) => (mean) {
+  total = Sum (x1)
+  count = Constant <value = float {1}> ()
+  divisor = CastLike (count, total)
+  mean = Div (total, divisor)
+}
+)",
+     nullptr, 1},
+    {"Mean", 6, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+Mean (x1, x2) => (mean) {
+  total = Sum (x1, x2)
+  count = Constant <value = float {2}> ()
+  divisor = CastLike (count, total)
+  mean = Div (total, divisor)
+}
+)",
+     nullptr, 2},
+    {"Mean", 6, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+Mean (x1, x2, x3) => (mean) {
+  total = Sum (x1, x2, x3)
+  count = Constant <value = float {3}> ()
+  divisor = CastLike (count, total)
+  mean = Div (total, divisor)
+}
+)",
+     nullptr, 3},
+    {"Mean", 6, INT64_MAX, 15, R"(
+<domain: "", opset_import: ["": 15]>
+Mean (x1, x2, x3, x4) => (mean) {
+  total = Sum (x1, x2, x3, x4)
+  count = Constant <value = float {4}> ()
+  divisor = CastLike (count, total)
+  mean = Div (total, divisor)
+}
+)",
+     nullptr, 4},
     // Indices outside [-depth, depth) match no position: all off.
     {"OneHot", 9, INT64_MAX, 15, R"(
 <domain: "", opset_import: ["": 15]>
@@ -214,6 +257,8 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
   for (size_t I = 0; I < std::size(Entries); ++I) {
     const BodyEntry &E = Entries[I];
     if (Call.op_type() != E.OpType || Opset < E.MinOpset || Opset > E.MaxOpset)
+      continue;
+    if (E.Inputs && Call.input_size() != E.Inputs)
       continue;
     if (E.AttrCondition) {
       llvm::StringRef Cond(E.AttrCondition);
