@@ -137,15 +137,9 @@ ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
     std::vector<int64_t> &V = Values[In->getName()];
     // Row-major order whatever the tensor's layout (a control input has
     // at most MaxControlInputElements elements).
-    llvm::SmallVector<int64_t, 6> Index(T.getRank(), 0);
-    for (int64_t I = 0; I < T.getNumElements(); ++I) {
+    runtime::forEachIndex(T.getShape(), [&](llvm::ArrayRef<int64_t> Index) {
       V.push_back(T.getInt(T.getOffset(Index)));
-      for (int D = int(T.getRank()) - 1; D >= 0; --D) {
-        if (++Index[D] < T.getDim(D))
-          break;
-        Index[D] = 0;
-      }
-    }
+    });
   }
   return Values;
 }

@@ -316,25 +316,27 @@ llvm::Error gridSampleKernel(const Node &N,
 
 llvm::Expected<gridsample::Options>
 runtime::getGridSampleOptions(const Node &N) {
-  gridsample::Options O;
+  static const std::pair<llvm::StringRef, gridsample::Mode> Modes[] = {
+      {"linear", gridsample::Mode::Linear},
+      {"nearest", gridsample::Mode::Nearest},
+      {"cubic", gridsample::Mode::Cubic}};
+  static const std::pair<llvm::StringRef, gridsample::Padding> Paddings[] = {
+      {"zeros", gridsample::Padding::Zeros},
+      {"border", gridsample::Padding::Border},
+      {"reflection", gridsample::Padding::Reflection}};
   const std::string Mode = N.getStringAttr("mode", "linear");
-  if (Mode == "linear")
-    O.M = gridsample::Mode::Linear;
-  else if (Mode == "nearest")
-    O.M = gridsample::Mode::Nearest;
-  else if (Mode == "cubic")
-    O.M = gridsample::Mode::Cubic;
-  else
-    return makeNodeError(N, "unknown mode '" + Mode + "'");
   const std::string Pad = N.getStringAttr("padding_mode", "zeros");
-  if (Pad == "zeros")
-    O.P = gridsample::Padding::Zeros;
-  else if (Pad == "border")
-    O.P = gridsample::Padding::Border;
-  else if (Pad == "reflection")
-    O.P = gridsample::Padding::Reflection;
-  else
+  const auto *M =
+      llvm::find_if(Modes, [&](const auto &E) { return E.first == Mode; });
+  if (M == std::end(Modes))
+    return makeNodeError(N, "unknown mode '" + Mode + "'");
+  const auto *P =
+      llvm::find_if(Paddings, [&](const auto &E) { return E.first == Pad; });
+  if (P == std::end(Paddings))
     return makeNodeError(N, "unknown padding_mode '" + Pad + "'");
+  gridsample::Options O;
+  O.M = M->second;
+  O.P = P->second;
   O.AlignCorners = N.getIntAttr("align_corners", 0) != 0;
   return O;
 }
