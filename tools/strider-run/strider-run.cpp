@@ -123,8 +123,10 @@ static cl::opt<int>
            cl::init(0), cl::cat(RunCat));
 static cl::opt<bool> Pinned(
     "pinned",
-    cl::desc("With --backend=cuda: copy inputs and outputs through pinned "
-             "host buffers, asynchronously (default on; --pinned=false "
+    cl::desc("With --backend=cuda: page-lock the inputs' host memory, as "
+             "an application that pins its buffers does, so that they are "
+             "copied to the GPU directly and asynchronously, and copy "
+             "outputs through pinned buffers (default on; --pinned=false "
              "copies from and to pageable memory)"),
     cl::init(true), cl::cat(RunCat));
 static cl::opt<std::string> PrecisionFlag(
@@ -498,7 +500,21 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
                  << " bytes\n";
     for (const std::string &Lib : CudaProg->getLibraries())
       llvm::errs() << "library: " << Lib << "\n";
+    for (const cuda::LibraryAlgorithm &A : CudaProg->getConvAlgorithms())
+      llvm::errs() << "conv algorithm: " << A.Algo << " (workspace "
+                   << A.WorkspaceBytes << " bytes) for " << A.Key << "\n";
   }
+  // The inputs live as long as the runs: page-locked once, as a caller
+  // that reuses pinned input buffers has them.
+  std::vector<std::unique_ptr<cuda::PinnedHostMemory>> PinnedInputs;
+  if (CudaProg && Pinned)
+    for (auto &KV : Inputs) {
+      llvm::MutableArrayRef<uint8_t> Bytes = KV.second.getMutableBytes();
+      auto Pin = cuda::PinnedHostMemory::pin(Bytes.data(), Bytes.size());
+      if (!Pin)
+        return toolPrefixed(Pin.takeError());
+      PinnedInputs.push_back(std::move(*Pin));
+    }
 #endif
   auto Exec = [&](const TensorMap &In) { return Run.run(S, In); };
   unsigned Fallbacks = 0;

@@ -191,7 +191,8 @@ public:
 };
 
 /// Times every algorithm the library offers for \p D on random data
-/// (cuDNN's find), fastest first.
+/// (those cuDNN's find can run, each timed in a replayed CUDA graph of
+/// back-to-back calls, as programs run it), fastest first.
 llvm::Expected<std::vector<AlgoTiming>> findConvAlgorithms(Libraries &L,
                                                            const ConvDesc &D);
 

@@ -5,8 +5,10 @@
 // step (weights converted and uploaded by the runner), the largest
 // workspace any runner asks for, pinned host buffers for the inputs and
 // outputs, and a CUDA graph of every step captured on the program's
-// stream after one uncaptured run. A run copies the inputs in, replays the
-// graph, copies the outputs out and synchronizes once.
+// stream after one uncaptured run. A run copies the inputs in (straight
+// from page-locked caller memory, else staged through the pinned buffers
+// in chunks that overlap their transfers), replays the graph, copies the
+// outputs out the same way and waits for the last chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -96,6 +99,12 @@ public:
   RunError *HostError = nullptr;
   cudaGraphExec_t Exec = nullptr;
   std::vector<cudaEvent_t> Events;
+  /// Around the replays Program::timeReplays times.
+  cudaEvent_t ReplayBegin = nullptr, ReplayEnd = nullptr;
+  /// Staged copies move this many bytes per transfer, so that staging on
+  /// the host overlaps the transfers; one event per output chunk.
+  static constexpr size_t CopyChunk = size_t(2) << 20;
+  std::vector<cudaEvent_t> CopyEvents;
   bool Profile = false;
   std::vector<double> StepSeconds;
   unsigned ProfiledRuns = 0;
@@ -116,6 +125,11 @@ public:
   llvm::Error finishRun();
   /// Sets the report word to "nothing reported".
   llvm::Error clearRunError();
+  /// Enqueues the copy of input \p K's bytes into the arena: straight
+  /// from page-locked caller memory; else through the pinned staging
+  /// buffer in chunks, each chunk's transfer overlapping the staging of
+  /// the next; else (no staging buffers) from pageable memory.
+  llvm::Error copyInput(size_t K, llvm::ArrayRef<uint8_t> Bytes);
 };
 
 } // namespace cuda
@@ -126,6 +140,11 @@ ProgramImpl::~ProgramImpl() {
   if (Exec)
     (void)cudaGraphExecDestroy(Exec);
   for (cudaEvent_t E : Events)
+    (void)cudaEventDestroy(E);
+  for (cudaEvent_t E : {ReplayBegin, ReplayEnd})
+    if (E)
+      (void)cudaEventDestroy(E);
+  for (cudaEvent_t E : CopyEvents)
     (void)cudaEventDestroy(E);
   Convs.clear();
   Gemms.clear();
@@ -468,6 +487,42 @@ llvm::Error ProgramImpl::clearRunError() {
   return llvm::Error::success();
 }
 
+/// Whether \p Ptr lies in page-locked host memory (cudaMallocHost, or
+/// registered with cudaHostRegister) that the device can copy from.
+static bool isPageLocked(const void *Ptr) {
+  cudaPointerAttributes A;
+  if (cudaPointerGetAttributes(&A, Ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return A.type == cudaMemoryTypeHost;
+}
+
+llvm::Error ProgramImpl::copyInput(size_t K, llvm::ArrayRef<uint8_t> Bytes) {
+  const Binding &B = plan().Inputs[K];
+  uint8_t *Dst = static_cast<uint8_t *>(ptr({B.Buffer, 0}));
+  if (Bytes.empty())
+    return llvm::Error::success();
+  const std::string What = "copying input '" + B.Name + "' to the device";
+  if (PinnedIn.empty() || isPageLocked(Bytes.data())) {
+    STRIDER_CUDA_TRY(cudaMemcpyAsync(Dst, Bytes.data(), Bytes.size(),
+                                     cudaMemcpyHostToDevice, Stream),
+                     What);
+    return llvm::Error::success();
+  }
+  // Pageable memory: staged. The staging buffer belongs to this input
+  // alone and the previous run has finished, so every chunk has a place
+  // of its own.
+  for (size_t Off = 0; Off < Bytes.size(); Off += CopyChunk) {
+    const size_t N = std::min(CopyChunk, Bytes.size() - Off);
+    std::memcpy(PinnedIn[K] + Off, Bytes.data() + Off, N);
+    STRIDER_CUDA_TRY(cudaMemcpyAsync(Dst + Off, PinnedIn[K] + Off, N,
+                                     cudaMemcpyHostToDevice, Stream),
+                     What);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error ProgramImpl::finishRun() {
   const PlanImpl &P = plan();
   if (DeviceError)
@@ -562,6 +617,33 @@ void Program::setProfiling(bool On) {
   Impl->StepSeconds.assign(Impl->plan().Steps.size(), 0.0);
   Impl->ProfiledRuns = 0;
 }
+llvm::Expected<double> Program::timeReplays(unsigned Reps) {
+  ProgramImpl &I = *Impl;
+  STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
+  for (cudaEvent_t *E : {&I.ReplayBegin, &I.ReplayEnd})
+    if (!*E)
+      STRIDER_CUDA_TRY(cudaEventCreate(E), "cudaEventCreate");
+  STRIDER_CUDA_TRY(cudaEventRecord(I.ReplayBegin, I.Stream), "cudaEventRecord");
+  const unsigned N = std::max(Reps, 1u);
+  for (unsigned R = 0; R < N; ++R) {
+    if (I.Exec)
+      STRIDER_CUDA_TRY(cudaGraphLaunch(I.Exec, I.Stream), "cudaGraphLaunch");
+    else if (llvm::Error E = I.launchAll())
+      return E;
+  }
+  STRIDER_CUDA_TRY(cudaEventRecord(I.ReplayEnd, I.Stream), "cudaEventRecord");
+  // Not a profiled run: the per-step events were not recorded.
+  const bool Profiling = I.Profile;
+  I.Profile = false;
+  llvm::Error Finished = I.finishRun();
+  I.Profile = Profiling;
+  if (Finished)
+    return Finished;
+  float Ms = 0;
+  STRIDER_CUDA_TRY(cudaEventElapsedTime(&Ms, I.ReplayBegin, I.ReplayEnd),
+                   "cudaEventElapsedTime");
+  return double(Ms) * 1e6 / double(N);
+}
 llvm::ArrayRef<double> Program::getStepSeconds() const {
   return Impl->StepSeconds;
 }
@@ -585,50 +667,51 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "unknown input '" + KV.first + "'");
   STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
-  // Host tensors in the bindings' layouts; they must outlive the
-  // asynchronous copies from pageable memory.
-  std::vector<Tensor> Staged(P.Inputs.size());
+  // The caller's tensors are read in place when they are in the binding's
+  // layout; defaults and relayouts are made here, and must outlive the
+  // asynchronous copies.
+  std::vector<Tensor> Made(P.Inputs.size());
   for (size_t K = 0; K < P.Inputs.size(); ++K) {
     const Binding &B = P.Inputs[K];
     TensorType Logical =
         TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
     auto It = Inputs.find(B.Name);
-    Tensor T;
+    const Tensor *T = nullptr;
     if (It == Inputs.end()) {
       if (!B.Default)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "missing input '" + B.Name +
                                            "' of type " + Logical.str());
-      T = Tensor::fromData(*B.Default);
+      Made[K] = Tensor::fromData(*B.Default);
+      T = &Made[K];
     } else {
-      T = It->second;
+      T = &It->second;
     }
-    if (T.getElementType() != B.Type.getElementType() ||
-        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+    if (T->getElementType() != B.Type.getElementType() ||
+        T->getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "input '" + B.Name + "' has type " +
-              (T.getElementType() == ElementType::Unknown
+              (T->getElementType() == ElementType::Unknown
                    ? std::string("<empty>")
-                   : TensorType::get(T.getElementType(), T.getShape()).str()) +
+                   : TensorType::get(T->getElementType(), T->getShape())
+                         .str()) +
               ", expected " + Logical.str());
-    Staged[K] = T.getLayout() == B.Type.getLayout()
-                    ? std::move(T)
-                    : T.withLayout(B.Type.getLayout());
-    llvm::ArrayRef<uint8_t> Bytes = Staged[K].getBytes();
-    const void *Src = Bytes.data();
-    if (!I.PinnedIn.empty()) {
-      if (!Bytes.empty())
-        std::memcpy(I.PinnedIn[K], Bytes.data(), Bytes.size());
-      Src = I.PinnedIn[K];
+    if (!(T->getLayout() == B.Type.getLayout())) {
+      Made[K] = T->withLayout(B.Type.getLayout());
+      T = &Made[K];
     }
-    if (!Bytes.empty())
-      STRIDER_CUDA_TRY(cudaMemcpyAsync(I.ptr({B.Buffer, 0}), Src, Bytes.size(),
-                                       cudaMemcpyHostToDevice, I.Stream),
-                       "copying input '" + B.Name + "' to the device");
+    if (llvm::Error E = I.copyInput(K, T->getBytes()))
+      return E;
   }
   if (llvm::Error E = I.launchBody())
     return E;
+  // Outputs come back through the pinned buffers in chunks: the host
+  // copies a chunk out while the next one is in flight.
+  struct Chunk {
+    size_t Output, Offset, Bytes;
+  };
+  std::vector<Chunk> Chunks;
   std::vector<Tensor> Results;
   for (size_t K = 0; K < P.Outputs.size(); ++K) {
     const Binding &B = P.Outputs[K];
@@ -637,20 +720,44 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     llvm::MutableArrayRef<uint8_t> Bytes = Results.back().getMutableBytes();
     if (Bytes.empty())
       continue;
-    void *Dst = I.PinnedOut.empty() ? Bytes.data() : I.PinnedOut[K];
-    STRIDER_CUDA_TRY(cudaMemcpyAsync(Dst, I.ptr({B.Buffer, 0}), Bytes.size(),
-                                     cudaMemcpyDeviceToHost, I.Stream),
-                     "copying output '" + B.Name + "' from the device");
+    const uint8_t *Src = static_cast<const uint8_t *>(I.ptr({B.Buffer, 0}));
+    const std::string What = "copying output '" + B.Name + "' from the device";
+    if (I.PinnedOut.empty()) {
+      STRIDER_CUDA_TRY(cudaMemcpyAsync(Bytes.data(), Src, Bytes.size(),
+                                       cudaMemcpyDeviceToHost, I.Stream),
+                       What);
+      continue;
+    }
+    for (size_t Off = 0; Off < Bytes.size(); Off += ProgramImpl::CopyChunk) {
+      const size_t N = std::min(ProgramImpl::CopyChunk, Bytes.size() - Off);
+      STRIDER_CUDA_TRY(cudaMemcpyAsync(I.PinnedOut[K] + Off, Src + Off, N,
+                                       cudaMemcpyDeviceToHost, I.Stream),
+                       What);
+      if (Chunks.size() == I.CopyEvents.size()) {
+        cudaEvent_t E = nullptr;
+        STRIDER_CUDA_TRY(cudaEventCreateWithFlags(&E, cudaEventDisableTiming),
+                         "cudaEventCreateWithFlags");
+        I.CopyEvents.push_back(E);
+      }
+      STRIDER_CUDA_TRY(cudaEventRecord(I.CopyEvents[Chunks.size()], I.Stream),
+                       "cudaEventRecord");
+      Chunks.push_back({K, Off, N});
+    }
+  }
+  for (size_t C = 0; C < Chunks.size(); ++C) {
+    const Chunk &Ch = Chunks[C];
+    // A failing run is reported by finishRun below, which the same error
+    // fails again.
+    if (cudaEventSynchronize(I.CopyEvents[C]) != cudaSuccess)
+      break;
+    std::memcpy(Results[Ch.Output].getMutableBytes().data() + Ch.Offset,
+                I.PinnedOut[Ch.Output] + Ch.Offset, Ch.Bytes);
   }
   if (llvm::Error E = I.finishRun())
     return E;
   TensorMap Out;
-  for (size_t K = 0; K < P.Outputs.size(); ++K) {
-    llvm::MutableArrayRef<uint8_t> Bytes = Results[K].getMutableBytes();
-    if (!I.PinnedOut.empty() && !Bytes.empty())
-      std::memcpy(Bytes.data(), I.PinnedOut[K], Bytes.size());
+  for (size_t K = 0; K < P.Outputs.size(); ++K)
     Out[P.Outputs[K].Name] = std::move(Results[K]);
-  }
   return Out;
 }
 
@@ -841,4 +948,20 @@ cuda::compileForCUDA(const Graph &G, const CUDAOptions &Opts) {
   if (!P)
     return P.takeError();
   return Program::load(std::move(*P), Opts);
+}
+
+PinnedHostMemory::PinnedHostMemory(void *Ptr) : Ptr(Ptr) {}
+PinnedHostMemory::~PinnedHostMemory() {
+  if (Ptr)
+    (void)cudaHostUnregister(Ptr);
+}
+
+llvm::Expected<std::unique_ptr<PinnedHostMemory>>
+PinnedHostMemory::pin(void *Ptr, size_t Bytes) {
+  if (!Ptr || !Bytes)
+    return std::unique_ptr<PinnedHostMemory>(new PinnedHostMemory(nullptr));
+  STRIDER_CUDA_TRY(cudaHostRegister(Ptr, Bytes, cudaHostRegisterDefault),
+                   "cudaHostRegister (" + llvm::Twine(uint64_t(Bytes)) +
+                       " bytes)");
+  return std::unique_ptr<PinnedHostMemory>(new PinnedHostMemory(Ptr));
 }

@@ -188,6 +188,12 @@ public:
   void setProfiling(bool On);
   llvm::ArrayRef<double> getStepSeconds() const;
   unsigned getProfiledRuns() const;
+  /// Replays the program's steps \p Reps times back to back on the data
+  /// the arena holds (a run() first puts inputs there), as its CUDA graph
+  /// (or step by step when it has none), and returns the device time per
+  /// replay in nanoseconds: what a kernel costs inside a program, launch
+  /// latency overlapped, as strider-compile --tune measures it.
+  llvm::Expected<double> timeReplays(unsigned Reps);
   int64_t getArenaBytes() const;
   /// The algorithm of each conv step, in step order.
   llvm::ArrayRef<LibraryAlgorithm> getConvAlgorithms() const;
@@ -200,6 +206,23 @@ public:
 private:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
   std::unique_ptr<ProgramImpl> Impl;
+};
+
+/// Page-locks a caller's host memory while it lives (cudaHostRegister), as
+/// an application that pins its input buffers does: Program::run copies
+/// inputs in page-locked memory to the device directly, where pageable
+/// ones go through its staging buffers first.
+class PinnedHostMemory {
+public:
+  static llvm::Expected<std::unique_ptr<PinnedHostMemory>> pin(void *Ptr,
+                                                               size_t Bytes);
+  ~PinnedHostMemory();
+  PinnedHostMemory(const PinnedHostMemory &) = delete;
+  PinnedHostMemory &operator=(const PinnedHostMemory &) = delete;
+
+private:
+  explicit PinnedHostMemory(void *Ptr);
+  void *Ptr;
 };
 
 /// planForCUDA then Program::load.
