@@ -11,7 +11,12 @@ their scale as in a trained network, eval mode) at batch 1 and 32:
     by default, since each compile takes tens of seconds);
   - fp32 is IEEE fp32 on both sides (PyTorch's TF32 is switched off);
   - the same model exported to ONNX (opset 17) and run by
-    `strider-run MODEL.onnx --backend=cuda --precision=fp32|fp16 --bench N`.
+    `strider-run MODEL.onnx --backend=cuda --precision=fp32|fp16 --bench N`;
+  - for --tuned models (ResNet-50 by default), fp16 again with a tuning
+    file measured on this GPU first (`strider-compile --tune`: layouts
+    costed by measured kernels, cuDNN algorithms chosen by timing);
+  - for --profile models at --profile-batch, the fp16 run's per-kernel
+    times (strider-run --profile).
 
 Every timing covers one inference as a caller sees it: the input copied
 from pinned host memory to the GPU, the network, the output copied back,
@@ -196,10 +201,13 @@ def time_torch(fn, x_host, runs, warmup):
     return statistics.median(times), out
 
 
-def run_strider(strider_run, onnx_path, precision, x_npy, runs, warmup, out_dir):
+def run_strider(strider_run, onnx_path, precision, x_npy, runs, warmup, out_dir,
+                tuning=None):
     cmd = [strider_run, onnx_path, "--backend=cuda", f"--precision={precision}",
            "--input", f"x={x_npy}", "--bench", str(runs), "--warmup", str(warmup),
            "--json", "--output-dir", out_dir, "--quiet"]
+    if tuning:
+        cmd.append(f"--tuning-file={tuning}")
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
@@ -209,6 +217,44 @@ def run_strider(strider_run, onnx_path, precision, x_npy, runs, warmup, out_dir)
     median = bench.get("median_ms")
     y = np.load(os.path.join(out_dir, "y.npy"))
     return median, y, None
+
+
+def profile_strider(strider_run, onnx_path, x_npy, tuning, out_path):
+    """Per-kernel device times of one fp16 configuration (strider-run
+    --profile: CUDA events around each launch, no graph replay), written
+    to out_path; returns its first lines."""
+    cmd = [strider_run, onnx_path, "--backend=cuda", "--precision=fp16",
+           "--input", f"x={x_npy}", "--bench", "10", "--warmup", "3", "--profile",
+           "--verbose", "--quiet"] + ([f"--tuning-file={tuning}"] if tuning else [])
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(out_path, "w") as f:
+        f.write(p.stdout + p.stderr)
+    lines = p.stderr.strip().splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("profile over")), 0)
+    return lines[start:start + 24]
+
+
+def tune_strider(strider_compile, onnx_path, work, name, batch, seconds=None):
+    """strider-compile --tune on this GPU at fp16 (the layouts costed by
+    measured kernels, each conv's cuDNN algorithm chosen by timing): the
+    tuning file, or an error line."""
+    table = os.path.join(work, f"{name}_b{batch}.tune")
+    if os.path.exists(table):
+        os.remove(table)
+    cap = torch.cuda.get_device_capability(0)
+    target = "cuda-sm90" if cap[0] >= 9 else "cuda-sm80"
+    out = os.path.join(work, f"{name}_b{batch}_tuned")
+    cmd = [strider_compile, onnx_path, "-o", out, f"--target={target}",
+           "--precision=fp16", "--tune", f"--tuning-file={table}", "--svg=false"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=max(seconds, 10) if seconds else None)
+    except subprocess.TimeoutExpired:
+        return None, "tuning not finished before the deadline", 0
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1], 0
+    return table, None, round(time.monotonic() - t0, 1)
 
 
 def export_onnx(model, x, path):
@@ -235,20 +281,23 @@ def write_results(args, gpu, rows):
              "columns are PyTorch's time over Strider fp16's (above 1: Strider "
              "faster)", "",
              "| model | batch | torch fp32 | torch channels_last+AMP | torch.compile | "
-             "Strider fp32 | Strider fp16 | AMP / Strider fp16 | compile / Strider fp16 | "
-             "fp32 max abs err | fp16 max abs err | fp16 max rel err | top-1 agree |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Strider fp32 | Strider fp16 | Strider fp16 tuned | AMP / Strider fp16 | "
+             "compile / Strider fp16 | fp32 max abs err | fp16 max abs err | "
+             "fp16 max rel err | top-1 agree |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s16 = r.get("strider_fp16")
         ratio = lambda k: fmt(r[k] / s16) if s16 and r.get(k) else "-"
         lines.append(f"| {r['model']} | {r['batch']} | {fmt(r.get('torch_fp32'))} | "
                      f"{fmt(r.get('torch_cl_amp'))} | {fmt(r.get('torch_compile'))} | "
-                     f"{fmt(r.get('strider_fp32'))} | {fmt(s16)} | {ratio('torch_cl_amp')} | "
+                     f"{fmt(r.get('strider_fp32'))} | {fmt(s16)} | "
+                     f"{fmt(r.get('strider_fp16_tuned'))} | {ratio('torch_cl_amp')} | "
                      f"{ratio('torch_compile')} | {r.get('fp32_max_abs', '-')} | "
                      f"{r.get('fp16_max_abs', '-')} | {r.get('fp16_max_rel', '-')} | "
                      f"{r.get('fp16_top1', '-')} |")
     for r in rows:
-        for k in ("torch_compile_error", "strider_fp32_error", "strider_fp16_error", "skipped"):
+        for k in ("torch_compile_error", "strider_fp32_error", "strider_fp16_error",
+                  "strider_tune_error", "skipped"):
             if k in r:
                 lines.append(f"- {r['model']} b{r['batch']} {k}: {r[k]}")
     table = "\n".join(lines)
@@ -265,6 +314,16 @@ def write_results(args, gpu, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--strider-run", required=True)
+    ap.add_argument("--strider-compile",
+                    help="strider-compile, for --tuned (default: beside --strider-run)")
+    ap.add_argument("--tuned", default="resnet50",
+                    help="models also run with a tuning file measured here first "
+                         "(strider-compile --tune at fp16; comma list, 'all' or 'none')")
+    ap.add_argument("--profile", default="resnet50,mobilenetv2",
+                    help="models whose Strider fp16 run is also profiled per kernel "
+                         "(WORK/profile_<model>_b<batch>.txt; comma list, 'all' or 'none')")
+    ap.add_argument("--profile-batch", type=int, default=32,
+                    help="the batch size profiled (0: every batch)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--models", default=",".join(MODELS))
@@ -286,8 +345,13 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
     gpu = torch.cuda.get_device_name(0)
-    compile_set = (set(MODELS) if args.compile == "all" else
-                   set() if args.compile == "none" else set(args.compile.split(",")))
+    def model_set(flag):
+        return (set(MODELS) if flag == "all" else
+                set() if flag == "none" else set(flag.split(",")))
+    compile_set = model_set(args.compile)
+    tuned_set, profile_set = model_set(args.tuned), model_set(args.profile)
+    strider_compile = args.strider_compile or os.path.join(
+        os.path.dirname(args.strider_run), "strider-compile")
     rows = []
     for name in args.models.split(","):
         ctor, size, classifier = MODELS[name]
@@ -338,7 +402,34 @@ def main():
                         row[f"{prec}_top1"] = float((y.argmax(1) == r.argmax(1)).mean())
                 except Exception as e:
                     row[f"strider_{prec}_error"] = str(e).splitlines()[0][:160]
+            # Kept before the tuning, which may run into the deadline.
             rows.append(row)
+            write_results(args, gpu, rows)
+            table = None
+            if name in tuned_set and "strider_fp16" in row and not out_of_time():
+                left = args.deadline - time.time() if args.deadline else None
+                table, err, secs = tune_strider(strider_compile, onnx_path, args.work,
+                                                name, batch, left)
+                if err:
+                    row["strider_tune_error"] = err
+                else:
+                    row["strider_tune_s"] = secs
+                    out_dir = os.path.join(args.work, f"{name}_b{batch}_fp16_tuned")
+                    ms, y, err = run_strider(args.strider_run, onnx_path, "fp16", x_npy,
+                                             args.runs, args.warmup, out_dir, table)
+                    if err:
+                        row["strider_tune_error"] = err
+                    else:
+                        row["strider_fp16_tuned"] = ms
+                        diff = np.abs(y - ref.numpy())
+                        row["fp16_tuned_max_abs"] = float(f"{diff.max():.3g}")
+            if (name in profile_set and "strider_fp16" in row
+                    and args.profile_batch in (0, batch)):
+                path = os.path.join(args.work, f"profile_{name}_b{batch}.txt")
+                head = profile_strider(args.strider_run, onnx_path, x_npy, None, path)
+                print(f"-- profile of Strider fp16, {name} batch {batch}:\n   "
+                      + "\n   ".join(head),
+                      flush=True)
             write_results(args, gpu, rows)
             if name in compile_set and not out_of_time():
                 mcl = model.to("cuda", memory_format=torch.channels_last)
