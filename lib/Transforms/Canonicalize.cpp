@@ -1,9 +1,10 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, constant-fold, inline-if, fold-batchnorm, fuse-gelu,
-// fuse-hardswish, fold-conv-input-affine, fold-matmul-scale,
-// fold-one-hot-matmul, fuse-layernorm, fold-transposes, cse and dce once,
-// in that order: forwarding identities exposes constants and Conv ->
+// Runs remove-identity, sum-to-add, constant-fold, inline-if,
+// fold-batchnorm, fuse-gelu, fuse-hardswish, fold-conv-input-affine,
+// fold-matmul-scale, fold-one-hot-matmul, fuse-layernorm, fold-transposes,
+// cse and dce once, in that order: forwarding identities and spelling
+// two-operand Sums as Adds exposes constants and Conv ->
 // BatchNormalization pairs, folding exposes the constant operands of the fused
 // spellings and equal nodes, and DCE removes what the others left unused. The
 // activations are fused before fold-conv-input-affine, which would
@@ -25,6 +26,7 @@ public:
   llvm::Error run(Graph &G) override {
     std::unique_ptr<Pass> Steps[] = {
         createIdentityRemovalPass(),
+        createSumToAddPass(),
         createConstantFoldingPass(),
         createInlineIfPass(),
         createFoldBatchNormPass(),
