@@ -36,10 +36,9 @@ public:
           rewrite::forwardPassThrough(G, *N, N->getOperand(0), Y);
         continue;
       }
-      Node *Add =
-          G.createNode(OpId::Add, {N->getOperand(0), N->getOperand(1)},
-                       {G.makeUniqueName(Y->getName() + "_add")},
-                       {Y->getType()}, N);
+      Node *Add = G.createNode(OpId::Add, {N->getOperand(0), N->getOperand(1)},
+                               {G.makeUniqueName(Y->getName() + "_add")},
+                               {Y->getType()}, N);
       Add->setLoc(N->getLoc());
       rewrite::replaceAndTakeName(G, Y, Add->getResult(0));
     }
