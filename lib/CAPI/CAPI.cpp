@@ -225,18 +225,18 @@ llvm::Optional<Layout> denseLayoutOf(llvm::ArrayRef<int64_t> Shape,
   return Layout(Perm);
 }
 
-/// The contents of caller tensor \p T (checked).
+/// Caller tensor \p T (checked) as a runtime tensor: a view of its memory
+/// when it is dense, else a row-major copy.
 runtime::Tensor readTensor(const DLTensor &T) {
   const ElementType Elt = fromDL(T.dtype);
   const std::vector<int64_t> Shape = shapeOf(T);
   const std::vector<int64_t> Strides = stridesOf(T);
   const auto *Base = static_cast<const uint8_t *>(T.data) + T.byte_offset;
-  if (llvm::Optional<Layout> L = denseLayoutOf(Shape, Strides)) {
-    runtime::Tensor R(Elt, Shape, *L);
-    if (!R.getBytes().empty())
-      std::memcpy(R.getMutableBytes().data(), Base, R.getBytes().size());
-    return R;
-  }
+  // Dense in some layout: the caller's buffer itself, not a copy (a run
+  // reads its inputs through const tensors and never writes them). A
+  // page-locked buffer (kDLCUDAHost) then goes to the GPU directly.
+  if (llvm::Optional<Layout> L = denseLayoutOf(Shape, Strides))
+    return runtime::Tensor::view(Elt, Shape, *L, const_cast<uint8_t *>(Base));
   runtime::Tensor R(Elt, Shape);
   const unsigned Size = getElementByteSize(Elt);
   uint8_t *Out = R.getMutableBytes().data();

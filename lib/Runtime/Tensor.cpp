@@ -16,15 +16,14 @@ using namespace strider::runtime;
 
 namespace {
 
-template <typename T> T loadAt(const std::vector<uint8_t> &Bytes, int64_t Off) {
+template <typename T> T loadAt(const uint8_t *Bytes, int64_t Off) {
   T V;
-  std::memcpy(&V, Bytes.data() + Off * sizeof(T), sizeof(T));
+  std::memcpy(&V, Bytes + Off * sizeof(T), sizeof(T));
   return V;
 }
 
-template <typename T>
-void storeAt(std::vector<uint8_t> &Bytes, int64_t Off, T V) {
-  std::memcpy(Bytes.data() + Off * sizeof(T), &V, sizeof(T));
+template <typename T> void storeAt(uint8_t *Bytes, int64_t Off, T V) {
+  std::memcpy(Bytes + Off * sizeof(T), &V, sizeof(T));
 }
 
 /// Truncates \p D toward zero into int64, saturating out-of-range values
@@ -42,6 +41,10 @@ int64_t truncateToInt64(double D) {
 } // namespace
 
 Tensor::Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L)
+    : Tensor(Elt, Shape, std::move(L), /*Allocate=*/true) {}
+
+Tensor::Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L,
+               bool Allocate)
     : Elt(Elt), Shape(Shape.begin(), Shape.end()), L(std::move(L)) {
   unsigned Rank = Shape.size();
   assert(this->L.isValidForRank(Rank) && "layout does not suit the rank");
@@ -57,7 +60,31 @@ Tensor::Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L)
     assert(D >= 0 && "negative dim");
     NumElements *= D;
   }
-  Bytes.assign(size_t(NumElements) * getElementByteSize(Elt), 0);
+  if (Allocate)
+    Bytes.assign(getByteSize(), 0);
+}
+
+Tensor Tensor::view(ElementType Elt, llvm::ArrayRef<int64_t> Shape,
+                    const Layout &L, uint8_t *Data) {
+  Tensor R(Elt, Shape, L, /*Allocate=*/false);
+  R.View = Data;
+  // A view of no bytes is an empty tensor of its own.
+  if (!R.getByteSize())
+    R.View = nullptr;
+  return R;
+}
+
+Tensor::Tensor(const Tensor &Other)
+    : Elt(Other.Elt), Shape(Other.Shape), L(Other.L), Strides(Other.Strides),
+      NumElements(Other.NumElements) {
+  llvm::ArrayRef<uint8_t> B = Other.getBytes();
+  Bytes.assign(B.begin(), B.end());
+}
+
+Tensor &Tensor::operator=(const Tensor &Other) {
+  if (this != &Other)
+    *this = Tensor(Other);
+  return *this;
 }
 
 Tensor Tensor::zeros(const TensorType &T) {
@@ -89,31 +116,31 @@ double Tensor::getDouble(int64_t Off) const {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
   switch (Elt) {
   case ElementType::F32:
-    return loadAt<float>(Bytes, Off);
+    return loadAt<float>(data(), Off);
   case ElementType::F64:
-    return loadAt<double>(Bytes, Off);
+    return loadAt<double>(data(), Off);
   case ElementType::F16:
-    return halfToFloat(loadAt<uint16_t>(Bytes, Off));
+    return halfToFloat(loadAt<uint16_t>(data(), Off));
   case ElementType::BF16:
-    return bfloat16ToFloat(loadAt<uint16_t>(Bytes, Off));
+    return bfloat16ToFloat(loadAt<uint16_t>(data(), Off));
   case ElementType::I8:
-    return loadAt<int8_t>(Bytes, Off);
+    return loadAt<int8_t>(data(), Off);
   case ElementType::U8:
-    return loadAt<uint8_t>(Bytes, Off);
+    return loadAt<uint8_t>(data(), Off);
   case ElementType::I16:
-    return loadAt<int16_t>(Bytes, Off);
+    return loadAt<int16_t>(data(), Off);
   case ElementType::U16:
-    return loadAt<uint16_t>(Bytes, Off);
+    return loadAt<uint16_t>(data(), Off);
   case ElementType::I32:
-    return loadAt<int32_t>(Bytes, Off);
+    return loadAt<int32_t>(data(), Off);
   case ElementType::U32:
-    return loadAt<uint32_t>(Bytes, Off);
+    return loadAt<uint32_t>(data(), Off);
   case ElementType::I64:
-    return double(loadAt<int64_t>(Bytes, Off));
+    return double(loadAt<int64_t>(data(), Off));
   case ElementType::U64:
-    return double(loadAt<uint64_t>(Bytes, Off));
+    return double(loadAt<uint64_t>(data(), Off));
   case ElementType::Bool:
-    return loadAt<uint8_t>(Bytes, Off) != 0;
+    return loadAt<uint8_t>(data(), Off) != 0;
   case ElementType::Unknown:
     break;
   }
@@ -124,23 +151,23 @@ int64_t Tensor::getInt(int64_t Off) const {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
   switch (Elt) {
   case ElementType::I8:
-    return loadAt<int8_t>(Bytes, Off);
+    return loadAt<int8_t>(data(), Off);
   case ElementType::U8:
-    return loadAt<uint8_t>(Bytes, Off);
+    return loadAt<uint8_t>(data(), Off);
   case ElementType::I16:
-    return loadAt<int16_t>(Bytes, Off);
+    return loadAt<int16_t>(data(), Off);
   case ElementType::U16:
-    return loadAt<uint16_t>(Bytes, Off);
+    return loadAt<uint16_t>(data(), Off);
   case ElementType::I32:
-    return loadAt<int32_t>(Bytes, Off);
+    return loadAt<int32_t>(data(), Off);
   case ElementType::U32:
-    return loadAt<uint32_t>(Bytes, Off);
+    return loadAt<uint32_t>(data(), Off);
   case ElementType::I64:
-    return loadAt<int64_t>(Bytes, Off);
+    return loadAt<int64_t>(data(), Off);
   case ElementType::U64:
-    return int64_t(loadAt<uint64_t>(Bytes, Off));
+    return int64_t(loadAt<uint64_t>(data(), Off));
   case ElementType::Bool:
-    return loadAt<uint8_t>(Bytes, Off) != 0;
+    return loadAt<uint8_t>(data(), Off) != 0;
   case ElementType::F32:
   case ElementType::F64:
   case ElementType::F16:
@@ -156,19 +183,19 @@ void Tensor::setDouble(int64_t Off, double V) {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
   switch (Elt) {
   case ElementType::F32:
-    return storeAt<float>(Bytes, Off, float(V));
+    return storeAt<float>(data(), Off, float(V));
   case ElementType::F64:
-    return storeAt<double>(Bytes, Off, V);
+    return storeAt<double>(data(), Off, V);
   case ElementType::F16:
-    return storeAt<uint16_t>(Bytes, Off, floatToHalf(float(V)));
+    return storeAt<uint16_t>(data(), Off, floatToHalf(float(V)));
   case ElementType::BF16:
-    return storeAt<uint16_t>(Bytes, Off, floatToBfloat16(float(V)));
+    return storeAt<uint16_t>(data(), Off, floatToBfloat16(float(V)));
   case ElementType::Bool:
-    return storeAt<uint8_t>(Bytes, Off, V != 0);
+    return storeAt<uint8_t>(data(), Off, V != 0);
   case ElementType::U64:
     // Values past INT64_MAX still fit an unsigned 64-bit element.
     if (V >= 9223372036854775808.0 && V < 18446744073709551616.0)
-      return storeAt<uint64_t>(Bytes, Off, static_cast<uint64_t>(V));
+      return storeAt<uint64_t>(data(), Off, static_cast<uint64_t>(V));
     return setInt(Off, truncateToInt64(V));
   case ElementType::I8:
   case ElementType::U8:
@@ -189,23 +216,23 @@ void Tensor::setInt(int64_t Off, int64_t V) {
   // Narrowing integer stores wrap (two's complement), as C++ casts do.
   switch (Elt) {
   case ElementType::I8:
-    return storeAt<int8_t>(Bytes, Off, int8_t(V));
+    return storeAt<int8_t>(data(), Off, int8_t(V));
   case ElementType::U8:
-    return storeAt<uint8_t>(Bytes, Off, uint8_t(V));
+    return storeAt<uint8_t>(data(), Off, uint8_t(V));
   case ElementType::I16:
-    return storeAt<int16_t>(Bytes, Off, int16_t(V));
+    return storeAt<int16_t>(data(), Off, int16_t(V));
   case ElementType::U16:
-    return storeAt<uint16_t>(Bytes, Off, uint16_t(V));
+    return storeAt<uint16_t>(data(), Off, uint16_t(V));
   case ElementType::I32:
-    return storeAt<int32_t>(Bytes, Off, int32_t(V));
+    return storeAt<int32_t>(data(), Off, int32_t(V));
   case ElementType::U32:
-    return storeAt<uint32_t>(Bytes, Off, uint32_t(V));
+    return storeAt<uint32_t>(data(), Off, uint32_t(V));
   case ElementType::I64:
-    return storeAt<int64_t>(Bytes, Off, V);
+    return storeAt<int64_t>(data(), Off, V);
   case ElementType::U64:
-    return storeAt<uint64_t>(Bytes, Off, uint64_t(V));
+    return storeAt<uint64_t>(data(), Off, uint64_t(V));
   case ElementType::Bool:
-    return storeAt<uint8_t>(Bytes, Off, V != 0);
+    return storeAt<uint8_t>(data(), Off, V != 0);
   case ElementType::F32:
   case ElementType::F64:
   case ElementType::F16:
@@ -222,8 +249,7 @@ void Tensor::copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff) {
   assert(DstOff >= 0 && DstOff < NumElements && SrcOff >= 0 &&
          SrcOff < Src.NumElements && "offset out of range");
   size_t Size = getElementByteSize(Elt);
-  std::memcpy(Bytes.data() + DstOff * Size, Src.Bytes.data() + SrcOff * Size,
-              Size);
+  std::memcpy(data() + DstOff * Size, Src.data() + SrcOff * Size, Size);
 }
 
 Tensor Tensor::withLayout(const Layout &NewL) const {
@@ -231,17 +257,18 @@ Tensor Tensor::withLayout(const Layout &NewL) const {
   assert(NewL.isValidForRank(Rank) && "layout does not suit the rank");
   Tensor R(Elt, Shape, NewL);
   if (NewL == L) {
-    R.Bytes = Bytes;
+    llvm::ArrayRef<uint8_t> B = getBytes();
+    R.Bytes.assign(B.begin(), B.end());
     return R;
   }
   R.Bytes =
-      permuteTensorBytes(Bytes, Shape, L.getPermutation(Rank),
+      permuteTensorBytes(getBytes(), Shape, L.getPermutation(Rank),
                          NewL.getPermutation(Rank), getElementByteSize(Elt));
   return R;
 }
 
 TensorDataRef Tensor::toData() const {
-  llvm::Expected<TensorDataRef> D = TensorData::create(getType(), Bytes);
+  llvm::Expected<TensorDataRef> D = TensorData::create(getType(), getBytes());
   // The type is static and the byte count matches by construction.
   if (!D) {
     llvm::consumeError(D.takeError());

@@ -35,6 +35,21 @@ public:
   static Tensor zeros(const TensorType &T);
   /// The contents of constant data, in its layout.
   static Tensor fromData(const TensorData &D);
+  /// A tensor over bytes the caller owns, in layout \p L's physical order,
+  /// without copying them: how a caller's buffers reach a run (the C API's
+  /// host tensors). \p Data must outlive the view and every tensor moved
+  /// from it; copying a view copies the bytes into a tensor of its own.
+  static Tensor view(ElementType Elt, llvm::ArrayRef<int64_t> Shape,
+                     const Layout &L, uint8_t *Data);
+
+  Tensor(const Tensor &Other);
+  Tensor &operator=(const Tensor &Other);
+  Tensor(Tensor &&) = default;
+  Tensor &operator=(Tensor &&) = default;
+  ~Tensor() = default;
+
+  /// Whether this tensor's bytes belong to someone else (view()).
+  bool isView() const { return View != nullptr; }
 
   ElementType getElementType() const { return Elt; }
   unsigned getRank() const { return Shape.size(); }
@@ -63,8 +78,16 @@ public:
   void copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff);
 
   /// Raw bytes, in physical order.
-  llvm::ArrayRef<uint8_t> getBytes() const { return Bytes; }
-  llvm::MutableArrayRef<uint8_t> getMutableBytes() { return Bytes; }
+  llvm::ArrayRef<uint8_t> getBytes() const {
+    if (View)
+      return llvm::ArrayRef<uint8_t>(View, getByteSize());
+    return Bytes;
+  }
+  llvm::MutableArrayRef<uint8_t> getMutableBytes() {
+    if (View)
+      return llvm::MutableArrayRef<uint8_t>(View, getByteSize());
+    return Bytes;
+  }
 
   /// The same logical tensor stored in layout \p NewL.
   Tensor withLayout(const Layout &NewL) const;
@@ -72,12 +95,23 @@ public:
   TensorDataRef toData() const;
 
 private:
+  /// Shape, layout and strides, with no bytes.
+  Tensor(ElementType Elt, llvm::ArrayRef<int64_t> Shape, Layout L,
+         bool Allocate);
+  size_t getByteSize() const {
+    return size_t(NumElements) * getElementByteSize(Elt);
+  }
+  uint8_t *data() { return View ? View : Bytes.data(); }
+  const uint8_t *data() const { return View ? View : Bytes.data(); }
+
   ElementType Elt = ElementType::Unknown;
   llvm::SmallVector<int64_t, 6> Shape;
   Layout L;
   llvm::SmallVector<int64_t, 6> Strides;
   int64_t NumElements = 1;
   std::vector<uint8_t> Bytes;
+  /// The caller's bytes of a view; null when Bytes holds them.
+  uint8_t *View = nullptr;
 };
 
 /// Strides for reading \p T as if broadcast (numpy rules: dims aligned on

@@ -247,6 +247,41 @@ TEST(TensorTest, WithLayoutAndData) {
   EXPECT_EQ(values(Z), std::vector<double>(6, 0.0));
 }
 
+TEST(TensorTest, ViewsReadAndWriteTheCallersBytesAndCopiesOwnTheirs) {
+  std::vector<float> Buf = {0, 1, 2, 3, 4, 5};
+  auto *Data = reinterpret_cast<uint8_t *>(Buf.data());
+  Tensor V = Tensor::view(ElementType::F32, {1, 3, 2},
+                          Layout::getChannelsLast(3), Data);
+  EXPECT_TRUE(V.isView());
+  EXPECT_EQ(V.getBytes().data(), Data);
+  EXPECT_EQ(V.getBytes().size(), Buf.size() * sizeof(float));
+  // Logical (0, c, w) is physical w * 3 + c.
+  EXPECT_EQ(V.getDouble(V.getOffset({0, 2, 1})), 5.0);
+  V.setDouble(V.getOffset({0, 1, 0}), 7.0);
+  EXPECT_EQ(Buf[1], 7.0f);
+
+  Tensor Copy = V;
+  EXPECT_FALSE(Copy.isView());
+  EXPECT_NE(Copy.getBytes().data(), Data);
+  EXPECT_EQ(Copy.getBytes(), V.getBytes());
+  Copy.setDouble(0, 9.0);
+  EXPECT_EQ(Buf[0], 0.0f);
+  Tensor Assigned;
+  Assigned = V;
+  EXPECT_FALSE(Assigned.isView());
+  EXPECT_EQ(values(Assigned), values(V));
+
+  Tensor Moved = std::move(V);
+  EXPECT_TRUE(Moved.isView());
+  EXPECT_EQ(Moved.getBytes().data(), Data);
+  EXPECT_EQ(values(Moved.withLayout(Layout())),
+            (std::vector<double>{0, 3, 7, 4, 2, 5}));
+
+  Tensor Empty = Tensor::view(ElementType::F32, {0, 3}, Layout(), Data);
+  EXPECT_FALSE(Empty.isView());
+  EXPECT_TRUE(Empty.getBytes().empty());
+}
+
 TEST(TensorTest, BroadcastStrides) {
   Tensor B(F32, {3, 1}, Layout({1, 0}));
   EXPECT_EQ(getBroadcastStrides(B, {2, 3, 4}),
