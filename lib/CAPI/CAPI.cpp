@@ -249,6 +249,17 @@ runtime::Tensor readTensor(const DLTensor &T) {
   return R;
 }
 
+/// Caller tensor \p T (checked) as a view of its memory, when it is dense
+/// in some dim order.
+llvm::Optional<runtime::Tensor> viewTensor(const DLTensor &T) {
+  const std::vector<int64_t> Shape = shapeOf(T);
+  llvm::Optional<Layout> L = denseLayoutOf(Shape, stridesOf(T));
+  if (!L)
+    return llvm::None;
+  return runtime::Tensor::view(fromDL(T.dtype), Shape, *L,
+                               static_cast<uint8_t *>(T.data) + T.byte_offset);
+}
+
 /// Copies \p R into caller tensor \p T (checked: same type and shape).
 void writeTensor(const runtime::Tensor &R, DLTensor &T) {
   const std::vector<int64_t> Strides = stridesOf(T);
@@ -711,6 +722,19 @@ strider_status strider_session_run(strider_session *session,
     runtime::TensorMap Feeds;
     for (size_t I = 0; I < num_inputs; ++I)
       Feeds[M.getInputs()[I]->getName()] = readTensor(inputs[I]);
+    // Outputs dense in some dim order are written where they lie.
+    runtime::TensorMap Into;
+    for (size_t I = 0; I < num_outputs; ++I) {
+      llvm::Optional<runtime::Tensor> V = viewTensor(outputs[I]);
+      if (!V)
+        break;
+      Into[Outs[I]->Name] = std::move(*V);
+    }
+    if (Into.size() == num_outputs) {
+      if (llvm::Error E = session->S->runInto(*session->Current, Feeds, Into))
+        return fail(STRIDER_ERROR_RUN, std::move(E));
+      return STRIDER_OK;
+    }
     auto Results = session->S->run(*session->Current, Feeds);
     if (!Results)
       return fail(STRIDER_ERROR_RUN, Results.takeError());

@@ -317,25 +317,72 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
   return Cache.front().second.get();
 }
 
+llvm::Error Session::dropBoundInputs(const Specialization &S,
+                                     const runtime::TensorMap &Inputs,
+                                     runtime::TensorMap &Rest) const {
+  // The control inputs are constants of S's graph: check that they hold
+  // what S was built for, and feed the rest (views, not copies).
+  ValueKey Fed = getValueKey(Inputs);
+  for (const auto &[Name, Want] : S.BoundValues) {
+    auto It = Fed.find(Name);
+    if (It != Fed.end() && It->second != Want)
+      return makeError(M->getFile() + ": input '" + Name +
+                       "' differs from the value this specialization was "
+                       "built for (it decides which branch an If takes; "
+                       "run through Session::run to pick the right one)");
+  }
+  for (const auto &KV : Inputs)
+    if (!S.BoundValues.count(KV.first))
+      Rest[KV.first] = runtime::viewOf(KV.second);
+  return llvm::Error::success();
+}
+
 llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
+  if (S.BoundValues.empty())
+    return runChecked(S, Inputs);
+  runtime::TensorMap Rest;
+  if (llvm::Error E = dropBoundInputs(S, Inputs, Rest))
+    return E;
+  return runChecked(S, Rest);
+}
+
+llvm::Error Session::runInto(Specialization &S,
+                             const runtime::TensorMap &Inputs,
+                             runtime::TensorMap &Outputs) {
+  const runtime::TensorMap *Feeds = &Inputs;
+  runtime::TensorMap Rest;
   if (!S.BoundValues.empty()) {
-    // The control inputs are constants of S's graph: check that they hold
-    // what S was built for, and feed the rest.
-    ValueKey Fed = getValueKey(Inputs);
-    runtime::TensorMap Rest = Inputs;
-    for (const auto &[Name, Want] : S.BoundValues) {
-      auto It = Fed.find(Name);
-      if (It != Fed.end() && It->second != Want)
-        return makeError(M->getFile() + ": input '" + Name +
-                         "' differs from the value this specialization was "
-                         "built for (it decides which branch an If takes; "
-                         "run through Session::run to pick the right one)");
-      Rest.erase(Name);
-    }
-    return runChecked(S, Rest);
+    if (llvm::Error E = dropBoundInputs(S, Inputs, Rest))
+      return E;
+    Feeds = &Rest;
   }
-  return runChecked(S, Inputs);
+  if (S.Program)
+    return S.Program->runInto(*Feeds, Outputs);
+#if STRIDER_HAS_CUDA
+  if (S.CudaProgram)
+    return S.CudaProgram->runInto(*Feeds, Outputs);
+#endif
+  // The reference interpreter and the host emulation make their outputs;
+  // they are copied into the caller's.
+  auto Results = runChecked(S, *Feeds);
+  if (!Results)
+    return Results.takeError();
+  for (auto &[Name, T] : *Results) {
+    auto It = Outputs.find(Name);
+    if (It == Outputs.end())
+      return makeError("missing output '" + Name + "'");
+    if (It->second.getElementType() != T.getElementType() ||
+        It->second.getShape() != T.getShape())
+      return makeError(
+          "output '" + Name + "' has type " +
+          TensorType::get(It->second.getElementType(), It->second.getShape())
+              .str() +
+          ", expected " +
+          TensorType::get(T.getElementType(), T.getShape()).str());
+    runtime::copyTensor(T, It->second);
+  }
+  return llvm::Error::success();
 }
 
 llvm::Expected<runtime::TensorMap>

@@ -277,6 +277,26 @@ TensorDataRef Tensor::toData() const {
   return std::move(*D);
 }
 
+void runtime::copyTensor(const Tensor &Src, Tensor &Dst) {
+  assert(Src.getElementType() == Dst.getElementType() &&
+         Src.getShape() == Dst.getShape() && "copyTensor needs equal types");
+  if (Src.getLayout() == Dst.getLayout()) {
+    llvm::ArrayRef<uint8_t> B = Src.getBytes();
+    if (!B.empty())
+      std::memcpy(Dst.getMutableBytes().data(), B.data(), B.size());
+    return;
+  }
+  Tensor Laid = Src.withLayout(Dst.getLayout());
+  llvm::ArrayRef<uint8_t> B = Laid.getBytes();
+  if (!B.empty())
+    std::memcpy(Dst.getMutableBytes().data(), B.data(), B.size());
+}
+
+Tensor runtime::viewOf(const Tensor &T) {
+  return Tensor::view(T.getElementType(), T.getShape(), T.getLayout(),
+                      const_cast<uint8_t *>(T.getBytes().data()));
+}
+
 llvm::SmallVector<int64_t, 6>
 runtime::getBroadcastStrides(const Tensor &T,
                              llvm::ArrayRef<int64_t> OutShape) {

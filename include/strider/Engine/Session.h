@@ -211,6 +211,12 @@ public:
   /// \p Inputs must hold the values \p S was built for.
   llvm::Expected<runtime::TensorMap> run(Specialization &S,
                                          const runtime::TensorMap &Inputs);
+  /// run(S, Inputs), writing each output into the host tensor of its name
+  /// in \p Outputs (its logical shape and element type, any layout; a
+  /// runtime::Tensor::view writes into the caller's buffer) instead of
+  /// returning new ones. Every output must be there.
+  llvm::Error runInto(Specialization &S, const runtime::TensorMap &Inputs,
+                      runtime::TensorMap &Outputs);
   /// Runs \p S on tensors in the memory of the session's device
   /// (Backend::CUDA; cuda::Program::runOnDevice): inputs read and outputs
   /// written in place, in the caller's strides. Other backends: an error.
@@ -231,6 +237,11 @@ public:
 
 private:
   Session(std::shared_ptr<const Model> M, SessionOptions Opts);
+  /// \p Inputs without the control inputs \p S binds, as views in
+  /// \p Rest, once their values are checked against S's.
+  llvm::Error dropBoundInputs(const Specialization &S,
+                              const runtime::TensorMap &Inputs,
+                              runtime::TensorMap &Rest) const;
   /// Runs \p S on \p Inputs, control inputs already checked and removed.
   llvm::Expected<runtime::TensorMap>
   runChecked(Specialization &S, const runtime::TensorMap &Inputs);

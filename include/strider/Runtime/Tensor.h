@@ -114,6 +114,14 @@ private:
   uint8_t *View = nullptr;
 };
 
+/// Copies \p Src's elements into \p Dst (same element type and logical
+/// shape, asserted), converting between their layouts.
+void copyTensor(const Tensor &Src, Tensor &Dst);
+
+/// A view (Tensor::view) of \p T's bytes, for passing it on without a
+/// copy; \p T must outlive it and its bytes are not written through it.
+Tensor viewOf(const Tensor &T);
+
 /// Strides for reading \p T as if broadcast (numpy rules: dims aligned on
 /// the right, size-1 dims repeated) to \p OutShape: one entry per dim of
 /// \p OutShape, 0 where \p T is broadcast. Asserts broadcastability.

@@ -593,8 +593,8 @@ std::string Program::getSimdTarget() {
   return hwy::TargetName(hwy::SupportedAndGeneratedTargets().front());
 }
 
-llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
-  ProgramImpl &P = *Impl;
+/// Copies \p Inputs into \p P's arena and runs its steps.
+static llvm::Error feedAndRun(ProgramImpl &P, const TensorMap &Inputs) {
   for (const auto &KV : Inputs) {
     bool Known = false;
     for (const ProgramImpl::Binding &B : P.Inputs)
@@ -607,30 +607,35 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     TensorType Logical =
         TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
     auto It = Inputs.find(B.Name);
-    Tensor T;
+    // The caller's tensor is read in place; a default or a relayout is
+    // made here.
+    Tensor Made;
+    const Tensor *T = nullptr;
     if (It == Inputs.end()) {
       if (!B.Default)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "missing input '" + B.Name +
                                            "' of type " + Logical.str());
-      T = Tensor::fromData(*B.Default);
+      Made = Tensor::fromData(*B.Default);
+      T = &Made;
     } else {
-      T = It->second;
+      T = &It->second;
     }
-    if (T.getElementType() != B.Type.getElementType() ||
-        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+    if (T->getElementType() != B.Type.getElementType() ||
+        T->getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "input '" + B.Name + "' has type " +
-              (T.getElementType() == ElementType::Unknown
+              (T->getElementType() == ElementType::Unknown
                    ? std::string("<empty>")
-                   : TensorType::get(T.getElementType(), T.getShape()).str()) +
+                   : TensorType::get(T->getElementType(), T->getShape())
+                         .str()) +
               ", expected " + Logical.str());
-    Tensor Laid = T.getLayout() == B.Type.getLayout()
-                      ? std::move(T)
-                      : T.withLayout(B.Type.getLayout());
-    copyBytes(P.bytes(B.Buffer), Laid.getBytes().data(),
-              Laid.getBytes().size());
+    if (!(T->getLayout() == B.Type.getLayout())) {
+      Made = T->withLayout(B.Type.getLayout());
+      T = &Made;
+    }
+    copyBytes(P.bytes(B.Buffer), T->getBytes().data(), T->getBytes().size());
   }
   P.StepError.reset();
   if (P.Profile)
@@ -648,6 +653,13 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   }
   if (P.Profile)
     ++P.ProfiledRuns;
+  return llvm::Error::success();
+}
+
+llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
+  ProgramImpl &P = *Impl;
+  if (llvm::Error E = feedAndRun(P, Inputs))
+    return E;
   TensorMap Out;
   for (const ProgramImpl::Binding &B : P.Outputs) {
     Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
@@ -657,4 +669,41 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     Out[B.Name] = std::move(T);
   }
   return Out;
+}
+
+llvm::Error Program::runInto(const TensorMap &Inputs, TensorMap &Outputs) {
+  ProgramImpl &P = *Impl;
+  for (const ProgramImpl::Binding &B : P.Outputs) {
+    auto It = Outputs.find(B.Name);
+    if (It == Outputs.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "missing output '" + B.Name + "'");
+    if (It->second.getElementType() != B.Type.getElementType() ||
+        It->second.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "output '" + B.Name + "' has type " +
+              TensorType::get(It->second.getElementType(),
+                              It->second.getShape())
+                  .str() +
+              ", expected " +
+              TensorType::get(B.Type.getElementType(), B.Type.getStaticShape())
+                  .str());
+  }
+  if (llvm::Error E = feedAndRun(P, Inputs))
+    return E;
+  for (const ProgramImpl::Binding &B : P.Outputs) {
+    Tensor &Dst = Outputs.find(B.Name)->second;
+    if (Dst.getLayout() == B.Type.getLayout()) {
+      copyBytes(Dst.getMutableBytes().data(), P.bytes(B.Buffer),
+                Dst.getBytes().size());
+      continue;
+    }
+    Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+             B.Type.getLayout());
+    copyBytes(T.getMutableBytes().data(), P.bytes(B.Buffer),
+              T.getBytes().size());
+    runtime::copyTensor(T, Dst);
+  }
+  return llvm::Error::success();
 }

@@ -659,8 +659,39 @@ std::vector<std::string> Program::getLibraries() const {
 }
 
 llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
+  TensorMap Out;
+  if (llvm::Error E = runTo(Inputs, Out, /*Given=*/false))
+    return E;
+  return Out;
+}
+
+llvm::Error Program::runInto(const TensorMap &Inputs, TensorMap &Outputs) {
+  return runTo(Inputs, Outputs, /*Given=*/true);
+}
+
+llvm::Error Program::runTo(const TensorMap &Inputs, TensorMap &Outputs,
+                           bool Given) {
   ProgramImpl &I = *Impl;
   const PlanImpl &P = I.plan();
+  if (Given)
+    for (const Binding &B : P.Outputs) {
+      auto It = Outputs.find(B.Name);
+      if (It == Outputs.end())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "missing output '" + B.Name + "'");
+      if (It->second.getElementType() != B.Type.getElementType() ||
+          It->second.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "output '" + B.Name + "' has type " +
+                TensorType::get(It->second.getElementType(),
+                                It->second.getShape())
+                    .str() +
+                ", expected " +
+                TensorType::get(B.Type.getElementType(),
+                                B.Type.getStaticShape())
+                    .str());
+    }
   for (const auto &KV : Inputs)
     if (llvm::none_of(P.Inputs,
                       [&](const Binding &B) { return B.Name == KV.first; }))
@@ -712,12 +743,21 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     size_t Output, Offset, Bytes;
   };
   std::vector<Chunk> Chunks;
-  std::vector<Tensor> Results;
+  // Each output lands in the caller's tensor when it was given in the
+  // binding's layout, else in a tensor of the binding's layout.
+  std::vector<Tensor> Results(P.Outputs.size());
+  std::vector<Tensor *> Dst(P.Outputs.size());
   for (size_t K = 0; K < P.Outputs.size(); ++K) {
     const Binding &B = P.Outputs[K];
-    Results.emplace_back(B.Type.getElementType(), B.Type.getStaticShape(),
-                         B.Type.getLayout());
-    llvm::MutableArrayRef<uint8_t> Bytes = Results.back().getMutableBytes();
+    Tensor *Caller = Given ? &Outputs.find(B.Name)->second : nullptr;
+    if (Caller && Caller->getLayout() == B.Type.getLayout()) {
+      Dst[K] = Caller;
+    } else {
+      Results[K] = Tensor(B.Type.getElementType(), B.Type.getStaticShape(),
+                          B.Type.getLayout());
+      Dst[K] = &Results[K];
+    }
+    llvm::MutableArrayRef<uint8_t> Bytes = Dst[K]->getMutableBytes();
     if (Bytes.empty())
       continue;
     const uint8_t *Src = static_cast<const uint8_t *>(I.ptr({B.Buffer, 0}));
@@ -750,15 +790,18 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
     // fails again.
     if (cudaEventSynchronize(I.CopyEvents[C]) != cudaSuccess)
       break;
-    std::memcpy(Results[Ch.Output].getMutableBytes().data() + Ch.Offset,
+    std::memcpy(Dst[Ch.Output]->getMutableBytes().data() + Ch.Offset,
                 I.PinnedOut[Ch.Output] + Ch.Offset, Ch.Bytes);
   }
   if (llvm::Error E = I.finishRun())
     return E;
-  TensorMap Out;
-  for (size_t K = 0; K < P.Outputs.size(); ++K)
-    Out[P.Outputs[K].Name] = std::move(Results[K]);
-  return Out;
+  for (size_t K = 0; K < P.Outputs.size(); ++K) {
+    if (!Given)
+      Outputs[P.Outputs[K].Name] = std::move(Results[K]);
+    else if (Dst[K] == &Results[K])
+      runtime::copyTensor(Results[K], Outputs.find(P.Outputs[K].Name)->second);
+  }
+  return llvm::Error::success();
 }
 
 /// Checks caller tensor \p T against binding \p B and returns its strides

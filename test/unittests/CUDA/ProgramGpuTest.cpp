@@ -564,7 +564,8 @@ TEST(CudaProgramTest, RunsOnCallersDeviceMemory) {
 
 TEST(CudaProgramTest, CopiesLargeTensorsInChunksOrFromPinnedMemory) {
   // 12 MB in and out: six staged chunks and a partial one each way, or
-  // straight from the caller's page-locked input; every element arrives.
+  // straight from the caller's page-locked input, into a new tensor or
+  // the caller's buffer; every element arrives.
   STRIDER_SKIP_WITHOUT_DEVICE();
   auto G = parseGraph(R"(
 graph @g(%x: tensor<3 x 1000 x 1001 x f32>) {
@@ -600,6 +601,17 @@ graph @g(%x: tensor<3 x 1000 x 1001 x f32>) {
         Wrong += Y.getDouble(I) != -X.getDouble(I);
       EXPECT_EQ(Wrong, 0);
     }
+    // Into the caller's buffer (a view): the same elements.
+    std::vector<float> Buf(size_t(In["x"].getNumElements()), 0.0f);
+    TensorMap Into;
+    Into["y"] = Tensor::view(ElementType::F32, In["x"].getShape(), Layout(),
+                             reinterpret_cast<uint8_t *>(Buf.data()));
+    llvm::Error E = (*P)->runInto(In, Into);
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    int64_t WrongInto = 0;
+    for (int64_t I = 0; I < In["x"].getNumElements(); ++I)
+      WrongInto += double(Buf[size_t(I)]) != -In["x"].getDouble(I);
+    EXPECT_EQ(WrongInto, 0);
     // Replays of the program's graph on what the last run left.
     auto Ns = (*P)->timeReplays(5);
     ASSERT_TRUE(bool(Ns)) << llvm::toString(Ns.takeError());

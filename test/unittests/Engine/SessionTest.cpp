@@ -168,4 +168,69 @@ TEST(Session, ControlInputsKeySpecializationsByValue) {
             std::string::npos);
 }
 
+TEST(Session, RunIntoWritesTheCallersBuffersOnEveryBackend) {
+  // The If model's bound input goes as a view; y lands in the caller's
+  // buffer, in row-major or a view of it reversed, on each host backend.
+  const std::string Path = writeTempLir(IfOnRate);
+  auto M = Model::load(Path);
+  llvm::sys::fs::remove(Path);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  for (Backend B : {Backend::CPU, Backend::Reference}) {
+    SessionOptions Opts;
+    Opts.Kind = B;
+    auto S = Session::create(*M, Opts);
+    ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+    runtime::TensorMap Feeds = rateFeeds(8000);
+    auto Spec = (*S)->prepare(Session::getKey(Feeds), (*S)->getValueKey(Feeds));
+    ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+    float Buf[2] = {7.0f, 7.0f};
+    runtime::TensorMap Out;
+    Out["y"] = runtime::Tensor::view(ElementType::F32, {2}, Layout(),
+                                     reinterpret_cast<uint8_t *>(Buf));
+    ASSERT_FALSE(bool((*S)->runInto(**Spec, Feeds, Out)));
+    EXPECT_EQ(Buf[0], 1.0f);
+    EXPECT_EQ(Buf[1], -2.0f);
+
+    // A missing output and one of another shape are errors; the buffer
+    // is untouched.
+    runtime::TensorMap None;
+    llvm::Error Missing = (*S)->runInto(**Spec, Feeds, None);
+    ASSERT_TRUE(bool(Missing));
+    EXPECT_NE(llvm::toString(std::move(Missing)).find("missing output 'y'"),
+              std::string::npos);
+    runtime::TensorMap Short;
+    Short["y"] = runtime::Tensor::view(ElementType::F32, {1}, Layout(),
+                                       reinterpret_cast<uint8_t *>(Buf));
+    llvm::Error Shape = (*S)->runInto(**Spec, Feeds, Short);
+    ASSERT_TRUE(bool(Shape));
+    EXPECT_NE(llvm::toString(std::move(Shape)).find("output 'y' has type"),
+              std::string::npos);
+  }
+}
+
+TEST(Session, RunIntoConvertsToTheCallersLayout) {
+  // A 2-D output given transposed (a view in the reversed dim order).
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  runtime::TensorMap Feeds = imageOf(2);
+  for (int64_t I = 0; I < Feeds["image"].getNumElements(); ++I)
+    Feeds["image"].setDouble(I, double(I % 13) / 13.0 - 0.5);
+  auto Want = (*S)->run(Feeds);
+  ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+  auto Spec = (*S)->prepare(Session::getKey(Feeds));
+  ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+  std::vector<float> Buf(20, 0.0f);
+  runtime::TensorMap Out;
+  Out["logits"] = runtime::Tensor::view(ElementType::F32, {2, 10},
+                                        Layout({1, 0}),
+                                        reinterpret_cast<uint8_t *>(Buf.data()));
+  ASSERT_FALSE(bool((*S)->runInto(**Spec, Feeds, Out)));
+  const runtime::Tensor &L = Want->at("logits");
+  for (int64_t N = 0; N < 2; ++N)
+    for (int64_t K = 0; K < 10; ++K)
+      EXPECT_EQ(Buf[size_t(K * 2 + N)], float(L.getDouble(L.getOffset({N, K}))));
+}
+
 } // namespace

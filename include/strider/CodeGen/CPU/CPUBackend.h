@@ -79,6 +79,12 @@ public:
   /// logical shape, any layout); returns the graph outputs in their
   /// declared layouts.
   llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  /// run(), writing each graph output into the tensor of its name in
+  /// \p Outputs (its logical shape and element type, any layout; a
+  /// Tensor::view of the caller's buffer writes there) instead of a new
+  /// one. Every output must be there.
+  llvm::Error runInto(const runtime::TensorMap &Inputs,
+                      runtime::TensorMap &Outputs);
 
   llvm::ArrayRef<StepInfo> getSteps() const;
   /// With profiling on, run() adds each step's wall time to a total per

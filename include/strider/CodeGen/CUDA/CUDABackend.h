@@ -170,6 +170,11 @@ public:
   /// As cpu::Program::run: inputs by name in any layout, outputs in their
   /// graph layouts.
   llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  /// As cpu::Program::runInto: run(), each output written into the host
+  /// tensor of its name in \p Outputs (a Tensor::view of the caller's
+  /// buffer is written in place).
+  llvm::Error runInto(const runtime::TensorMap &Inputs,
+                      runtime::TensorMap &Outputs);
   /// A run on the caller's device memory (on this program's device):
   /// each input is copied into the arena by a strided copy kernel (any
   /// strides; the binding's layout applied on the way), and each output
@@ -205,6 +210,9 @@ public:
 
 private:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
+  /// run() (\p Given false: Outputs filled) and runInto() (true).
+  llvm::Error runTo(const runtime::TensorMap &Inputs,
+                    runtime::TensorMap &Outputs, bool Given);
   std::unique_ptr<ProgramImpl> Impl;
 };
 
