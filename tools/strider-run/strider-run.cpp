@@ -153,10 +153,10 @@ static cl::opt<bool>
 static cl::opt<bool>
     Profile("profile",
             cl::desc("With --backend=cpu or cuda and --bench: time every "
-                     "kernel call of the timed runs (cuda: CUDA events "
-                     "around each launch, no graph replay) and print the "
-                     "slowest kernel calls and the time per kernel kind, on "
-                     "stderr"),
+                     "kernel call of the timed runs (cuda: a CUDA event "
+                     "after each step, recorded inside the graph's replay) "
+                     "and print the slowest kernel calls and the time per "
+                     "kernel kind, on stderr"),
             cl::init(false), cl::cat(RunCat));
 static cl::opt<bool> NoOptimize(
     "no-optimize",

@@ -98,6 +98,12 @@ public:
   RunError *DeviceError = nullptr;
   RunError *HostError = nullptr;
   cudaGraphExec_t Exec = nullptr;
+  /// With profiling: the steps captured again with an event recorded
+  /// after each (event record nodes), so that profiled runs replay as
+  /// unprofiled ones do; null where that capture failed (then profiled
+  /// runs launch step by step).
+  cudaGraphExec_t ProfiledExec = nullptr;
+  bool ProfiledGraphTried = false;
   std::vector<cudaEvent_t> Events;
   /// Around the replays Program::timeReplays times.
   cudaEvent_t ReplayBegin = nullptr, ReplayEnd = nullptr;
@@ -116,6 +122,9 @@ public:
   /// launch, with a failure named by its step (and the library's status).
   llvm::Error launchStep(size_t Step);
   llvm::Error launchAll();
+  /// Captures ProfiledExec (Events created); false, with the stream's
+  /// capture ended and errors cleared, when any of it fails.
+  bool captureProfiledGraph();
   llvm::Error load();
   /// The steps of a run once its inputs are on the device: the graph's
   /// replay, or step by step between events when profiling.
@@ -139,6 +148,8 @@ ProgramImpl::~ProgramImpl() {
   // Teardown errors have no one to go to; the device may be gone.
   if (Exec)
     (void)cudaGraphExecDestroy(Exec);
+  if (ProfiledExec)
+    (void)cudaGraphExecDestroy(ProfiledExec);
   for (cudaEvent_t E : Events)
     (void)cudaEventDestroy(E);
   for (cudaEvent_t E : {ReplayBegin, ReplayEnd})
@@ -453,14 +464,56 @@ llvm::Error ProgramImpl::load() {
   return llvm::Error::success();
 }
 
+bool ProgramImpl::captureProfiledGraph() {
+  const PlanImpl &P = plan();
+  if (cudaStreamBeginCapture(Stream, cudaStreamCaptureModeThreadLocal) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  bool Ok = cudaEventRecordWithFlags(Events[0], Stream,
+                                     cudaEventRecordExternal) == cudaSuccess;
+  for (size_t S = 0; Ok && S < P.Steps.size(); ++S) {
+    if (llvm::Error E = launchStep(S)) {
+      llvm::consumeError(std::move(E));
+      Ok = false;
+      break;
+    }
+    Ok = cudaEventRecordWithFlags(Events[S + 1], Stream,
+                                  cudaEventRecordExternal) == cudaSuccess;
+  }
+  cudaGraph_t Graph = nullptr;
+  Ok &= cudaStreamEndCapture(Stream, &Graph) == cudaSuccess && Graph;
+  Ok = Ok && cudaGraphInstantiate(&ProfiledExec, Graph, 0) == cudaSuccess;
+  if (Graph)
+    (void)cudaGraphDestroy(Graph);
+  if (!Ok) {
+    ProfiledExec = nullptr;
+    (void)cudaGetLastError();
+  }
+  return Ok;
+}
+
 llvm::Error ProgramImpl::launchBody() {
   const PlanImpl &P = plan();
   if (Profile) {
-    // Step by step, an event after each, no graph: per-step times.
+    // An event after each step: per-step times, from a replay of the
+    // steps captured with their events where that capture works, else
+    // step by step (the host's time to enqueue each step is then counted
+    // where the device waits for it).
     if (Events.size() != P.Steps.size() + 1) {
       Events.resize(P.Steps.size() + 1, nullptr);
       for (cudaEvent_t &E : Events)
         STRIDER_CUDA_TRY(cudaEventCreate(&E), "cudaEventCreate");
+    }
+    if (Exec && !ProfiledGraphTried) {
+      ProfiledGraphTried = true;
+      captureProfiledGraph();
+    }
+    if (ProfiledExec) {
+      STRIDER_CUDA_TRY(cudaGraphLaunch(ProfiledExec, Stream),
+                       "cudaGraphLaunch (profiled)");
+      return llvm::Error::success();
     }
     STRIDER_CUDA_TRY(cudaEventRecord(Events[0], Stream), "cudaEventRecord");
     for (size_t S = 0; S < P.Steps.size(); ++S) {

@@ -188,8 +188,9 @@ public:
                           const runtime::DeviceTensorMap &Outputs);
 
   llvm::ArrayRef<StepInfo> getSteps() const;
-  /// With profiling on, run() launches step by step with CUDA events
-  /// around each (no graph replay) and adds each step's time (seconds).
+  /// With profiling on, run() records a CUDA event after each step (in a
+  /// second capture of the steps, replayed; step by step where that
+  /// capture fails) and adds each step's time (seconds).
   void setProfiling(bool On);
   llvm::ArrayRef<double> getStepSeconds() const;
   unsigned getProfiledRuns() const;
