@@ -319,7 +319,7 @@ def main():
     ap.add_argument("--tuned", default="resnet50",
                     help="models also run with a tuning file measured here first "
                          "(strider-compile --tune at fp16; comma list, 'all' or 'none')")
-    ap.add_argument("--profile", default="resnet50,mobilenetv2",
+    ap.add_argument("--profile", default="resnet50",
                     help="models whose Strider fp16 run is also profiled per kernel "
                          "(WORK/profile_<model>_b<batch>.txt; comma list, 'all' or 'none')")
     ap.add_argument("--profile-batch", type=int, default=32,
@@ -406,7 +406,7 @@ def main():
             rows.append(row)
             write_results(args, gpu, rows)
             table = None
-            if name in tuned_set and "strider_fp16" in row and not out_of_time():
+            if name in tuned_set and row.get("strider_fp16") and not out_of_time():
                 left = args.deadline - time.time() if args.deadline else None
                 table, err, secs = tune_strider(strider_compile, onnx_path, args.work,
                                                 name, batch, left)
@@ -415,16 +415,20 @@ def main():
                 else:
                     row["strider_tune_s"] = secs
                     out_dir = os.path.join(args.work, f"{name}_b{batch}_fp16_tuned")
-                    ms, y, err = run_strider(args.strider_run, onnx_path, "fp16", x_npy,
-                                             args.runs, args.warmup, out_dir, table)
+                    try:
+                        ms, y, err = run_strider(args.strider_run, onnx_path, "fp16",
+                                                 x_npy, args.runs, args.warmup, out_dir,
+                                                 table)
+                    except Exception as e:
+                        ms, y, err = None, None, str(e).splitlines()[0][:160]
                     if err:
                         row["strider_tune_error"] = err
                     else:
                         row["strider_fp16_tuned"] = ms
                         diff = np.abs(y - ref.numpy())
                         row["fp16_tuned_max_abs"] = float(f"{diff.max():.3g}")
-            if (name in profile_set and "strider_fp16" in row
-                    and args.profile_batch in (0, batch)):
+            if (name in profile_set and row.get("strider_fp16")
+                    and args.profile_batch in (0, batch) and not out_of_time()):
                 path = os.path.join(args.work, f"profile_{name}_b{batch}.txt")
                 head = profile_strider(args.strider_run, onnx_path, x_npy, None, path)
                 print(f"-- profile of Strider fp16, {name} batch {batch}:\n   "
