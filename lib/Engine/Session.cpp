@@ -369,18 +369,10 @@ llvm::Error Session::runInto(Specialization &S,
   if (!Results)
     return Results.takeError();
   for (auto &[Name, T] : *Results) {
-    auto It = Outputs.find(Name);
-    if (It == Outputs.end())
-      return makeError("missing output '" + Name + "'");
-    if (It->second.getElementType() != T.getElementType() ||
-        It->second.getShape() != T.getShape())
-      return makeError(
-          "output '" + Name + "' has type " +
-          TensorType::get(It->second.getElementType(), It->second.getShape())
-              .str() +
-          ", expected " +
-          TensorType::get(T.getElementType(), T.getShape()).str());
-    runtime::copyTensor(T, It->second);
+    if (llvm::Error E = runtime::checkOutput(Outputs, Name, T.getElementType(),
+                                             T.getShape()))
+      return E;
+    runtime::copyTensor(T, Outputs.find(Name)->second);
   }
   return llvm::Error::success();
 }

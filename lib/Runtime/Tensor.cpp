@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/Runtime/Tensor.h"
+#include "strider/Runtime/Reference.h"
 
 #include <cassert>
 #include <cmath>
@@ -290,6 +291,23 @@ void runtime::copyTensor(const Tensor &Src, Tensor &Dst) {
   llvm::ArrayRef<uint8_t> B = Laid.getBytes();
   if (!B.empty())
     std::memcpy(Dst.getMutableBytes().data(), B.data(), B.size());
+}
+
+llvm::Error runtime::checkOutput(const TensorMap &Outputs,
+                                 const std::string &Name, ElementType Elt,
+                                 llvm::ArrayRef<int64_t> Shape) {
+  auto It = Outputs.find(Name);
+  if (It == Outputs.end())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "missing output '" + Name + "'");
+  if (It->second.getElementType() != Elt || It->second.getShape() != Shape)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "output '" + Name + "' has type " +
+            TensorType::get(It->second.getElementType(), It->second.getShape())
+                .str() +
+            ", expected " + TensorType::get(Elt, Shape).str());
+  return llvm::Error::success();
 }
 
 Tensor runtime::viewOf(const Tensor &T) {

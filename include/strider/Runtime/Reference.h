@@ -29,6 +29,12 @@ namespace runtime {
 /// Tensors by value name (graph inputs, graph outputs).
 using TensorMap = std::map<std::string, Tensor>;
 
+/// Checks that \p Outputs holds a tensor named \p Name of element type
+/// \p Elt and logical shape \p Shape (what a run writes into it), with
+/// the error runInto gives otherwise.
+llvm::Error checkOutput(const TensorMap &Outputs, const std::string &Name,
+                        ElementType Elt, llvm::ArrayRef<int64_t> Shape);
+
 /// A reference kernel: computes the results of \p N from its operands (null
 /// for a missing optional operand). \p Results are allocated by the
 /// interpreter from the result types (static shapes, layouts; a null

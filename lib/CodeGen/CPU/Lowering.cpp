@@ -673,23 +673,10 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
 
 llvm::Error Program::runInto(const TensorMap &Inputs, TensorMap &Outputs) {
   ProgramImpl &P = *Impl;
-  for (const ProgramImpl::Binding &B : P.Outputs) {
-    auto It = Outputs.find(B.Name);
-    if (It == Outputs.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "missing output '" + B.Name + "'");
-    if (It->second.getElementType() != B.Type.getElementType() ||
-        It->second.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "output '" + B.Name + "' has type " +
-              TensorType::get(It->second.getElementType(),
-                              It->second.getShape())
-                  .str() +
-              ", expected " +
-              TensorType::get(B.Type.getElementType(), B.Type.getStaticShape())
-                  .str());
-  }
+  for (const ProgramImpl::Binding &B : P.Outputs)
+    if (llvm::Error E = runtime::checkOutput(
+            Outputs, B.Name, B.Type.getElementType(), B.Type.getStaticShape()))
+      return E;
   if (llvm::Error E = feedAndRun(P, Inputs))
     return E;
   for (const ProgramImpl::Binding &B : P.Outputs) {

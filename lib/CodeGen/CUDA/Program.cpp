@@ -727,24 +727,11 @@ llvm::Error Program::runTo(const TensorMap &Inputs, TensorMap &Outputs,
   ProgramImpl &I = *Impl;
   const PlanImpl &P = I.plan();
   if (Given)
-    for (const Binding &B : P.Outputs) {
-      auto It = Outputs.find(B.Name);
-      if (It == Outputs.end())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "missing output '" + B.Name + "'");
-      if (It->second.getElementType() != B.Type.getElementType() ||
-          It->second.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "output '" + B.Name + "' has type " +
-                TensorType::get(It->second.getElementType(),
-                                It->second.getShape())
-                    .str() +
-                ", expected " +
-                TensorType::get(B.Type.getElementType(),
-                                B.Type.getStaticShape())
-                    .str());
-    }
+    for (const Binding &B : P.Outputs)
+      if (llvm::Error E =
+              runtime::checkOutput(Outputs, B.Name, B.Type.getElementType(),
+                                   B.Type.getStaticShape()))
+        return E;
   for (const auto &KV : Inputs)
     if (llvm::none_of(P.Inputs,
                       [&](const Binding &B) { return B.Name == KV.first; }))
