@@ -9,8 +9,8 @@
 #include "strider/strider.h"
 
 #include "strider/Engine/Session.h"
-#include "strider/Layout/Tuning.h"
 #include "strider/IR/Graph.h"
+#include "strider/Layout/Tuning.h"
 #include "strider/Runtime/Tensor.h"
 
 #include <cstring>
@@ -118,8 +118,7 @@ struct TensorInfo {
         Symbols[I] = D.getSymbol().str();
     }
     for (unsigned I = 0; I < T.getRank(); ++I)
-      DimNames.push_back(T.getDim(I).isSymbol() ? Symbols[I].c_str()
-                                                : nullptr);
+      DimNames.push_back(T.getDim(I).isSymbol() ? Symbols[I].c_str() : nullptr);
     for (unsigned P : T.getLayout().getPermutation(T.getRank()))
       Order.push_back(int32_t(P));
     LayoutName = T.getLayout().isIdentity() && T.getRank() < 3
@@ -317,8 +316,8 @@ runtime::DeviceTensor deviceTensorOf(const DLTensor &T) {
 /// memory of the session's GPU (\p OnDevice); a mix, or GPU memory a
 /// session does not run on, is an error naming the first odd tensor.
 strider_status whereRunTensors(const strider_session &S, const DLTensor *In,
-                               size_t NumIn, const DLTensor *Out,
-                               size_t NumOut, bool &OnDevice) {
+                               size_t NumIn, const DLTensor *Out, size_t NumOut,
+                               bool &OnDevice) {
   const size_t Count = NumIn + NumOut;
   if (Count == 0)
     return STRIDER_OK;
@@ -408,8 +407,8 @@ static strider_status getInfo(const InfoList *List, size_t Index,
   if (Index >= List->size())
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(Fn) + ": index " + llvm::Twine(Index) +
-                    " is out of range (there are " +
-                    llvm::Twine(List->size()) + ")");
+                    " is out of range (there are " + llvm::Twine(List->size()) +
+                    ")");
   (*List)[Index]->fill(Info);
   return STRIDER_OK;
 }
@@ -574,8 +573,8 @@ strider_status strider_session_create(const strider_model *model,
     if (!model)
       return fail(STRIDER_ERROR_INVALID_ARGUMENT,
                   "strider_session_create: model is NULL");
-    engine::SessionOptions Opts = options ? options->Opts
-                                          : engine::SessionOptions();
+    engine::SessionOptions Opts =
+        options ? options->Opts : engine::SessionOptions();
     if (options && options->CudaDevice && Opts.Kind != engine::Backend::CUDA)
       return fail(STRIDER_ERROR_UNSUPPORTED,
                   "a kDLCUDA device needs the cuda backend "
@@ -605,8 +604,8 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
   llvm::ArrayRef<const Value *> Want = M.getInputs();
   if (NumInputs != Want.size())
     return fail(STRIDER_ERROR_TENSOR,
-                "the model has " + llvm::Twine(Want.size()) +
-                    " inputs, got " + llvm::Twine(NumInputs));
+                "the model has " + llvm::Twine(Want.size()) + " inputs, got " +
+                    llvm::Twine(NumInputs));
   if (NumInputs && !Inputs)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT, "inputs is NULL");
   engine::ShapeKey Key;
@@ -617,8 +616,7 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
       return St;
     const TensorType &T = Want[I]->getType();
     const ElementType Elt = fromDL(Inputs[I].dtype);
-    if (T.getElementType() != ElementType::Unknown &&
-        Elt != T.getElementType())
+    if (T.getElementType() != ElementType::Unknown && Elt != T.getElementType())
       return fail(STRIDER_ERROR_TENSOR,
                   What + " has element type " + getElementTypeName(Elt) +
                       ", the model expects " +
@@ -631,8 +629,7 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
       if (!Ok)
         return fail(STRIDER_ERROR_TENSOR, What + " has shape " +
                                               shapeString(Shape) +
-                                              ", the model expects " +
-                                              T.str());
+                                              ", the model expects " + T.str());
     }
     Key[Name] = {Elt, Shape};
   }
@@ -660,7 +657,9 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
 strider_status strider_session_prepare(strider_session *session,
                                        const DLTensor *inputs,
                                        size_t num_inputs) {
-  return guarded([&]() -> strider_status { return prepare(session, inputs, num_inputs, false); });
+  return guarded([&]() -> strider_status {
+    return prepare(session, inputs, num_inputs, false);
+  });
 }
 
 strider_status strider_session_output_info(const strider_session *session,
@@ -695,9 +694,8 @@ strider_status strider_session_run(strider_session *session,
         return St;
       if (fromDL(outputs[I].dtype) != fromDL(Want.DType))
         return fail(STRIDER_ERROR_TENSOR,
-                    What + " has element type " +
-                        describeDL(outputs[I].dtype) + ", the model writes " +
-                        describeDL(Want.DType));
+                    What + " has element type " + describeDL(outputs[I].dtype) +
+                        ", the model writes " + describeDL(Want.DType));
       if (shapeOf(outputs[I]) != Want.Shape)
         return fail(STRIDER_ERROR_TENSOR,
                     What + " has shape " + shapeString(shapeOf(outputs[I])) +
@@ -714,8 +712,7 @@ strider_status strider_session_run(strider_session *session,
         In[M.getInputs()[I]->getName()] = deviceTensorOf(inputs[I]);
       for (size_t I = 0; I < num_outputs; ++I)
         Out[Outs[I]->Name] = deviceTensorOf(outputs[I]);
-      if (llvm::Error E =
-              session->S->runOnDevice(*session->Current, In, Out))
+      if (llvm::Error E = session->S->runOnDevice(*session->Current, In, Out))
         return fail(STRIDER_ERROR_RUN, std::move(E));
       return STRIDER_OK;
     }

@@ -122,8 +122,8 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
 ShapeKey Session::getKey(const runtime::TensorMap &Inputs) {
   ShapeKey Key;
   for (const auto &[Name, T] : Inputs)
-    Key[Name] = {T.getElementType(),
-                 std::vector<int64_t>(T.getShape().begin(), T.getShape().end())};
+    Key[Name] = {T.getElementType(), std::vector<int64_t>(T.getShape().begin(),
+                                                          T.getShape().end())};
   return Key;
 }
 
@@ -186,8 +186,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     if (Want.getElementType() != ElementType::Unknown &&
         Fed.first != Want.getElementType())
       return makeError(File + ": input '" + Name + "' has element type " +
-                       getElementTypeName(Fed.first) +
-                       ", the model expects " + Want.str());
+                       getElementTypeName(Fed.first) + ", the model expects " +
+                       Want.str());
     B.InputShapes[Name].assign(Fed.second.begin(), Fed.second.end());
   }
   for (const Value *In : M->getInputs())
@@ -252,8 +252,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
       if (!R)
         return makeError(File + ": " + llvm::toString(R.takeError()));
       if (llvm::Error E = verifyGraph(*S->G))
-        return makeError(File + ": after assign-precision: " +
-                         llvm::toString(std::move(E)));
+        return makeError(
+            File + ": after assign-precision: " + llvm::toString(std::move(E)));
       Did += "; " + R->summary();
     }
   }

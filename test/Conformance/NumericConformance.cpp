@@ -1,4 +1,5 @@
-//===- NumericConformance.cpp - Reference interpreter vs ONNX backend tests ===//
+//===- NumericConformance.cpp - Reference interpreter vs ONNX backend tests
+//===//
 //
 // For every ONNX backend test directory (model.onnx + test_data_set_*/)
 // whose ops all have reference kernels: import the model, give the graph
@@ -218,8 +219,7 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
   // input_K.pb is the K-th graph input without default data.
   runtime::TensorMap Inputs;
   unsigned K = 0;
-  std::vector<Value *> GraphInputs(G.getInputs().begin(),
-                                   G.getInputs().end());
+  std::vector<Value *> GraphInputs(G.getInputs().begin(), G.getInputs().end());
   // Inputs that decide an If are bound by value, as sessions bind them.
   std::vector<const Value *> Control = findControlInputs(G);
   for (Value *In : GraphInputs) {
@@ -245,8 +245,8 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
       replaceInputByConstant(G, In, *D);
       continue;
     }
-    runtime::Tensor Data = fixBF16(runtime::Tensor::fromData(**D),
-                                   In->getType().getElementType());
+    runtime::Tensor Data =
+        fixBF16(runtime::Tensor::fromData(**D), In->getType().getElementType());
     In->setType(TensorType::get(Data.getElementType(), Data.getShape()));
     Inputs[In->getName()] = std::move(Data);
   }
@@ -428,8 +428,7 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
         O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
                        Binding::NonFirstOperands);
       if (O.NonStatic)
-        O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts,
-                       Binding::ShapeLike);
+        O = runDataSet(ModelPath, Set, V.Pipeline, *V.Opts, Binding::ShapeLike);
       if (O.S != Status::Passed) {
         O.Why = std::string(V.Name) + ", " +
                 llvm::sys::path::filename(Set).str() + ": " + O.Why;
@@ -450,8 +449,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "Check Strider's reference interpreter against ONNX backend tests\n");
   if (Backend != "reference" && Backend != "cpu" && Backend != "cuda") {
-    llvm::errs() << "strider-numeric-conformance: unknown backend '"
-                 << Backend << "' (available: reference, cpu, cuda)\n";
+    llvm::errs() << "strider-numeric-conformance: unknown backend '" << Backend
+                 << "' (available: reference, cpu, cuda)\n";
     return 1;
   }
   if ((PlanOnly || Emulate) && Backend != "cuda") {

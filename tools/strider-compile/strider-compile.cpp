@@ -159,9 +159,9 @@ static llvm::Error setUpCudaTuning(layout::LayoutOptions &Layout) {
                          "' (fp32, fp16 or bf16)");
   auto Device = cuda::getDeviceName(TuneDevice);
   if (!Device)
-    return makeToolError("--tune on --target=" + Layout.Target->Name +
-                         " times on a GPU: " +
-                         llvm::toString(Device.takeError()));
+    return makeToolError(
+        "--tune on --target=" + Layout.Target->Name +
+        " times on a GPU: " + llvm::toString(Device.takeError()));
   layout::TuningTable &Table = *Layout.Tuning;
   auto Describe = [](const std::string &Dev, const std::string &Prec) {
     return (Dev.empty() ? std::string("no device") : Dev) + " at " +
@@ -170,9 +170,9 @@ static llvm::Error setUpCudaTuning(layout::LayoutOptions &Layout) {
   if (countEntries(Table) == 0) {
     Table.Device = *Device;
     Table.Precision = PrecisionFlag;
-  } else if (llvm::Error E = checkTableMachine(
-                 Describe(Table.Device, Table.Precision),
-                 Describe(*Device, PrecisionFlag))) {
+  } else if (llvm::Error E =
+                 checkTableMachine(Describe(Table.Device, Table.Precision),
+                                   Describe(*Device, PrecisionFlag))) {
     return E;
   }
   const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
@@ -204,9 +204,9 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
   if (Layout.Target->Name.startswith("cuda-"))
     return setUpCudaTuning(Layout);
   if (!Layout.Target->Name.startswith("cpu-"))
-    return makeToolError("--tune times CPU or CUDA kernels; --target=" +
-                         Layout.Target->Name +
-                         " is neither a cpu-* nor a cuda-* target");
+    return makeToolError(
+        "--tune times CPU or CUDA kernels; --target=" + Layout.Target->Name +
+        " is neither a cpu-* nor a cuda-* target");
   if (TuneThreads < 1 || TuneThreads > 1024)
     return makeToolError("--tune-threads must be between 1 and 1024");
   layout::TuningTable &Table = *Layout.Tuning;
@@ -218,9 +218,9 @@ static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
   if (countEntries(Table) == 0) {
     Table.Simd = Simd;
     Table.Threads = int(TuneThreads);
-  } else if (llvm::Error E = checkTableMachine(
-                 Describe(Table.Simd, Table.Threads),
-                 Describe(Simd, int(TuneThreads)))) {
+  } else if (llvm::Error E =
+                 checkTableMachine(Describe(Table.Simd, Table.Threads),
+                                   Describe(Simd, int(TuneThreads)))) {
     return E;
   }
   const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
@@ -257,9 +257,9 @@ static llvm::Expected<PipelineOptions> parseOptions() {
   if (const layout::TuningTable *T = Layout->Tuning.get();
       T && !T->Device.empty() && T->Precision != PrecisionFlag)
     return makeToolError(toolflags::TuningFileFlag + ": measured at " +
-                         T->Precision + ", not at --precision=" +
-                         PrecisionFlag + ": use a table measured at " +
-                         PrecisionFlag);
+                         T->Precision +
+                         ", not at --precision=" + PrecisionFlag +
+                         ": use a table measured at " + PrecisionFlag);
   PipelineOptions Opts;
   Opts.Precision.Half = *Half;
   Opts.Precision.Target = Layout->Target;
@@ -552,10 +552,10 @@ static int compile() {
   if (llvm::Error E = writeTextualIR(G, Staging))
     return Cleanup(std::move(E));
   if (!PrecisionReports.empty())
-    if (llvm::Error E = writeText(Staging, "precision.txt",
-                                  [&](llvm::raw_ostream &OS) {
-                                    PrecisionReports.back().print(OS);
-                                  }))
+    if (llvm::Error E =
+            writeText(Staging, "precision.txt", [&](llvm::raw_ostream &OS) {
+              PrecisionReports.back().print(OS);
+            }))
       return Cleanup(std::move(E));
   if (llvm::Error E =
           writeText(Staging, "layout.dot", [&](llvm::raw_ostream &OS) {
@@ -568,8 +568,9 @@ static int compile() {
   // cuda-plan.txt: what the CUDA backend will launch (static shapes).
   const CudaPlan Cuda = planForCUDATarget(G, Opts->Layout);
   if (!Cuda.Text.empty())
-    if (llvm::Error E = writeText(Staging, "cuda-plan.txt",
-                                  [&](llvm::raw_ostream &OS) { OS << Cuda.Text; }))
+    if (llvm::Error E =
+            writeText(Staging, "cuda-plan.txt",
+                      [&](llvm::raw_ostream &OS) { OS << Cuda.Text; }))
       return Cleanup(std::move(E));
   const bool WriteArtifact = Opts->Layout.Target->Name.startswith("cpu-");
   if (WriteArtifact) {

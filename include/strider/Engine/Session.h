@@ -1,4 +1,5 @@
-//===- Session.h - Load a model once, run it on any input shapes -*- C++ -*-===//
+//===- Session.h - Load a model once, run it on any input shapes -*- C++
+//-*-===//
 //
 // The execution layer the tools and the C API share. A Model is a graph as
 // loaded (an ONNX file, textual IR, or a strider-compile directory),

@@ -25,10 +25,10 @@ using codegen::FusedTail;
 namespace {
 
 const std::pair<OpId, BinaryOp> BinaryOps[] = {
-    {OpId::Add, BinaryOp::Add},     {OpId::Sub, BinaryOp::Sub},
-    {OpId::Mul, BinaryOp::Mul},     {OpId::Div, BinaryOp::Div},
-    {OpId::Pow, BinaryOp::Pow},     {OpId::Max, BinaryOp::Max},
-    {OpId::Min, BinaryOp::Min},     {OpId::PRelu, BinaryOp::PRelu},
+    {OpId::Add, BinaryOp::Add}, {OpId::Sub, BinaryOp::Sub},
+    {OpId::Mul, BinaryOp::Mul}, {OpId::Div, BinaryOp::Div},
+    {OpId::Pow, BinaryOp::Pow}, {OpId::Max, BinaryOp::Max},
+    {OpId::Min, BinaryOp::Min}, {OpId::PRelu, BinaryOp::PRelu},
     {OpId::Sum, BinaryOp::Add},
 };
 
@@ -109,8 +109,8 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     P.Act = T.Act; // One operand: a copy.
   } else {
     if (!codegen::getFusableActivation(N, P.Act))
-      return unsupported(N, "op '" + N.getOpType() + "' on " +
-                                A->getType().str());
+      return unsupported(N,
+                         "op '" + N.getOpType() + "' on " + A->getType().str());
     if (!T.Act.isNone())
       return unsupported(N, "an activation after an activation");
   }
@@ -186,9 +186,8 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   }
   ElementwiseParams First = P;
   First.Act = codegen::Activation();
-  C.addStep({getStepNodes(N, T), Kernel + " (operands 1-2 of " +
-                                     std::to_string(Operands) + ")",
-             0},
+  C.addStep({getStepNodes(N, T),
+             Kernel + " (operands 1-2 of " + std::to_string(Operands) + ")", 0},
             First, {{*AB, 0}, BArg, {*YB, 0}});
   for (unsigned I = 2; I < Operands; ++I) {
     const Value *V = N.getOperand(I);
@@ -200,9 +199,9 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     std::copy(Str[I].begin(), Str[I].end(), Next.BStrides);
     Next.BType = dtypeOf(V);
     const BufferId VB = More[I - 2];
-    C.addStep({getStepNodes(N, T), Kernel + " (operand " +
-                                       std::to_string(I + 1) + " of " +
-                                       std::to_string(Operands) + ")",
+    C.addStep({getStepNodes(N, T),
+               Kernel + " (operand " + std::to_string(I + 1) + " of " +
+                   std::to_string(Operands) + ")",
                0},
               Next, {{*YB, 0}, {VB, 0}, {*YB, 0}});
   }
@@ -376,8 +375,8 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
     if (Axis < 0)
       Axis += R;
     if (Axis < 0 || Axis >= R)
-      return unsupported(N, "LayerNormalization over axis " +
-                                llvm::Twine(Axis));
+      return unsupported(N,
+                         "LayerNormalization over axis " + llvm::Twine(Axis));
     NormAxis = Axis;
     std::vector<bool> Middle(size_t(R), false);
     for (int64_t I = Axis; I < R; ++I)
@@ -395,8 +394,8 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
           ? P.Reduced
           : (P.Affine == NormParams::ByInner ? P.Inner : P.Channels);
   std::vector<float> Scale = getConstantFloats(N.getOperand(1));
-  std::vector<float> Bias =
-      N.hasOperand(2) ? getConstantFloats(N.getOperand(2)) : std::vector<float>();
+  std::vector<float> Bias = N.hasOperand(2) ? getConstantFloats(N.getOperand(2))
+                                            : std::vector<float>();
   if (int64_t(Scale.size()) != Affine ||
       (N.hasOperand(2) && int64_t(Bias.size()) != Affine))
     return unsupported(N, N.getOpType() +
@@ -467,8 +466,8 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, N.getOpType() + " of rank " + llvm::Twine(R));
   const ChannelOrder XO = getSharedChannelOrder(XT, YT);
   if (XO == ChannelOrder::Other)
-    return unsupported(N, N.getOpType() + " from layout " + XT.str() +
-                              " to " + YT.str());
+    return unsupported(N, N.getOpType() + " from layout " + XT.str() + " to " +
+                              YT.str());
   // The indices are written where the kernel writes Y's elements.
   if (Indices && (Indices->getType().getElementType() != ElementType::I64 ||
                   getSharedChannelOrder(YT, Indices->getType()) != XO))
@@ -556,13 +555,12 @@ llvm::Error cuda::planGlobalPool(PlanContext &C, const Node &N,
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
-  C.addStep({getStepNodes(N, T),
-             std::string("reduce.") +
-                 (P.Op == ReduceParams::Max ? "max" : "mean") +
-                 (P.Inner == 1 ? ".rows " : ".strided ") +
-                 getDTypeName(P.XType),
-             0},
-            P, {{XB, 0}, {YB, 0}});
+  C.addStep(
+      {getStepNodes(N, T),
+       std::string("reduce.") + (P.Op == ReduceParams::Max ? "max" : "mean") +
+           (P.Inner == 1 ? ".rows " : ".strided ") + getDTypeName(P.XType),
+       0},
+      P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();
 }
 

@@ -288,10 +288,10 @@ llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
                Mask->getType().getRank() > MaxRank))
     return unsupported(N, "Dropout's mask " + Mask->getType().str());
   const TensorType &XT = X->getType(), &YT = Y->getType();
-  const bool View = N.getOpId() == OpId::Identity ||
-                            N.getOpId() == OpId::Dropout
-                        ? XT == YT
-                        : layout::isReshapeBitcast(XT, YT, layout::DimBindings());
+  const bool View =
+      N.getOpId() == OpId::Identity || N.getOpId() == OpId::Dropout
+          ? XT == YT
+          : layout::isReshapeBitcast(XT, YT, layout::DimBindings());
   if (!View && N.getOpId() == OpId::Identity &&
       XT.getElementType() == YT.getElementType() &&
       XT.getShape() == YT.getShape())
@@ -699,9 +699,8 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
       if (D < 2 && A.Extrapolated[O])
         return unsupported(N, "Resize with extrapolation along the batch or "
                               "channel dim");
-      if (D < 2 &&
-          (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
-           A.Taps[O][0].Weight != 1.0))
+      if (D < 2 && (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
+                    A.Taps[O][0].Weight != 1.0))
         return unsupported(N, "Resize of the batch or channel dim");
       Taps = std::max(Taps, A.Taps[O].size());
     }
@@ -865,15 +864,12 @@ llvm::Error cuda::planDepthSpace(PlanContext &C, const Node &N,
   const int64_t Ch = WideShape[1];
   if (WideShape[2] % B || WideShape[3] % B)
     return unsupported(N, N.getOpType() + " of " + XT.str());
-  const int64_t Shape[6] = {WideShape[0], Ch, WideShape[2] / B, B,
+  const int64_t Shape[6] = {WideShape[0],     Ch, WideShape[2] / B, B,
                             WideShape[3] / B, B};
-  const int64_t DeepStrides[6] = {Deep[0],
-                                  CRD ? B * B * Deep[1] : Deep[1],
-                                  Deep[2],
-                                  CRD ? B * Deep[1] : B * Ch * Deep[1],
-                                  Deep[3],
-                                  CRD ? Deep[1] : Ch * Deep[1]};
-  const int64_t WideStrides[6] = {Wide[0], Wide[1], B * Wide[2],
+  const int64_t DeepStrides[6] = {Deep[0], CRD ? B * B * Deep[1] : Deep[1],
+                                  Deep[2], CRD ? B * Deep[1] : B * Ch * Deep[1],
+                                  Deep[3], CRD ? Deep[1] : Ch * Deep[1]};
+  const int64_t WideStrides[6] = {Wide[0], Wide[1],     B * Wide[2],
                                   Wide[2], B * Wide[3], Wide[3]};
   auto XB = C.getBuffer(X, N);
   if (!XB)

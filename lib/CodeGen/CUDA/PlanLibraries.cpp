@@ -88,8 +88,8 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
   if (D.Transposed)
     return llvm::None;
   auto Static = XT.getStaticShape();
-  std::vector<int64_t> Logical(Static.begin(), Static.end()), Padded = Logical,
-      Begin(Logical.size(), 0);
+  std::vector<int64_t> Logical(Static.begin(), Static.end()),
+      Padded = Logical, Begin(Logical.size(), 0);
   bool Any = false;
   for (int I = 0; I < D.Spatial; ++I) {
     const int64_t Common = getCommonPad(D, I);
@@ -132,8 +132,7 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
 /// output starts in it, per spatial dim (negative, or ending past it,
 /// where the wanted output reaches beyond the full one). None when cuDNN
 /// can crop every dim itself.
-llvm::Optional<llvm::SmallVector<int64_t, 3>>
-splitTransposedPads(ConvDesc &D) {
+llvm::Optional<llvm::SmallVector<int64_t, 3>> splitTransposedPads(ConvDesc &D) {
   if (!D.Transposed)
     return llvm::None;
   llvm::SmallVector<int64_t, 3> Start(size_t(D.Spatial), 0);
@@ -168,8 +167,8 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
     return unsupported(N, "a convolution whose weights are not a constant");
   auto XD = getDType(XT.getElementType()), YD = getDType(YT.getElementType());
   if (!XD || !YD || *XD != *YD)
-    return unsupported(N, "a convolution from " + XT.str() + " to " +
-                              YT.str() + " (one float type)");
+    return unsupported(N, "a convolution from " + XT.str() + " to " + YT.str() +
+                              " (one float type)");
   const ChannelOrder XO = codegen::getChannelOrder(XT),
                      YO = codegen::getChannelOrder(YT);
   if (XO == ChannelOrder::Other || YO == ChannelOrder::Other)
@@ -179,8 +178,8 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   auto WS = W->getType().getStaticShape();
   llvm::SmallVector<int64_t, 3> InSpatial(XS.begin() + 2, XS.end());
   llvm::SmallVector<int64_t, 3> WSpatial(WS.begin() + 2, WS.end());
-  auto Axes = resolveWindow(N, InSpatial, llvm::makeArrayRef(WSpatial),
-                            Transposed);
+  auto Axes =
+      resolveWindow(N, InSpatial, llvm::makeArrayRef(WSpatial), Transposed);
   if (!Axes)
     return Axes.takeError();
 
@@ -217,8 +216,8 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   if (T.Residual) {
     auto RD = getDType(T.Residual->getType().getElementType());
     if (!RD || *RD != D.Type)
-      return unsupported(N, "a residual of type " +
-                                T.Residual->getType().str());
+      return unsupported(N,
+                         "a residual of type " + T.Residual->getType().str());
   }
   llvm::Optional<PadParams> PrePad = splitAsymmetricPads(D, XT);
   auto CropStart = splitTransposedPads(D);
@@ -267,14 +266,15 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   }
   StepInfo Info;
   Info.Nodes = getStepNodes(N, T);
-  Info.Kernel = std::string(Transposed ? "cudnn.conv_transpose " : "cudnn.conv ") +
-                getOrderName(D.XChannelsLast) + ">" +
-                getOrderName(D.YChannelsLast) + " " + getDTypeName(D.Type) +
-                (D.Math == MathMode::TF32 ? " tf32" : "") +
-                getEpilogueSuffix(D.Epilogue);
+  Info.Kernel =
+      std::string(Transposed ? "cudnn.conv_transpose " : "cudnn.conv ") +
+      getOrderName(D.XChannelsLast) + ">" + getOrderName(D.YChannelsLast) +
+      " " + getDTypeName(D.Type) + (D.Math == MathMode::TF32 ? " tf32" : "") +
+      getEpilogueSuffix(D.Epilogue);
   // Transposed: every input pixel scatters through every tap.
-  Info.Flops = 2 * D.N * (Transposed ? InPixels * D.C * (D.K / D.Groups)
-                                     : OutPixels * D.K * (D.C / D.Groups)) *
+  Info.Flops = 2 * D.N *
+               (Transposed ? InPixels * D.C * (D.K / D.Groups)
+                           : OutPixels * D.K * (D.C / D.Groups)) *
                Taps;
   C.addRunnerConstantBytes(int64_t(Weights.size() * getDTypeBytes(D.Type)));
   if (!CropStart) {
@@ -416,7 +416,10 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
   Info.Flops = 2 * D.Batch * D.M * D.N * D.K;
   if (!ConstB.empty())
     C.addRunnerConstantBytes(int64_t(ConstB.size() * getDTypeBytes(D.Type)));
-  GemmStep S{D, ConstB.empty() ? nullptr : std::make_shared<const std::vector<float>>(std::move(ConstB)),
+  GemmStep S{D,
+             ConstB.empty() ? nullptr
+                            : std::make_shared<const std::vector<float>>(
+                                  std::move(ConstB)),
              share(std::move(Bias))};
   C.addStep(Info, std::move(S), {{*AB, 0}, BArg, {*YB, 0}, BiasArg});
   return llvm::Error::success();
@@ -477,8 +480,7 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
   if (Bias.empty()) {
     auto CD = getDType(CV->getType().getElementType());
     if (!YD || !CD || (*CD != *YD && *CD != DType::F32))
-      return unsupported(N, "a Gemm whose C operand is " +
-                                CV->getType().str());
+      return unsupported(N, "a Gemm whose C operand is " + CV->getType().str());
     CType = *CD;
     auto CB = C.getBuffer(CV, N);
     if (!CB)

@@ -269,8 +269,7 @@ static llvm::Error planTypedClip(PlanContext &C, const Node &N,
   return llvm::Error::success();
 }
 
-llvm::Error cuda::planTyped(PlanContext &C, const Node &N,
-                            const FusedTail &T) {
+llvm::Error cuda::planTyped(PlanContext &C, const Node &N, const FusedTail &T) {
   if (N.getOpId() == OpId::Clip)
     return planTypedClip(C, N, T);
   if (getTypedOp(N) == TypedOp::Reduce)

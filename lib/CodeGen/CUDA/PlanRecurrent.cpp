@@ -41,8 +41,8 @@ namespace {
 /// with it), or else the buffer \p BArg (R, read by every step of a
 /// direction, is uploaded once).
 void addProduct(PlanContext &C, const std::string &Nodes, const char *What,
-                int64_t M, int64_t N, int64_t K, std::vector<float> B,
-                Arg BArg, std::vector<float> Bias, Arg A, Arg Y) {
+                int64_t M, int64_t N, int64_t K, std::vector<float> B, Arg BArg,
+                std::vector<float> Bias, Arg A, Arg Y) {
   GemmDesc D;
   D.M = M;
   D.N = N;
@@ -98,8 +98,8 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
     return AttrsOr.takeError();
   const RecurrenceAttrs &A = *AttrsOr;
   for (unsigned I = 0; I < A.Activations.size(); ++I)
-    if (A.Activations[I] != (I % K.NumActs == 0 ? RnnActivation::Sigmoid
-                                                : RnnActivation::Tanh))
+    if (A.Activations[I] !=
+        (I % K.NumActs == 0 ? RnnActivation::Sigmoid : RnnActivation::Tanh))
       return unsupported(N, std::string("an ") + K.Name +
                                 " with other than its default activations");
   if (T.Residual || !T.Act.isNone())
@@ -116,8 +116,8 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
                                 V->getType().str() + " (f32 only)");
   std::vector<float> W = getConstantFloats(Operand(1)),
                      R = getConstantFloats(Operand(2));
-  std::vector<float> Bs = Operand(3) ? getConstantFloats(Operand(3))
-                                     : std::vector<float>();
+  std::vector<float> Bs =
+      Operand(3) ? getConstantFloats(Operand(3)) : std::vector<float>();
   std::vector<float> Peep =
       PeepV ? getConstantFloats(PeepV) : std::vector<float>();
   if (W.empty() || R.empty() || (Operand(3) && Bs.empty()) ||

@@ -183,8 +183,8 @@ void *ProgramImpl::ptr(const Arg &A) const {
   if (A.Buffer < 0)
     return nullptr;
   const size_t B = size_t(A.Buffer);
-  uint8_t *Base = plan().Buffers[B].IsConstant ? Constants[B]
-                                               : Arena + plan().Offsets[B];
+  uint8_t *Base =
+      plan().Buffers[B].IsConstant ? Constants[B] : Arena + plan().Offsets[B];
   return Base + A.Offset;
 }
 
@@ -260,10 +260,10 @@ llvm::Error ProgramImpl::load() {
   STRIDER_CUDA_TRY(cudaStreamCreateWithFlags(&Stream, cudaStreamNonBlocking),
                    "cudaStreamCreate");
   if (P.ArenaBytes)
-    STRIDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Arena),
-                                size_t(P.ArenaBytes)),
-                     "cannot allocate the " + llvm::Twine(P.ArenaBytes) +
-                         "-byte activation arena");
+    STRIDER_CUDA_TRY(
+        cudaMalloc(reinterpret_cast<void **>(&Arena), size_t(P.ArenaBytes)),
+        "cannot allocate the " + llvm::Twine(P.ArenaBytes) +
+            "-byte activation arena");
   Constants.assign(P.Buffers.size(), nullptr);
   for (size_t B = 0; B < P.Buffers.size(); ++B) {
     const PlanBuffer &PB = P.Buffers[B];
@@ -384,16 +384,18 @@ llvm::Error ProgramImpl::load() {
     for (const Binding &B : P.Inputs) {
       uint8_t *H = nullptr;
       STRIDER_CUDA_TRY(
-          cudaMallocHost(reinterpret_cast<void **>(&H),
-                         std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
+          cudaMallocHost(
+              reinterpret_cast<void **>(&H),
+              std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
           "cudaMallocHost (inputs)");
       PinnedIn.push_back(H);
     }
     for (const Binding &B : P.Outputs) {
       uint8_t *H = nullptr;
       STRIDER_CUDA_TRY(
-          cudaMallocHost(reinterpret_cast<void **>(&H),
-                         std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
+          cudaMallocHost(
+              reinterpret_cast<void **>(&H),
+              std::max<size_t>(size_t(P.Buffers[size_t(B.Buffer)].Bytes), 1)),
           "cudaMallocHost (outputs)");
       PinnedOut.push_back(H);
     }
@@ -641,9 +643,9 @@ llvm::Expected<std::string> cuda::getDeviceTarget(int Ordinal) {
   if (llvm::Error E = checkDevice(Ordinal))
     return E;
   int Major = 0;
-  STRIDER_CUDA_TRY(
-      cudaDeviceGetAttribute(&Major, cudaDevAttrComputeCapabilityMajor, Ordinal),
-      "cudaDeviceGetAttribute");
+  STRIDER_CUDA_TRY(cudaDeviceGetAttribute(
+                       &Major, cudaDevAttrComputeCapabilityMajor, Ordinal),
+                   "cudaDeviceGetAttribute");
   return std::string(Major >= 9 ? "cuda-sm90" : "cuda-sm80");
 }
 
@@ -857,7 +859,8 @@ checkDeviceTensor(const runtime::DeviceTensor &T, const Binding &B,
   const TensorType Logical =
       TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
   if (T.Type != B.Type.getElementType() ||
-      llvm::makeArrayRef(T.Shape) != llvm::makeArrayRef(B.Type.getStaticShape()))
+      llvm::makeArrayRef(T.Shape) !=
+          llvm::makeArrayRef(B.Type.getStaticShape()))
     return Fail("has type " +
                 (T.Type == ElementType::Unknown
                      ? std::string("<unknown>")
@@ -875,9 +878,8 @@ checkDeviceTensor(const runtime::DeviceTensor &T, const Binding &B,
   }
   if (Strides.size() != Rank ||
       llvm::any_of(Strides, [](int64_t S) { return S < 0; }))
-    return Fail("has " + llvm::Twine(Strides.size()) +
-                " strides for rank " + llvm::Twine(Rank) +
-                " (one non-negative stride per dim)");
+    return Fail("has " + llvm::Twine(Strides.size()) + " strides for rank " +
+                llvm::Twine(Rank) + " (one non-negative stride per dim)");
   if (!T.Data && llvm::none_of(T.Shape, [](int64_t D) { return D == 0; }))
     return Fail("has no data");
   return Strides;
@@ -891,7 +893,8 @@ llvm::Error Program::runOnDevice(const runtime::DeviceTensorMap &Inputs,
                     llvm::ArrayRef<Binding> Bs,
                     const char *Kind) -> llvm::Error {
     for (const auto &KV : M)
-      if (llvm::none_of(Bs, [&](const Binding &B) { return B.Name == KV.first; }))
+      if (llvm::none_of(Bs,
+                        [&](const Binding &B) { return B.Name == KV.first; }))
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        llvm::Twine("unknown ") + Kind + " '" +
                                            KV.first + "'");

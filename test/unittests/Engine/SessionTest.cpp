@@ -223,14 +223,15 @@ TEST(Session, RunIntoConvertsToTheCallersLayout) {
   ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
   std::vector<float> Buf(20, 0.0f);
   runtime::TensorMap Out;
-  Out["logits"] = runtime::Tensor::view(ElementType::F32, {2, 10},
-                                        Layout({1, 0}),
-                                        reinterpret_cast<uint8_t *>(Buf.data()));
+  Out["logits"] =
+      runtime::Tensor::view(ElementType::F32, {2, 10}, Layout({1, 0}),
+                            reinterpret_cast<uint8_t *>(Buf.data()));
   ASSERT_FALSE(bool((*S)->runInto(**Spec, Feeds, Out)));
   const runtime::Tensor &L = Want->at("logits");
   for (int64_t N = 0; N < 2; ++N)
     for (int64_t K = 0; K < 10; ++K)
-      EXPECT_EQ(Buf[size_t(K * 2 + N)], float(L.getDouble(L.getOffset({N, K}))));
+      EXPECT_EQ(Buf[size_t(K * 2 + N)],
+                float(L.getDouble(L.getOffset({N, K}))));
 }
 
 } // namespace

@@ -161,8 +161,8 @@ class ProgramImpl;
 class Program {
 public:
   /// Loads \p P on the device \p Opts names (see the file comment).
-  static llvm::Expected<std::unique_ptr<Program>>
-  load(std::unique_ptr<Plan> P, const CUDAOptions &Opts);
+  static llvm::Expected<std::unique_ptr<Program>> load(std::unique_ptr<Plan> P,
+                                                       const CUDAOptions &Opts);
   ~Program();
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
@@ -235,8 +235,8 @@ private:
 };
 
 /// planForCUDA then Program::load.
-llvm::Expected<std::unique_ptr<Program>> compileForCUDA(const Graph &G,
-                                                        const CUDAOptions &Opts);
+llvm::Expected<std::unique_ptr<Program>>
+compileForCUDA(const Graph &G, const CUDAOptions &Opts);
 
 } // namespace cuda
 } // namespace strider
