@@ -61,6 +61,21 @@ if(STRIDER_BUILD_TESTS)
     set(Python3_EXECUTABLE ${PROJECT_SOURCE_DIR}/.venv/bin/python)
   endif()
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  # The suites that make or check models with Python (lit, real-models,
+  # install-consumers, python-package) need the venv's packages; without
+  # them they are registered as skipped tests that say what to run.
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c "import onnx, onnxruntime, numpy"
+    RESULT_VARIABLE _strider_py_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_strider_py_rc EQUAL 0)
+    set(STRIDER_HAVE_PYTHON_TOOLS ON)
+  else()
+    set(STRIDER_HAVE_PYTHON_TOOLS OFF)
+    message(WARNING "${Python3_EXECUTABLE} has no onnx, onnxruntime or "
+      "numpy: the lit, real-models, install-consumers and python-package "
+      "tests will report as skipped. scripts/setup.sh installs them into "
+      ".venv; configure again afterwards to enable those tests.")
+  endif()
   set(STRIDER_LLVM_TOOLS_DIR "${LLVM_TOOLS_BINARY_DIR}" CACHE PATH
       "Directory with FileCheck, not and count")
   find_program(STRIDER_LIT NAMES lit

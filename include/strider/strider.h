@@ -136,10 +136,12 @@ STRIDER_API void strider_session_options_free(strider_session_options *options);
 STRIDER_API strider_status
 strider_session_options_set_threads(strider_session_options *options,
                                     int threads);
-/* "cpu" (SIMD kernels; the default), "reference" (the interpreter) or
+/* "cpu" (SIMD kernels; the default), "reference" (the interpreter),
  * "cuda" (an NVIDIA GPU; the build needs nvcc, the machine a GPU, cuDNN 9
  * and cuBLASLt: strider_session_create says STRIDER_ERROR_UNSUPPORTED
- * otherwise). */
+ * otherwise) or "cuda-emulated" (the cuda backend's program run on the
+ * host, without a GPU: slow, for checking what it computes; the build
+ * needs nvcc). */
 STRIDER_API strider_status
 strider_session_options_set_backend(strider_session_options *options,
                                     const char *backend);

@@ -8,6 +8,7 @@
 
 #include "strider/strider.h"
 
+#include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/Engine/Session.h"
 #include "strider/IR/Graph.h"
 #include "strider/Layout/Tuning.h"
@@ -343,7 +344,7 @@ strider_status whereRunTensors(const strider_session &S, const DLTensor *In,
   }
   if (!OnDevice)
     return STRIDER_OK;
-  if (O.Kind != engine::Backend::CUDA)
+  if (!llvm::cantFail(codegen::findBackend(O.Backend))->runsOnDevice())
     return fail(STRIDER_ERROR_TENSOR,
                 Name(0) + " is in GPU memory (kDLCUDA); this session's "
                           "backend reads host memory (kDLCPU)");
@@ -462,17 +463,10 @@ strider_session_options_set_backend(strider_session_options *options,
   if (!options || !backend)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
                 "strider_session_options_set_backend: a pointer is NULL");
-  llvm::StringRef B(backend);
-  if (B == "cpu")
-    options->Opts.Kind = engine::Backend::CPU;
-  else if (B == "reference")
-    options->Opts.Kind = engine::Backend::Reference;
-  else if (B == "cuda")
-    options->Opts.Kind = engine::Backend::CUDA;
-  else
-    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
-                "unknown backend '" + B +
-                    "' (available: cpu, reference, cuda)");
+  auto B = codegen::findBackend(backend);
+  if (!B)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT, B.takeError());
+  options->Opts.Backend = (*B)->getName().str();
   return STRIDER_OK;
 }
 
@@ -575,7 +569,8 @@ strider_status strider_session_create(const strider_model *model,
                   "strider_session_create: model is NULL");
     engine::SessionOptions Opts =
         options ? options->Opts : engine::SessionOptions();
-    if (options && options->CudaDevice && Opts.Kind != engine::Backend::CUDA)
+    if (options && options->CudaDevice &&
+        !llvm::cantFail(codegen::findBackend(Opts.Backend))->runsOnDevice())
       return fail(STRIDER_ERROR_UNSUPPORTED,
                   "a kDLCUDA device needs the cuda backend "
                   "(strider_session_options_set_backend)");

@@ -7,20 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/Engine/Session.h"
-#include "strider/CodeGen/CPU/CPUBackend.h"
-#if STRIDER_HAS_CUDA
-#include "strider/CodeGen/CUDA/CUDABackend.h"
-#include "strider/CodeGen/CUDA/Tuning.h"
-#else
-namespace strider {
-namespace cuda {
-/// Without nvcc there is no CUDA program or plan; specializations only
-/// need the types to be complete (their pointers stay null).
-class Program {};
-class Plan {};
-} // namespace cuda
-} // namespace strider
-#endif
+#include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/Verifier.h"
@@ -37,47 +24,32 @@ using namespace strider::engine;
 Specialization::~Specialization() = default;
 
 std::string engine::getDefaultTarget() {
-  const std::string Simd = cpu::Program::getSimdTarget();
-  return llvm::StringRef(Simd).contains("AVX3") ? "cpu-avx512" : "cpu-avx2";
+  return llvm::cantFail(codegen::findBackend("cpu"))
+      ->getDefaultTarget(codegen::BackendOptions());
 }
 
-/// The target of GPU \p Device's architecture; cuda-sm90 when there is
-/// no such device (the session is refused for that right after).
-static std::string getDefaultCudaTarget(int Device) {
-#if STRIDER_HAS_CUDA
-  auto T = cuda::getDeviceTarget(Device);
-  if (T)
-    return *T;
-  llvm::consumeError(T.takeError());
-#else
-  (void)Device;
-#endif
-  return "cuda-sm90";
+/// What \p Opts ask of their backend.
+static codegen::BackendOptions getBackendOptions(const SessionOptions &Opts) {
+  codegen::BackendOptions BO;
+  BO.Threads = Opts.Threads;
+  BO.Device = Opts.Device;
+  BO.Precision = Opts.Precision;
+  BO.Pinned = Opts.Pinned;
+  BO.EmulateDeviceCode = Opts.EmulateDeviceCode;
+  BO.Tuning = Opts.Tuning;
+  return BO;
 }
 
-/// Whether \p K plans for the CUDA backend (on a GPU or emulated).
-static bool isCuda(Backend K) {
-  return K == Backend::CUDA || K == Backend::CUDAEmulated;
-}
-
-Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts)
-    : M(std::move(M)), Opts(std::move(Opts)) {}
+Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts,
+                 const codegen::Backend &B)
+    : M(std::move(M)), Opts(std::move(Opts)), TheBackend(&B) {}
 Session::~Session() = default;
 
 llvm::Error engine::checkBackendAvailable(const SessionOptions &Opts) {
-  if (!isCuda(Opts.Kind))
-    return llvm::Error::success();
-#if STRIDER_HAS_CUDA
-  if (!cuda::parsePrecision(Opts.Precision))
-    return makeError("unknown precision '" + Opts.Precision +
-                     "' (fp32, tf32, fp16 or bf16)");
-  if (Opts.Kind == Backend::CUDAEmulated)
-    return llvm::Error::success();
-  return cuda::checkDevice(Opts.Device);
-#else
-  return makeError("this build of Strider has no CUDA backend (nvcc was "
-                   "not found when it was configured)");
-#endif
+  auto B = codegen::findBackend(Opts.Backend);
+  if (!B)
+    return B.takeError();
+  return (*B)->checkAvailable(getBackendOptions(Opts));
 }
 
 llvm::Expected<std::unique_ptr<Session>>
@@ -85,21 +57,16 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
   if (Opts.Threads < 1)
     return makeError("threads must be at least 1 (got " +
                      llvm::Twine(Opts.Threads) + ")");
-  if (Opts.Kind == Backend::Reference && Opts.Threads != 1)
-    return makeError("the reference backend runs on one thread (got " +
-                     llvm::Twine(Opts.Threads) + ")");
+  auto B = codegen::findBackend(Opts.Backend);
+  if (!B)
+    return B.takeError();
+  const codegen::BackendOptions BO = getBackendOptions(Opts);
+  if (llvm::Error E = (*B)->checkOptions(BO))
+    return E;
   if (Opts.MaxSpecializations < 1)
     Opts.MaxSpecializations = 1;
-  if (isCuda(Opts.Kind)) {
-    if (Opts.Target.empty())
-      Opts.Target = getDefaultCudaTarget(Opts.Device);
-  } else if (Opts.Precision != "fp32") {
-    return makeError("precision '" + Opts.Precision +
-                     "' needs the CUDA backend: the CPU backends compute in "
-                     "f32");
-  }
   if (Opts.Target.empty())
-    Opts.Target = getDefaultTarget();
+    Opts.Target = (*B)->getDefaultTarget(BO);
   auto L = layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
   if (!L)
     return L.takeError();
@@ -112,11 +79,12 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
       return makeError("the tuning table was measured at " + T->Precision +
                        ", not at precision " + Opts.Precision);
   }
-  if (llvm::Error E = checkBackendAvailable(Opts))
+  if (llvm::Error E = (*B)->checkAvailable(BO))
     return E;
   if (llvm::Error E = checkDimBindings(M->getGraph(), Opts.Dims))
     return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
-  return std::unique_ptr<Session>(new Session(std::move(M), std::move(Opts)));
+  return std::unique_ptr<Session>(
+      new Session(std::move(M), std::move(Opts), **B));
 }
 
 ShapeKey Session::getKey(const runtime::TensorMap &Inputs) {
@@ -239,56 +207,30 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
       return Summary.takeError();
     Did += "; " + *Summary;
   }
-  // Mixed precision on the GPU: convs and matmuls in half, casts placed
-  // by assign-precision (graphs of any origin that are still f32).
-  if (isCuda(Opts.Kind)) {
-    llvm::Optional<ElementType> Half = parseHalfPrecision(Opts.Precision);
-    if (Half && *Half != ElementType::Unknown) {
-      PrecisionOptions PO;
-      PO.Half = *Half;
-      const layout::TargetDescription *T = layout::lookupTarget(Opts.Target);
-      PO.Target = T && T->Name.startswith("cuda-") ? T : nullptr;
-      auto R = assignPrecision(*S->G, PO);
-      if (!R)
-        return makeError(File + ": " + llvm::toString(R.takeError()));
-      if (llvm::Error E = verifyGraph(*S->G))
-        return makeError(
-            File + ": after assign-precision: " + llvm::toString(std::move(E)));
-      Did += "; " + R->summary();
-    }
+  // Mixed precision: convs and matmuls in half, casts placed by
+  // assign-precision (graphs of any origin that are still f32). Only GPU
+  // backends accept a half precision (Backend::checkOptions).
+  llvm::Optional<ElementType> Half = parseHalfPrecision(Opts.Precision);
+  if (Half && *Half != ElementType::Unknown) {
+    PrecisionOptions PO;
+    PO.Half = *Half;
+    const layout::TargetDescription *T = layout::lookupTarget(Opts.Target);
+    PO.Target = T && T->Name.startswith("cuda-") ? T : nullptr;
+    auto R = assignPrecision(*S->G, PO);
+    if (!R)
+      return makeError(File + ": " + llvm::toString(R.takeError()));
+    if (llvm::Error E = verifyGraph(*S->G))
+      return makeError(
+          File + ": after assign-precision: " + llvm::toString(std::move(E)));
+    Did += "; " + R->summary();
   }
   S->Summary = std::move(Did);
-  if (Opts.Kind == Backend::CPU) {
-    cpu::CPUOptions CO;
-    CO.Threads = Opts.Threads;
-    CO.Derived = M->getDerived();
-    auto P = cpu::compileForCPU(*S->G, CO);
-    if (!P)
-      return P.takeError();
-    S->Program = std::move(*P);
-  }
-#if STRIDER_HAS_CUDA
-  if (Opts.Kind == Backend::CUDA) {
-    cuda::CUDAOptions CO;
-    CO.Device = Opts.Device;
-    CO.Math = *cuda::parsePrecision(Opts.Precision);
-    CO.Pinned = Opts.Pinned;
-    if (Opts.Tuning)
-      CO.Algorithms = cuda::getTunedAlgorithms(*Opts.Tuning);
-    auto P = cuda::compileForCUDA(*S->G, CO);
-    if (!P)
-      return P.takeError();
-    S->CudaProgram = std::move(*P);
-  }
-  if (Opts.Kind == Backend::CUDAEmulated) {
-    cuda::CUDAOptions CO;
-    CO.Math = *cuda::parsePrecision(Opts.Precision);
-    auto P = cuda::planForCUDA(*S->G, CO);
-    if (!P)
-      return P.takeError();
-    S->CudaPlan = std::move(*P);
-  }
-#endif
+  codegen::BackendOptions BO = getBackendOptions(Opts);
+  BO.Derived = M->getDerived();
+  auto P = TheBackend->compile(*S->G, BO);
+  if (!P)
+    return P.takeError();
+  S->Program = std::move(*P);
   return S;
 }
 
@@ -340,11 +282,11 @@ llvm::Error Session::dropBoundInputs(const Specialization &S,
 llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
   if (S.BoundValues.empty())
-    return runChecked(S, Inputs);
+    return S.Program->run(Inputs);
   runtime::TensorMap Rest;
   if (llvm::Error E = dropBoundInputs(S, Inputs, Rest))
     return E;
-  return runChecked(S, Rest);
+  return S.Program->run(Rest);
 }
 
 llvm::Error Session::runInto(Specialization &S,
@@ -357,61 +299,18 @@ llvm::Error Session::runInto(Specialization &S,
       return E;
     Feeds = &Rest;
   }
-  if (S.Program)
-    return S.Program->runInto(*Feeds, Outputs);
-#if STRIDER_HAS_CUDA
-  if (S.CudaProgram)
-    return S.CudaProgram->runInto(*Feeds, Outputs);
-#endif
-  // The reference interpreter and the host emulation make their outputs;
-  // they are copied into the caller's.
-  auto Results = runChecked(S, *Feeds);
-  if (!Results)
-    return Results.takeError();
-  for (auto &[Name, T] : *Results) {
-    if (llvm::Error E = runtime::checkOutput(Outputs, Name, T.getElementType(),
-                                             T.getShape()))
-      return E;
-    runtime::copyTensor(T, Outputs.find(Name)->second);
-  }
-  return llvm::Error::success();
-}
-
-llvm::Expected<runtime::TensorMap>
-Session::runChecked(Specialization &S, const runtime::TensorMap &Inputs) {
-  if (S.Program)
-    return S.Program->run(Inputs);
-#if STRIDER_HAS_CUDA
-  if (S.CudaProgram)
-    return S.CudaProgram->run(Inputs);
-  if (S.CudaPlan)
-    return cuda::emulateOnHost(*S.CudaPlan, Inputs,
-                               Opts.EmulateDeviceCode
-                                   ? cuda::EmulationMode::DeviceCode
-                                   : cuda::EmulationMode::Models);
-#endif
-  return runtime::runReference(*S.G, Inputs);
+  return S.Program->runInto(*Feeds, Outputs);
 }
 
 llvm::Error Session::runOnDevice(Specialization &S,
                                  const runtime::DeviceTensorMap &Inputs,
                                  const runtime::DeviceTensorMap &Outputs) {
-#if STRIDER_HAS_CUDA
-  if (S.CudaProgram) {
-    // Control inputs are constants of S's graph (their device copies are
-    // not read: S was built for the values prepare() was given).
-    runtime::DeviceTensorMap Rest = Inputs;
-    for (const auto &Bound : S.BoundValues)
-      Rest.erase(Bound.first);
-    return S.CudaProgram->runOnDevice(Rest, Outputs);
-  }
-#else
-  (void)S;
-  (void)Inputs;
-  (void)Outputs;
-#endif
-  return makeError("tensors in device memory need the cuda backend; this "
-                   "session runs on the host");
+  // Control inputs are constants of S's graph (their device copies are
+  // not read: S was built for the values prepare() was given).
+  runtime::DeviceTensorMap Rest = Inputs;
+  for (const auto &Bound : S.BoundValues)
+    Rest.erase(Bound.first);
+  return S.Program->runOnDevice(Rest, Outputs);
 }
 
 llvm::Expected<runtime::TensorMap>

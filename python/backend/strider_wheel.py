@@ -3,7 +3,8 @@
 Builds a wheel holding the package (python/strider), libstrider.so and the
 strider-compile executable. The binaries come from the CMake build in
 $STRIDER_BUILD_DIR when it is set (an existing build directory of this
-repository, brought up to date with `cmake --build`), else from a build of
+repository, brought up to date with `cmake --build`; a relative path is
+the caller's, resolved against $PWD), else from a build of
 just those two targets that this backend configures in python/build/cmake.
 $STRIDER_JOBS sets the build's parallelism (default 2). The wheel is
 tagged py3-none-<platform>: ctypes loads the library, so it does not
@@ -107,6 +108,10 @@ def _build_binaries():
     jobs = os.environ.get("STRIDER_JOBS", "2")
     build_dir = os.environ.get("STRIDER_BUILD_DIR")
     if build_dir:
+        # pip runs this backend inside python/: a relative path is the
+        # caller's, resolved against the shell's directory ($PWD).
+        if not os.path.isabs(build_dir):
+            build_dir = os.path.join(os.environ.get("PWD", os.getcwd()), build_dir)
         build_dir = os.path.abspath(build_dir)
         if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
             raise BuildError(

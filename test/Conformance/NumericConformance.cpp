@@ -17,10 +17,7 @@
 
 #include "ConformanceSupport.h"
 
-#include "strider/CodeGen/CPU/CPUBackend.h"
-#if STRIDER_HAS_CUDA
-#include "strider/CodeGen/CUDA/CUDABackend.h"
-#endif
+#include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/OpInfo.h"
 #include "strider/Import/ONNX.h"
@@ -75,12 +72,30 @@ static cl::opt<bool> DeviceCode(
     cl::desc("With --emulate: run the kernel steps through the kernels' own "
              "device code compiled for the host (blocks and threads "
              "scheduled as on the device) instead of their host models"));
+static cl::opt<unsigned>
+    Floor("floor", cl::init(0),
+          cl::desc("Fail when fewer tests pass (the count checked into "
+                   "test/Conformance/floors.txt: lost coverage fails)"));
+static cl::opt<int> MaxFallbacks(
+    "max-fallbacks", cl::init(-1),
+    cl::desc("Fail when more passing tests than this ran a reference "
+             "kernel inside the backend's program (a lowering that starts "
+             "declining fails; -1: no limit)"));
 static cl::opt<double> RTol("rtol", cl::init(1e-3),
                             cl::desc("Relative tolerance for floats"));
 static cl::opt<double> ATol("atol", cl::init(1e-5),
                             cl::desc("Absolute tolerance for floats"));
 
 namespace {
+
+/// The registry's backend that runs the tests: --backend's, or with
+/// --plan-only or --emulate the CUDA backend's plans on the host.
+const codegen::Backend &getExecutor() {
+  static const codegen::Backend &B = *codegen::lookupBackend(
+      Backend == "cuda" && (PlanOnly || Emulate) ? "cuda-emulated"
+                                                 : Backend.getValue());
+  return B;
+}
 
 /// Tests whose stored outputs no correct interpreter reproduces: each still
 /// runs, and a failure counts as unsupported with this reason (a pass is
@@ -118,6 +133,10 @@ struct Outcome {
   bool NonStatic = false;
   /// Values stored in a non-identity layout (the nhwc run's coverage).
   unsigned Relaid = 0;
+  /// Program steps that ran reference kernels (the cpu backend's slow
+  /// path) over every run of the test, and those kernels' names.
+  unsigned Fallbacks = 0;
+  std::set<std::string> FallbackKernels = {};
 };
 
 Outcome unsupported(std::string Why) {
@@ -281,35 +300,24 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
     if (V && V->isGraphInput())
       Bound.insert(KV);
   }
-  llvm::Expected<runtime::TensorMap> Out = runtime::TensorMap();
-  if (Backend == "cpu") {
-    auto Prog = cpu::compileForCPU(G, cpu::CPUOptions());
-    if (!Prog)
-      return failed("lowering: " + llvm::toString(Prog.takeError()));
-    Out = (*Prog)->run(Bound);
-#if STRIDER_HAS_CUDA
-  } else if (Backend == "cuda") {
-    // What the backend cannot plan (an op without a CUDA kernel, f64 or
-    // integer activations) is unsupported, not failed.
-    auto Plan = cuda::planForCUDA(G, cuda::CUDAOptions());
-    if (!Plan)
-      return unsupported("cuda: " + llvm::toString(Plan.takeError()));
-    if (PlanOnly)
-      return {Status::Passed, ""};
-    if (Emulate) {
-      Out = cuda::emulateOnHost(**Plan, Bound,
-                                DeviceCode ? cuda::EmulationMode::DeviceCode
-                                           : cuda::EmulationMode::Models);
-    } else {
-      auto Prog = cuda::Program::load(std::move(*Plan), cuda::CUDAOptions());
-      if (!Prog)
-        return failed("loading: " + llvm::toString(Prog.takeError()));
-      Out = (*Prog)->run(Bound);
-    }
-#endif
-  } else {
-    Out = runtime::runReference(G, Bound);
+  codegen::BackendOptions BO;
+  BO.EmulateDeviceCode = DeviceCode;
+  auto Prog = getExecutor().compile(G, BO);
+  if (!Prog) {
+    // What the CUDA backend cannot plan (an op without a CUDA kernel, f64
+    // or integer activations) is unsupported, not failed.
+    if (Backend == "cuda")
+      return unsupported("cuda: " + llvm::toString(Prog.takeError()));
+    return failed("lowering: " + llvm::toString(Prog.takeError()));
   }
+  std::set<std::string> FallbackKernels;
+  for (const codegen::StepInfo &Step : (*Prog)->getSteps())
+    if (Step.Fallback)
+      FallbackKernels.insert(Step.Kernel);
+  const unsigned Fallbacks = (*Prog)->getNumFallbacks();
+  if (PlanOnly)
+    return {Status::Passed, ""};
+  llvm::Expected<runtime::TensorMap> Out = (*Prog)->run(Bound);
   if (!Out)
     return failed("run: " + llvm::toString(Out.takeError()));
 
@@ -326,6 +334,8 @@ Outcome runDataSet(llvm::StringRef ModelPath, llvm::StringRef DataSet,
                     "'): " + Why);
   }
   Outcome O{Status::Passed, ""};
+  O.Fallbacks = Fallbacks;
+  O.FallbackKernels = std::move(FallbackKernels);
   for (const Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       if (const Value *R = N->getResult(I))
@@ -412,7 +422,8 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
        &Imported},
       {"nhwc", "infer-shapes,canonicalize,infer-shapes,layout-assignment",
        &NHWC}};
-  unsigned Relaid = 0;
+  unsigned Relaid = 0, Fallbacks = 0;
+  std::set<std::string> FallbackKernels;
   for (const Variant &V : Variants)
     for (const std::string &Set : Sets) {
       // Bind as few inputs as make every shape static, so that the
@@ -436,9 +447,14 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
       }
       if (V.Opts == &NHWC)
         Relaid = std::max(Relaid, O.Relaid);
+      Fallbacks += O.Fallbacks;
+      FallbackKernels.insert(O.FallbackKernels.begin(),
+                             O.FallbackKernels.end());
     }
   Outcome O{Status::Passed, ""};
   O.Relaid = Relaid;
+  O.Fallbacks = Fallbacks;
+  O.FallbackKernels = std::move(FallbackKernels);
   return O;
 }
 } // namespace
@@ -458,20 +474,10 @@ int main(int argc, char **argv) {
                     "need --backend=cuda\n";
     return 1;
   }
-  const bool HostOnly = PlanOnly || Emulate;
-  if (Backend == "cuda") {
-#if STRIDER_HAS_CUDA
-    if (llvm::Error E =
-            HostOnly ? llvm::Error::success() : cuda::checkDevice(0)) {
-      llvm::errs() << "strider-numeric-conformance: --backend=cuda: "
-                   << llvm::toString(std::move(E)) << "\n";
-      return 1;
-    }
-#else
-    llvm::errs() << "strider-numeric-conformance: this build has no CUDA "
-                    "backend (nvcc was not found when it was configured)\n";
+  if (llvm::Error E = getExecutor().checkAvailable(codegen::BackendOptions())) {
+    llvm::errs() << "strider-numeric-conformance: --backend=" << Backend << ": "
+                 << llvm::toString(std::move(E)) << "\n";
     return 1;
-#endif
   }
   auto DirsOrErr = collectTestDirs(TestRoots);
   if (!DirsOrErr) {
@@ -479,8 +485,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   const std::vector<std::string> &Dirs = *DirsOrErr;
-  unsigned Passed = 0, Unsupported = 0, Failed = 0;
+  unsigned Passed = 0, Unsupported = 0, Failed = 0, WithFallbacks = 0;
   std::map<std::string, unsigned> Missing;
+  /// Passing tests whose programs ran each reference kernel.
+  std::map<std::string, unsigned> ByFallback;
   /// --backend=cuda: why the planner refused tests, by reason.
   std::map<std::string, unsigned> Refused;
   for (const std::string &Dir : Dirs) {
@@ -498,9 +506,16 @@ int main(int argc, char **argv) {
     switch (O.S) {
     case Status::Passed:
       ++Passed;
+      WithFallbacks += O.Fallbacks != 0;
+      for (const std::string &K : O.FallbackKernels)
+        ++ByFallback[K];
       if (Verbose)
         llvm::outs() << "PASS " << Name << " (nhwc run: " << O.Relaid
-                     << " values in a non-identity layout)\n";
+                     << " values in a non-identity layout"
+                     << (O.Fallbacks ? "; reference kernels: " +
+                                           std::to_string(O.Fallbacks)
+                                     : std::string())
+                     << ")\n";
       break;
     case Status::Unsupported: {
       ++Unsupported;
@@ -553,5 +568,37 @@ int main(int argc, char **argv) {
     for (const auto &[Reason, Count] : Why)
       llvm::outs() << "  " << Count << "  " << Reason << "\n";
   }
-  return Failed ? 1 : 0;
+  if (Backend != "reference") {
+    llvm::outs() << "passing tests whose program ran reference kernels: "
+                 << WithFallbacks
+                 << (ByFallback.empty() ? "" : " (tests per kernel:");
+    for (const auto &[Kernel, Count] : ByFallback)
+      llvm::outs() << " " << Kernel << " " << Count;
+    llvm::outs() << (ByFallback.empty() ? "" : ")") << "\n";
+  }
+  bool Lost = false;
+  if (Passed < Floor) {
+    llvm::outs() << "FAIL coverage: " << Passed << " tests pass, below the "
+                 << "floor of " << Floor
+                 << " (test/Conformance/floors.txt): find the tests that "
+                    "stopped passing (-v)\n";
+    Lost = true;
+  } else if (Passed > Floor && Floor.getNumOccurrences()) {
+    llvm::outs() << "NOTE " << Passed << " tests pass, above the floor of "
+                 << Floor << ": raise it in test/Conformance/floors.txt\n";
+  }
+  if (MaxFallbacks >= 0 && WithFallbacks > unsigned(MaxFallbacks)) {
+    llvm::outs() << "FAIL coverage: " << WithFallbacks
+                 << " passing tests ran reference kernels, above the limit "
+                 << "of " << MaxFallbacks
+                 << " (test/Conformance/floors.txt): a lowering declines "
+                    "what it took before (-v lists them)\n";
+    Lost = true;
+  } else if (MaxFallbacks >= 0 && WithFallbacks < unsigned(MaxFallbacks)) {
+    llvm::outs() << "NOTE " << WithFallbacks
+                 << " passing tests ran reference kernels, below the limit "
+                 << "of " << MaxFallbacks
+                 << ": lower it in test/Conformance/floors.txt\n";
+  }
+  return Failed || Lost ? 1 : 0;
 }

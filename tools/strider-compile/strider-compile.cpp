@@ -16,11 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
-#if STRIDER_HAS_CUDA
-#include "strider/CodeGen/CUDA/CUDABackend.h"
-#include "strider/CodeGen/CUDA/Tuning.h"
-#endif
-#include "strider/CodeGen/CPU/Tuning.h"
+#include "strider/CodeGen/Registry/BackendRegistry.h"
+#include "strider/CodeGen/Tuning.h"
 #include "strider/Engine/Artifact.h"
 #include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
@@ -118,29 +115,15 @@ static const char *const Pipeline =
 
 static codegen::TuneStats TuneResult;
 
-static size_t countEntries(const layout::TuningTable &T) {
-  return T.getNumConvs() + T.getNumRelayouts() + T.getAlgorithms().size();
-}
-
 /// Writes \p T to --tuning-file when tuning added to it (or the file is
 /// new), after \p Tuned, what tuning returned: what was measured is kept
 /// even if tuning stopped at an error or the compile fails later.
 static llvm::Error keepTuning(llvm::Error Tuned, bool Existed, size_t Before,
                               const layout::TuningTable &T) {
-  if (!Existed || countEntries(T) != Before)
+  if (!Existed || T.getNumEntries() != Before)
     if (llvm::Error W = T.writeFile(toolflags::TuningFileFlag))
       return llvm::joinErrors(std::move(Tuned), std::move(W));
   return Tuned;
-}
-
-/// The table's machine (what its times were measured on) against this
-/// run's: a file holds the times of one machine setting.
-static llvm::Error checkTableMachine(const std::string &Have,
-                                     const std::string &Want) {
-  if (Have == Want)
-    return llvm::Error::success();
-  return makeToolError(toolflags::TuningFileFlag + ": measured with " + Have +
-                       "; this run would add " + Want + ": use another file");
 }
 
 /// Where a table's times were measured, for the summary line.
@@ -150,87 +133,39 @@ static std::string describeTuningMachine(const layout::TuningTable &T) {
   return T.Simd + ", " + std::to_string(T.Threads) + " thread(s)";
 }
 
-/// --tune on a cuda-* target: the GPU, the --precision.
-static llvm::Error setUpCudaTuning(layout::LayoutOptions &Layout) {
-#if STRIDER_HAS_CUDA
-  auto Math = cuda::parsePrecision(PrecisionFlag);
-  if (!Math)
-    return makeToolError("unknown precision '" + PrecisionFlag +
-                         "' (fp32, fp16 or bf16)");
-  auto Device = cuda::getDeviceName(TuneDevice);
-  if (!Device)
-    return makeToolError(
-        "--tune on --target=" + Layout.Target->Name +
-        " times on a GPU: " + llvm::toString(Device.takeError()));
-  layout::TuningTable &Table = *Layout.Tuning;
-  auto Describe = [](const std::string &Dev, const std::string &Prec) {
-    return (Dev.empty() ? std::string("no device") : Dev) + " at " +
-           (Prec.empty() ? std::string("fp32") : Prec);
-  };
-  if (countEntries(Table) == 0) {
-    Table.Device = *Device;
-    Table.Precision = PrecisionFlag;
-  } else if (llvm::Error E =
-                 checkTableMachine(Describe(Table.Device, Table.Precision),
-                                   Describe(*Device, PrecisionFlag))) {
-    return E;
-  }
-  const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
-  const cuda::Precision P = *Math;
-  Layout.Tune = [Existed, P](const Graph &G, const layout::DimBindings &Dims,
-                             layout::TuningTable &T) {
-    cuda::TuneOptions TO;
-    TO.Device = TuneDevice;
-    TO.Math = P;
-    TO.Timing.Log = TuneVerbose ? &llvm::outs() : nullptr;
-    const size_t Before = countEntries(T);
-    return keepTuning(cuda::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
-                      Before, T);
-  };
-  return llvm::Error::success();
-#else
-  return makeToolError("--tune on --target=" + Layout.Target->Name +
-                       " times on a GPU, and this build of Strider has no "
-                       "CUDA backend (nvcc was not found when it was "
-                       "configured)");
-#endif
-}
-
-/// Checks --tune's flags against the table and installs the tuner.
+/// Checks --tune's flags against the table and installs the tuner of the
+/// backend that runs the target's kernels.
 static llvm::Error setUpTuning(layout::LayoutOptions &Layout) {
   if (toolflags::TuningFileFlag.empty())
     return makeToolError("--tune needs --tuning-file=FILE to keep the "
                          "measurements in");
-  if (Layout.Target->Name.startswith("cuda-"))
-    return setUpCudaTuning(Layout);
-  if (!Layout.Target->Name.startswith("cpu-"))
-    return makeToolError(
-        "--tune times CPU or CUDA kernels; --target=" + Layout.Target->Name +
-        " is neither a cpu-* nor a cuda-* target");
+  const llvm::StringRef Target = Layout.Target->Name;
+  const codegen::Backend *B = codegen::getTunerFor(Target);
+  if (!B)
+    return makeToolError("--tune times CPU or CUDA kernels; --target=" +
+                         Target + " is neither a cpu-* nor a cuda-* target");
   if (TuneThreads < 1 || TuneThreads > 1024)
     return makeToolError("--tune-threads must be between 1 and 1024");
-  layout::TuningTable &Table = *Layout.Tuning;
-  std::string Simd = cpu::Program::getSimdTarget();
-  auto Describe = [](const std::string &Simd, int Threads) {
-    return (Simd.empty() ? std::string("unknown") : Simd) + " kernels on " +
-           std::to_string(Threads) + " thread(s)";
-  };
-  if (countEntries(Table) == 0) {
-    Table.Simd = Simd;
-    Table.Threads = int(TuneThreads);
-  } else if (llvm::Error E =
-                 checkTableMachine(Describe(Table.Simd, Table.Threads),
-                                   Describe(Simd, int(TuneThreads)))) {
-    return E;
-  }
+  codegen::BackendOptions BO;
+  BO.Threads = int(TuneThreads);
+  BO.Device = TuneDevice;
+  BO.Precision = PrecisionFlag;
+  if (llvm::Error E = B->checkAvailable(BO))
+    return makeToolError(
+        "--tune on --target=" + Target +
+        (B->runsOnDevice() ? " times on a GPU: " : " times on this machine: ") +
+        llvm::toString(std::move(E)));
+  if (llvm::Error E = B->prepareTuningTable(*Layout.Tuning, BO))
+    return makeToolError(toolflags::TuningFileFlag + ": " +
+                         llvm::toString(std::move(E)) + ": use another file");
   const bool Existed = llvm::sys::fs::exists(toolflags::TuningFileFlag);
-  Layout.Tune = [Existed](const Graph &G, const layout::DimBindings &Dims,
-                          layout::TuningTable &T) {
-    cpu::TuneOptions TO;
-    TO.Threads = int(TuneThreads);
-    TO.Timing.Log = TuneVerbose ? &llvm::outs() : nullptr;
-    const size_t Before = countEntries(T);
-    return keepTuning(cpu::tuneGraph(G, Dims, TO, T, &TuneResult), Existed,
+  Layout.Tune = [Existed, B, BO](const Graph &G,
+                                 const layout::DimBindings &Dims,
+                                 layout::TuningTable &T) {
+    codegen::TuneDriverOptions Timing;
+    Timing.Log = TuneVerbose ? &llvm::outs() : nullptr;
+    const size_t Before = T.getNumEntries();
+    return keepTuning(B->tune(G, Dims, BO, Timing, T, &TuneResult), Existed,
                       Before, T);
   };
   return llvm::Error::success();
@@ -241,9 +176,6 @@ static llvm::Expected<PipelineOptions> parseOptions() {
       toolflags::parseLayoutFlags(/*CreateTuning=*/Tune);
   if (!Layout)
     return Layout.takeError();
-  if (Tune)
-    if (llvm::Error E = setUpTuning(*Layout))
-      return E;
   llvm::Optional<ElementType> Half = parseHalfPrecision(PrecisionFlag);
   if (!Half)
     return makeToolError("unknown precision '" + PrecisionFlag +
@@ -253,6 +185,9 @@ static llvm::Expected<PipelineOptions> parseOptions() {
     return makeToolError("--precision=" + PrecisionFlag +
                          " is for cuda-* targets; --target=" +
                          Layout->Target->Name + " computes in f32");
+  if (Tune)
+    if (llvm::Error E = setUpTuning(*Layout))
+      return E;
   // A GPU table holds the times of one precision's kernels.
   if (const layout::TuningTable *T = Layout->Tuning.get();
       T && !T->Device.empty() && T->Precision != PrecisionFlag)
@@ -349,16 +284,6 @@ static bool renderSvg(llvm::StringRef Dir) {
   return false;
 }
 
-/// The CPU backend's program for \p G, when the target is a cpu-* one and
-/// every shape is static: lowered once, recording the constants it packs
-/// (for model.strider) and telling which nodes fall back.
-struct LoweredGraph {
-  bool Tried = false;
-  std::shared_ptr<cpu::DerivedStore> Recorded;
-  std::unique_ptr<cpu::Program> Program;
-  std::string Error;
-};
-
 static bool isStaticGraph(const Graph &G) {
   for (const Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)
@@ -368,61 +293,44 @@ static bool isStaticGraph(const Graph &G) {
   return true;
 }
 
-static LoweredGraph lowerForCPU(const Graph &G,
-                                const layout::LayoutOptions &Layout) {
+/// The target's program for \p G, lowered on this machine by the backend
+/// that serves the target without a device (the CPU backend for cpu-*
+/// targets, the CUDA backend's plan for cuda-*), when every shape is
+/// static: recording the constants it packs (for model.strider), listing
+/// its steps (cuda-plan.txt) and telling which nodes fall back.
+struct LoweredGraph {
+  /// The backend that lowered it; null when nothing was lowered (dynamic
+  /// shapes, an op no backend has, a backend this build lacks).
+  const codegen::Backend *Backend = nullptr;
+  std::shared_ptr<cpu::DerivedStore> Recorded;
+  std::unique_ptr<codegen::Executable> Program;
+  std::string Error;
+};
+
+static LoweredGraph lowerForTarget(const Graph &G,
+                                   const layout::LayoutOptions &Layout) {
   LoweredGraph L;
   for (const Node *N : G.nodes())
     if (N->isOpaque())
       return L;
-  if (!Layout.Target->Name.startswith("cpu-") || !isStaticGraph(G))
+  const codegen::Backend *B = codegen::getHostBackendFor(Layout.Target->Name);
+  if (!B || !isStaticGraph(G))
     return L;
-  L.Tried = true;
+  codegen::BackendOptions BO;
+  BO.Precision = PrecisionFlag;
+  if (llvm::Error E = B->checkAvailable(BO)) {
+    llvm::consumeError(std::move(E));
+    return L;
+  }
+  L.Backend = B;
   L.Recorded = engine::createRecordingStore();
-  cpu::CPUOptions CO;
-  CO.Derived = L.Recorded;
-  auto P = cpu::compileForCPU(G, CO);
+  BO.Derived = L.Recorded;
+  auto P = B->compile(G, BO);
   if (P)
     L.Program = std::move(*P);
   else
     L.Error = llvm::toString(P.takeError());
   return L;
-}
-
-/// The CUDA backend's plan for \p G, when the target is a cuda-* one and
-/// every shape is static (planning needs no GPU).
-struct CudaPlan {
-  bool Tried = false;
-  std::string Text; ///< Plan::print's, for cuda-plan.txt.
-  size_t Steps = 0;
-  std::string Error;
-};
-
-static CudaPlan planForCUDATarget(const Graph &G,
-                                  const layout::LayoutOptions &Layout) {
-  CudaPlan Out;
-#if STRIDER_HAS_CUDA
-  for (const Node *N : G.nodes())
-    if (N->isOpaque())
-      return Out;
-  if (!Layout.Target->Name.startswith("cuda-") || !isStaticGraph(G))
-    return Out;
-  Out.Tried = true;
-  cuda::CUDAOptions CO;
-  if (auto Math = cuda::parsePrecision(PrecisionFlag))
-    CO.Math = *Math;
-  auto P = cuda::planForCUDA(G, CO);
-  if (!P) {
-    Out.Error = llvm::toString(P.takeError());
-    return Out;
-  }
-  llvm::raw_string_ostream OS(Out.Text);
-  (*P)->print(OS);
-  Out.Steps = (*P)->getSteps().size();
-#else
-  (void)G;
-  (void)Layout;
-#endif
-  return Out;
 }
 
 /// Which nodes the target's backend would not run on its own kernels: for
@@ -431,29 +339,27 @@ static CudaPlan planForCUDATarget(const Graph &G,
 static void printKernelCoverage(const Graph &G,
                                 const layout::LayoutOptions &Layout,
                                 const LoweredGraph &Lowered,
-                                const CudaPlan &Cuda, llvm::raw_ostream &OS) {
+                                llvm::raw_ostream &OS) {
   std::vector<std::string> Uncovered;
   for (const Node *N : G.nodes())
     if (N->isOpaque())
       Uncovered.push_back(N->getOpType().str() + " '" + N->getLoc().Name +
                           "' (no kernel in any backend)");
   const bool Cpu = Layout.Target->Name.startswith("cpu-");
-  const bool Static = isStaticGraph(G);
+  const bool Cuda = Layout.Target->Name.startswith("cuda-");
   if (!Lowered.Error.empty())
     Uncovered.push_back(Lowered.Error);
-  if (!Cuda.Error.empty())
-    Uncovered.push_back(Cuda.Error);
   if (Lowered.Program)
-    for (const cpu::StepInfo &S : Lowered.Program->getSteps())
+    for (const codegen::StepInfo &S : Lowered.Program->getSteps())
       if (S.Fallback)
         Uncovered.push_back(S.Kernel + " -> " + S.Nodes);
   if (Uncovered.empty()) {
-    if (Cpu && Static)
+    if (Lowered.Backend && Cpu)
       OS << "kernels: every node runs on CPU backend kernels\n";
-    else if (Cuda.Tried)
-      OS << "kernels: every node runs on CUDA backend kernels (" << Cuda.Steps
-         << " steps, cuda-plan.txt)\n";
-    else if (Cpu || Layout.Target->Name.startswith("cuda-"))
+    else if (Lowered.Backend && Cuda)
+      OS << "kernels: every node runs on CUDA backend kernels ("
+         << Lowered.Program->getSteps().size() << " steps, cuda-plan.txt)\n";
+    else if ((Cpu || Cuda) && !isStaticGraph(G))
       OS << "kernels: not checked (dynamic shapes; give --shape)\n";
     return;
   }
@@ -564,13 +470,13 @@ static int compile() {
     return Cleanup(std::move(E));
   // model.strider: the graph, its weights, and (static shapes) the
   // constants packed for this machine's kernels.
-  const LoweredGraph Lowered = lowerForCPU(G, Opts->Layout);
+  const LoweredGraph Lowered = lowerForTarget(G, Opts->Layout);
   // cuda-plan.txt: what the CUDA backend will launch (static shapes).
-  const CudaPlan Cuda = planForCUDATarget(G, Opts->Layout);
-  if (!Cuda.Text.empty())
+  if (Lowered.Program && Opts->Layout.Target->Name.startswith("cuda-"))
     if (llvm::Error E =
-            writeText(Staging, "cuda-plan.txt",
-                      [&](llvm::raw_ostream &OS) { OS << Cuda.Text; }))
+            writeText(Staging, "cuda-plan.txt", [&](llvm::raw_ostream &OS) {
+              Lowered.Program->print(OS);
+            }))
       return Cleanup(std::move(E));
   const bool WriteArtifact = Opts->Layout.Target->Name.startswith("cpu-");
   if (WriteArtifact) {
@@ -609,7 +515,7 @@ static int compile() {
     Report.printSummary(llvm::outs());
     if (!PrecisionReports.empty())
       llvm::outs() << PrecisionReports.back().summary() << " (precision.txt)\n";
-    printKernelCoverage(G, Opts->Layout, Lowered, Cuda, llvm::outs());
+    printKernelCoverage(G, Opts->Layout, Lowered, llvm::outs());
     if (WriteArtifact)
       llvm::outs() << "artifact: " << OutputDir << "/model.strider"
                    << (Lowered.Program

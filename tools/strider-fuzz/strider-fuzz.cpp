@@ -6,13 +6,11 @@
 // the interpreter computes the same logical outputs on the rewritten graph.
 // Where the CUDA backend is built, the cuda-* configurations also plan the
 // rewritten graph for it and run the plan on the host
-// (cuda::emulateOnHost), which must give the same outputs too.
+// (the cuda-emulated backend), which must give the same outputs too.
 //
 //===----------------------------------------------------------------------===//
 
-#if STRIDER_HAS_CUDA
-#include "strider/CodeGen/CUDA/CUDABackend.h"
-#endif
+#include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/AsmPrinter.h"
 #include "strider/IR/Graph.h"
@@ -817,6 +815,8 @@ runtime::TensorMap makeInputs(const Graph &G, uint32_t Seed) {
 
 /// How the cuda-* configurations fared in the CUDA backend.
 struct CudaTally {
+  /// cuda-emulated, where this build has it; null otherwise.
+  const codegen::Backend *Backend = nullptr;
   unsigned Emulated = 0, Refused = 0;
 };
 
@@ -867,9 +867,10 @@ std::string checkConfiguration(const Configuration &Config,
   if (!Actual)
     return "interpreter error: " + llvm::toString(Actual.takeError());
   std::string Problems = compareOutputs(G, Original, *Actual, Expected);
-#if STRIDER_HAS_CUDA
-  if (llvm::StringRef(Config.Target).startswith("cuda")) {
-    auto Plan = cuda::planForCUDA(G, cuda::CUDAOptions());
+  if (Cuda.Backend && llvm::StringRef(Config.Target).startswith("cuda")) {
+    codegen::BackendOptions BO;
+    BO.EmulateDeviceCode = DeviceCode;
+    auto Plan = Cuda.Backend->compile(G, BO);
     if (!Plan) {
       ++Cuda.Refused;
       if (Verbose)
@@ -877,10 +878,7 @@ std::string checkConfiguration(const Configuration &Config,
                      << llvm::toString(Plan.takeError()) << "\n";
     } else {
       ++Cuda.Emulated;
-      auto Emulated =
-          cuda::emulateOnHost(**Plan, RunInputs,
-                              DeviceCode ? cuda::EmulationMode::DeviceCode
-                                         : cuda::EmulationMode::Models);
+      auto Emulated = (*Plan)->run(RunInputs);
       std::string Why = Emulated
                             ? compareOutputs(G, Original, *Emulated, Expected)
                             : "error " + llvm::toString(Emulated.takeError());
@@ -888,9 +886,6 @@ std::string checkConfiguration(const Configuration &Config,
         Problems += (Problems.empty() ? "" : "; ") + ("cuda plan: " + Why);
     }
   }
-#else
-  (void)Cuda;
-#endif
   return Problems;
 }
 
@@ -958,6 +953,12 @@ int main(int argc, char **argv) {
 
   unsigned Passed = 0, Failed = 0;
   CudaTally Cuda;
+  if (const codegen::Backend *B = codegen::lookupBackend("cuda-emulated")) {
+    if (llvm::Error E = B->checkAvailable(codegen::BackendOptions()))
+      llvm::consumeError(std::move(E));
+    else
+      Cuda.Backend = B;
+  }
   for (uint32_t Seed = First; Seed != First + Count; ++Seed) {
     llvm::outs().flush(); // what was found survives a crash
     std::unique_ptr<Graph> Owned;
@@ -1022,10 +1023,9 @@ int main(int argc, char **argv) {
   llvm::outs() << Count << " seeds, " << NumConfigurations
                << " configurations each: " << Passed << " passed, " << Failed
                << " failed\n";
-#if STRIDER_HAS_CUDA
-  llvm::outs() << "cuda-* configurations: " << Cuda.Emulated
-               << " planned for the CUDA backend and run on the host, "
-               << Cuda.Refused << " refused by its planner\n";
-#endif
+  if (Cuda.Backend)
+    llvm::outs() << "cuda-* configurations: " << Cuda.Emulated
+                 << " planned for the CUDA backend and run on the host, "
+                 << Cuda.Refused << " refused by its planner\n";
   return Failed ? 1 : 0;
 }

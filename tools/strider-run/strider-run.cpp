@@ -8,10 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strider/CodeGen/CPU/CPUBackend.h"
-#if STRIDER_HAS_CUDA
-#include "strider/CodeGen/CUDA/CUDABackend.h"
-#endif
+#include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/Engine/Session.h"
 #include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
@@ -339,7 +336,7 @@ struct RunResult {
   std::vector<Comparison> Comparisons; ///< Empty without expected outputs.
   std::vector<double> Millis;          ///< --bench latencies, sorted.
   bool Ok = true;
-  /// --backend=cpu: the program's shape.
+  /// The program's shape (backends with kernels: not the interpreter).
   struct ProgramStats {
     std::string Target;
     size_t Kernels = 0, Fallbacks = 0;
@@ -348,26 +345,8 @@ struct RunResult {
   llvm::Optional<ProgramStats> Program;
 };
 
-/// --verbose: the kernel calls of \p P and its memory plan.
-static void printProgram(const cpu::Program &P, llvm::raw_ostream &OS) {
-  unsigned Fallbacks = 0;
-  OS << "cpu program (" << cpu::Program::getSimdTarget() << "), "
-     << P.getSteps().size() << " kernel calls:\n";
-  for (const cpu::StepInfo &S : P.getSteps()) {
-    OS << "  " << (S.Fallback ? "[reference] " : "") << S.Kernel << " -> "
-       << S.Nodes << "\n";
-    Fallbacks += S.Fallback;
-  }
-  OS << "fallbacks to reference kernels: " << Fallbacks << "\n";
-  OS << "activation arena: " << P.getArenaBytes() << " bytes (sum of "
-     << "activations without reuse: " << P.getUnplannedBytes()
-     << " bytes); constants: " << P.getConstantBytes() << " bytes\n";
-}
-
-/// --profile: the slowest kernel calls and the time per kernel kind (of a
-/// cpu::Program or a cuda::Program).
-template <typename ProgramT>
-static void printProfile(const ProgramT &P, llvm::raw_ostream &OS) {
+/// --profile: the slowest kernel calls and the time per kernel kind.
+static void printProfile(const codegen::Executable &P, llvm::raw_ostream &OS) {
   llvm::ArrayRef<double> Sec = P.getStepSeconds();
   unsigned Runs = std::max(1u, P.getProfiledRuns());
   auto Steps = P.getSteps();
@@ -412,12 +391,13 @@ static void printProfile(const ProgramT &P, llvm::raw_ostream &OS) {
 
 /// One warning line per kernel call that runs a reference kernel (the slow
 /// path): its op, its node(s) and its share of the profiled run.
-static void printFallbacks(const cpu::Program &P, llvm::raw_ostream &OS) {
+static void printFallbacks(const codegen::Executable &P,
+                           llvm::raw_ostream &OS) {
   llvm::ArrayRef<double> Sec = P.getStepSeconds();
   double Total = 0;
   for (double S : Sec)
     Total += S;
-  llvm::ArrayRef<cpu::StepInfo> Steps = P.getSteps();
+  llvm::ArrayRef<codegen::StepInfo> Steps = P.getSteps();
   for (size_t I = 0; I < Steps.size(); ++I)
     if (Steps[I].Fallback)
       OS << "strider-run: warning: slow path: " << Steps[I].Kernel << " -> "
@@ -446,10 +426,7 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   for (const std::string &W : M.getWarnings())
     llvm::errs() << "strider-run: warning: " << W << "\n";
   engine::SessionOptions SO;
-  SO.Kind = Backend == "cpu"             ? engine::Backend::CPU
-            : Backend == "cuda"          ? engine::Backend::CUDA
-            : Backend == "cuda-emulated" ? engine::Backend::CUDAEmulated
-                                         : engine::Backend::Reference;
+  SO.Backend = Backend;
   SO.Device = Device;
   SO.Precision = PrecisionFlag;
   SO.Pinned = Pinned;
@@ -486,71 +463,52 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
     llvm::errs() << "strider-run: " << M.getFile() << ": " << S.Summary
                  << (M.isFromOnnx() && NoOptimize ? " (--no-optimize)" : "")
                  << "\n";
-  cpu::Program *Prog = S.Program.get();
-  if (Prog && Verbose)
-    printProgram(*Prog, llvm::errs());
-#if STRIDER_HAS_CUDA
-  cuda::Program *CudaProg = S.CudaProgram.get();
-  if (CudaProg && Verbose) {
-    llvm::errs() << "cuda program on " << CudaProg->getDeviceName() << ", "
-                 << CudaProg->getSteps().size() << " steps:\n";
-    for (const cuda::StepInfo &Step : CudaProg->getSteps())
-      llvm::errs() << "  " << Step.Kernel << " -> " << Step.Nodes << "\n";
-    llvm::errs() << "activation arena: " << CudaProg->getArenaBytes()
-                 << " bytes\n";
-    for (const std::string &Lib : CudaProg->getLibraries())
-      llvm::errs() << "library: " << Lib << "\n";
-    for (const cuda::LibraryAlgorithm &A : CudaProg->getConvAlgorithms())
-      llvm::errs() << "conv algorithm: " << A.Algo << " (workspace "
-                   << A.WorkspaceBytes << " bytes) for " << A.Key << "\n";
-  }
+  codegen::Executable &Prog = *S.Program;
+  if (Verbose)
+    Prog.print(llvm::errs());
   // The inputs live as long as the runs: page-locked once, as a caller
-  // that reuses pinned input buffers has them.
-  std::vector<std::unique_ptr<cuda::PinnedHostMemory>> PinnedInputs;
-  if (CudaProg && Pinned)
+  // that reuses pinned input buffers has them (where the backend copies
+  // such memory faster).
+  std::vector<std::unique_ptr<codegen::HostPin>> PinnedInputs;
+  if (Pinned)
     for (auto &KV : Inputs) {
       llvm::MutableArrayRef<uint8_t> Bytes = KV.second.getMutableBytes();
-      auto Pin = cuda::PinnedHostMemory::pin(Bytes.data(), Bytes.size());
+      auto Pin = Prog.pinHostMemory(Bytes.data(), Bytes.size());
       // Small inputs may share a page already registered for another:
       // such an input is staged, which is only slower.
       if (!Pin) {
         llvm::consumeError(Pin.takeError());
         continue;
       }
-      PinnedInputs.push_back(std::move(*Pin));
+      if (*Pin)
+        PinnedInputs.push_back(std::move(*Pin));
     }
-#endif
   auto Exec = [&](const TensorMap &In) { return Run.run(S, In); };
-  unsigned Fallbacks = 0;
-  if (Prog)
-    for (const cpu::StepInfo &S : Prog->getSteps())
-      Fallbacks += S.Fallback;
+  const unsigned Fallbacks = Prog.getNumFallbacks();
   // The first run is profiled when reference kernels run, to say what
   // share of the time they take.
   if (Fallbacks)
-    Prog->setProfiling(true);
+    Prog.setProfiling(true);
   auto Outputs = Exec(Inputs);
   if (!Outputs)
     return Outputs.takeError();
   if (Fallbacks) {
-    printFallbacks(*Prog, llvm::errs());
-    Prog->setProfiling(false);
+    printFallbacks(Prog, llvm::errs());
+    Prog.setProfiling(false);
   }
 
   RunResult R;
-  if (Prog) {
+  const std::string KernelTarget = Prog.getKernelTarget();
+  if (!KernelTarget.empty()) {
     RunResult::ProgramStats PS;
-    PS.Target = cpu::Program::getSimdTarget();
-    PS.Kernels = Prog->getSteps().size();
-    for (const cpu::StepInfo &S : Prog->getSteps())
-      PS.Fallbacks += S.Fallback;
-    PS.ArenaBytes = Prog->getArenaBytes();
-    PS.UnplannedBytes = Prog->getUnplannedBytes();
-    PS.ConstantBytes = Prog->getConstantBytes();
+    PS.Target = KernelTarget;
+    PS.Kernels = Prog.getSteps().size();
+    PS.Fallbacks = Fallbacks;
+    PS.ArenaBytes = Prog.getArenaBytes();
+    PS.UnplannedBytes = Prog.getUnplannedBytes();
+    PS.ConstantBytes = Prog.getConstantBytes();
     R.Program = PS;
   }
-  if (Prog && Profile)
-    Prog->setProfiling(false);
   if (BenchRuns) {
     for (unsigned I = 0; I < Warmup + BenchRuns; ++I) {
       auto Start = std::chrono::steady_clock::now();
@@ -558,23 +516,15 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
       auto End = std::chrono::steady_clock::now();
       if (!Again)
         return Again.takeError();
-      if (Prog && Profile && I + 1 == Warmup)
-        Prog->setProfiling(true);
-#if STRIDER_HAS_CUDA
-      if (CudaProg && Profile && I + 1 == Warmup)
-        CudaProg->setProfiling(true);
-#endif
+      if (Profile && I + 1 == Warmup)
+        Prog.setProfiling(true);
       if (I >= Warmup)
         R.Millis.push_back(
             std::chrono::duration<double, std::milli>(End - Start).count());
     }
     llvm::sort(R.Millis);
-    if (Prog && Profile)
-      printProfile(*Prog, llvm::errs());
-#if STRIDER_HAS_CUDA
-    if (CudaProg && Profile)
-      printProfile(*CudaProg, llvm::errs());
-#endif
+    if (Profile && !Prog.getSteps().empty())
+      printProfile(Prog, llvm::errs());
   }
 
   if (!OutputDir.empty()) {
@@ -654,7 +604,8 @@ static void printText(const RunResult &R, llvm::raw_ostream &OS) {
 static void printJson(const RunResult &R, llvm::json::OStream &J) {
   if (R.Program)
     J.attributeObject("program", [&] {
-      J.attribute("simd_target", R.Program->Target);
+      // The SIMD target on the cpu backend, the GPU on cuda.
+      J.attribute("kernel_target", R.Program->Target);
       J.attribute("kernel_calls", int64_t(R.Program->Kernels));
       J.attribute("fallbacks", int64_t(R.Program->Fallbacks));
       J.attribute("arena_bytes", R.Program->ArenaBytes);
@@ -775,11 +726,8 @@ static int run() {
     llvm::errs() << "strider-run: " << llvm::toString(std::move(E)) << "\n";
     return 1;
   };
-  if (Backend != "reference" && Backend != "cpu" && Backend != "cuda" &&
-      Backend != "cuda-emulated")
-    return Fail(toolError("unknown backend '" + Backend +
-                          "' (available: reference, cpu, cuda, "
-                          "cuda-emulated)"));
+  if (auto B = codegen::findBackend(Backend); !B)
+    return Fail(B.takeError());
   const bool Cuda = Backend == "cuda" || Backend == "cuda-emulated";
   if (!Cuda && PrecisionFlag != "fp32")
     return Fail(toolError("--precision=" + PrecisionFlag +

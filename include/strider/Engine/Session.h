@@ -48,12 +48,11 @@ class Value;
 
 namespace cpu {
 class DerivedStore;
-class Program;
 } // namespace cpu
-namespace cuda {
-class Plan;
-class Program;
-} // namespace cuda
+namespace codegen {
+class Backend;
+class Executable;
+} // namespace codegen
 
 namespace engine {
 
@@ -112,56 +111,52 @@ private:
   std::vector<const Value *> Inputs, Outputs, ControlInputs;
 };
 
-enum class Backend {
-  Reference, ///< The reference interpreter (plain loops; the oracle).
-  CPU,       ///< The CPU SIMD backend.
-  CUDA,      ///< The CUDA backend (builds with nvcc; needs a GPU to run).
-  /// The CUDA backend's plan run on the host (cuda::emulateOnHost): host
-  /// models of its kernels and library calls, no GPU. Slow; for checking
-  /// what the CUDA backend would compute on machines without one.
-  CUDAEmulated,
-};
-
 struct SessionOptions {
-  Backend Kind = Backend::CPU;
+  /// The backend, by its name in the registry (codegen::getBackends()):
+  /// cpu (the SIMD backend), cuda (needs a GPU), cuda-emulated (the CUDA
+  /// backend's plan run on the host by host models of its kernels and
+  /// library calls: slow, for checking what it computes without a GPU) or
+  /// reference (the interpreter; the oracle).
+  std::string Backend = "cpu";
   /// Threads each CPU kernel splits its work over.
   int Threads = 1;
   /// Run an ONNX model through strider-compile's pipeline (canonicalize,
   /// layout assignment); off runs it as imported. Compiled graphs keep
   /// their layouts either way.
   bool Optimize = true;
-  /// Layout-assignment target of an ONNX model; empty: this machine's
-  /// (cpu-avx512 or cpu-avx2, after the SIMD target the kernels use; on
-  /// Backend::CUDA the GPU's, cuda-sm90 from sm_90 on, else cuda-sm80).
+  /// Layout-assignment target of an ONNX model; empty: the backend's
+  /// (on the CPU this machine's, cpu-avx512 or cpu-avx2, after the SIMD
+  /// target the kernels use; on cuda the GPU's, cuda-sm90 from sm_90 on,
+  /// else cuda-sm80).
   std::string Target;
   /// Sizes of symbolic dims beyond what the fed shapes bind (`--dim`).
   std::map<std::string, int64_t> Dims;
   /// Specializations kept; the least recently used one goes first.
   unsigned MaxSpecializations = 8;
-  /// Backend::CUDA: the device ordinal, and what convolutions and matmuls
+  /// cuda: the device ordinal, and what convolutions and matmuls
   /// compute in (fp32, tf32, fp16 or bf16; fp16/bf16 run the
   /// assign-precision pass on ONNX input).
   int Device = 0;
   std::string Precision = "fp32";
-  /// Backend::CUDA: inputs and outputs through pinned host buffers
+  /// cuda: inputs and outputs through pinned host buffers
   /// (asynchronous copies); off copies from and to pageable memory.
   bool Pinned = true;
   /// Kernel times measured for Target (strider-compile --tune): layout
-  /// assignment of ONNX models costs by them, and on Backend::CUDA the
+  /// assignment of ONNX models costs by them, and on cuda the
   /// convs run the cuDNN algorithms the table holds. Its target must be
   /// Target's, and a GPU table's precision Precision.
   std::shared_ptr<layout::TuningTable> Tuning;
-  /// Backend::CUDAEmulated: run kernel steps through the kernels' device
+  /// cuda-emulated: run kernel steps through the kernels' device
   /// code compiled for the host (cuda::EmulationMode::DeviceCode) instead
   /// of their host models.
   bool EmulateDeviceCode = false;
 };
 
-/// Whether this build and machine can run \p Opts' backend: for
-/// Backend::CUDA, a known precision, a CUDA build and device Opts.Device
-/// present (Backend::CUDAEmulated: the precision and the build) ("no CUDA
-/// device on this machine", ...). Session::create checks this first; callers
-/// use it to tell a missing backend from other errors.
+/// Whether this build and machine can run \p Opts' backend: a known name,
+/// and for cuda a CUDA build, a known precision and device Opts.Device
+/// present (cuda-emulated: the build and the precision) ("no CUDA device
+/// on this machine", ...). Session::create checks this too; callers use it
+/// to tell a missing backend from other errors.
 llvm::Error checkBackendAvailable(const SessionOptions &Opts);
 
 /// The graph and program for one set of input shapes.
@@ -174,12 +169,8 @@ struct Specialization {
   /// What was done to the graph, in one line ("shapes specialized (N=1);
   /// optimized for cpu-avx512 (120 -> 80 nodes, 2 relayouts)").
   std::string Summary;
-  /// The CPU backend's program (Backend::CPU).
-  std::unique_ptr<cpu::Program> Program;
-  /// The CUDA backend's program (Backend::CUDA).
-  std::unique_ptr<cuda::Program> CudaProgram;
-  /// The CUDA backend's plan, run on the host (Backend::CUDAEmulated).
-  std::unique_ptr<cuda::Plan> CudaPlan;
+  /// The session's backend's program for G.
+  std::unique_ptr<codegen::Executable> Program;
   ~Specialization();
 };
 
@@ -219,9 +210,10 @@ public:
   llvm::Error runInto(Specialization &S, const runtime::TensorMap &Inputs,
                       runtime::TensorMap &Outputs);
   /// Runs \p S on tensors in the memory of the session's device
-  /// (Backend::CUDA; cuda::Program::runOnDevice): inputs read and outputs
-  /// written in place, in the caller's strides. Other backends: an error.
-  /// Control inputs are not read (S holds the values it was prepared for).
+  /// (a backend that runsOnDevice(), cuda; Executable::runOnDevice): inputs
+  /// read and outputs written in place, in the caller's strides. Other
+  /// backends: an error. Control inputs are not read (S holds the values it was
+  /// prepared for).
   llvm::Error runOnDevice(Specialization &S,
                           const runtime::DeviceTensorMap &Inputs,
                           const runtime::DeviceTensorMap &Outputs);
@@ -237,20 +229,20 @@ public:
   ValueKey getValueKey(const runtime::TensorMap &Inputs) const;
 
 private:
-  Session(std::shared_ptr<const Model> M, SessionOptions Opts);
+  Session(std::shared_ptr<const Model> M, SessionOptions Opts,
+          const codegen::Backend &B);
   /// \p Inputs without the control inputs \p S binds, as views in
   /// \p Rest, once their values are checked against S's.
   llvm::Error dropBoundInputs(const Specialization &S,
                               const runtime::TensorMap &Inputs,
                               runtime::TensorMap &Rest) const;
-  /// Runs \p S on \p Inputs, control inputs already checked and removed.
-  llvm::Expected<runtime::TensorMap>
-  runChecked(Specialization &S, const runtime::TensorMap &Inputs);
   llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key,
                                                         const ValueKey &Values);
 
   std::shared_ptr<const Model> M;
   SessionOptions Opts;
+  /// The backend Opts.Backend names.
+  const codegen::Backend *TheBackend;
   /// Most recently used first.
   std::list<
       std::pair<std::pair<ShapeKey, ValueKey>, std::unique_ptr<Specialization>>>
@@ -258,7 +250,8 @@ private:
   unsigned Built = 0;
 };
 
-/// The layout target the session options name, or this machine's.
+/// The layout target of the CPU backend on this machine (cpu-avx512 or
+/// cpu-avx2).
 std::string getDefaultTarget();
 
 } // namespace engine

@@ -155,6 +155,10 @@ public:
   void setAlgorithm(llvm::StringRef Key, const TunedAlgorithm &A);
   size_t getNumConvs() const { return Convs.size(); }
   size_t getNumRelayouts() const { return Relayouts.size(); }
+  /// Every measurement: convs, relayouts and algorithms.
+  size_t getNumEntries() const {
+    return Convs.size() + Relayouts.size() + Algorithms.size();
+  }
 
   /// The target \p Base with its conv efficiencies (per kind and layout)
   /// and relayout bandwidth replaced by the medians the table's entries

@@ -171,7 +171,8 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     Kernel += std::string("+") + P.Act.getName();
   Kernel += std::string(" ") + getDTypeName(P.YType);
   if (!B || Operands == 2) {
-    C.addStep({getStepNodes(N, T), Kernel, 0}, P, {{*AB, 0}, BArg, {*YB, 0}});
+    C.addStep({getStepNodes(N, T), Kernel, false, 0}, P,
+              {{*AB, 0}, BArg, {*YB, 0}});
     return llvm::Error::success();
   }
   // The activation goes with the last operand; the partial results are
@@ -187,7 +188,8 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
   ElementwiseParams First = P;
   First.Act = codegen::Activation();
   C.addStep({getStepNodes(N, T),
-             Kernel + " (operands 1-2 of " + std::to_string(Operands) + ")", 0},
+             Kernel + " (operands 1-2 of " + std::to_string(Operands) + ")",
+             false, 0},
             First, {{*AB, 0}, BArg, {*YB, 0}});
   for (unsigned I = 2; I < Operands; ++I) {
     const Value *V = N.getOperand(I);
@@ -202,7 +204,7 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     C.addStep({getStepNodes(N, T),
                Kernel + " (operand " + std::to_string(I + 1) + " of " +
                    std::to_string(Operands) + ")",
-               0},
+               false, 0},
               Next, {{*YB, 0}, {VB, 0}, {*YB, 0}});
   }
   return llvm::Error::success();
@@ -278,7 +280,7 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
     C.addStep({getStepNodes(N, T),
                std::string("batchnorm.statistics ") +
                    getOrderName(B.ChannelsLast) + " " + getDTypeName(B.Type),
-               0},
+               false, 0},
               B, StatsArgs);
   } else {
     std::vector<float> Scale = getConstantFloats(N.getOperand(1)),
@@ -312,7 +314,7 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
              std::string("epilogue.batchnorm ") +
                  getOrderName(P.ChannelStride == 1 && Shape.size() > 2) +
                  (P.Act.isNone() ? "" : std::string("+") + P.Act.getName()),
-             0},
+             false, 0},
             P, {{XB, 0}, SArg, BArg, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -452,7 +454,7 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
                  (P.Inner == 1 ? ".rows" : ".strided") + " " +
                  getDTypeName(P.XType) +
                  (Stats[0] || Stats[1] ? "+statistics" : ""),
-             0},
+             false, 0},
             P, std::move(Args));
   return llvm::Error::success();
 }
@@ -521,7 +523,7 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
              std::string("pool.") + (P.Max ? "max" : "average") +
                  (Indices ? "+indices " : " ") + getOrderName(P.ChannelsLast) +
                  " " + getScalarTypeName(P.Type),
-             0},
+             false, 0},
             P, std::move(Args));
   return llvm::Error::success();
 }
@@ -559,7 +561,7 @@ llvm::Error cuda::planGlobalPool(PlanContext &C, const Node &N,
       {getStepNodes(N, T),
        std::string("reduce.") + (P.Op == ReduceParams::Max ? "max" : "mean") +
            (P.Inner == 1 ? ".rows " : ".strided ") + getDTypeName(P.XType),
-       0},
+       false, 0},
       P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();
 }
@@ -633,7 +635,7 @@ llvm::Error cuda::planReduce(PlanContext &C, const Node &N,
     C.addStep(
         {getStepNodes(N, T),
          "reduce." + N.getOpType().lower() + ".rows " + getDTypeName(P.XType),
-         0},
+         false, 0},
         P, {Gathered, {YB, 0}});
     return llvm::Error::success();
   }
@@ -644,7 +646,7 @@ llvm::Error cuda::planReduce(PlanContext &C, const Node &N,
              "reduce." + N.getOpType().lower() +
                  (P.Inner == 1 ? ".rows " : ".strided ") +
                  getDTypeName(P.XType),
-             0},
+             false, 0},
             P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();
 }
@@ -675,7 +677,7 @@ llvm::Error cuda::planSoftmax(PlanContext &C, const Node &N,
              std::string(P.Log ? "log_softmax" : "softmax") +
                  (P.Inner == 1 ? ".rows " : ".strided ") +
                  getDTypeName(P.XType),
-             0},
+             false, 0},
             P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();
 }
@@ -705,7 +707,7 @@ llvm::Error cuda::planLrn(PlanContext &C, const Node &N, const FusedTail &T) {
   C.addStep({getStepNodes(N, T),
              std::string("lrn") + (P.Inner == 1 ? ".rows " : ".strided ") +
                  getDTypeName(P.Type),
-             0},
+             false, 0},
             P, {{XB, 0}, {YB, 0}});
   return llvm::Error::success();
 }

@@ -112,7 +112,7 @@ void cuda::addCopy(PlanContext &C, const std::string &Nodes, const char *What,
                        getDTypeName(P.XType);
   if (P.YType != P.XType)
     Kernel += std::string(">") + getDTypeName(P.YType);
-  C.addStep({Nodes, Kernel, 0}, Plan, {X, Y});
+  C.addStep({Nodes, Kernel, false, 0}, Plan, {X, Y});
 }
 
 namespace {
@@ -202,7 +202,8 @@ static void addAnyCopy(PlanContext &C, const std::string &Nodes,
   }
   C.addStep(
       {Nodes,
-       std::string("typed.") + What + " " + getElementTypeName(Type).str(), 0},
+       std::string("typed.") + What + " " + getElementTypeName(Type).str(),
+       false, 0},
       P, {X, Arg(), Arg(), Y});
 }
 
@@ -313,7 +314,7 @@ llvm::Error cuda::planView(PlanContext &C, const Node &N, const FusedTail &T) {
     P.In[0] = P.Y = ScalarType::Bool;
     P.Rank = int(Mask->getType().getRank());
     codegen::getPhysicalShape(Mask->getType(), P.Shape);
-    C.addStep({getStepNodes(N, T), "typed.fill bool", 0}, P,
+    C.addStep({getStepNodes(N, T), "typed.fill bool", false, 0}, P,
               {{C.addConstant({1}), 0}, Arg(), Arg(), {*MB, 0}});
   }
   return llvm::Error::success();
@@ -575,7 +576,7 @@ static llvm::Error planTypedPad(PlanContext &C, const Node &N,
   C.addStep({getStepNodes(N, T),
              "typed.pad." + N.getStringAttr("mode", "constant") + " " +
                  getElementTypeName(XT.getElementType()).str(),
-             0},
+             false, 0},
             P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -647,7 +648,7 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
                                                int64_t(getDTypeBytes(P.Type))),
                                   0}
                             : Arg{YB, 0};
-  C.addStep({Nodes, "pad." + Mode + " " + getDTypeName(P.Type), 0}, P,
+  C.addStep({Nodes, "pad." + Mode + " " + getDTypeName(P.Type), false, 0}, P,
             {{XB, 0}, Padded});
   if (Staged)
     addCopy(C, Nodes, "relayout",
@@ -740,7 +741,7 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
   C.addStep({getStepNodes(N, T),
              "resize." + N.getStringAttr("mode", "nearest") + " " +
                  getOrderName(P.ChannelsLast) + " " + getDTypeName(P.Type),
-             0},
+             false, 0},
             P, std::move(Args));
   return llvm::Error::success();
 }

@@ -133,7 +133,7 @@ public:
     P.Outer = volume(Keep);
     P.Reduced = volume(Summed);
     const View To = dense({C.addScratch(P.Outer * 4), 0}, Keep);
-    C.addStep({Nodes, "reduce.sum.rows f32 (einsum)", 0}, P,
+    C.addStep({Nodes, "reduce.sum.rows f32 (einsum)", false, 0}, P,
               {Arranged.Buffer, To.Buffer});
     return To;
   }
@@ -246,7 +246,7 @@ planTypedEinsum(PlanContext &C, const Node &N, const FusedTail &T,
   if (!YB)
     return YB.takeError();
   C.addStep({getStepNodes(N, T),
-             std::string("typed.einsum ") + getScalarTypeName(Type), 0},
+             std::string("typed.einsum ") + getScalarTypeName(Type), false, 0},
             P, {Args[0], Args.size() > 1 ? Args[1] : Arg(), Arg(), {*YB, 0}});
   return llvm::Error::success();
 }

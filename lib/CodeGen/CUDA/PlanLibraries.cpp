@@ -241,7 +241,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
     C.addStep({getStepNodes(N, T),
                std::string("pad.constant ") + getDTypeName(D.Type) +
                    " (asymmetric conv pads)",
-               0},
+               false, 0},
               *PrePad, {{*XB, 0}, XArg});
   }
   Arg Residual;
@@ -322,7 +322,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
     C.addStep({Info.Nodes,
                std::string("pad.constant ") + getDTypeName(D.Type) +
                    " (conv_transpose output past the full one)",
-               0},
+               false, 0},
               P, {FullArg, {*YB, 0}});
   } else {
     int64_t Offset = 0;
@@ -345,7 +345,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
              std::string("epilogue.conv_transpose ") +
                  getOrderName(D.YChannelsLast) + " " + getDTypeName(D.Type) +
                  getEpilogueSuffix(Epilogue),
-             0},
+             false, 0},
             E, {{*YB, 0}, Arg(), BiasArg, Residual, {*YB, 0}});
   return llvm::Error::success();
 }
@@ -518,7 +518,7 @@ llvm::Error cuda::planGemm(PlanContext &C, const Node &N, const FusedTail &T) {
              std::string("elementwise.add") +
                  (P.Act.isNone() ? "" : std::string("+") + P.Act.getName()) +
                  " " + getDTypeName(P.YType) + " (gemm's C)",
-             0},
+             false, 0},
             P, {YArg, CArg, YArg});
   return llvm::Error::success();
 }

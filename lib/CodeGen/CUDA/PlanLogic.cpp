@@ -198,7 +198,7 @@ static llvm::Error planTypedReduce(PlanContext &C, const Node &N,
     return E;
   C.addStep({getStepNodes(N, T),
              "typed." + N.getOpType().lower() + " " + getScalarTypeName(*XS),
-             0},
+             false, 0},
             P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -241,7 +241,7 @@ static llvm::Error planTypedClip(PlanContext &C, const Node &N,
     P.Op = TypedOp::Cast;
     P.In[0] = *YS;
     std::copy(XStrides, XStrides + MaxRank, P.Strides[0]);
-    C.addStep({Nodes, "typed.clip " + Type, 0}, P,
+    C.addStep({Nodes, "typed.clip " + Type, false, 0}, P,
               {{XB, 0}, Arg(), Arg(), {YB, 0}});
     return llvm::Error::success();
   }
@@ -262,7 +262,7 @@ static llvm::Error planTypedClip(PlanContext &C, const Node &N,
     C.addStep({Nodes,
                std::string("typed.clip.") +
                    (P.Op == TypedOp::Max ? "max " : "min ") + Type,
-               0},
+               false, 0},
               P, {From, {*BB, 0}, Arg(), To});
     From = To;
   }
@@ -396,7 +396,7 @@ llvm::Error cuda::planTyped(PlanContext &C, const Node &N, const FusedTail &T) {
   if ((*Op == TypedOp::Cast && N.getOpId() == OpId::Cast) ||
       P.Y != P.In[Operands == 3 ? 1 : 0])
     Kernel += std::string(">") + getScalarTypeName(P.Y);
-  C.addStep({getStepNodes(N, T), Kernel, 0}, P, std::move(Args));
+  C.addStep({getStepNodes(N, T), Kernel, false, 0}, P, std::move(Args));
   return llvm::Error::success();
 }
 
@@ -495,7 +495,7 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
              std::string("typed.") +
                  (Elements ? "gather_elements " : "gather ") +
                  getScalarTypeName(P.Y) + " by " + getScalarTypeName(P.In[1]),
-             0},
+             false, 0},
             P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }
@@ -519,8 +519,9 @@ static void addScatterDataCopy(PlanContext &C, const std::string &Nodes,
     codegen::getPhysicalShape(YT, Copy.Shape);
     toPhysical(YT, codegen::getStrides(XT), Copy.Strides[0]);
   }
-  C.addStep({Nodes, std::string("typed.copy ") + getScalarTypeName(XS), 0},
-            Copy, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+  C.addStep(
+      {Nodes, std::string("typed.copy ") + getScalarTypeName(XS), false, 0},
+      Copy, {{XB, 0}, Arg(), Arg(), {YB, 0}});
 }
 
 /// The kernel's form of a scatter's reduction attribute \p R.
@@ -597,7 +598,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
                  (*Reduction == ScatterReduction::None ? std::string()
                                                        : "_" + Reduce) +
                  " " + getScalarTypeName(*XS) + " by " + getScalarTypeName(*IS),
-             0},
+             false, 0},
             S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }
@@ -650,7 +651,7 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
              std::string("typed.") + N.getOpType().lower() +
                  (useArgRowBlocks(P) ? ".blocks " : " ") +
                  getScalarTypeName(*XS),
-             0},
+             false, 0},
             P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -696,7 +697,7 @@ llvm::Error cuda::planTrilu(PlanContext &C, const Node &N, const FusedTail &T) {
   C.addStep({getStepNodes(N, T),
              std::string("typed.trilu.") + (P.Upper ? "upper " : "lower ") +
                  getScalarTypeName(*XS),
-             0},
+             false, 0},
             P, {{XB, 0}, KArg, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -767,7 +768,7 @@ llvm::Error cuda::planQuantize(PlanContext &C, const Node &N,
   C.addStep({getStepNodes(N, T),
              std::string(Quantize ? "typed.quantize " : "typed.dequantize ") +
                  getScalarTypeName(*XS) + ">" + getScalarTypeName(*YS),
-             0},
+             false, 0},
             P, std::move(Args));
   return llvm::Error::success();
 }
@@ -840,7 +841,7 @@ llvm::Error cuda::planGridSample(PlanContext &C, const Node &N,
   C.addStep({getStepNodes(N, T),
              "typed.grid_sample." + N.getStringAttr("mode", "linear") + " " +
                  getScalarTypeName(*XS),
-             0},
+             false, 0},
             P, {{*XB, 0}, {*GB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }
@@ -872,7 +873,8 @@ llvm::Error cuda::planGatherND(PlanContext &C, const Node &N,
   if (!YB)
     return YB.takeError();
   C.addStep({getStepNodes(N, T),
-             std::string("typed.gather_nd ") + getScalarTypeName(*XS), 0},
+             std::string("typed.gather_nd ") + getScalarTypeName(*XS), false,
+             0},
             P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }
@@ -923,7 +925,7 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
                  (*Reduction == ScatterReduction::None ? std::string()
                                                        : "_" + Reduce) +
                  " " + getScalarTypeName(*XS),
-             0},
+             false, 0},
             S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
   return llvm::Error::success();
 }
@@ -968,7 +970,7 @@ llvm::Error cuda::planCumSum(PlanContext &C, const Node &N,
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;
   C.addStep({getStepNodes(N, T),
-             std::string("typed.cumsum ") + getScalarTypeName(*XS), 0},
+             std::string("typed.cumsum ") + getScalarTypeName(*XS), false, 0},
             P, {{XB, 0}, Arg(), Arg(), {YB, 0}});
   return llvm::Error::success();
 }
@@ -1052,7 +1054,7 @@ llvm::Error cuda::planTopK(PlanContext &C, const Node &N, const FusedTail &T) {
       {getStepNodes(N, T),
        std::string(useTopKRanks(P) ? "typed.topk.ranks " : "typed.topk ") +
            getScalarTypeName(*XS) + (P.Largest ? " largest" : " smallest"),
-       0},
+       false, 0},
       P, {{*XB, 0}, Arg(), Arg(), {*VB, 0}, {*IB, 0}});
   return llvm::Error::success();
 }

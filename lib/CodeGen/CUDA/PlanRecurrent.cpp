@@ -334,7 +334,7 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
                                std::to_string(Seq) + " steps" +
                                (Lens ? " by sequence_lens)" : ")");
       C.addStep(
-          {Nodes, What,
+          {Nodes, What, false,
            Seq * (2 * Batch * RecCols * H +
                   (RDh.Buffer >= 0 ? 2 * Batch * H * H : 0) + 10 * Batch * H)},
           P,
@@ -361,7 +361,7 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
         P.HasCellState = S != 0 || C0Arg.Buffer >= 0;
         P.InputForget = A.InputForget;
         P.Clip = A.Clip;
-        C.addStep({Nodes, "lstm.cell f32" + Where, 10 * Batch * H}, P,
+        C.addStep({Nodes, "lstm.cell f32" + Where, false, 10 * Batch * H}, P,
                   {PreArg, HasState ? Rec : Arg(), PeepD, CState, HState, YArg,
                    LensArg});
         continue;
@@ -379,12 +379,12 @@ llvm::Error planRecurrence(PlanContext &C, const Node &N, const FusedTail &T,
         // The reset hidden state, then its product by R's h rows.
         GruCellParams Q = P;
         Q.Stage = GruCellParams::Reset;
-        C.addStep({Nodes, "gru.reset f32" + Where, 4 * Batch * H}, Q,
+        C.addStep({Nodes, "gru.reset f32" + Where, false, 4 * Batch * H}, Q,
                   {PreArg, Rec, Arg(), Arg(), HState, Reset, LensArg});
         addProduct(C, Nodes, "gru reset product", Batch, H, H, {}, RDh, {},
                    Reset, RecH);
       }
-      C.addStep({Nodes, "gru.cell f32" + Where, 8 * Batch * H}, P,
+      C.addStep({Nodes, "gru.cell f32" + Where, false, 8 * Batch * H}, P,
                 {PreArg, HasState ? Rec : Arg(), HasState ? RecHArg : Arg(),
                  RecBiasD, HState, YArg, LensArg});
     }

@@ -608,47 +608,6 @@ llvm::Error ProgramImpl::finishRun() {
 // Program
 //===----------------------------------------------------------------------===//
 
-llvm::Error cuda::checkDevice(int Ordinal) {
-  int Count = 0;
-  cudaError_t Status = cudaGetDeviceCount(&Count);
-  if (Status != cudaSuccess) {
-    (void)cudaGetLastError(); // Clear the sticky state.
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::Twine("no CUDA device on this machine (") +
-            cudaGetErrorString(Status) + ")");
-  }
-  if (Count == 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no CUDA device on this machine");
-  if (Ordinal < 0 || Ordinal >= Count)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "device " + llvm::Twine(Ordinal) + " does not exist (" +
-            llvm::Twine(Count) + (Count == 1 ? " device)" : " devices)"));
-  return llvm::Error::success();
-}
-
-llvm::Expected<std::string> cuda::getDeviceName(int Ordinal) {
-  if (llvm::Error E = checkDevice(Ordinal))
-    return E;
-  cudaDeviceProp Prop;
-  STRIDER_CUDA_TRY(cudaGetDeviceProperties(&Prop, Ordinal),
-                   "cudaGetDeviceProperties");
-  return std::string(Prop.name) + " (sm_" + std::to_string(Prop.major) +
-         std::to_string(Prop.minor) + ")";
-}
-
-llvm::Expected<std::string> cuda::getDeviceTarget(int Ordinal) {
-  if (llvm::Error E = checkDevice(Ordinal))
-    return E;
-  int Major = 0;
-  STRIDER_CUDA_TRY(cudaDeviceGetAttribute(
-                       &Major, cudaDevAttrComputeCapabilityMajor, Ordinal),
-                   "cudaDeviceGetAttribute");
-  return std::string(Major >= 9 ? "cuda-sm90" : "cuda-sm80");
-}
-
 Program::Program(std::unique_ptr<ProgramImpl> Impl) : Impl(std::move(Impl)) {}
 Program::~Program() = default;
 
@@ -704,6 +663,9 @@ llvm::ArrayRef<double> Program::getStepSeconds() const {
 }
 unsigned Program::getProfiledRuns() const { return Impl->ProfiledRuns; }
 int64_t Program::getArenaBytes() const { return Impl->plan().ArenaBytes; }
+int64_t Program::getConstantBytes() const {
+  return Impl->ThePlan->getConstantBytes();
+}
 llvm::ArrayRef<LibraryAlgorithm> Program::getConvAlgorithms() const {
   return Impl->ConvAlgorithms;
 }

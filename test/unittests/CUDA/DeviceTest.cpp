@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strider/CUDA/Device.h"
+#include "strider/CodeGen/CUDA/Device.h"
 
 #include "gtest/gtest.h"
 

@@ -14,6 +14,7 @@
 #ifndef STRIDER_CODEGEN_CPU_CPUBACKEND_H
 #define STRIDER_CODEGEN_CPU_CPUBACKEND_H
 
+#include "strider/CodeGen/Backend.h"
 #include "strider/Runtime/Reference.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -55,52 +56,50 @@ struct CPUOptions {
 };
 
 /// One kernel call of a program, for reports (--verbose).
-struct StepInfo {
-  std::string Nodes;     ///< The node(s) it computes, by result name.
-  std::string Kernel;    ///< Which kernel: "conv.nhwc+bias+add+relu", ...
-  bool Fallback = false; ///< Runs the reference kernel.
-  /// Floating-point operations of one call (2 per multiply-add) for the
-  /// matrix kernels, 0 where not counted.
-  int64_t Flops = 0;
-};
+using StepInfo = codegen::StepInfo;
 
 class ProgramImpl;
 
 /// An executable program. Not reentrant: one run at a time (the arena is
 /// shared by every run).
-class Program {
+class Program final : public codegen::Executable {
 public:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
-  ~Program();
+  ~Program() override;
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
 
   /// Runs the program: \p Inputs as for runtime::runReference (by name,
   /// logical shape, any layout); returns the graph outputs in their
   /// declared layouts.
-  llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  llvm::Expected<runtime::TensorMap>
+  run(const runtime::TensorMap &Inputs) override;
   /// run(), writing each graph output into the tensor of its name in
   /// \p Outputs (its logical shape and element type, any layout; a
   /// Tensor::view of the caller's buffer writes there) instead of a new
   /// one. Every output must be there.
   llvm::Error runInto(const runtime::TensorMap &Inputs,
-                      runtime::TensorMap &Outputs);
+                      runtime::TensorMap &Outputs) override;
 
-  llvm::ArrayRef<StepInfo> getSteps() const;
+  llvm::ArrayRef<StepInfo> getSteps() const override;
   /// With profiling on, run() adds each step's wall time to a total per
   /// step (seconds; in the order of getSteps()), and counts the runs.
-  void setProfiling(bool On);
-  llvm::ArrayRef<double> getStepSeconds() const;
-  unsigned getProfiledRuns() const;
+  void setProfiling(bool On) override;
+  llvm::ArrayRef<double> getStepSeconds() const override;
+  unsigned getProfiledRuns() const override;
   /// Bytes of the arena holding every activation (inputs and outputs
   /// included), and the sum of their sizes without reuse.
-  int64_t getArenaBytes() const;
-  int64_t getUnplannedBytes() const;
+  int64_t getArenaBytes() const override;
+  int64_t getUnplannedBytes() const override;
   /// Bytes of the constants the steps read: packed weights (derived here
   /// or taken from a DerivedStore) and constants read as they are.
-  int64_t getConstantBytes() const;
+  int64_t getConstantBytes() const override;
   /// The SIMD target the kernels dispatched to ("AVX3", "AVX2", ...).
   static std::string getSimdTarget();
+  std::string getKernelTarget() const override { return getSimdTarget(); }
+  /// The SIMD target, every kernel call (fallbacks marked) and the
+  /// memory plan.
+  void print(llvm::raw_ostream &OS) const override;
 
 private:
   std::unique_ptr<ProgramImpl> Impl;
@@ -115,6 +114,10 @@ std::string getDerivedFormat();
 /// that run reference kernels read their node's attributes.
 llvm::Expected<std::unique_ptr<Program>> compileForCPU(const Graph &G,
                                                        const CPUOptions &Opts);
+
+/// The CPU backend ("cpu") as the registry lists it: compileForCPU, f32
+/// only, the layout target of this machine's SIMD target.
+const codegen::Backend &getBackend();
 
 } // namespace cpu
 } // namespace strider

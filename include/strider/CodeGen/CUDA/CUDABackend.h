@@ -23,6 +23,8 @@
 #ifndef STRIDER_CODEGEN_CUDA_CUDABACKEND_H
 #define STRIDER_CODEGEN_CUDA_CUDABACKEND_H
 
+#include "strider/CodeGen/Backend.h"
+#include "strider/CodeGen/CUDA/Device.h"
 #include "strider/Runtime/DeviceTensor.h"
 #include "strider/Runtime/Reference.h"
 
@@ -83,12 +85,9 @@ struct LibraryAlgorithm {
   uint64_t WorkspaceBytes = 0;
 };
 
-/// One step of a plan, for reports.
-struct StepInfo {
-  std::string Nodes;  ///< The node(s) it computes, by result name.
-  std::string Kernel; ///< "cudnn.conv nhwc>nhwc f16 +bias+relu", ...
-  int64_t Flops = 0;  ///< Of the conv and GEMM steps; 0 elsewhere.
-};
+/// One step of a plan, for reports ("cudnn.conv nhwc>nhwc f16 +bias+relu";
+/// Flops of the conv and GEMM steps; never a fallback).
+using StepInfo = codegen::StepInfo;
 
 class PlanImpl;
 
@@ -144,37 +143,27 @@ llvm::Expected<runtime::TensorMap>
 emulateOnHost(const Plan &P, const runtime::TensorMap &Inputs,
               EmulationMode Mode = EmulationMode::Models);
 
-/// Whether device \p Ordinal can run programs: an error saying why not
-/// ("no CUDA device on this machine", "device 3 does not exist (2
-/// devices)") otherwise.
-llvm::Error checkDevice(int Ordinal);
-/// "NVIDIA H100 80GB HBM3 (sm_90)" for device \p Ordinal; checkDevice's
-/// errors.
-llvm::Expected<std::string> getDeviceName(int Ordinal);
-/// The layout-assignment target of device \p Ordinal's architecture:
-/// cuda-sm90 from sm_90 on, cuda-sm80 below; checkDevice's errors.
-llvm::Expected<std::string> getDeviceTarget(int Ordinal);
-
 class ProgramImpl;
 
 /// A plan loaded on a device. Not reentrant: one run at a time.
-class Program {
+class Program final : public codegen::Executable {
 public:
   /// Loads \p P on the device \p Opts names (see the file comment).
   static llvm::Expected<std::unique_ptr<Program>> load(std::unique_ptr<Plan> P,
                                                        const CUDAOptions &Opts);
-  ~Program();
+  ~Program() override;
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
 
   /// As cpu::Program::run: inputs by name in any layout, outputs in their
   /// graph layouts.
-  llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
+  llvm::Expected<runtime::TensorMap>
+  run(const runtime::TensorMap &Inputs) override;
   /// As cpu::Program::runInto: run(), each output written into the host
   /// tensor of its name in \p Outputs (a Tensor::view of the caller's
   /// buffer is written in place).
   llvm::Error runInto(const runtime::TensorMap &Inputs,
-                      runtime::TensorMap &Outputs);
+                      runtime::TensorMap &Outputs) override;
   /// A run on the caller's device memory (on this program's device):
   /// each input is copied into the arena by a strided copy kernel (any
   /// strides; the binding's layout applied on the way), and each output
@@ -185,29 +174,38 @@ public:
   /// inputs must be written (the caller's stream synchronized) before the
   /// call.
   llvm::Error runOnDevice(const runtime::DeviceTensorMap &Inputs,
-                          const runtime::DeviceTensorMap &Outputs);
+                          const runtime::DeviceTensorMap &Outputs) override;
 
-  llvm::ArrayRef<StepInfo> getSteps() const;
+  llvm::ArrayRef<StepInfo> getSteps() const override;
   /// With profiling on, run() records a CUDA event after each step (in a
   /// second capture of the steps, replayed; step by step where that
   /// capture fails) and adds each step's time (seconds).
-  void setProfiling(bool On);
-  llvm::ArrayRef<double> getStepSeconds() const;
-  unsigned getProfiledRuns() const;
+  void setProfiling(bool On) override;
+  llvm::ArrayRef<double> getStepSeconds() const override;
+  unsigned getProfiledRuns() const override;
   /// Replays the program's steps \p Reps times back to back on the data
   /// the arena holds (a run() first puts inputs there), as its CUDA graph
   /// (or step by step when it has none), and returns the device time per
   /// replay in nanoseconds: what a kernel costs inside a program, launch
   /// latency overlapped, as strider-compile --tune measures it.
   llvm::Expected<double> timeReplays(unsigned Reps);
-  int64_t getArenaBytes() const;
+  int64_t getArenaBytes() const override;
+  /// Bytes of the constants uploaded at load (Plan::getConstantBytes).
+  int64_t getConstantBytes() const override;
   /// The algorithm of each conv step, in step order.
   llvm::ArrayRef<LibraryAlgorithm> getConvAlgorithms() const;
   /// "NVIDIA H100 80GB HBM3 (sm_90)".
   std::string getDeviceName() const;
+  std::string getKernelTarget() const override { return getDeviceName(); }
   /// The libraries this program loaded, with their versions: cuDNN only
   /// if it has conv steps, cuBLASLt only if it has GEMM steps.
   std::vector<std::string> getLibraries() const;
+  /// The device, every step, the arena, the libraries and each conv's
+  /// algorithm.
+  void print(llvm::raw_ostream &OS) const override;
+  /// PinnedHostMemory::pin.
+  llvm::Expected<std::unique_ptr<codegen::HostPin>>
+  pinHostMemory(void *Ptr, size_t Bytes) override;
 
 private:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
@@ -221,11 +219,11 @@ private:
 /// an application that pins its input buffers does: Program::run copies
 /// inputs in page-locked memory to the device directly, where pageable
 /// ones go through its staging buffers first.
-class PinnedHostMemory {
+class PinnedHostMemory final : public codegen::HostPin {
 public:
   static llvm::Expected<std::unique_ptr<PinnedHostMemory>> pin(void *Ptr,
                                                                size_t Bytes);
-  ~PinnedHostMemory();
+  ~PinnedHostMemory() override;
   PinnedHostMemory(const PinnedHostMemory &) = delete;
   PinnedHostMemory &operator=(const PinnedHostMemory &) = delete;
 
@@ -237,6 +235,11 @@ private:
 /// planForCUDA then Program::load.
 llvm::Expected<std::unique_ptr<Program>>
 compileForCUDA(const Graph &G, const CUDAOptions &Opts);
+
+/// The CUDA backend as the registry lists it: "cuda" (programs loaded on
+/// a GPU) and "cuda-emulated" (plans run on the host by emulateOnHost).
+const codegen::Backend &getBackend();
+const codegen::Backend &getEmulatedBackend();
 
 } // namespace cuda
 } // namespace strider

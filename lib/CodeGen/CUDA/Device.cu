@@ -1,10 +1,12 @@
 //===- Device.cu - CUDA device discovery and smoke test -------------------===//
 //
-// See Device.h.
+// Every query of the machine's GPUs the CUDA backend makes: which devices
+// there are, whether one can run programs, its name and its layout
+// target, and a smoke kernel. See Device.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "strider/CUDA/Device.h"
+#include "strider/CodeGen/CUDA/Device.h"
 
 #include <cuda_runtime.h>
 
@@ -90,4 +92,48 @@ llvm::Error cuda::runSmokeTest(int Ordinal) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "smoke test kernel wrote a wrong value");
   return llvm::Error::success();
+}
+
+llvm::Error cuda::checkDevice(int Ordinal) {
+  int Count = 0;
+  cudaError_t Status = cudaGetDeviceCount(&Count);
+  if (Status != cudaSuccess) {
+    (void)cudaGetLastError(); // Clear the sticky state.
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::Twine("no CUDA device on this machine (") +
+            cudaGetErrorString(Status) + ")");
+  }
+  if (Count == 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no CUDA device on this machine");
+  if (Ordinal < 0 || Ordinal >= Count)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "device " + llvm::Twine(Ordinal) + " does not exist (" +
+            llvm::Twine(Count) + (Count == 1 ? " device)" : " devices)"));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::string> cuda::getDeviceName(int Ordinal) {
+  if (llvm::Error E = checkDevice(Ordinal))
+    return llvm::Expected<std::string>(std::move(E));
+  cudaDeviceProp Prop;
+  if (llvm::Error E = check(cudaGetDeviceProperties(&Prop, Ordinal),
+                            "cudaGetDeviceProperties"))
+    return llvm::Expected<std::string>(std::move(E));
+  return std::string(Prop.name) + " (sm_" + std::to_string(Prop.major) +
+         std::to_string(Prop.minor) + ")";
+}
+
+llvm::Expected<std::string> cuda::getDeviceTarget(int Ordinal) {
+  if (llvm::Error E = checkDevice(Ordinal))
+    return llvm::Expected<std::string>(std::move(E));
+  int Major = 0;
+  if (llvm::Error E =
+          check(cudaDeviceGetAttribute(
+                    &Major, cudaDevAttrComputeCapabilityMajor, Ordinal),
+                "cudaDeviceGetAttribute"))
+    return llvm::Expected<std::string>(std::move(E));
+  return std::string(Major >= 9 ? "cuda-sm90" : "cuda-sm80");
 }

@@ -1,0 +1,61 @@
+//===- ReferenceBackend.cpp - The reference interpreter as a backend ------===//
+//
+// The "reference" entry of the backend registry: runtime::runReference on
+// the graph itself (plain loops in any layout; the oracle the other
+// backends are checked against).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReferenceBackend.h"
+
+#include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/Diagnostics.h"
+
+using namespace strider;
+using namespace strider::codegen;
+
+namespace {
+
+class ReferenceProgram final : public Executable {
+public:
+  explicit ReferenceProgram(const Graph &G) : G(G) {}
+  llvm::Expected<runtime::TensorMap>
+  run(const runtime::TensorMap &Inputs) override {
+    return runtime::runReference(G, Inputs);
+  }
+
+private:
+  const Graph &G;
+};
+
+class ReferenceBackend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "reference"; }
+  llvm::StringRef getDescription() const override {
+    return "the reference interpreter (plain loops, any layout; the oracle)";
+  }
+  llvm::Error checkOptions(const BackendOptions &Opts) const override {
+    if (Opts.Threads != 1)
+      return makeError("the reference backend runs on one thread (got " +
+                       llvm::Twine(Opts.Threads) + ")");
+    return cpu::getBackend().checkOptions(Opts);
+  }
+  /// The CPU backend's: a graph optimized for the interpreter is the one
+  /// the CPU backend would run.
+  std::string getDefaultTarget(const BackendOptions &Opts) const override {
+    return cpu::getBackend().getDefaultTarget(Opts);
+  }
+  /// Any: the interpreter runs every layout.
+  bool servesTarget(llvm::StringRef) const override { return true; }
+  llvm::Expected<std::unique_ptr<Executable>>
+  compile(const Graph &G, const BackendOptions &) const override {
+    return std::unique_ptr<Executable>(new ReferenceProgram(G));
+  }
+};
+
+} // namespace
+
+const Backend &codegen::getReferenceBackend() {
+  static const ReferenceBackend B;
+  return B;
+}

@@ -1,0 +1,23 @@
+//===- ReferenceBackend.h - The registry's own entries ----------*- C++ -*-===//
+//
+// Backends the registry defines itself rather than a backend library: the
+// reference interpreter, and the placeholders of backends a build leaves
+// out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_LIB_CODEGEN_REGISTRY_REFERENCEBACKEND_H
+#define STRIDER_LIB_CODEGEN_REGISTRY_REFERENCEBACKEND_H
+
+#include "strider/CodeGen/Backend.h"
+
+namespace strider {
+namespace codegen {
+
+/// "reference": runtime::runReference on the graph.
+const Backend &getReferenceBackend();
+
+} // namespace codegen
+} // namespace strider
+
+#endif // STRIDER_LIB_CODEGEN_REGISTRY_REFERENCEBACKEND_H
