@@ -15,6 +15,7 @@
 #include "strider/Runtime/Reference.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -188,6 +189,14 @@ public:
                            const TuneDriverOptions &Timing,
                            layout::TuningTable &Table, TuneStats *Stats) const;
 };
+
+/// For Backend::prepareTuningTable: a table without entries is the
+/// measurements' now (\p Record sets its machine fields); one with entries
+/// must have been measured on the machine this run would measure on
+/// (\p Have and \p Want describe the two: "AVX3 kernels on 1 thread(s)").
+llvm::Error matchTuningMachine(layout::TuningTable &Table,
+                               const std::string &Have, const std::string &Want,
+                               llvm::function_ref<void()> Record);
 
 } // namespace codegen
 } // namespace strider

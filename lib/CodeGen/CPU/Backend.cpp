@@ -55,20 +55,16 @@ public:
   prepareTuningTable(layout::TuningTable &Table,
                      const codegen::BackendOptions &Opts) const override {
     const std::string Simd = Program::getSimdTarget();
-    if (Table.getNumEntries() == 0) {
-      Table.Simd = Simd;
-      Table.Threads = Opts.Threads;
-      return llvm::Error::success();
-    }
     auto Describe = [](const std::string &Simd, int Threads) {
       return (Simd.empty() ? std::string("unknown") : Simd) + " kernels on " +
              std::to_string(Threads) + " thread(s)";
     };
-    const std::string Have = Describe(Table.Simd, Table.Threads),
-                      Want = Describe(Simd, Opts.Threads);
-    if (Have == Want)
-      return llvm::Error::success();
-    return makeError("measured with " + Have + "; this run would add " + Want);
+    return codegen::matchTuningMachine(Table,
+                                       Describe(Table.Simd, Table.Threads),
+                                       Describe(Simd, Opts.Threads), [&] {
+                                         Table.Simd = Simd;
+                                         Table.Threads = Opts.Threads;
+                                       });
   }
   llvm::Error tune(const Graph &G, const layout::DimBindings &Dims,
                    const codegen::BackendOptions &Opts,

@@ -77,26 +77,28 @@ std::string getTargetOf(int Device) {
   return "cuda-sm90";
 }
 
-/// What both entries check: a precision the backend computes in.
-llvm::Error checkPrecision(const codegen::BackendOptions &Opts) {
-  if (!parsePrecision(Opts.Precision))
+/// \p Opts as the CUDA backend takes them (the precision it computes in
+/// checked), for a program on device Opts.Device.
+llvm::Expected<CUDAOptions>
+getCUDAOptions(const codegen::BackendOptions &Opts) {
+  llvm::Optional<Precision> Math = parsePrecision(Opts.Precision);
+  if (!Math)
     return makeError("unknown precision '" + Opts.Precision +
                      "' (fp32, tf32, fp16 or bf16)");
-  return llvm::Error::success();
+  CUDAOptions CO;
+  CO.Device = Opts.Device;
+  CO.Math = *Math;
+  CO.Pinned = Opts.Pinned;
+  if (Opts.Tuning)
+    CO.Algorithms = getTunedAlgorithms(*Opts.Tuning);
+  return CO;
 }
 
-class CUDABackend final : public codegen::Backend {
+/// What both entries share: the options, the targets, the default target.
+class CUDABackendBase : public codegen::Backend {
 public:
-  llvm::StringRef getName() const override { return "cuda"; }
-  llvm::StringRef getDescription() const override {
-    return "the CUDA backend on a GPU (cuDNN, cuBLASLt, its own kernels)";
-  }
   llvm::Error checkOptions(const codegen::BackendOptions &Opts) const override {
-    return checkPrecision(Opts);
-  }
-  llvm::Error
-  checkAvailable(const codegen::BackendOptions &Opts) const override {
-    return checkDevice(Opts.Device);
+    return getCUDAOptions(Opts).takeError();
   }
   std::string
   getDefaultTarget(const codegen::BackendOptions &Opts) const override {
@@ -104,83 +106,78 @@ public:
   }
   bool servesTarget(llvm::StringRef Target) const override {
     return Target.startswith("cuda-");
+  }
+};
+
+class CUDABackend final : public CUDABackendBase {
+public:
+  llvm::StringRef getName() const override { return "cuda"; }
+  llvm::StringRef getDescription() const override {
+    return "the CUDA backend on a GPU (cuDNN, cuBLASLt, its own kernels)";
+  }
+  llvm::Error
+  checkAvailable(const codegen::BackendOptions &Opts) const override {
+    return checkDevice(Opts.Device);
   }
   bool runsOnDevice() const override { return true; }
   bool canTune() const override { return true; }
   llvm::Error
   prepareTuningTable(layout::TuningTable &Table,
                      const codegen::BackendOptions &Opts) const override {
-    if (llvm::Error E = checkPrecision(Opts))
+    if (llvm::Error E = checkOptions(Opts))
       return E;
     auto Device = getDeviceName(Opts.Device);
     if (!Device)
       return Device.takeError();
-    if (Table.getNumEntries() == 0) {
-      Table.Device = *Device;
-      Table.Precision = Opts.Precision;
-      return llvm::Error::success();
-    }
     auto Describe = [](const std::string &Dev, const std::string &Prec) {
       return (Dev.empty() ? std::string("no device") : Dev) + " at " +
              (Prec.empty() ? std::string("fp32") : Prec);
     };
-    const std::string Have = Describe(Table.Device, Table.Precision),
-                      Want = Describe(*Device, Opts.Precision);
-    if (Have == Want)
-      return llvm::Error::success();
-    return makeError("measured with " + Have + "; this run would add " + Want);
+    return codegen::matchTuningMachine(Table,
+                                       Describe(Table.Device, Table.Precision),
+                                       Describe(*Device, Opts.Precision), [&] {
+                                         Table.Device = *Device;
+                                         Table.Precision = Opts.Precision;
+                                       });
   }
   llvm::Error tune(const Graph &G, const layout::DimBindings &Dims,
                    const codegen::BackendOptions &Opts,
                    const codegen::TuneDriverOptions &Timing,
                    layout::TuningTable &Table,
                    codegen::TuneStats *Stats) const override {
+    auto CO = getCUDAOptions(Opts);
+    if (!CO)
+      return CO.takeError();
     TuneOptions TO;
     TO.Device = Opts.Device;
-    TO.Math = *parsePrecision(Opts.Precision);
+    TO.Math = CO->Math;
     TO.Timing = Timing;
     return tuneGraph(G, Dims, TO, Table, Stats);
   }
   llvm::Expected<std::unique_ptr<codegen::Executable>>
   compile(const Graph &G, const codegen::BackendOptions &Opts) const override {
-    if (llvm::Error E = checkPrecision(Opts))
-      return E;
-    CUDAOptions CO;
-    CO.Device = Opts.Device;
-    CO.Math = *parsePrecision(Opts.Precision);
-    CO.Pinned = Opts.Pinned;
-    if (Opts.Tuning)
-      CO.Algorithms = getTunedAlgorithms(*Opts.Tuning);
-    auto P = compileForCUDA(G, CO);
+    auto CO = getCUDAOptions(Opts);
+    if (!CO)
+      return CO.takeError();
+    auto P = compileForCUDA(G, *CO);
     if (!P)
       return P.takeError();
     return std::unique_ptr<codegen::Executable>(std::move(*P));
   }
 };
 
-class CUDAEmulatedBackend final : public codegen::Backend {
+class CUDAEmulatedBackend final : public CUDABackendBase {
 public:
   llvm::StringRef getName() const override { return "cuda-emulated"; }
   llvm::StringRef getDescription() const override {
     return "the CUDA backend's plan run on the host (no GPU; slow)";
   }
-  llvm::Error checkOptions(const codegen::BackendOptions &Opts) const override {
-    return checkPrecision(Opts);
-  }
-  std::string
-  getDefaultTarget(const codegen::BackendOptions &Opts) const override {
-    return getTargetOf(Opts.Device);
-  }
-  bool servesTarget(llvm::StringRef Target) const override {
-    return Target.startswith("cuda-");
-  }
   llvm::Expected<std::unique_ptr<codegen::Executable>>
   compile(const Graph &G, const codegen::BackendOptions &Opts) const override {
-    if (llvm::Error E = checkPrecision(Opts))
-      return E;
-    CUDAOptions CO;
-    CO.Math = *parsePrecision(Opts.Precision);
-    auto P = planForCUDA(G, CO);
+    auto CO = getCUDAOptions(Opts);
+    if (!CO)
+      return CO.takeError();
+    auto P = planForCUDA(G, *CO);
     if (!P)
       return P.takeError();
     return std::unique_ptr<codegen::Executable>(new EmulatedProgram(

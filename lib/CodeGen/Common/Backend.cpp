@@ -2,6 +2,7 @@
 
 #include "strider/CodeGen/Backend.h"
 #include "strider/IR/Diagnostics.h"
+#include "strider/Layout/Tuning.h"
 
 using namespace strider;
 using namespace strider::codegen;
@@ -46,4 +47,17 @@ unsigned Executable::getNumFallbacks() const {
   for (const StepInfo &S : getSteps())
     N += S.Fallback;
   return N;
+}
+
+llvm::Error codegen::matchTuningMachine(layout::TuningTable &Table,
+                                        const std::string &Have,
+                                        const std::string &Want,
+                                        llvm::function_ref<void()> Record) {
+  if (Table.getNumEntries() == 0) {
+    Record();
+    return llvm::Error::success();
+  }
+  if (Have == Want)
+    return llvm::Error::success();
+  return makeError("measured with " + Have + "; this run would add " + Want);
 }
