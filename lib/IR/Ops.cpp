@@ -30,6 +30,20 @@ constexpr RawOp RawOps[] = {
 #include "strider/IR/Ops.def"
 };
 
+struct RawTraits {
+  OpId Id;
+  uint32_t Traits;
+};
+
+constexpr RawTraits RawOpTraits[] = {
+#define STRIDER_OP_TRAITS(Id, Traits)                                          \
+  {OpId::Id, [] {                                                              \
+     using namespace optrait;                                                  \
+     return uint32_t(Traits);                                                  \
+   }()},
+#include "strider/IR/Ops.def"
+};
+
 AttrKind parseKind(llvm::StringRef K) {
   static const AttrKind Kinds[] = {
       AttrKind::Int,    AttrKind::Float,   AttrKind::String, AttrKind::Ints,
@@ -59,8 +73,12 @@ struct OpTable {
       llvm::sort(Specs[I], [](const AttrSpec &A, const AttrSpec &B) {
         return A.Name < B.Name;
       });
-      Infos.push_back(OpInfo{R.Id, R.Name, R.MinIn, R.MaxIn, R.MinOut,
-                             R.MaxOut, R.Layout, Specs[I]});
+      Infos.push_back(OpInfo{R.Id, R.Name, R.MinIn, R.MaxIn, R.MinOut, R.MaxOut,
+                             R.Layout, Specs[I]});
+    }
+    for (const RawTraits &T : RawOpTraits) {
+      assert(Infos[unsigned(T.Id)].Traits == 0 && "two trait entries");
+      Infos[unsigned(T.Id)].Traits = T.Traits;
     }
   }
 };
@@ -81,6 +99,10 @@ const AttrSpec *OpInfo::findAttr(llvm::StringRef N) const {
 const OpInfo &strider::getOpInfo(OpId Id) {
   assert(Id != OpId::Opaque && "opaque ops have no table entry");
   return getTable().Infos[static_cast<unsigned>(Id)];
+}
+
+bool strider::hasOpTrait(OpId Id, OpTrait T) {
+  return Id != OpId::Opaque && getOpInfo(Id).hasTrait(T);
 }
 
 const OpInfo *strider::lookupOp(llvm::StringRef Name) {

@@ -42,69 +42,13 @@ enum class PrecisionClass : uint8_t {
   Follow,  ///< Runs in either type at the cost of its memory traffic.
 };
 
+/// How an op takes part: its Ops.def traits (HalfCompute, HalfFollow,
+/// HalfFirstOperand).
 struct PrecisionRule {
-  OpId Op;
   PrecisionClass Class;
   /// Only operand 0 carries data of the node's type (Resize: roi and
   /// scales keep their own types); otherwise every float operand does.
   bool FirstOperandOnly = false;
-};
-
-constexpr PrecisionRule Rules[] = {
-    {OpId::Conv, PrecisionClass::Compute},
-    {OpId::ConvTranspose, PrecisionClass::Compute},
-    {OpId::Gemm, PrecisionClass::Compute},
-    {OpId::MatMul, PrecisionClass::Compute},
-    // Activations and arithmetic (f32 in registers in every kernel).
-    {OpId::Relu, PrecisionClass::Follow},
-    {OpId::LeakyRelu, PrecisionClass::Follow},
-    {OpId::Clip, PrecisionClass::Follow},
-    {OpId::Sigmoid, PrecisionClass::Follow},
-    {OpId::HardSigmoid, PrecisionClass::Follow},
-    {OpId::HardSwish, PrecisionClass::Follow},
-    {OpId::Tanh, PrecisionClass::Follow},
-    {OpId::Gelu, PrecisionClass::Follow},
-    {OpId::Erf, PrecisionClass::Follow},
-    {OpId::Elu, PrecisionClass::Follow},
-    {OpId::Selu, PrecisionClass::Follow},
-    {OpId::Softplus, PrecisionClass::Follow},
-    {OpId::Softsign, PrecisionClass::Follow},
-    {OpId::Neg, PrecisionClass::Follow},
-    {OpId::Abs, PrecisionClass::Follow},
-    {OpId::Add, PrecisionClass::Follow},
-    {OpId::Sub, PrecisionClass::Follow},
-    {OpId::Mul, PrecisionClass::Follow},
-    {OpId::Div, PrecisionClass::Follow},
-    {OpId::PRelu, PrecisionClass::Follow},
-    {OpId::Max, PrecisionClass::Follow},
-    {OpId::Min, PrecisionClass::Follow},
-    {OpId::Sum, PrecisionClass::Follow},
-    // Pooling (the averages accumulate in f32).
-    {OpId::MaxPool, PrecisionClass::Follow},
-    {OpId::AveragePool, PrecisionClass::Follow},
-    {OpId::GlobalAveragePool, PrecisionClass::Follow},
-    {OpId::GlobalMaxPool, PrecisionClass::Follow},
-    // Reductions whose result stays in its operand's range (a global pool
-    // written as ReduceMean over the spatial dims: PyTorch's dynamo
-    // exporter, PaddlePaddle's SE blocks); the mean accumulates in f32.
-    // Not ReduceSum and the like, whose sums may pass f16's range.
-    {OpId::ReduceMean, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
-    {OpId::ReduceMax, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
-    {OpId::ReduceMin, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
-    // Data movement and views.
-    {OpId::Relayout, PrecisionClass::Follow},
-    {OpId::Transpose, PrecisionClass::Follow},
-    {OpId::Concat, PrecisionClass::Follow},
-    {OpId::Split, PrecisionClass::Follow},
-    {OpId::Slice, PrecisionClass::Follow},
-    {OpId::Pad, PrecisionClass::Follow},
-    {OpId::Expand, PrecisionClass::Follow},
-    {OpId::Reshape, PrecisionClass::Follow},
-    {OpId::Flatten, PrecisionClass::Follow},
-    {OpId::Squeeze, PrecisionClass::Follow},
-    {OpId::Unsqueeze, PrecisionClass::Follow},
-    {OpId::Identity, PrecisionClass::Follow},
-    {OpId::Resize, PrecisionClass::Follow, /*FirstOperandOnly=*/true},
 };
 
 /// Ops a logarithm downstream reads the rounding of unchanged in kind:
@@ -129,12 +73,24 @@ constexpr OpId LogCarriers[] = {
     OpId::Unsqueeze, OpId::Identity};
 
 const PrecisionRule *lookupRule(const Node &N) {
+  // One rule per op with a Half* trait, by OpId.
+  static const std::vector<llvm::Optional<PrecisionRule>> Rules = [] {
+    std::vector<llvm::Optional<PrecisionRule>> R;
+    for (const OpInfo &I : getAllOps()) {
+      const bool First = I.hasTrait(optrait::HalfFirstOperand);
+      if (I.hasTrait(optrait::HalfCompute))
+        R.push_back(PrecisionRule{PrecisionClass::Compute, First});
+      else if (I.hasTrait(optrait::HalfFollow))
+        R.push_back(PrecisionRule{PrecisionClass::Follow, First});
+      else
+        R.push_back(llvm::None);
+    }
+    return R;
+  }();
   if (N.isOpaque())
     return nullptr;
-  for (const PrecisionRule &R : Rules)
-    if (R.Op == N.getOpId())
-      return &R;
-  return nullptr;
+  const llvm::Optional<PrecisionRule> &R = Rules[size_t(N.getOpId())];
+  return R ? &*R : nullptr;
 }
 
 /// Elements of \p T with unknown dims counted as 1.

@@ -3,8 +3,8 @@
 // Every backend lowers a graph the same way: producers that take an
 // epilogue (a conv, a GEMM, a binary elementwise op) absorb the residual
 // Add and the activation after them, and the group is emitted at its last
-// node. The backends differ only in which producers take which epilogue
-// (FusionRules); finding the groups is done here once.
+// node. Which producers take which epilogue is an op trait (Ops.def's
+// TakesActivation, TakesResidual); finding the groups is done here once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,12 +36,6 @@ struct FusedTail {
   llvm::SmallVector<const Node *, 2> Followers;
 };
 
-/// Which epilogues a backend's producer kernels take.
-struct FusionRules {
-  bool (*AcceptsResidual)(OpId) = nullptr;
-  bool (*AcceptsActivation)(OpId) = nullptr;
-};
-
 /// The activation node \p N computes, if it is one the epilogues fuse
 /// (f32 or a half type; Clip needs constant bounds).
 bool getFusableActivation(const Node &N, Activation &Out);
@@ -65,11 +59,10 @@ struct FusionGroups {
 
 /// Groups the nodes of \p Order (the graph's nodes in program order):
 /// every node for which \p IsLowerable holds gets a group, greedily in
-/// order, under \p Rules.
-FusionGroups findFusionGroups(const Graph &G,
-                              llvm::ArrayRef<const Node *> Order,
-                              const FusionRules &Rules,
-                              llvm::function_ref<bool(const Node &)> IsLowerable);
+/// order.
+FusionGroups
+findFusionGroups(const Graph &G, llvm::ArrayRef<const Node *> Order,
+                 llvm::function_ref<bool(const Node &)> IsLowerable);
 
 /// The buffers of a program placed in one arena: buffer ids index the
 /// byte sizes; a step lists the buffers it reads and writes.

@@ -43,6 +43,32 @@ enum class LayoutClass : uint8_t {
   Relayout,
 };
 
+/// What passes and backends read of an op besides its schema (Ops.def's
+/// STRIDER_OP_TRAITS entries): bits of OpInfo::Traits, named in their own
+/// namespace (optrait::View, ...).
+namespace optrait {
+enum OpTrait : uint32_t {
+  /// The result holds the operand's bytes when the layouts allow: the
+  /// backends give it the operand's buffer (Reshape, Transpose, ...).
+  View = 1u << 0,
+  /// Its kernels take a fused activation epilogue (conv + relu, add +
+  /// sigmoid).
+  TakesActivation = 1u << 1,
+  /// Its kernels take a fused residual add (conv + add).
+  TakesResidual = 1u << 2,
+  /// Runs faster in half precision (tensor cores): assign-precision puts
+  /// it in f16/bf16.
+  HalfCompute = 1u << 3,
+  /// Runs in either precision at the cost of its memory traffic:
+  /// assign-precision lets it follow its neighbours.
+  HalfFollow = 1u << 4,
+  /// With HalfCompute or HalfFollow: only operand 0 carries data of the
+  /// node's type (the others keep theirs).
+  HalfFirstOperand = 1u << 5,
+};
+} // namespace optrait
+using optrait::OpTrait;
+
 struct AttrSpec {
   llvm::StringRef Name;
   AttrKind Kind;
@@ -56,6 +82,9 @@ struct OpInfo {
   int MinResults, MaxResults;   ///< MaxResults == -1: variadic.
   LayoutClass Layout;
   llvm::ArrayRef<AttrSpec> Attrs; ///< Sorted by name.
+  uint32_t Traits = 0;            ///< OpTrait bits.
+
+  bool hasTrait(OpTrait T) const { return (Traits & T) != 0; }
 
   /// Schema entry for attribute \p Name, or null if the op has none.
   const AttrSpec *findAttr(llvm::StringRef Name) const;
@@ -63,6 +92,8 @@ struct OpInfo {
 
 /// Table entry of a known op; asserts Id != Opaque.
 const OpInfo &getOpInfo(OpId Id);
+/// Whether op \p Id has trait \p T (never for OpId::Opaque).
+bool hasOpTrait(OpId Id, OpTrait T);
 /// Look up an op by its name in the default domain; null if not in the table.
 const OpInfo *lookupOp(llvm::StringRef Name);
 /// All table entries in Ops.def order.

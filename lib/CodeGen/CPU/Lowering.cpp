@@ -37,20 +37,7 @@ static void copyBytes(void *Dst, const void *Src, size_t N) {
     std::memcpy(Dst, Src, N);
 }
 
-bool cpu::isViewOp(OpId Id) {
-  switch (Id) {
-  case OpId::Reshape:
-  case OpId::Flatten:
-  case OpId::Squeeze:
-  case OpId::Unsqueeze:
-  case OpId::Identity:
-  case OpId::Dropout:
-  case OpId::Transpose:
-    return true;
-  default:
-    return false;
-  }
-}
+bool cpu::isViewOp(OpId Id) { return hasOpTrait(Id, optrait::View); }
 
 std::vector<float> cpu::getConstantFloats(const Value *V) {
   const TensorData *D = V ? V->getConstantData() : nullptr;
@@ -255,29 +242,6 @@ bool cpu::lowerConstant(LoweringContext &, const Node &N, const FusedTail &) {
   return N.getResult(0)->getConstantData() != nullptr;
 }
 
-bool cpu::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
-
-bool cpu::acceptsActivation(OpId Id) {
-  switch (Id) {
-  case OpId::Conv:
-  case OpId::Gemm:
-  case OpId::MatMul:
-  case OpId::BatchNormalization:
-  case OpId::Add:
-  case OpId::Sub:
-  case OpId::Mul:
-  case OpId::Div:
-  case OpId::PRelu:
-  case OpId::Pow:
-  case OpId::Max:
-  case OpId::Min:
-  case OpId::Sum:
-    return true;
-  default:
-    return false;
-  }
-}
-
 namespace {
 
 using LowerTable = std::array<LowerFn, size_t(OpId::Opaque)>;
@@ -478,9 +442,8 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
 
   // Groups: the producer is lowered when its last node is reached.
   const LowerTable &Table = getLowerTable();
-  const codegen::FusionRules Rules{acceptsResidual, acceptsActivation};
   codegen::FusionGroups Groups = codegen::findFusionGroups(
-      G, Order, Rules,
+      G, Order,
       [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
   const auto &GroupOf = Groups.GroupOf;
   auto &Tails = Groups.Tails;

@@ -202,10 +202,6 @@ using codegen::getFusableActivation;
 using LowerFn = bool (*)(LoweringContext &L, const Node &N,
                          const FusedTail &Tail);
 
-/// Ops whose fast kernels take a fused residual Add / activation.
-bool acceptsResidual(OpId Id);
-bool acceptsActivation(OpId Id);
-
 // Lowering functions (one file per family).
 bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConvTranspose(LoweringContext &L, const Node &N,

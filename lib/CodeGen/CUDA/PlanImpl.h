@@ -328,11 +328,6 @@ llvm::Error planGather(PlanContext &C, const Node &N,
 llvm::Error planDepthSpace(PlanContext &C, const Node &N,
                            const codegen::FusedTail &Tail);
 
-/// Whether the library producers and elementwise kernels take a fused
-/// residual Add / activation in this backend.
-bool acceptsResidual(OpId Id);
-bool acceptsActivation(OpId Id);
-
 } // namespace cuda
 } // namespace strider
 

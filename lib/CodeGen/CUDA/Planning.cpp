@@ -358,28 +358,6 @@ std::string cuda::describeRunError(const PlanImpl &P, const RunError &R) {
 // The op table
 //===----------------------------------------------------------------------===//
 
-bool cuda::acceptsResidual(OpId Id) { return Id == OpId::Conv; }
-
-bool cuda::acceptsActivation(OpId Id) {
-  switch (Id) {
-  case OpId::Conv:
-  case OpId::Gemm:
-  case OpId::MatMul:
-  case OpId::BatchNormalization:
-  case OpId::Add:
-  case OpId::Sub:
-  case OpId::Mul:
-  case OpId::Div:
-  case OpId::PRelu:
-  case OpId::Pow:
-  case OpId::Max:
-  case OpId::Min:
-    return true;
-  default:
-    return false;
-  }
-}
-
 namespace {
 
 using PlanTable = std::array<PlanFn, size_t(OpId::Opaque)>;
@@ -436,9 +414,11 @@ const PlanTable &getPlanTable() {
           OpId::GreaterOrEqual, OpId::And, OpId::Or, OpId::Xor, OpId::Not,
           OpId::Where, OpId::Mod, OpId::BitShift, OpId::IsNaN, OpId::IsInf})
       T[size_t(Id)] = planTyped;
-    for (OpId Id : {OpId::Reshape, OpId::Flatten, OpId::Squeeze,
-                    OpId::Unsqueeze, OpId::Identity, OpId::Dropout})
-      T[size_t(Id)] = planView;
+    // Transposes are copies here (the CPU backend's views of them are not
+    // planned on the GPU).
+    for (size_t Id = 0; Id < T.size(); ++Id)
+      if (hasOpTrait(OpId(Id), optrait::View) && OpId(Id) != OpId::Transpose)
+        T[Id] = planView;
     for (OpId Id :
          {OpId::Transpose, OpId::Relayout, OpId::Cast, OpId::Expand})
       T[size_t(Id)] = planCopyLike;
@@ -567,10 +547,9 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
     P->Inputs.push_back(B);
   }
 
-  const codegen::FusionRules Rules{acceptsResidual, acceptsActivation};
   const PlanTable &Table = getPlanTable();
   codegen::FusionGroups Groups = codegen::findFusionGroups(
-      G, Order, Rules,
+      G, Order,
       [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
 
   for (const Node *N : Order) {

@@ -148,22 +148,24 @@ bool codegen::haveSameBytes(const TensorType &A, const TensorType &B) {
 
 /// The fusion group starting at producer \p N; nodes in \p Claimed belong
 /// to other groups already.
-static FusedTail findTail(const Graph &G, const Node &N,
-                   const llvm::DenseMap<const Node *, const Node *> &Claimed,
-                   const FusionRules &Rules) {
+static FusedTail
+findTail(const Graph &G, const Node &N,
+         const llvm::DenseMap<const Node *, const Node *> &Claimed) {
   FusedTail T;
   T.Result = N.getResult(0);
   T.Last = &N;
-  if (N.getNumResults() != 1 || !Rules.AcceptsActivation(N.getOpId()))
+  if (N.getNumResults() != 1 ||
+      !hasOpTrait(N.getOpId(), optrait::TakesActivation))
     return T;
   const Node *U = getSoleUser(G, T.Result);
   if (U && Claimed.count(U))
     U = nullptr;
-  if (U && Rules.AcceptsResidual(N.getOpId()) && U->getOpId() == OpId::Add &&
-      U->getNumOperands() == 2) {
+  if (U && hasOpTrait(N.getOpId(), optrait::TakesResidual) &&
+      U->getOpId() == OpId::Add && U->getNumOperands() == 2) {
     const Value *Other =
         U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
-    if (Other != T.Result && haveSameBytes(Other->getType(), T.Result->getType()) &&
+    if (Other != T.Result &&
+        haveSameBytes(Other->getType(), T.Result->getType()) &&
         haveSameBytes(U->getResult(0)->getType(), T.Result->getType())) {
       T.Residual = Other;
       T.Result = U->getResult(0);
@@ -214,13 +216,12 @@ static FusedTail findTail(const Graph &G, const Node &N,
 
 FusionGroups
 codegen::findFusionGroups(const Graph &G, llvm::ArrayRef<const Node *> Order,
-                          const FusionRules &Rules,
                           llvm::function_ref<bool(const Node &)> IsLowerable) {
   FusionGroups Out;
   for (const Node *N : Order) {
     if (Out.GroupOf.count(N) || N->isOpaque() || !IsLowerable(*N))
       continue;
-    FusedTail T = findTail(G, *N, Out.GroupOf, Rules);
+    FusedTail T = findTail(G, *N, Out.GroupOf);
     for (const Node *M : T.Followers)
       Out.GroupOf[M] = N;
     Out.Tails[N] = std::move(T);
