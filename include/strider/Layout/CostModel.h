@@ -1,16 +1,17 @@
 //===- CostModel.h - Estimated kernel and relayout times --------*- C++ -*-===//
 //
 // Turns a node and a layout label into an estimated time on a target
-// (analytic: FLOPs, bytes, the target's throughput table), and says when
-// moving a value between layouts is free: dims of size 1, reshapes that are
-// bitcasts of the physical order, transposes that are views. Times are in
-// picoseconds (layout::Cost).
+// (analytic: FLOPs, bytes, the target's throughput table); when moving a
+// value between layouts is free (dims of size 1, reshapes that are
+// bitcasts, transposes that are views) is IR/LayoutAlgebra.h's to say.
+// Times are in picoseconds (layout::Cost).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef STRIDER_LAYOUT_COSTMODEL_H
 #define STRIDER_LAYOUT_COSTMODEL_H
 
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/Types.h"
 #include "strider/Layout/LayoutProblem.h"
 #include "strider/Layout/Target.h"
@@ -47,52 +48,6 @@ const OpLayoutRule &getOpLayoutRule(const Node &N);
 Layout getLabelLayout(LayoutLabel L, unsigned Rank);
 /// Lower-case name of a label at \p Rank (`nchw`, `nhwc`, `ncdhw`, ...).
 std::string getLabelName(LayoutLabel L, unsigned Rank);
-
-/// Concrete sizes for symbolic dims: a bound symbol has its binding; any
-/// other non-static dim counts as 1 for costs and as "not 1, unknown" for
-/// the structural checks (equivalence, bitcasts).
-class DimBindings {
-public:
-  void bind(llvm::StringRef Symbol, int64_t Size) { Sizes[Symbol] = Size; }
-  /// Size of \p D for cost estimates.
-  int64_t getCostSize(const Dim &D) const;
-  /// Size of \p D if known (static or bound), -1 otherwise.
-  int64_t getKnownSize(const Dim &D) const;
-  bool empty() const { return Sizes.empty(); }
-
-private:
-  llvm::StringMap<int64_t> Sizes;
-};
-
-/// Whether the bytes of a tensor of logical shape \p Shape are the same in
-/// layouts \p A and \p B (they differ only in where unit dims go).
-bool areLayoutsEquivalent(llvm::ArrayRef<Dim> Shape, const Layout &A,
-                          const Layout &B, const DimBindings &Dims);
-
-/// Whether reshaping \p From (row-major logical semantics, as Reshape,
-/// Flatten, Squeeze and Unsqueeze have) into \p To is a bitcast of their
-/// physical orders given their layouts.
-bool isReshapeBitcast(const TensorType &From, const TensorType &To,
-                      const DimBindings &Dims);
-
-/// A layout for a tensor of shape \p To that makes reshaping \p From (in
-/// its layout) into it a bitcast, if one exists.
-llvm::Optional<Layout> getReshapeBitcastLayout(const TensorType &From,
-                                               llvm::ArrayRef<Dim> To,
-                                               const DimBindings &Dims);
-
-/// The permutation of Transpose node \p N (its default reverses the dims).
-std::vector<int64_t> getTransposePerm(const Node &N);
-
-/// The layout of Transpose(\p From, \p Perm) that is a view of \p From's
-/// bytes.
-Layout getTransposeViewLayout(const TensorType &From,
-                              llvm::ArrayRef<int64_t> Perm);
-
-/// Whether Transpose(\p From, \p Perm) stored as \p To is a view of
-/// \p From's bytes.
-bool isTransposeView(const TensorType &From, llvm::ArrayRef<int64_t> Perm,
-                     const TensorType &To, const DimBindings &Dims);
 
 /// How the analytic model sees a convolution (sizes as given; symbolic
 /// dims already replaced): its multiply-adds, which efficiency column of

@@ -21,8 +21,8 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/WindowGeometry.h"
-#include "strider/Layout/CostModel.h"
 
 #include <algorithm>
 #include <cstring>

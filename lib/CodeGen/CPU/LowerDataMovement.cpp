@@ -15,7 +15,7 @@
 #include "ProgramImpl.h"
 
 #include "strider/IR/Diagnostics.h"
-#include "strider/Layout/CostModel.h"
+#include "strider/IR/LayoutAlgebra.h"
 
 #include <algorithm>
 #include <cstring>

@@ -14,8 +14,8 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/TensorData.h"
-#include "strider/Layout/CostModel.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -18,7 +18,7 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
-#include "strider/Layout/CostModel.h"
+#include "strider/IR/LayoutAlgebra.h"
 
 using namespace strider;
 using namespace strider::cpu;

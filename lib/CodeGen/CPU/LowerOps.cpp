@@ -10,8 +10,8 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/WindowGeometry.h"
-#include "strider/Layout/CostModel.h"
 #include "strider/Runtime/ResizeSampling.h"
 
 #include "llvm/ADT/STLExtras.h"

@@ -12,8 +12,8 @@
 #include "PlanImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/WindowGeometry.h"
-#include "strider/Layout/CostModel.h"
 
 #include <cmath>
 

@@ -13,7 +13,7 @@
 #include "PlanImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
-#include "strider/Layout/CostModel.h"
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/Runtime/ResizeSampling.h"
 #include "strider/Runtime/Tensor.h"
 

@@ -12,7 +12,7 @@
 
 #include "PlanImpl.h"
 
-#include "strider/Layout/CostModel.h"
+#include "strider/IR/LayoutAlgebra.h"
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/Runtime/Tensor.h"

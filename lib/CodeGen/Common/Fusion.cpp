@@ -6,7 +6,7 @@
 
 #include "strider/CodeGen/Fusion.h"
 
-#include "strider/Layout/CostModel.h"
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/Runtime/MemoryPlan.h"
 
 #include "llvm/ADT/STLExtras.h"

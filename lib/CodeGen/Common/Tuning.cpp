@@ -11,8 +11,8 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/ShapeInference.h"
-#include "strider/Layout/CostModel.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
