@@ -11,6 +11,7 @@
 #ifndef STRIDER_CODEGEN_BACKEND_H
 #define STRIDER_CODEGEN_BACKEND_H
 
+#include "strider/IR/OpInfo.h"
 #include "strider/Runtime/DeviceTensor.h"
 #include "strider/Runtime/Reference.h"
 
@@ -118,6 +119,23 @@ public:
   }
 };
 
+/// How a backend runs an op (Backend::getOpSupport).
+enum class OpSupport : uint8_t {
+  /// A lowering of its own (which may still decline an unusual form of the
+  /// op at compile time: an element type, an attribute).
+  Kernel,
+  /// The reference kernel, inside the backend's programs: the slow path,
+  /// a gap to close (strider-run warns where a model hits one).
+  Reference,
+  /// Not at all: compiling a graph with it is an error naming the node.
+  Unsupported,
+  /// Never reaches a backend: computed or inlined before lowering (the
+  /// op's CompileTime trait).
+  CompileTime,
+  /// Neither lowered nor declined: the backend's op table lacks the op.
+  Unlisted,
+};
+
 /// What a session or tool asks of a backend; each backend reads the
 /// fields that concern it and refuses values it cannot honour.
 struct BackendOptions {
@@ -167,6 +185,9 @@ public:
   /// tensors in its memory (Executable::runOnDevice); compile() then needs
   /// that device.
   virtual bool runsOnDevice() const { return false; }
+  /// How its programs run op \p Id: every op must be lowered or declined
+  /// explicitly (BackendRegistryTest fails on an Unlisted one).
+  virtual OpSupport getOpSupport(OpId Id) const = 0;
   /// Lowers \p G (verified, static shapes, layouts chosen) for \p Opts.
   /// \p G must outlive the result. Errors are located at the node.
   virtual llvm::Expected<std::unique_ptr<Executable>>

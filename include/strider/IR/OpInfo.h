@@ -65,6 +65,10 @@ enum OpTrait : uint32_t {
   /// With HalfCompute or HalfFollow: only operand 0 carries data of the
   /// node's type (the others keep theirs).
   HalfFirstOperand = 1u << 5,
+  /// Computed before any backend sees it once shapes are static (Shape,
+  /// Size, Range and ConstantOfShape fold into constants) or its condition
+  /// folds (If is inlined): no backend lowers it.
+  CompileTime = 1u << 6,
 };
 } // namespace optrait
 using optrait::OpTrait;

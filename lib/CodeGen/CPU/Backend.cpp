@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProgramImpl.h"
+
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/CodeGen/CPU/Tuning.h"
 #include "strider/IR/Diagnostics.h"
@@ -29,6 +31,10 @@ void Program::print(llvm::raw_ostream &OS) const {
 
 namespace {
 
+/// Ops the CPU backend has no kernel for: they run their reference
+/// kernels inside its programs (strider-run warns). Each is a gap.
+constexpr OpId ReferenceOps[] = {OpId::Trilu};
+
 class CPUBackend final : public codegen::Backend {
 public:
   llvm::StringRef getName() const override { return "cpu"; }
@@ -49,6 +55,15 @@ public:
   }
   bool servesTarget(llvm::StringRef Target) const override {
     return Target.startswith("cpu-");
+  }
+  codegen::OpSupport getOpSupport(OpId Id) const override {
+    if (hasLowering(Id))
+      return codegen::OpSupport::Kernel;
+    if (hasOpTrait(Id, optrait::CompileTime))
+      return codegen::OpSupport::CompileTime;
+    if (llvm::is_contained(ReferenceOps, Id))
+      return codegen::OpSupport::Reference;
+    return codegen::OpSupport::Unlisted;
   }
   bool canTune() const override { return true; }
   llvm::Error

@@ -416,6 +416,10 @@ void freeArena(void *P) { std::free(P); }
 
 } // namespace
 
+bool cpu::hasLowering(OpId Id) {
+  return Id != OpId::Opaque && getLowerTable()[size_t(Id)] != nullptr;
+}
+
 llvm::Expected<std::unique_ptr<Program>>
 cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   if (llvm::Error E = checkTypes(G))

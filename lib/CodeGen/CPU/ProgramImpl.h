@@ -202,6 +202,10 @@ using codegen::getFusableActivation;
 using LowerFn = bool (*)(LoweringContext &L, const Node &N,
                          const FusedTail &Tail);
 
+/// Whether the lowering table has an entry for \p Id (which may still
+/// decline a node, falling back to its reference kernel).
+bool hasLowering(OpId Id);
+
 // Lowering functions (one file per family).
 bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConvTranspose(LoweringContext &L, const Node &N,

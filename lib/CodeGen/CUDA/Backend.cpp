@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanImpl.h"
+
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/CodeGen/CUDA/Tuning.h"
 #include "strider/IR/Diagnostics.h"
@@ -94,9 +96,24 @@ getCUDAOptions(const codegen::BackendOptions &Opts) {
   return CO;
 }
 
-/// What both entries share: the options, the targets, the default target.
+/// Ops the CUDA backend has no kernel for: a graph with one is refused,
+/// naming the node (there is no host fallback inside a GPU program).
+/// None today.
+const std::initializer_list<OpId> UnsupportedOps = {};
+
+/// What both entries share: the options, the targets, the default target,
+/// the ops.
 class CUDABackendBase : public codegen::Backend {
 public:
+  codegen::OpSupport getOpSupport(OpId Id) const override {
+    if (hasPlanner(Id))
+      return codegen::OpSupport::Kernel;
+    if (hasOpTrait(Id, optrait::CompileTime))
+      return codegen::OpSupport::CompileTime;
+    if (llvm::is_contained(UnsupportedOps, Id))
+      return codegen::OpSupport::Unsupported;
+    return codegen::OpSupport::Unlisted;
+  }
   llvm::Error checkOptions(const codegen::BackendOptions &Opts) const override {
     return getCUDAOptions(Opts).takeError();
   }

@@ -328,6 +328,9 @@ llvm::Error planGather(PlanContext &C, const Node &N,
 llvm::Error planDepthSpace(PlanContext &C, const Node &N,
                            const codegen::FusedTail &Tail);
 
+/// Whether the planning table has an entry for \p Id.
+bool hasPlanner(OpId Id);
+
 } // namespace cuda
 } // namespace strider
 

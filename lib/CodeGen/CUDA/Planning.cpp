@@ -518,6 +518,10 @@ llvm::Error planNode(PlanContext &C, const Node &N, const FusedTail &T) {
 
 } // namespace
 
+bool cuda::hasPlanner(OpId Id) {
+  return Id != OpId::Opaque && getPlanTable()[size_t(Id)] != nullptr;
+}
+
 llvm::Expected<std::unique_ptr<Plan>>
 cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
   for (const Node *N : G.nodes())

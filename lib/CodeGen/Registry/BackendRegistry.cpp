@@ -44,6 +44,7 @@ public:
   bool servesTarget(llvm::StringRef Target) const override {
     return Target.startswith("cuda-");
   }
+  OpSupport getOpSupport(OpId) const override { return OpSupport::Unsupported; }
   bool runsOnDevice() const override { return OnDevice; }
   llvm::Expected<std::unique_ptr<Executable>>
   compile(const Graph &, const BackendOptions &) const override {
@@ -72,7 +73,7 @@ const std::array<const Backend *, 4> &getTable() {
       &getReferenceBackend()};
 #else
   static const MissingBackend Cuda("cuda", "the CUDA backend (not built)",
-                                    /*OnDevice=*/true);
+                                   /*OnDevice=*/true);
   static const MissingBackend Emulated(
       "cuda-emulated", "the CUDA backend's plan on the host (not built)",
       /*OnDevice=*/false);
@@ -124,7 +125,7 @@ const Backend *codegen::getTunerFor(llvm::StringRef Target) {
 std::string codegen::describeBackends() {
   std::string Lines;
   for (const Backend *B : getBackends())
-    Lines += "  " + B->getName().str() + " - " + B->getDescription().str() +
-             "\n";
+    Lines +=
+        "  " + B->getName().str() + " - " + B->getDescription().str() + "\n";
   return Lines;
 }

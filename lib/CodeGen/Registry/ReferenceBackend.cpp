@@ -16,6 +16,9 @@ using namespace strider::codegen;
 
 namespace {
 
+/// Ops without a reference kernel. None today.
+const std::initializer_list<OpId> UnsupportedOps = {};
+
 class ReferenceProgram final : public Executable {
 public:
   explicit ReferenceProgram(const Graph &G) : G(G) {}
@@ -44,6 +47,15 @@ public:
   /// the CPU backend would run.
   std::string getDefaultTarget(const BackendOptions &Opts) const override {
     return cpu::getBackend().getDefaultTarget(Opts);
+  }
+  codegen::OpSupport getOpSupport(OpId Id) const override {
+    if (runtime::lookupReferenceKernel(Id))
+      return OpSupport::Kernel;
+    if (hasOpTrait(Id, optrait::CompileTime))
+      return OpSupport::CompileTime;
+    if (llvm::is_contained(UnsupportedOps, Id))
+      return OpSupport::Unsupported;
+    return OpSupport::Unlisted;
   }
   /// Any: the interpreter runs every layout.
   bool servesTarget(llvm::StringRef) const override { return true; }

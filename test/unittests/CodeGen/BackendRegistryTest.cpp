@@ -111,3 +111,14 @@ TEST(BackendRegistry, EveryAvailableBackendComputesTheReference) {
   // cpu and reference always run.
   EXPECT_GE(Ran, 2u);
 }
+
+TEST(BackendRegistry, EveryBackendLowersOrDeclinesEveryOp) {
+  // An op added to Ops.def needs a lowering or an explicit entry in each
+  // backend's list of declined ops (the CPU backend's reference-kernel
+  // ops, the CUDA backend's unsupported ones).
+  for (const Backend *B : getBackends())
+    for (const OpInfo &Op : getAllOps())
+      EXPECT_NE(B->getOpSupport(Op.Id), OpSupport::Unlisted)
+          << B->getName().str() << " neither lowers nor declines "
+          << Op.Name.str();
+}
