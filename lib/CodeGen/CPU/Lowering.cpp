@@ -113,11 +113,6 @@ cpu::makePaddedFloats(llvm::ArrayRef<float> Values, int64_t Count) {
 // LoweringContext
 //===----------------------------------------------------------------------===//
 
-static int64_t getByteSize(const TensorType &T) {
-  return T.getNumElements().getValueOr(0) *
-         int64_t(getElementByteSize(T.getElementType()));
-}
-
 BufferId LoweringContext::getBuffer(const Value *V) {
   auto It = BufferOf.find(V);
   if (It != BufferOf.end())
@@ -127,7 +122,7 @@ BufferId LoweringContext::getBuffer(const Value *V) {
       V->getDefiningNode()->getAttr("value")->getTensor();
   BufferId B = BufferId(P.Buffers.size());
   BufferInfo Info;
-  Info.Bytes = getByteSize(D->getType());
+  Info.Bytes = codegen::getByteSize(D->getType());
   Info.IsConstant = true;
   P.Buffers.push_back(Info);
   P.ConstantSlot.resize(P.Buffers.size(), -1);
@@ -141,7 +136,7 @@ BufferId LoweringContext::getBuffer(const Value *V) {
 BufferId LoweringContext::defineBuffer(const Value *V) {
   BufferId B = BufferId(P.Buffers.size());
   BufferInfo Info;
-  Info.Bytes = getByteSize(V->getType());
+  Info.Bytes = codegen::getByteSize(V->getType());
   P.Buffers.push_back(Info);
   P.ConstantSlot.resize(P.Buffers.size(), -1);
   P.UnplannedBytes += Info.Bytes;
@@ -449,9 +444,7 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   codegen::FusionGroups Groups = codegen::findFusionGroups(
       G, Order,
       [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
-  const auto &GroupOf = Groups.GroupOf;
-  auto &Tails = Groups.Tails;
-  for (const auto &KV : Tails) {
+  for (const auto &KV : Groups.Tails) {
     // Every member of a group runs at its last node.
     if (KV.second.Followers.empty())
       continue;
@@ -461,39 +454,20 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
       L.setRunIndex(M, Run);
   }
 
-  for (const Node *N : Order) {
-    if (GroupOf.count(N)) {
-      const Node *Producer = GroupOf.lookup(N);
-      const FusedTail &T = Tails[Producer];
-      if (T.Last != N)
-        continue; // A middle member: done with its group.
-      if (Table[size_t(Producer->getOpId())](L, *Producer, T))
-        continue;
-      // The fused form was refused: lower the members one by one.
-      llvm::SmallVector<const Node *, 3> Members{Producer};
-      Members.append(T.Followers.begin(), T.Followers.end());
-      for (const Node *M : Members) {
-        FusedTail Plain;
-        Plain.Result = M->getResult(0);
-        Plain.Last = M;
-        LowerFn F = Table[size_t(M->getOpId())];
-        if (F && F(L, *M, Plain))
-          continue;
-        if (llvm::Error E = addFallback(L, *M))
-          return E;
-      }
-      continue;
-    }
-    auto It = Tails.find(N);
-    if (It != Tails.end()) {
-      if (It->second.Last != N)
-        continue; // Emitted at its last node.
-      if (Table[size_t(N->getOpId())](L, *N, It->second))
-        continue;
-    }
-    if (llvm::Error E = addFallback(L, *N))
-      return E;
-  }
+  // A lowering function that declines adds nothing; the node then runs
+  // its reference kernel.
+  auto Lower = [&](const Node &N, const FusedTail &T) -> llvm::Error {
+    LowerFn F = N.isOpaque() ? nullptr : Table[size_t(N.getOpId())];
+    if (F && F(L, N, T))
+      return llvm::Error::success();
+    return makeNodeError(N, "declined by the CPU backend's kernels");
+  };
+  auto Fallback = [&](const Node &N, llvm::Error Why) {
+    llvm::consumeError(std::move(Why));
+    return addFallback(L, N);
+  };
+  if (llvm::Error E = codegen::lowerNodes(Order, Groups, Lower, Fallback))
+    return E;
 
   for (const Value *Out : G.getOutputs()) {
     ProgramImpl::Binding B;
@@ -503,22 +477,8 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
     P->Outputs.push_back(B);
   }
 
-  std::vector<int64_t> Bytes;
-  std::vector<uint8_t> Planned;
-  for (const BufferInfo &B : P->Buffers) {
-    Bytes.push_back(B.Bytes);
-    Planned.push_back(!B.IsConstant);
-  }
-  std::vector<codegen::StepBuffers> StepUses;
-  for (const ProgramImpl::Step &S : P->Steps)
-    StepUses.push_back({S.Reads, S.Writes});
-  std::vector<int> InputIds, OutputIds;
-  for (const ProgramImpl::Binding &B : P->Inputs)
-    InputIds.push_back(B.Buffer);
-  for (const ProgramImpl::Binding &B : P->Outputs)
-    OutputIds.push_back(B.Buffer);
   codegen::ArenaPlan Plan =
-      codegen::planArena(Bytes, Planned, StepUses, InputIds, OutputIds, 64);
+      codegen::planBufferArena(P->Buffers, P->Steps, P->Inputs, P->Outputs, 64);
   P->Offsets = std::move(Plan.Offsets);
   P->ArenaBytes = Plan.ArenaBytes;
   // A vector's worth of slack: SIMD tails may read (never write) past the
@@ -562,48 +522,15 @@ std::string Program::getSimdTarget() {
 
 /// Copies \p Inputs into \p P's arena and runs its steps.
 static llvm::Error feedAndRun(ProgramImpl &P, const TensorMap &Inputs) {
-  for (const auto &KV : Inputs) {
-    bool Known = false;
-    for (const ProgramImpl::Binding &B : P.Inputs)
-      Known |= B.Name == KV.first;
-    if (!Known)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "unknown input '" + KV.first + "'");
-  }
-  for (const ProgramImpl::Binding &B : P.Inputs) {
-    TensorType Logical =
-        TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
-    auto It = Inputs.find(B.Name);
-    // The caller's tensor is read in place; a default or a relayout is
-    // made here.
-    Tensor Made;
-    const Tensor *T = nullptr;
-    if (It == Inputs.end()) {
-      if (!B.Default)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "missing input '" + B.Name +
-                                           "' of type " + Logical.str());
-      Made = Tensor::fromData(*B.Default);
-      T = &Made;
-    } else {
-      T = &It->second;
-    }
-    if (T->getElementType() != B.Type.getElementType() ||
-        T->getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "input '" + B.Name + "' has type " +
-              (T->getElementType() == ElementType::Unknown
-                   ? std::string("<empty>")
-                   : TensorType::get(T->getElementType(), T->getShape())
-                         .str()) +
-              ", expected " + Logical.str());
-    if (!(T->getLayout() == B.Type.getLayout())) {
-      Made = T->withLayout(B.Type.getLayout());
-      T = &Made;
-    }
-    copyBytes(P.bytes(B.Buffer), T->getBytes().data(), T->getBytes().size());
-  }
+  // The caller's tensors are read in place; a default or a relayout is
+  // made here.
+  std::vector<Tensor> Made;
+  auto Bound = codegen::bindInputs(P.Inputs, Inputs, Made);
+  if (!Bound)
+    return Bound.takeError();
+  for (size_t K = 0; K < P.Inputs.size(); ++K)
+    copyBytes(P.bytes(P.Inputs[K].Buffer), (*Bound)[K]->getBytes().data(),
+              (*Bound)[K]->getBytes().size());
   P.StepError.reset();
   if (P.Profile)
     P.StepSeconds.resize(P.Steps.size(), 0.0);

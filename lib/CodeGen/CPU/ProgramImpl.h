@@ -17,6 +17,7 @@
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/CodeGen/Fusion.h"
+#include "strider/CodeGen/Lowering.h"
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
@@ -46,12 +47,7 @@ public:
     std::vector<BufferId> Reads, Writes;
     std::function<void()> Run;
   };
-  struct Binding {
-    std::string Name;
-    TensorType Type; ///< Static shape, element type, layout.
-    BufferId Buffer = -1;
-    TensorDataRef Default; ///< Inputs: the default data, if any.
-  };
+  using Binding = codegen::IOBinding;
 
   std::vector<BufferInfo> Buffers;
   std::vector<int64_t> Offsets; ///< Arena offsets (activations).

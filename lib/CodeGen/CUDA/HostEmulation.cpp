@@ -632,28 +632,14 @@ cuda::emulateOnHost(const Plan &Pl, const runtime::TensorMap &Inputs,
                     EmulationMode Mode) {
   const PlanImpl &P = Pl.getImpl();
   Emulator E(P);
-  for (const Binding &B : P.Inputs) {
-    auto It = Inputs.find(B.Name);
-    runtime::Tensor T;
-    if (It != Inputs.end())
-      T = It->second;
-    else if (B.Default)
-      T = runtime::Tensor::fromData(*B.Default);
-    else
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "missing input '" + B.Name + "'");
-    if (T.getElementType() != B.Type.getElementType() ||
-        T.getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "input '" + B.Name + "' has type " + T.getType().str() +
-              ", expected " +
-              TensorType::get(B.Type.getElementType(), B.Type.getStaticShape())
-                  .str());
-    T = T.withLayout(B.Type.getLayout());
-    if (!T.getBytes().empty())
-      std::memcpy(E.ptr({B.Buffer, 0}), T.getBytes().data(),
-                  T.getBytes().size());
+  std::vector<runtime::Tensor> Made;
+  auto Bound = codegen::bindInputs(P.Inputs, Inputs, Made);
+  if (!Bound)
+    return Bound.takeError();
+  for (size_t K = 0; K < P.Inputs.size(); ++K) {
+    llvm::ArrayRef<uint8_t> Bytes = (*Bound)[K]->getBytes();
+    if (!Bytes.empty())
+      std::memcpy(E.ptr({P.Inputs[K].Buffer, 0}), Bytes.data(), Bytes.size());
   }
   // STRIDER_EMULATION_TRACE=1: after each step, how many of the values
   // in its result buffer are not finite (a debugging aid: the first step

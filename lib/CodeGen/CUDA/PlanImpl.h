@@ -16,6 +16,7 @@
 
 #include "strider/CodeGen/CUDA/CUDABackend.h"
 #include "strider/CodeGen/Fusion.h"
+#include "strider/CodeGen/Lowering.h"
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Graph.h"
 
@@ -97,12 +98,7 @@ struct PlanStep {
   std::vector<BufferId> Reads, Writes;
 };
 
-struct Binding {
-  std::string Name;
-  TensorType Type; ///< Static shape, element type, layout.
-  BufferId Buffer = -1;
-  TensorDataRef Default; ///< Inputs: the default data, if any.
-};
+using Binding = codegen::IOBinding;
 
 class PlanImpl {
 public:

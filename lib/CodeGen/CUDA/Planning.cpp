@@ -169,11 +169,6 @@ MathMode PlanContext::getMathMode(DType T) const {
   return Opts.Math == Precision::TF32 ? MathMode::TF32 : MathMode::FP32;
 }
 
-static int64_t getByteSize(const TensorType &T) {
-  return T.getNumElements().getValueOr(0) *
-         int64_t(getElementByteSize(T.getElementType()));
-}
-
 static llvm::Error checkHeld(const Value *V, const Node &User) {
   const TensorType &T = V->getType();
   if (!T.hasStaticShape())
@@ -214,7 +209,7 @@ llvm::Expected<BufferId> PlanContext::defineBuffer(const Value *V,
     return E;
   BufferId B = BufferId(P.Buffers.size());
   PlanBuffer Info;
-  Info.Bytes = getByteSize(V->getType());
+  Info.Bytes = codegen::getByteSize(V->getType());
   P.Buffers.push_back(Info);
   BufferOf[V] = B;
   return B;
@@ -556,41 +551,13 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
       G, Order,
       [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
 
-  for (const Node *N : Order) {
-    if (Groups.GroupOf.count(N)) {
-      const Node *Producer = Groups.GroupOf.lookup(N);
-      const FusedTail &T = Groups.Tails[Producer];
-      if (T.Last != N)
-        continue; // A middle member: done with its group.
-      // Planning functions check everything before they add a step, so
-      // a refused group adds nothing: plan its members one by one.
-      llvm::Error Fused = planNode(C, *Producer, T);
-      if (!Fused)
-        continue;
-      llvm::consumeError(std::move(Fused));
-      llvm::SmallVector<const Node *, 3> Members{Producer};
-      Members.append(T.Followers.begin(), T.Followers.end());
-      for (const Node *M : Members) {
-        FusedTail Plain;
-        Plain.Result = M->getResult(0);
-        Plain.Last = M;
-        if (llvm::Error E = planNode(C, *M, Plain))
-          return E;
-      }
-      continue;
-    }
-    auto It = Groups.Tails.find(N);
-    FusedTail Plain;
-    if (It == Groups.Tails.end()) {
-      Plain.Result = N->getNumResults() ? N->getResult(0) : nullptr;
-      Plain.Last = N;
-    }
-    const FusedTail &T = It == Groups.Tails.end() ? Plain : It->second;
-    if (T.Last != N)
-      continue; // Planned at its last node.
-    if (llvm::Error E = planNode(C, *N, T))
-      return E;
-  }
+  // Planning functions check everything before they add a step, so a
+  // declined group adds nothing; a node declined alone is an error.
+  if (llvm::Error E = codegen::lowerNodes(
+          Order, Groups,
+          [&](const Node &N, const FusedTail &T) { return planNode(C, N, T); },
+          [](const Node &, llvm::Error Why) { return Why; }))
+    return E;
 
   for (const Value *Out : G.getOutputs()) {
     Binding B;
@@ -604,23 +571,9 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
     P->Outputs.push_back(B);
   }
 
-  std::vector<int64_t> Bytes;
-  std::vector<uint8_t> Planned;
-  for (const PlanBuffer &B : P->Buffers) {
-    Bytes.push_back(B.Bytes);
-    Planned.push_back(!B.IsConstant);
-  }
-  std::vector<codegen::StepBuffers> Uses;
-  for (const PlanStep &S : P->Steps)
-    Uses.push_back({S.Reads, S.Writes});
-  std::vector<int> InIds, OutIds;
-  for (const Binding &B : P->Inputs)
-    InIds.push_back(B.Buffer);
-  for (const Binding &B : P->Outputs)
-    OutIds.push_back(B.Buffer);
   // 256 bytes: cudaMalloc's alignment, which cuDNN and cuBLASLt prefer.
-  codegen::ArenaPlan Arena =
-      codegen::planArena(Bytes, Planned, Uses, InIds, OutIds, 256);
+  codegen::ArenaPlan Arena = codegen::planBufferArena(
+      P->Buffers, P->Steps, P->Inputs, P->Outputs, 256);
   P->Offsets = std::move(Arena.Offsets);
   P->ArenaBytes = Arena.ArenaBytes;
   return std::make_unique<Plan>(std::move(P));

@@ -696,47 +696,16 @@ llvm::Error Program::runTo(const TensorMap &Inputs, TensorMap &Outputs,
               runtime::checkOutput(Outputs, B.Name, B.Type.getElementType(),
                                    B.Type.getStaticShape()))
         return E;
-  for (const auto &KV : Inputs)
-    if (llvm::none_of(P.Inputs,
-                      [&](const Binding &B) { return B.Name == KV.first; }))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "unknown input '" + KV.first + "'");
-  STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
   // The caller's tensors are read in place when they are in the binding's
   // layout; defaults and relayouts are made here, and must outlive the
   // asynchronous copies.
-  std::vector<Tensor> Made(P.Inputs.size());
+  std::vector<Tensor> Made;
+  auto Bound = codegen::bindInputs(P.Inputs, Inputs, Made);
+  if (!Bound)
+    return Bound.takeError();
+  STRIDER_CUDA_TRY(cudaSetDevice(I.Opts.Device), "cudaSetDevice");
   for (size_t K = 0; K < P.Inputs.size(); ++K) {
-    const Binding &B = P.Inputs[K];
-    TensorType Logical =
-        TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
-    auto It = Inputs.find(B.Name);
-    const Tensor *T = nullptr;
-    if (It == Inputs.end()) {
-      if (!B.Default)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "missing input '" + B.Name +
-                                           "' of type " + Logical.str());
-      Made[K] = Tensor::fromData(*B.Default);
-      T = &Made[K];
-    } else {
-      T = &It->second;
-    }
-    if (T->getElementType() != B.Type.getElementType() ||
-        T->getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "input '" + B.Name + "' has type " +
-              (T->getElementType() == ElementType::Unknown
-                   ? std::string("<empty>")
-                   : TensorType::get(T->getElementType(), T->getShape())
-                         .str()) +
-              ", expected " + Logical.str());
-    if (!(T->getLayout() == B.Type.getLayout())) {
-      Made[K] = T->withLayout(B.Type.getLayout());
-      T = &Made[K];
-    }
-    if (llvm::Error E = I.copyInput(K, T->getBytes()))
+    if (llvm::Error E = I.copyInput(K, (*Bound)[K]->getBytes()))
       return E;
   }
   if (llvm::Error E = I.launchBody())

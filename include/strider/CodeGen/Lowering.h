@@ -1,0 +1,108 @@
+//===- Lowering.h - The lowering driver every backend shares ----*- C++ -*-===//
+//
+// What lowering a graph to a program of steps is, whatever the backend:
+// the graph's inputs and outputs bound to buffers (IOBinding), the nodes
+// walked in program order with each fusion group lowered at its last node
+// (lowerNodes: one loop, one convention for declining), the activation
+// buffers placed in one arena by their live ranges (planBufferArena), and
+// the caller's tensors checked against the bindings on every run
+// (bindInputs). A backend supplies its per-op lowering and its steps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_CODEGEN_LOWERING_H
+#define STRIDER_CODEGEN_LOWERING_H
+
+#include "strider/CodeGen/Fusion.h"
+#include "strider/IR/TensorData.h"
+#include "strider/IR/Types.h"
+#include "strider/Runtime/Tensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strider {
+
+class Node;
+
+namespace codegen {
+
+/// A graph input or output of a program and the buffer that holds it.
+struct IOBinding {
+  std::string Name;
+  TensorType Type; ///< Static shape, element type, layout.
+  int Buffer = -1;
+  TensorDataRef Default; ///< Inputs: the default data, if any.
+};
+
+/// Bytes of a tensor of static type \p T (0 when a dim is not static).
+int64_t getByteSize(const TensorType &T);
+
+/// How a backend lowers node \p N, or the fusion group \p Tail it ends
+/// (a group of one for a plain node): success, or an error saying why it
+/// declined (nothing added then).
+using LowerNodeFn =
+    llvm::function_ref<llvm::Error(const Node &N, const FusedTail &Tail)>;
+/// What a backend does with a node it declined on its own (\p Why):
+/// success where it runs it another way (the CPU backend's reference
+/// kernel), else the error to stop at (the CUDA backend's).
+using DeclinedFn =
+    llvm::function_ref<llvm::Error(const Node &N, llvm::Error Why)>;
+
+/// The one lowering loop: the nodes of \p Order in program order, each
+/// group of \p Groups lowered at its last node by \p Lower; a group it
+/// declines is lowered member by member, and a member or plain node it
+/// declines goes to \p Declined.
+llvm::Error lowerNodes(llvm::ArrayRef<const Node *> Order,
+                       const FusionGroups &Groups, LowerNodeFn Lower,
+                       DeclinedFn Declined);
+
+/// planArena over the buffer ids of \p Inputs and \p Outputs.
+ArenaPlan planArena(llvm::ArrayRef<int64_t> Bytes,
+                    llvm::ArrayRef<uint8_t> Planned,
+                    llvm::ArrayRef<StepBuffers> Steps,
+                    llvm::ArrayRef<IOBinding> Inputs,
+                    llvm::ArrayRef<IOBinding> Outputs, int64_t Alignment);
+
+/// The arena of a program's activation buffers (\p Buffers: anything with
+/// Bytes and IsConstant; constants live outside it) read and written by
+/// \p Steps (anything with Reads and Writes): inputs live from before the
+/// first step, outputs to after the last, everything else from its first
+/// write to its last read, aligned to \p Alignment.
+template <typename BufferRange, typename StepRange>
+ArenaPlan planBufferArena(const BufferRange &Buffers, const StepRange &Steps,
+                          llvm::ArrayRef<IOBinding> Inputs,
+                          llvm::ArrayRef<IOBinding> Outputs,
+                          int64_t Alignment) {
+  std::vector<int64_t> Bytes;
+  std::vector<uint8_t> Planned;
+  for (const auto &B : Buffers) {
+    Bytes.push_back(B.Bytes);
+    Planned.push_back(!B.IsConstant);
+  }
+  std::vector<StepBuffers> Uses;
+  for (const auto &S : Steps)
+    Uses.push_back({S.Reads, S.Writes});
+  return planArena(Bytes, Planned, Uses, Inputs, Outputs, Alignment);
+}
+
+/// The tensor each of \p Bindings reads on a run fed \p Inputs (by name,
+/// logical shape, any layout): the caller's own where it is in the
+/// binding's layout, else a relayout or the binding's default, made in
+/// \p Made (which must outlive the result). Errors: an input the program
+/// has not ("unknown input 'x'"), a missing one without a default, a
+/// wrong element type or shape.
+llvm::Expected<std::vector<const runtime::Tensor *>>
+bindInputs(llvm::ArrayRef<IOBinding> Bindings,
+           const std::map<std::string, runtime::Tensor> &Inputs,
+           std::vector<runtime::Tensor> &Made);
+
+} // namespace codegen
+} // namespace strider
+
+#endif // STRIDER_CODEGEN_LOWERING_H

@@ -1,0 +1,114 @@
+//===- Lowering.cpp - The lowering driver every backend shares ------------===//
+
+#include "strider/CodeGen/Lowering.h"
+#include "strider/IR/Diagnostics.h"
+#include "strider/IR/Graph.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace strider;
+using namespace strider::codegen;
+
+int64_t codegen::getByteSize(const TensorType &T) {
+  return T.getNumElements().getValueOr(0) *
+         int64_t(getElementByteSize(T.getElementType()));
+}
+
+llvm::Error codegen::lowerNodes(llvm::ArrayRef<const Node *> Order,
+                                const FusionGroups &Groups, LowerNodeFn Lower,
+                                DeclinedFn Declined) {
+  auto Alone = [&](const Node &N) {
+    FusedTail Plain;
+    Plain.Result = N.getNumResults() ? N.getResult(0) : nullptr;
+    Plain.Last = &N;
+    llvm::Error E = Lower(N, Plain);
+    return E ? Declined(N, std::move(E)) : llvm::Error::success();
+  };
+  for (const Node *N : Order) {
+    const Node *Producer = Groups.GroupOf.lookup(N);
+    if (!Producer)
+      Producer = N;
+    auto It = Groups.Tails.find(Producer);
+    if (It == Groups.Tails.end()) {
+      if (llvm::Error E = Alone(*N))
+        return E;
+      continue;
+    }
+    const FusedTail &T = It->second;
+    if (T.Last != N)
+      continue; // Lowered at its last node.
+    llvm::Error Fused = Lower(*Producer, T);
+    if (!Fused)
+      continue;
+    if (T.Followers.empty()) {
+      if (llvm::Error E = Declined(*N, std::move(Fused)))
+        return E;
+      continue;
+    }
+    // The fused form was declined (nothing added): the members one by one.
+    llvm::consumeError(std::move(Fused));
+    llvm::SmallVector<const Node *, 3> Members{Producer};
+    Members.append(T.Followers.begin(), T.Followers.end());
+    for (const Node *M : Members)
+      if (llvm::Error E = Alone(*M))
+        return E;
+  }
+  return llvm::Error::success();
+}
+
+ArenaPlan codegen::planArena(llvm::ArrayRef<int64_t> Bytes,
+                             llvm::ArrayRef<uint8_t> Planned,
+                             llvm::ArrayRef<StepBuffers> Steps,
+                             llvm::ArrayRef<IOBinding> Inputs,
+                             llvm::ArrayRef<IOBinding> Outputs,
+                             int64_t Alignment) {
+  std::vector<int> InIds, OutIds;
+  for (const IOBinding &B : Inputs)
+    InIds.push_back(B.Buffer);
+  for (const IOBinding &B : Outputs)
+    OutIds.push_back(B.Buffer);
+  return planArena(Bytes, Planned, Steps, InIds, OutIds, Alignment);
+}
+
+llvm::Expected<std::vector<const runtime::Tensor *>>
+codegen::bindInputs(llvm::ArrayRef<IOBinding> Bindings,
+                    const std::map<std::string, runtime::Tensor> &Inputs,
+                    std::vector<runtime::Tensor> &Made) {
+  for (const auto &KV : Inputs)
+    if (llvm::none_of(Bindings,
+                      [&](const IOBinding &B) { return B.Name == KV.first; }))
+      return makeError("unknown input '" + KV.first + "'");
+  Made.assign(Bindings.size(), runtime::Tensor());
+  std::vector<const runtime::Tensor *> Bound(Bindings.size(), nullptr);
+  for (size_t K = 0; K < Bindings.size(); ++K) {
+    const IOBinding &B = Bindings[K];
+    TensorType Logical =
+        TensorType::get(B.Type.getElementType(), B.Type.getStaticShape());
+    auto It = Inputs.find(B.Name);
+    const runtime::Tensor *T = nullptr;
+    if (It == Inputs.end()) {
+      if (!B.Default)
+        return makeError("missing input '" + B.Name + "' of type " +
+                         Logical.str());
+      Made[K] = runtime::Tensor::fromData(*B.Default);
+      T = &Made[K];
+    } else {
+      T = &It->second;
+    }
+    if (T->getElementType() != B.Type.getElementType() ||
+        T->getShape() != llvm::makeArrayRef(B.Type.getStaticShape()))
+      return makeError(
+          "input '" + B.Name + "' has type " +
+          (T->getElementType() == ElementType::Unknown
+               ? std::string("<empty>")
+               : TensorType::get(T->getElementType(), T->getShape()).str()) +
+          ", expected " + Logical.str());
+    if (!(T->getLayout() == B.Type.getLayout())) {
+      Made[K] = T->withLayout(B.Type.getLayout());
+      T = &Made[K];
+    }
+    Bound[K] = T;
+  }
+  return Bound;
+}
