@@ -64,23 +64,6 @@ FusionGroups
 findFusionGroups(const Graph &G, llvm::ArrayRef<const Node *> Order,
                  llvm::function_ref<bool(const Node &)> IsLowerable);
 
-/// The buffers of a program placed in one arena: buffer ids index the
-/// byte sizes; a step lists the buffers it reads and writes.
-struct StepBuffers {
-  llvm::ArrayRef<int> Reads, Writes;
-};
-struct ArenaPlan {
-  std::vector<int64_t> Offsets; ///< Per buffer id (0 where not planned).
-  int64_t ArenaBytes = 0;
-};
-/// Places the buffers for which \p Planned holds by their live ranges:
-/// inputs live from before the first step, outputs to after the last,
-/// everything else from its first write to its last read.
-ArenaPlan planArena(llvm::ArrayRef<int64_t> Bytes, llvm::ArrayRef<uint8_t> Planned,
-                    llvm::ArrayRef<StepBuffers> Steps,
-                    llvm::ArrayRef<int> Inputs, llvm::ArrayRef<int> Outputs,
-                    int64_t Alignment);
-
 } // namespace codegen
 } // namespace strider
 

@@ -62,6 +62,23 @@ llvm::Error lowerNodes(llvm::ArrayRef<const Node *> Order,
                        const FusionGroups &Groups, LowerNodeFn Lower,
                        DeclinedFn Declined);
 
+/// The buffers of a program placed in one arena: buffer ids index the
+/// byte sizes; a step lists the buffers it reads and writes.
+struct StepBuffers {
+  llvm::ArrayRef<int> Reads, Writes;
+};
+struct ArenaPlan {
+  std::vector<int64_t> Offsets; ///< Per buffer id (0 where not planned).
+  int64_t ArenaBytes = 0;
+};
+/// Places the buffers for which \p Planned holds by their live ranges:
+/// inputs live from before the first step, outputs to after the last,
+/// everything else from its first write to its last read.
+ArenaPlan planArena(llvm::ArrayRef<int64_t> Bytes, llvm::ArrayRef<uint8_t> Planned,
+                    llvm::ArrayRef<StepBuffers> Steps,
+                    llvm::ArrayRef<int> Inputs, llvm::ArrayRef<int> Outputs,
+                    int64_t Alignment);
+
 /// planArena over the buffer ids of \p Inputs and \p Outputs.
 ArenaPlan planArena(llvm::ArrayRef<int64_t> Bytes,
                     llvm::ArrayRef<uint8_t> Planned,

@@ -7,7 +7,6 @@
 #include "strider/CodeGen/Fusion.h"
 
 #include "strider/IR/LayoutAlgebra.h"
-#include "strider/Runtime/MemoryPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -226,46 +225,5 @@ codegen::findFusionGroups(const Graph &G, llvm::ArrayRef<const Node *> Order,
       Out.GroupOf[M] = N;
     Out.Tails[N] = std::move(T);
   }
-  return Out;
-}
-
-ArenaPlan codegen::planArena(llvm::ArrayRef<int64_t> Bytes,
-                             llvm::ArrayRef<uint8_t> Planned,
-                             llvm::ArrayRef<StepBuffers> Steps,
-                             llvm::ArrayRef<int> Inputs,
-                             llvm::ArrayRef<int> Outputs, int64_t Alignment) {
-  const int NumSteps = int(Steps.size());
-  std::vector<int> Begin(Bytes.size(), NumSteps + 1), End(Bytes.size(), -1);
-  for (int B : Inputs)
-    Begin[size_t(B)] = -1;
-  for (int S = 0; S < NumSteps; ++S) {
-    for (int B : Steps[size_t(S)].Writes) {
-      Begin[size_t(B)] = std::min(Begin[size_t(B)], S);
-      End[size_t(B)] = std::max(End[size_t(B)], S);
-    }
-    for (int B : Steps[size_t(S)].Reads)
-      End[size_t(B)] = std::max(End[size_t(B)], S);
-  }
-  for (int B : Outputs)
-    End[size_t(B)] = NumSteps;
-  std::vector<runtime::BufferRequest> Requests;
-  std::vector<size_t> Ids;
-  for (size_t B = 0; B < Bytes.size(); ++B) {
-    if (!Planned[B])
-      continue;
-    runtime::BufferRequest R;
-    R.Bytes = Bytes[B];
-    // A buffer never written (an input nobody reads) lives where it ends.
-    R.Begin = Begin[B] > NumSteps ? End[B] : Begin[B];
-    R.End = std::max(End[B], R.Begin);
-    Requests.push_back(R);
-    Ids.push_back(B);
-  }
-  runtime::MemoryPlan Plan = runtime::planMemory(Requests, Alignment);
-  ArenaPlan Out;
-  Out.Offsets.assign(Bytes.size(), 0);
-  for (size_t I = 0; I < Ids.size(); ++I)
-    Out.Offsets[Ids[I]] = Plan.Offsets[I];
-  Out.ArenaBytes = Plan.ArenaBytes;
   return Out;
 }

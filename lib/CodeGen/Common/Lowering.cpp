@@ -1,6 +1,7 @@
 //===- Lowering.cpp - The lowering driver every backend shares ------------===//
 
 #include "strider/CodeGen/Lowering.h"
+#include "strider/CodeGen/MemoryPlan.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 
@@ -55,6 +56,47 @@ llvm::Error codegen::lowerNodes(llvm::ArrayRef<const Node *> Order,
         return E;
   }
   return llvm::Error::success();
+}
+
+ArenaPlan codegen::planArena(llvm::ArrayRef<int64_t> Bytes,
+                             llvm::ArrayRef<uint8_t> Planned,
+                             llvm::ArrayRef<StepBuffers> Steps,
+                             llvm::ArrayRef<int> Inputs,
+                             llvm::ArrayRef<int> Outputs, int64_t Alignment) {
+  const int NumSteps = int(Steps.size());
+  std::vector<int> Begin(Bytes.size(), NumSteps + 1), End(Bytes.size(), -1);
+  for (int B : Inputs)
+    Begin[size_t(B)] = -1;
+  for (int S = 0; S < NumSteps; ++S) {
+    for (int B : Steps[size_t(S)].Writes) {
+      Begin[size_t(B)] = std::min(Begin[size_t(B)], S);
+      End[size_t(B)] = std::max(End[size_t(B)], S);
+    }
+    for (int B : Steps[size_t(S)].Reads)
+      End[size_t(B)] = std::max(End[size_t(B)], S);
+  }
+  for (int B : Outputs)
+    End[size_t(B)] = NumSteps;
+  std::vector<BufferRequest> Requests;
+  std::vector<size_t> Ids;
+  for (size_t B = 0; B < Bytes.size(); ++B) {
+    if (!Planned[B])
+      continue;
+    BufferRequest R;
+    R.Bytes = Bytes[B];
+    // A buffer never written (an input nobody reads) lives where it ends.
+    R.Begin = Begin[B] > NumSteps ? End[B] : Begin[B];
+    R.End = std::max(End[B], R.Begin);
+    Requests.push_back(R);
+    Ids.push_back(B);
+  }
+  MemoryPlan Plan = planMemory(Requests, Alignment);
+  ArenaPlan Out;
+  Out.Offsets.assign(Bytes.size(), 0);
+  for (size_t I = 0; I < Ids.size(); ++I)
+    Out.Offsets[Ids[I]] = Plan.Offsets[I];
+  Out.ArenaBytes = Plan.ArenaBytes;
+  return Out;
 }
 
 ArenaPlan codegen::planArena(llvm::ArrayRef<int64_t> Bytes,

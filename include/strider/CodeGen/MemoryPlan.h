@@ -3,12 +3,13 @@
 // Places buffers with known live ranges (in steps of a program) at offsets
 // of one arena so that buffers live at the same time never overlap. Greedy
 // best-offset placement, largest buffers first: deterministic, and close to
-// the peak of simultaneously live bytes on the graphs of CNNs.
+// the peak of simultaneously live bytes on the graphs of CNNs. Lowering's
+// arena placement (planArena, Lowering.h) is its user.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef STRIDER_RUNTIME_MEMORYPLAN_H
-#define STRIDER_RUNTIME_MEMORYPLAN_H
+#ifndef STRIDER_CODEGEN_MEMORYPLAN_H
+#define STRIDER_CODEGEN_MEMORYPLAN_H
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -16,7 +17,7 @@
 #include <vector>
 
 namespace strider {
-namespace runtime {
+namespace codegen {
 
 struct BufferRequest {
   int64_t Bytes = 0;
@@ -35,7 +36,7 @@ struct MemoryPlan {
 MemoryPlan planMemory(llvm::ArrayRef<BufferRequest> Requests,
                       int64_t Alignment = 64);
 
-} // namespace runtime
+} // namespace codegen
 } // namespace strider
 
-#endif // STRIDER_RUNTIME_MEMORYPLAN_H
+#endif // STRIDER_CODEGEN_MEMORYPLAN_H

@@ -1,14 +1,14 @@
 //===- MemoryPlan.cpp - Liveness-based buffer placement -------------------===//
 
-#include "strider/Runtime/MemoryPlan.h"
+#include "strider/CodeGen/MemoryPlan.h"
 
 #include <algorithm>
 #include <numeric>
 
 using namespace strider;
-using namespace strider::runtime;
+using namespace strider::codegen;
 
-MemoryPlan runtime::planMemory(llvm::ArrayRef<BufferRequest> Requests,
+MemoryPlan codegen::planMemory(llvm::ArrayRef<BufferRequest> Requests,
                                int64_t Alignment) {
   MemoryPlan Plan;
   const size_t N = Requests.size();
