@@ -319,13 +319,46 @@ TEST_F(Fixture, CudaBackendRunsOrSaysWhyNot) {
   strider_session_free(S);
 }
 
+TEST_F(Fixture, EveryRegisteredBackendRunsOrSaysWhyNot) {
+  // The backends by their registry names: the CUDA backend's plan on the
+  // host (no GPU) gives the CPU backend's logits, or, in a build without
+  // nvcc, a session refused as unsupported.
+  strider_session *Cpu = session();
+  std::vector<float> Input = image(1);
+  std::vector<float> Want = run(Cpu, Input, 1);
+  strider_session_free(Cpu);
+  for (const char *Name : {"reference", "cuda-emulated"}) {
+    SCOPED_TRACE(Name);
+    strider_session_options *O = nullptr;
+    ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+    ASSERT_EQ(strider_session_options_set_backend(O, Name), STRIDER_OK);
+    strider_session *S = nullptr;
+    strider_status Status = strider_session_create(M, O, &S);
+    strider_session_options_free(O);
+    if (Status != STRIDER_OK) {
+      EXPECT_EQ(Status, STRIDER_ERROR_UNSUPPORTED) << strider_last_error();
+      EXPECT_NE(std::string(strider_last_error()).find("no CUDA backend"),
+                std::string::npos)
+          << strider_last_error();
+      continue;
+    }
+    std::vector<float> Got = run(S, Input, 1);
+    ASSERT_EQ(Got.size(), Want.size());
+    for (size_t I = 0; I < Got.size(); ++I)
+      EXPECT_NEAR(Got[I], Want[I], 1e-3 + 1e-3 * std::abs(Want[I])) << I;
+    strider_session_free(S);
+  }
+}
+
 TEST_F(Fixture, BadOptionsAreRefused) {
   strider_session_options *O = nullptr;
   ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
   EXPECT_FAILS(strider_session_options_set_threads(O, 0),
                STRIDER_ERROR_INVALID_ARGUMENT, "at least 1");
   EXPECT_FAILS(strider_session_options_set_backend(O, "gpu"),
-               STRIDER_ERROR_INVALID_ARGUMENT, "unknown backend 'gpu'");
+               STRIDER_ERROR_INVALID_ARGUMENT,
+               "unknown backend 'gpu' (available: cpu, cuda, cuda-emulated, "
+               "reference)");
   EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLOpenCL, 0}),
                STRIDER_ERROR_UNSUPPORTED, "kDLCPU");
   EXPECT_FAILS(strider_session_options_set_device(O, DLDevice{kDLCPU, 1}),
