@@ -127,8 +127,7 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
   Opts.Layout = std::move(*Layout);
   size_t Before = G.getNumNodes();
   PassManager PM;
-  llvm::cantFail(parsePassPipeline(
-      "infer-shapes,canonicalize,infer-shapes,layout-assignment", PM));
+  llvm::cantFail(parsePassPipeline(getDefaultPipeline(), PM));
   PM.configure(Opts);
   if (llvm::Error E = PM.run(G))
     return E;

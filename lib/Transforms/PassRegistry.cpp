@@ -39,3 +39,7 @@ llvm::Error strider::parsePassPipeline(llvm::StringRef Pipeline,
   }
   return llvm::Error::success();
 }
+
+llvm::StringRef strider::getDefaultPipeline() {
+  return "infer-shapes,canonicalize,infer-shapes,layout-assignment";
+}

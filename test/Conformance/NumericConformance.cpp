@@ -415,13 +415,12 @@ Outcome runTest(llvm::StringRef Dir, std::map<std::string, unsigned> &Missing) {
   NHWC.Layout.Mode = layout::LayoutMode::ChannelsLast;
   struct Variant {
     const char *Name;
-    const char *Pipeline;
+    llvm::StringRef Pipeline;
     const PipelineOptions *Opts;
   } Variants[] = {
       {"imported", "infer-shapes,constant-fold,inline-if,infer-shapes",
        &Imported},
-      {"nhwc", "infer-shapes,canonicalize,infer-shapes,layout-assignment",
-       &NHWC}};
+      {"nhwc", getDefaultPipeline(), &NHWC}};
   unsigned Relaid = 0, Fallbacks = 0;
   std::set<std::string> FallbackKernels;
   for (const Variant &V : Variants)

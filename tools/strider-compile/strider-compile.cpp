@@ -109,10 +109,6 @@ static llvm::Error makeToolError(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
-/// The pass pipeline of an ahead-of-time conversion.
-static const char *const Pipeline =
-    "infer-shapes,canonicalize,infer-shapes,layout-assignment";
-
 static codegen::TuneStats TuneResult;
 
 /// Writes \p T to --tuning-file when tuning added to it (or the file is
@@ -415,7 +411,7 @@ static int compile() {
   std::vector<PrecisionReport> PrecisionReports;
   Opts->PrecisionReports = &PrecisionReports;
   PassManager PM;
-  llvm::cantFail(parsePassPipeline(Pipeline, PM));
+  llvm::cantFail(parsePassPipeline(getDefaultPipeline(), PM));
   if (Opts->Precision.Half != ElementType::Unknown)
     llvm::cantFail(parsePassPipeline("assign-precision", PM));
   PM.configure(*Opts);

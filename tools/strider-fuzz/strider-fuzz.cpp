@@ -845,8 +845,7 @@ std::string checkConfiguration(const Configuration &Config,
   PipelineOptions Pipeline;
   Pipeline.Layout = *Opts;
   PassManager PM;
-  if (llvm::Error E = parsePassPipeline(
-          "infer-shapes,canonicalize,infer-shapes,layout-assignment", PM))
+  if (llvm::Error E = parsePassPipeline(getDefaultPipeline(), PM))
     return "pipeline error: " + llvm::toString(std::move(E));
   PM.configure(Pipeline);
   if (llvm::Error E = PM.run(G))

@@ -34,6 +34,10 @@ const PassInfo *lookupPass(llvm::StringRef Argument);
 /// Append the passes of a comma-separated pipeline (`infer-shapes,dce`) to
 /// \p PM; unknown names are an error naming them.
 llvm::Error parsePassPipeline(llvm::StringRef Pipeline, PassManager &PM);
+/// The pipeline an ONNX model is optimized with before it is lowered
+/// (strider-compile's, a session's): shape inference, canonicalization,
+/// shape inference again, layout assignment.
+llvm::StringRef getDefaultPipeline();
 
 } // namespace strider
 
