@@ -791,12 +791,13 @@ static int run() {
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(RunCat);
-  cl::ParseCommandLineOptions(
-      argc, argv,
+  const std::string Overview =
       "Strider model runner: execute an ONNX model (specialized to the "
       "inputs' shapes and optimized as strider-compile does), textual IR or "
       "a strider-compile output directory (its layouts executed as such) "
-      "with the reference interpreter or the CPU backend, write and compare "
-      "outputs\n");
+      "on one of Strider's backends, write and compare outputs\n\n"
+      "Backends (--backend):\n" +
+      codegen::describeBackends();
+  cl::ParseCommandLineOptions(argc, argv, Overview);
   return run();
 }

@@ -198,8 +198,8 @@ public:
   /// Readies \p Table for measurements taken with \p Opts: an empty table
   /// records the machine they are taken on (the SIMD target and threads;
   /// the GPU and precision), a filled one must hold that machine's times
-  /// ("measured with X; this run would add Y" otherwise). Errors of
-  /// checkAvailable and checkOptions first.
+  /// ("measured with X; this run would add Y" otherwise). A GPU backend
+  /// also refuses a precision it does not compute in or a missing device.
   virtual llvm::Error prepareTuningTable(layout::TuningTable &Table,
                                          const BackendOptions &Opts) const;
   /// Measures what \p Table lacks for \p G (shape-inferred, \p Dims

@@ -72,10 +72,12 @@ const std::array<const Backend *, 4> &getTable() {
       &cpu::getBackend(), &cuda::getBackend(), &cuda::getEmulatedBackend(),
       &getReferenceBackend()};
 #else
-  static const MissingBackend Cuda("cuda", "the CUDA backend (not built)",
+  static const MissingBackend Cuda("cuda",
+                                   "the CUDA backend (not in this build)",
                                    /*OnDevice=*/true);
   static const MissingBackend Emulated(
-      "cuda-emulated", "the CUDA backend's plan on the host (not built)",
+      "cuda-emulated",
+      "the CUDA backend's plan run on the host (not in this build)",
       /*OnDevice=*/false);
   static const std::array<const Backend *, 4> Table = {
       &cpu::getBackend(), &Cuda, &Emulated, &getReferenceBackend()};
