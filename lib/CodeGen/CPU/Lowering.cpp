@@ -37,8 +37,6 @@ static void copyBytes(void *Dst, const void *Src, size_t N) {
     std::memcpy(Dst, Src, N);
 }
 
-bool cpu::isViewOp(OpId Id) { return hasOpTrait(Id, optrait::View); }
-
 std::vector<float> cpu::getConstantFloats(const Value *V) {
   const TensorData *D = V ? V->getConstantData() : nullptr;
   if (!D || D->getElementType() != ElementType::F32)
@@ -208,10 +206,10 @@ bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
   const Node *Def = V->getDefiningNode();
   // A value sharing its buffer with another (views) may be read through
   // that other name later.
-  if (isViewOp(Def->getOpId()))
+  if (hasOpTrait(Def->getOpId(), optrait::View))
     return false;
   for (const Use &U : V->getUses()) {
-    if (isViewOp(U.User->getOpId()))
+    if (hasOpTrait(U.User->getOpId(), optrait::View))
       return false;
     if (getRunIndex(U.User) > Index)
       return false;
@@ -305,7 +303,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::Relayout)] = lowerRelayout;
     T[size_t(OpId::Constant)] = lowerConstant;
     for (size_t Id = 0; Id < T.size(); ++Id)
-      if (isViewOp(OpId(Id)))
+      if (hasOpTrait(OpId(Id), optrait::View))
         T[Id] = lowerView;
     return T;
   }();

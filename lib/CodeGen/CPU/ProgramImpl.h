@@ -97,8 +97,6 @@ bool isConstantF32(const Value *V);
 std::shared_ptr<AlignedFloats> makePaddedFloats(llvm::ArrayRef<float> Values,
                                                 int64_t Count);
 
-/// Ops whose result may share its operand's buffer (views).
-bool isViewOp(OpId Id);
 
 class LoweringContext {
 public:

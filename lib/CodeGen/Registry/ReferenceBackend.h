@@ -1,8 +1,8 @@
 //===- ReferenceBackend.h - The registry's own entries ----------*- C++ -*-===//
 //
-// Backends the registry defines itself rather than a backend library: the
-// reference interpreter, and the placeholders of backends a build leaves
-// out.
+// The backend the registry defines itself rather than a backend library:
+// the reference interpreter (the placeholders of backends a build leaves
+// out are BackendRegistry.cpp's own).
 //
 //===----------------------------------------------------------------------===//
 
