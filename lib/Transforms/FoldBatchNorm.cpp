@@ -55,19 +55,15 @@ llvm::Optional<std::vector<double>> readPerChannel(const Value *V,
   return D->toDoubleVector();
 }
 
-/// Ops whose result may fold into the convolution they read.
-constexpr OpId FoldedOps[] = {OpId::BatchNormalization, OpId::Mul, OpId::Add,
-                              OpId::Sub, OpId::Div};
-
 class FoldBatchNormPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "fold-batchnorm"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Candidates;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && llvm::is_contained(FoldedOps, N->getOpId()))
-        Candidates.push_back(N);
+    // The maps whose result may fold into the convolution they read.
+    std::vector<Node *> Candidates = rewrite::collectNodes(
+        G, {OpId::BatchNormalization, OpId::Mul, OpId::Add, OpId::Sub,
+            OpId::Div});
     // Each fold erases only its own map node, convolution and constants
     // that no one else uses, so later candidates stay valid; a later map
     // of a chain reads the convolution an earlier fold made.

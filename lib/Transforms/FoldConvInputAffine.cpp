@@ -98,11 +98,7 @@ public:
   }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Convs;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::Conv)
-        Convs.push_back(N);
-    for (Node *N : Convs)
+    for (Node *N : rewrite::collectNodes(G, {OpId::Conv}))
       fold(G, *N);
     return llvm::Error::success();
   }

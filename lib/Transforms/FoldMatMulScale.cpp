@@ -45,11 +45,7 @@ public:
   llvm::StringRef getArgument() const override { return "fold-matmul-scale"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Muls;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::Mul)
-        Muls.push_back(N);
-    for (Node *Mul : Muls)
+    for (Node *Mul : rewrite::collectNodes(G, {OpId::Mul}))
       if (llvm::Error E = fold(G, *Mul))
         return E;
     return llvm::Error::success();

@@ -74,13 +74,9 @@ public:
   llvm::StringRef getArgument() const override { return "fold-one-hot-matmul"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> MatMuls;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::MatMul &&
-          N->getNumOperands() == 2 && N->hasResult(0))
-        MatMuls.push_back(N);
-    for (Node *MM : MatMuls)
-      fold(G, *MM);
+    for (Node *MM : rewrite::collectNodes(G, {OpId::MatMul}))
+      if (MM->getNumOperands() == 2 && MM->hasResult(0))
+        fold(G, *MM);
     return llvm::Error::success();
   }
 

@@ -177,11 +177,8 @@ public:
   llvm::StringRef getArgument() const override { return "fuse-gelu"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Roots;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() &&
-          (N->getOpId() == OpId::Erf || N->getOpId() == OpId::Tanh))
-        Roots.push_back(N);
+    std::vector<Node *> Roots =
+        rewrite::collectNodes(G, {OpId::Erf, OpId::Tanh});
     // A match removes only nodes of its own chain: no other root.
     for (Node *Root : Roots) {
       GeluMatch M;

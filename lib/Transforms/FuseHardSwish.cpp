@@ -128,15 +128,9 @@ public:
   llvm::Error run(Graph &G) override {
     // Clips first: their HardSigmoid spelling is final (it has no Mul by
     // x), so HardSigmoid roots are only the graph's own.
-    std::vector<Node *> Clips, Sigmoids;
-    for (Node *N : G.nodes()) {
-      if (N->isOpaque())
-        continue;
-      if (N->getOpId() == OpId::Clip)
-        Clips.push_back(N);
-      else if (N->getOpId() == OpId::HardSigmoid)
-        Sigmoids.push_back(N);
-    }
+    std::vector<Node *> Clips = rewrite::collectNodes(G, {OpId::Clip});
+    std::vector<Node *> Sigmoids =
+        rewrite::collectNodes(G, {OpId::HardSigmoid});
     // A match removes only nodes of its own chain: no other root.
     for (Node *Root : Clips) {
       Match M;

@@ -142,10 +142,7 @@ public:
   llvm::StringRef getArgument() const override { return "fuse-layernorm"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Means;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::ReduceMean)
-        Means.push_back(N);
+    std::vector<Node *> Means = rewrite::collectNodes(G, {OpId::ReduceMean});
     // A match removes one ReduceMean besides its root; skip those.
     llvm::SmallPtrSet<Node *, 8> Erased;
     for (Node *Mean : Means) {

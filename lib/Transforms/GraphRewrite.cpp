@@ -7,6 +7,8 @@
 
 #include "GraphRewrite.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cassert>
 
 using namespace strider;
@@ -18,6 +20,15 @@ void rewrite::replaceAllUsesAndOutputs(Graph &G, Value *From, Value *To) {
   for (unsigned I = 0; I < Outputs.size(); ++I)
     if (Outputs[I] == From)
       G.setOutput(I, To);
+}
+
+std::vector<Node *> rewrite::collectNodes(Graph &G,
+                                          std::initializer_list<OpId> Ops) {
+  std::vector<Node *> Nodes;
+  for (Node *N : G.nodes())
+    if (!N->isOpaque() && llvm::is_contained(Ops, N->getOpId()))
+      Nodes.push_back(N);
+  return Nodes;
 }
 
 bool rewrite::hasNoLiveResults(const Graph &G, const Node &N) {

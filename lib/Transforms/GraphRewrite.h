@@ -15,6 +15,9 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <initializer_list>
+#include <vector>
+
 namespace strider {
 namespace rewrite {
 
@@ -39,6 +42,11 @@ void replaceAndTakeName(Graph &G, Value *Old, Value *New);
 /// second copy of another output). \p N must have no other live result. N
 /// is erased when it ends up dead. Returns whether anything changed.
 bool forwardPassThrough(Graph &G, Node &N, Value *Input, Value *Result);
+
+/// The nodes of \p G whose op is one of \p Ops, in graph order: a
+/// snapshot a pass can walk while it erases nodes (each rewrite must then
+/// erase only nodes it has already visited or its own).
+std::vector<Node *> collectNodes(Graph &G, std::initializer_list<OpId> Ops);
 
 /// Whether no result of \p N is used or is a graph output.
 bool hasNoLiveResults(const Graph &G, const Node &N);

@@ -40,10 +40,8 @@ public:
   llvm::StringRef getArgument() const override { return "remove-identity"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Candidates;
-    for (Node *N : G.nodes())
-      if (N->getOpId() == OpId::Identity || N->getOpId() == OpId::Dropout)
-        Candidates.push_back(N);
+    std::vector<Node *> Candidates =
+        rewrite::collectNodes(G, {OpId::Identity, OpId::Dropout});
     // In order, so that a chain collapses onto its first operand; only the
     // current node and nodes before it are erased.
     for (Node *N : Candidates) {

@@ -23,13 +23,11 @@ public:
   llvm::StringRef getArgument() const override { return "sum-to-add"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Sums;
-    for (Node *N : G.nodes())
-      if (!N->isOpaque() && N->getOpId() == OpId::Sum && N->hasResult(0) &&
-          N->getNumOperands() >= 1 && N->getNumOperands() <= 2 &&
-          N->hasOperand(0) && N->hasOperand(N->getNumOperands() - 1))
-        Sums.push_back(N);
-    for (Node *N : Sums) {
+    for (Node *N : rewrite::collectNodes(G, {OpId::Sum})) {
+      if (!N->hasResult(0) || N->getNumOperands() < 1 ||
+          N->getNumOperands() > 2 || !N->hasOperand(0) ||
+          !N->hasOperand(N->getNumOperands() - 1))
+        continue;
       Value *Y = N->getResult(0);
       if (N->getNumOperands() == 1) {
         if (N->getOperand(0)->getType() == Y->getType())

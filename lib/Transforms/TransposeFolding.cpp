@@ -48,10 +48,8 @@ public:
   llvm::StringRef getArgument() const override { return "fold-transposes"; }
 
   llvm::Error run(Graph &G) override {
-    std::vector<Node *> Transposes;
-    for (Node *N : G.nodes())
-      if (N->getOpId() == OpId::Transpose)
-        Transposes.push_back(N);
+    std::vector<Node *> Transposes =
+        rewrite::collectNodes(G, {OpId::Transpose});
     // In order: an inner Transpose is done before its users, so a chain
     // composes into its last Transpose. Only the current node and nodes
     // before it are erased.
