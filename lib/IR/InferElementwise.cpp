@@ -16,9 +16,15 @@ using namespace strider::detail;
 // Unary
 //===----------------------------------------------------------------------===//
 
-// Relu takes floats and signed integers; Erf any number; the others only
-// floating-point types.
-llvm::Error detail::inferRelu(const Node &N, ResultTypes &Results) {
+// The shape functions of Ops.def's STRIDER_OP_UNARY entries.
+#define STRIDER_OP_UNARY(Id, Class)                                            \
+  llvm::Error detail::infer##Id(const Node &N, ResultTypes &Results) {         \
+    return inferUnaryElementwise(N, Results, EltClass::Class);                 \
+  }
+#include "strider/IR/Ops.def"
+
+/// Relu and Neg: floats and signed integers.
+static llvm::Error inferSignedUnary(const Node &N, ResultTypes &Results) {
   if (const TensorType *X = getOperandType(N, 0)) {
     ElementType Elt = X->getElementType();
     if (isUnsignedInteger(Elt))
@@ -29,44 +35,8 @@ llvm::Error detail::inferRelu(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Numeric);
 }
 
-llvm::Error detail::inferLeakyRelu(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSigmoid(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferHardSigmoid(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferHardSwish(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferTanh(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferElu(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSelu(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSoftplus(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSoftsign(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferErf(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Numeric);
+llvm::Error detail::inferRelu(const Node &N, ResultTypes &Results) {
+  return inferSignedUnary(N, Results);
 }
 
 llvm::Error detail::inferGelu(const Node &N, ResultTypes &Results) {
@@ -77,88 +47,8 @@ llvm::Error detail::inferGelu(const Node &N, ResultTypes &Results) {
   return inferUnaryElementwise(N, Results, EltClass::Float);
 }
 
-llvm::Error detail::inferExp(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSqrt(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-// Neg and Abs take signed integers too (Abs any number); the other math
-// functions only floating-point types.
 llvm::Error detail::inferNeg(const Node &N, ResultTypes &Results) {
-  if (const TensorType *X = getOperandType(N, 0)) {
-    ElementType Elt = X->getElementType();
-    if (isUnsignedInteger(Elt))
-      return makeNodeError(N, "input 'X' has element type " +
-                                  getElementTypeName(Elt) +
-                                  ", expected a signed or floating-point type");
-  }
-  return inferUnaryElementwise(N, Results, EltClass::Numeric);
-}
-
-llvm::Error detail::inferAbs(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Numeric);
-}
-
-llvm::Error detail::inferReciprocal(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferFloor(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferCeil(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferLog(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferSin(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-llvm::Error detail::inferCos(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Float);
-}
-
-// The inverse and hyperbolic trigonometric functions, Tan and Round take
-// floating-point types; Sign and Shrink any number.
-#define STRIDER_FLOAT_UNARY(Id)                                                \
-  llvm::Error detail::infer##Id(const Node &N, ResultTypes &Results) {         \
-    return inferUnaryElementwise(N, Results, EltClass::Float);                 \
-  }
-STRIDER_FLOAT_UNARY(Tan)
-STRIDER_FLOAT_UNARY(Asin)
-STRIDER_FLOAT_UNARY(Acos)
-STRIDER_FLOAT_UNARY(Atan)
-STRIDER_FLOAT_UNARY(Sinh)
-STRIDER_FLOAT_UNARY(Cosh)
-STRIDER_FLOAT_UNARY(Asinh)
-STRIDER_FLOAT_UNARY(Acosh)
-STRIDER_FLOAT_UNARY(Atanh)
-STRIDER_FLOAT_UNARY(Round)
-STRIDER_FLOAT_UNARY(ThresholdedRelu)
-#undef STRIDER_FLOAT_UNARY
-
-llvm::Error detail::inferSign(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Numeric);
-}
-
-llvm::Error detail::inferShrink(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Numeric);
-}
-
-llvm::Error detail::inferNot(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Bool);
-}
-
-llvm::Error detail::inferIdentity(const Node &N, ResultTypes &Results) {
-  return inferUnaryElementwise(N, Results, EltClass::Any);
+  return inferSignedUnary(N, Results);
 }
 
 llvm::Error detail::inferCast(const Node &N, ResultTypes &Results) {

@@ -1,8 +1,8 @@
 //===- CostModel.cpp - Estimated kernel and relayout times ----------------===//
 //
-// The op layout table (OpLayouts.def) and the analytic time estimates of
-// kernels and relayouts on a target (when a layout change is free is
-// IR/LayoutAlgebra.h's).
+// The op layout table (the STRIDER_OP_LAYOUT entries of IR/Ops.def) and
+// the analytic time estimates of kernels and relayouts on a target (when a
+// layout change is free is IR/LayoutAlgebra.h's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +35,7 @@ constexpr OpLayoutEntry OpLayoutTable[] = {
   {OpId::Id,                                                                   \
    {OperandRule::Operands, ResultRule::Results, KernelRule::Kernels,           \
     CostKind::Cost}},
-#include "strider/Layout/OpLayouts.def"
+#include "strider/IR/Ops.def"
 };
 
 constexpr bool isTableInOpOrder() {
@@ -45,8 +45,8 @@ constexpr bool isTableInOpOrder() {
   return true;
 }
 static_assert(std::size(OpLayoutTable) == static_cast<size_t>(OpId::Opaque),
-              "OpLayouts.def needs one entry per op of Ops.def");
-static_assert(isTableInOpOrder(), "OpLayouts.def must follow Ops.def order");
+              "Ops.def needs one STRIDER_OP_LAYOUT entry per op");
+static_assert(isTableInOpOrder(), "Ops.def's STRIDER_OP_LAYOUT entries must follow its op order");
 
 constexpr OpLayoutRule OpaqueRule = {OperandRule::All, ResultRule::None,
                                      KernelRule::ChannelsFirst,

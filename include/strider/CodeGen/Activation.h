@@ -17,46 +17,57 @@
 namespace strider {
 namespace codegen {
 
+/// Every activation once: X(Kind, Name, Op), the ActKind enumerator, its
+/// name in reports ("relu"; with attributes "clip[0,6]"), and which op it
+/// is: Plain, the op of the same name with no attribute to read; Attrs,
+/// the op of the same name, its attributes read by getActivation
+/// (Fusion.cpp); NoOp, no op of its own (a fusion or a form of another
+/// op's). The scalar definition of each is applyScalar below.
+#define STRIDER_ACTIVATIONS(X)                                                 \
+  X(None, "none", NoOp)                                                        \
+  X(Relu, "relu", Plain)                                                       \
+  X(Clip, "clip", Attrs)                                                       \
+  X(LeakyRelu, "leaky_relu", Attrs)                                            \
+  X(Sigmoid, "sigmoid", Plain)                                                 \
+  X(HardSigmoid, "hard_sigmoid", Attrs)                                        \
+  X(HardSwish, "hard_swish", Plain)                                            \
+  X(SiLU, "silu", NoOp) /* Mul(x, Sigmoid(x)) */                               \
+  X(Tanh, "tanh", Plain)                                                       \
+  X(Elu, "elu", Attrs)                                                         \
+  X(Selu, "selu", Attrs)                                                       \
+  X(Softplus, "softplus", Plain)                                               \
+  X(Softsign, "softsign", Plain)                                               \
+  X(Exp, "exp", Plain)                                                         \
+  X(Log, "log", Plain)                                                         \
+  X(Sqrt, "sqrt", Plain)                                                       \
+  X(Reciprocal, "reciprocal", Plain)                                           \
+  X(Neg, "neg", Plain)                                                         \
+  X(Abs, "abs", Plain)                                                         \
+  X(Floor, "floor", Plain)                                                     \
+  X(Ceil, "ceil", Plain)                                                       \
+  X(Sin, "sin", Plain)                                                         \
+  X(Cos, "cos", Plain)                                                         \
+  X(Tan, "tan", Plain)                                                         \
+  X(Asin, "asin", Plain)                                                       \
+  X(Acos, "acos", Plain)                                                       \
+  X(Atan, "atan", Plain)                                                       \
+  X(Sinh, "sinh", Plain)                                                       \
+  X(Cosh, "cosh", Plain)                                                       \
+  X(Asinh, "asinh", Plain)                                                     \
+  X(Acosh, "acosh", Plain)                                                     \
+  X(Atanh, "atanh", Plain)                                                     \
+  X(Sign, "sign", Plain)                                                       \
+  X(Round, "round", Plain)                                                     \
+  X(ThresholdedRelu, "thresholded_relu", Attrs)                                \
+  X(Shrink, "shrink", Attrs)                                                   \
+  X(Erf, "erf", Plain)                                                         \
+  X(Gelu, "gelu", Attrs)                                                       \
+  X(GeluTanh, "gelu_tanh", NoOp) /* Gelu, approximate=tanh */
+
 enum class ActKind : unsigned char {
-  None,
-  Relu,
-  Clip,      ///< min(max(x, Alpha), Beta)
-  LeakyRelu, ///< x < 0 ? Alpha * x : x
-  Sigmoid,
-  HardSigmoid, ///< clamp(Alpha * x + Beta, 0, 1)
-  HardSwish,   ///< x * clamp(x / 6 + 1 / 2, 0, 1)
-  SiLU,        ///< x * sigmoid(x) (Mul(x, Sigmoid(x)) fused)
-  Tanh,
-  Elu,      ///< x < 0 ? Alpha * (exp(x) - 1) : x
-  Selu,     ///< Beta * (x <= 0 ? Alpha * (exp(x) - 1) : x)
-  Softplus, ///< ln(1 + exp(x))
-  Softsign, ///< x / (1 + |x|)
-  Exp,
-  Log,
-  Sqrt,
-  Reciprocal,
-  Neg,
-  Abs,
-  Floor,
-  Ceil,
-  Sin,
-  Cos,
-  Tan,
-  Asin,
-  Acos,
-  Atan,
-  Sinh,
-  Cosh,
-  Asinh,
-  Acosh,
-  Atanh,
-  Sign,            ///< -1 or 1; zeros and NaN kept
-  Round,           ///< to the nearest integer, halves to even
-  ThresholdedRelu, ///< x > Alpha ? x : 0
-  Shrink,          ///< x < -Alpha ? x + Beta : x > Alpha ? x - Beta : 0
-  Erf,
-  Gelu,     ///< x / 2 * (1 + erf(x / sqrt(2)))
-  GeluTanh, ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+#define STRIDER_ACTIVATION_KIND(Kind, Name, Op) Kind,
+  STRIDER_ACTIVATIONS(STRIDER_ACTIVATION_KIND)
+#undef STRIDER_ACTIVATION_KIND
 };
 
 struct Activation {

@@ -27,13 +27,14 @@ class Value;
 
 namespace layout {
 
-/// The columns of OpLayouts.def (documented there).
+/// The columns of the STRIDER_OP_LAYOUT entries of IR/Ops.def (documented
+/// there).
 enum class OperandRule : uint8_t { First, SameRank, All, Matrix, None };
 enum class ResultRule : uint8_t { Same, None };
 enum class KernelRule : uint8_t { Both, ChannelsFirst };
 enum class CostKind : uint8_t { Conv, ConvTranspose, Memory, View, Free };
 
-/// How an op takes part in layout assignment (its OpLayouts.def entry).
+/// How an op takes part in layout assignment (its STRIDER_OP_LAYOUT entry).
 struct OpLayoutRule {
   OperandRule Operands;
   ResultRule Results;

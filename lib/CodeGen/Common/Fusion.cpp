@@ -15,49 +15,28 @@
 using namespace strider;
 using namespace strider::codegen;
 
-/// Activations without attributes: one per op.
-static const std::pair<OpId, ActKind> PlainActivations[] = {
-    {OpId::Relu, ActKind::Relu},
-    {OpId::Sigmoid, ActKind::Sigmoid},
-    {OpId::HardSwish, ActKind::HardSwish},
-    {OpId::Tanh, ActKind::Tanh},
-    {OpId::Softplus, ActKind::Softplus},
-    {OpId::Softsign, ActKind::Softsign},
-    {OpId::Erf, ActKind::Erf},
-    {OpId::Exp, ActKind::Exp},
-    {OpId::Sqrt, ActKind::Sqrt},
-    {OpId::Log, ActKind::Log},
-    {OpId::Reciprocal, ActKind::Reciprocal},
-    {OpId::Neg, ActKind::Neg},
-    {OpId::Abs, ActKind::Abs},
-    {OpId::Floor, ActKind::Floor},
-    {OpId::Ceil, ActKind::Ceil},
-    {OpId::Sin, ActKind::Sin},
-    {OpId::Cos, ActKind::Cos},
-    {OpId::Tan, ActKind::Tan},
-    {OpId::Asin, ActKind::Asin},
-    {OpId::Acos, ActKind::Acos},
-    {OpId::Atan, ActKind::Atan},
-    {OpId::Sinh, ActKind::Sinh},
-    {OpId::Cosh, ActKind::Cosh},
-    {OpId::Asinh, ActKind::Asinh},
-    {OpId::Acosh, ActKind::Acosh},
-    {OpId::Atanh, ActKind::Atanh},
-    {OpId::Sign, ActKind::Sign},
-    {OpId::Round, ActKind::Round},
-};
+#define STRIDER_ACTIVATION_OP(Kind, Name, Op) STRIDER_ACTIVATION_OP_##Op(Kind)
+#define STRIDER_ACTIVATION_OP_NoOp(Kind)
 
-llvm::ArrayRef<OpId> codegen::getActivationOps() {
-  static const std::vector<OpId> Ops = [] {
-    std::vector<OpId> V = {OpId::LeakyRelu,       OpId::Elu,   OpId::Selu,
-                           OpId::HardSigmoid,     OpId::Gelu,  OpId::Clip,
-                           OpId::ThresholdedRelu, OpId::Shrink};
-    for (const auto &P : PlainActivations)
-      V.push_back(P.first);
-    return V;
-  }();
-  return Ops;
-}
+// The ops of STRIDER_ACTIVATIONS' Plain entries, each its activation.
+#define STRIDER_ACTIVATION_OP_Plain(Kind) {OpId::Kind, ActKind::Kind},
+#define STRIDER_ACTIVATION_OP_Attrs(Kind)
+static const std::pair<OpId, ActKind> PlainActivations[] = {
+    STRIDER_ACTIVATIONS(STRIDER_ACTIVATION_OP)};
+#undef STRIDER_ACTIVATION_OP_Plain
+#undef STRIDER_ACTIVATION_OP_Attrs
+
+// Every op that is an activation: the Plain and Attrs entries.
+#define STRIDER_ACTIVATION_OP_Plain(Kind) OpId::Kind,
+#define STRIDER_ACTIVATION_OP_Attrs(Kind) OpId::Kind,
+static const OpId ActivationOps[] = {
+    STRIDER_ACTIVATIONS(STRIDER_ACTIVATION_OP)};
+#undef STRIDER_ACTIVATION_OP_Plain
+#undef STRIDER_ACTIVATION_OP_Attrs
+#undef STRIDER_ACTIVATION_OP_NoOp
+#undef STRIDER_ACTIVATION_OP
+
+llvm::ArrayRef<OpId> codegen::getActivationOps() { return ActivationOps; }
 
 bool codegen::getActivation(const Node &N, Activation &Out) {
   Activation A;
