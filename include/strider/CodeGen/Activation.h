@@ -18,11 +18,12 @@ namespace strider {
 namespace codegen {
 
 /// Every activation once: X(Kind, Name, Op), the ActKind enumerator, its
-/// name in reports ("relu"; with attributes "clip[0,6]"), and which op it
-/// is: Plain, the op of the same name with no attribute to read; Attrs,
-/// the op of the same name, its attributes read by getActivation
-/// (Fusion.cpp); NoOp, no op of its own (a fusion or a form of another
-/// op's). The scalar definition of each is applyScalar below.
+/// name in reports, and which op it is: Plain, the op of the same name
+/// with no attribute to read; Attrs, the op of the same name, whose
+/// attributes become Alpha and Beta (STRIDER_ACTIVATION_ATTRS, or by hand
+/// in getActivation, Fusion.cpp, for Clip's operands and Gelu's form);
+/// NoOp, no op of its own (a fusion, or a form of another op). The scalar
+/// definition of each is applyScalar below.
 #define STRIDER_ACTIVATIONS(X)                                                 \
   X(None, "none", NoOp)                                                        \
   X(Relu, "relu", Plain)                                                       \
@@ -63,6 +64,18 @@ namespace codegen {
   X(Erf, "erf", Plain)                                                         \
   X(Gelu, "gelu", Attrs)                                                       \
   X(GeluTanh, "gelu_tanh", NoOp) /* Gelu, approximate=tanh */
+
+/// The float attributes Alpha and Beta hold, for the Attrs entries that
+/// read only such: X(Kind, AlphaAttr, AlphaDefault, BetaAttr, BetaDefault),
+/// an attribute name "" when unused.
+#define STRIDER_ACTIVATION_ATTRS(X)                                            \
+  X(LeakyRelu, "alpha", 0.01f, "", 0.0f)                                       \
+  X(HardSigmoid, "alpha", 0.2f, "beta", 0.5f)                                  \
+  X(Elu, "alpha", 1.0f, "", 0.0f)                                              \
+  X(Selu, "alpha", 1.67326319217681884765625f, "gamma",                        \
+    1.05070102214813232421875f)                                                \
+  X(ThresholdedRelu, "alpha", 1.0f, "", 0.0f)                                  \
+  X(Shrink, "lambd", 0.5f, "bias", 0.0f)
 
 enum class ActKind : unsigned char {
 #define STRIDER_ACTIVATION_KIND(Kind, Name, Op) Kind,

@@ -41,33 +41,15 @@ llvm::ArrayRef<OpId> codegen::getActivationOps() { return ActivationOps; }
 bool codegen::getActivation(const Node &N, Activation &Out) {
   Activation A;
   switch (N.getOpId()) {
-  case OpId::LeakyRelu:
-    A.Kind = ActKind::LeakyRelu;
-    A.Alpha = N.getFloatAttr("alpha", 0.01f);
+#define STRIDER_ACTIVATION_ATTR(K, AlphaAttr, AlphaDefault, BetaAttr,          \
+                                BetaDefault)                                   \
+  case OpId::K:                                                                \
+    A.Kind = ActKind::K;                                                       \
+    A.Alpha = N.getFloatAttr(AlphaAttr, AlphaDefault);                         \
+    A.Beta = N.getFloatAttr(BetaAttr, BetaDefault);                            \
     break;
-  case OpId::Elu:
-    A.Kind = ActKind::Elu;
-    A.Alpha = N.getFloatAttr("alpha", 1.0f);
-    break;
-  case OpId::Selu:
-    A.Kind = ActKind::Selu;
-    A.Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
-    A.Beta = N.getFloatAttr("gamma", 1.05070102214813232421875f);
-    break;
-  case OpId::HardSigmoid:
-    A.Kind = ActKind::HardSigmoid;
-    A.Alpha = N.getFloatAttr("alpha", 0.2f);
-    A.Beta = N.getFloatAttr("beta", 0.5f);
-    break;
-  case OpId::ThresholdedRelu:
-    A.Kind = ActKind::ThresholdedRelu;
-    A.Alpha = N.getFloatAttr("alpha", 1.0f);
-    break;
-  case OpId::Shrink:
-    A.Kind = ActKind::Shrink;
-    A.Alpha = N.getFloatAttr("lambd", 0.5f);
-    A.Beta = N.getFloatAttr("bias", 0.0f);
-    break;
+    STRIDER_ACTIVATION_ATTRS(STRIDER_ACTIVATION_ATTR)
+#undef STRIDER_ACTIVATION_ATTR
   case OpId::Gelu:
     A.Kind = N.getStringAttr("approximate", "none") == "tanh"
                  ? ActKind::GeluTanh
