@@ -139,6 +139,13 @@ llvm::Error eluKernel(const Node &N, Operands Ins, Results Outs) {
   });
 }
 
+llvm::Error celuKernel(const Node &N, Operands Ins, Results Outs) {
+  double Alpha = N.getFloatAttr("alpha", 1.0f);
+  return unaryFloat(Ins, Outs, [Alpha](double X) {
+    return X < 0 ? Alpha * std::expm1(X / Alpha) : X;
+  });
+}
+
 llvm::Error seluKernel(const Node &N, Operands Ins, Results Outs) {
   double Alpha = N.getFloatAttr("alpha", 1.67326319217681884765625f);
   double Gamma = N.getFloatAttr("gamma", 1.05070102214813232421875f);
@@ -734,6 +741,7 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Tanh, checked<tanhKernel, 1>);
   Set(OpId::Elu, checked<eluKernel, 1>);
   Set(OpId::Selu, checked<seluKernel, 1>);
+  Set(OpId::Celu, checked<celuKernel, 1>);
   Set(OpId::Softplus, checked<softplusKernel, 1>);
   Set(OpId::Softsign, checked<softsignKernel, 1>);
   Set(OpId::Erf, checked<erfKernel, 1>);

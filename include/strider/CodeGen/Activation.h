@@ -38,6 +38,7 @@ namespace codegen {
   X(Selu, "selu", Attrs)                                                       \
   X(Softplus, "softplus", Plain)                                               \
   X(Softsign, "softsign", Plain)                                               \
+  X(Celu, "celu", Attrs)                                                       \
   X(Exp, "exp", Plain)                                                         \
   X(Log, "log", Plain)                                                         \
   X(Sqrt, "sqrt", Plain)                                                       \
@@ -72,6 +73,7 @@ namespace codegen {
   X(LeakyRelu, "alpha", 0.01f, "", 0.0f)                                       \
   X(HardSigmoid, "alpha", 0.2f, "beta", 0.5f)                                  \
   X(Elu, "alpha", 1.0f, "", 0.0f)                                              \
+  X(Celu, "alpha", 1.0f, "", 0.0f)                                             \
   X(Selu, "alpha", 1.67326319217681884765625f, "gamma",                        \
     1.05070102214813232421875f)                                                \
   X(ThresholdedRelu, "alpha", 1.0f, "", 0.0f)                                  \
@@ -82,6 +84,12 @@ enum class ActKind : unsigned char {
   STRIDER_ACTIVATIONS(STRIDER_ACTIVATION_KIND)
 #undef STRIDER_ACTIVATION_KIND
 };
+
+/// How many ActKinds there are (they number 0 to NumActKinds - 1).
+constexpr unsigned NumActKinds =
+#define STRIDER_ACTIVATION_COUNT(Kind, Name, Op) +1
+    0 STRIDER_ACTIVATIONS(STRIDER_ACTIVATION_COUNT);
+#undef STRIDER_ACTIVATION_COUNT
 
 struct Activation {
   ActKind Kind = ActKind::None;
@@ -125,6 +133,8 @@ inline float applyScalar(const Activation &A, float X) {
     return std::max(X, 0.0f) + std::log1p(std::exp(-std::fabs(X)));
   case ActKind::Softsign:
     return X / (1.0f + std::fabs(X));
+  case ActKind::Celu:
+    return X < 0.0f ? A.Alpha * std::expm1(X / A.Alpha) : X;
   case ActKind::Exp:
     return std::exp(X);
   case ActKind::Log:

@@ -179,6 +179,12 @@ HWY_NOINLINE V applyOtherActivation(D d, const Activation &A, V X) {
     return softplusVec(d, X);
   case ActKind::Softsign:
     return hn::Div(X, hn::Add(hn::Abs(X), hn::Set(d, 1.0f)));
+  case ActKind::Celu:
+    return hn::IfThenElse(
+        hn::Lt(X, hn::Zero(d)),
+        hn::Mul(hn::Expm1(d, hn::Div(X, hn::Set(d, A.Alpha))),
+                hn::Set(d, A.Alpha)),
+        X);
   case ActKind::Exp:
     return expVec(d, X);
   case ActKind::Log:

@@ -74,6 +74,8 @@ STRIDER_HOST_DEVICE float applyActivation(const codegen::Activation &A,
     return (X < 0.0f ? 0.0f : X) + log1pf(expf(-fabsf(X)));
   case ActKind::Softsign:
     return X / (1.0f + fabsf(X));
+  case ActKind::Celu:
+    return X < 0.0f ? A.Alpha * expm1f(X / A.Alpha) : X;
   case ActKind::Exp:
     return expf(X);
   case ActKind::Log:
@@ -172,6 +174,8 @@ STRIDER_HOST_DEVICE double applyActivationF64(const codegen::Activation &A,
     return (X < 0.0 ? 0.0 : X) + log1p(exp(-fabs(X)));
   case ActKind::Softsign:
     return X / (1.0 + fabs(X));
+  case ActKind::Celu:
+    return X < 0.0 ? Alpha * expm1(X / Alpha) : X;
   case ActKind::Exp:
     return exp(X);
   case ActKind::Log:

@@ -747,6 +747,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Selu, 6, nullptr, nullptr},
     {OpId::Softplus, 1, nullptr, nullptr},
     {OpId::Softsign, 1, nullptr, nullptr},
+    {OpId::Celu, 12, nullptr, nullptr},
     {OpId::Erf, 9, nullptr, nullptr},
     {OpId::Gelu, 20, nullptr, nullptr},
     {OpId::Exp, 6, nullptr, nullptr},

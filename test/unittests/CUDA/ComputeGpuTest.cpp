@@ -352,7 +352,7 @@ TEST(CudaComputeTest, ElementwiseBinaryHalfTypes) {
 
 TEST(CudaComputeTest, ElementwiseEveryActivation) {
   STRIDER_SKIP_WITHOUT_TARGET();
-  for (int K = 0; K <= int(ActKind::GeluTanh); ++K) {
+  for (unsigned K = 0; K < codegen::NumActKinds; ++K) {
     ElementwiseCase C;
     C.Name = "unary kind " + std::to_string(K);
     C.Op = BinaryOp::None;

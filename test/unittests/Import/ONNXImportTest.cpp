@@ -405,11 +405,12 @@ TEST(ONNXImportTest, FunctionCallErrors) {
 }
 
 TEST(ONNXImportTest, OnnxFunctionOpsExpand) {
-  // Ops the IR lacks but ONNX defines by a function body: Celu (its alpha
-  // from the schema's default when the node has none) and CastLike (a
-  // body built from the operands' types).
+  // Ops the IR lacks but ONNX defines by a function body:
+  // MeanVarianceNormalization (its axes from the schema's default when the
+  // node has none) and CastLike (a body built from the operands' types).
+  // Celu had a body too and is an op of the IR now: it stays one node.
   ModelBuilder B;
-  B.input("x", {2});
+  B.input("x", {2, 3, 4, 5});
   onnx::ValueInfoProto *Like = B.G->add_input();
   Like->set_name("like");
   Like->mutable_type()->mutable_tensor_type()->set_elem_type(
@@ -419,18 +420,20 @@ TEST(ONNXImportTest, OnnxFunctionOpsExpand) {
       ->mutable_shape()
       ->add_dim()
       ->set_dim_value(1);
-  B.node("Celu", {"x"}, {"c"}, "celu");
+  B.node("MeanVarianceNormalization", {"x"}, {"m"}, "mvn");
+  B.node("Celu", {"m"}, {"c"}, "celu");
   B.node("CastLike", {"c", "like"}, {"y"}, "cast");
   onnx::ValueInfoProto *Out = B.G->add_output();
   *Out = *Like;
   Out->set_name("y");
-  Out->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_value(2);
-  EXPECT_TRUE(isExpandedOnnxFunction("Celu", 17));
+  onnx::TensorShapeProto *Shape =
+      Out->mutable_type()->mutable_tensor_type()->mutable_shape();
+  Shape->clear_dim();
+  for (int64_t D : {2, 3, 4, 5})
+    Shape->add_dim()->set_dim_value(D);
+  EXPECT_TRUE(isExpandedOnnxFunction("MeanVarianceNormalization", 17));
   EXPECT_TRUE(isExpandedOnnxFunction("CastLike", 17));
+  EXPECT_FALSE(isExpandedOnnxFunction("Celu", 17));
   EXPECT_FALSE(isExpandedOnnxFunction("Relu", 17));
   EXPECT_FALSE(isExpandedOnnxFunction("CastLike", 14)); // Not yet an op.
   auto GOrErr = importONNXBytes(B.bytes(), "m.onnx", "");
@@ -438,19 +441,26 @@ TEST(ONNXImportTest, OnnxFunctionOpsExpand) {
   std::vector<Node *> Nodes = (*GOrErr)->getNodeList();
   for (Node *N : Nodes)
     EXPECT_FALSE(N->isOpaque()) << N->getOpType().str();
-  ASSERT_GE(Nodes.size(), 2u);
-  bool SawElu = false;
-  for (Node *N : Nodes)
-    if (N->getOpId() == OpId::Elu) {
-      SawElu = true;
-      EXPECT_EQ(N->getFloatAttr("alpha", 0), 1.0f); // Celu's default.
-    }
-  EXPECT_TRUE(SawElu);
+  ASSERT_GE(Nodes.size(), 3u);
+  unsigned Means = 0, Celus = 0;
+  for (Node *N : Nodes) {
+    if (N->getOpId() == OpId::Celu)
+      ++Celus;
+    if (N->getOpId() != OpId::ReduceMean)
+      continue;
+    ++Means;
+    ASSERT_TRUE(N->hasOperand(1));
+    const TensorData *Axes = N->getOperand(1)->getConstantData();
+    ASSERT_NE(Axes, nullptr);
+    EXPECT_EQ(Axes->toInt64Vector(), (std::vector<int64_t>{0, 2, 3}));
+  }
+  EXPECT_GE(Means, 1u);
+  EXPECT_EQ(Celus, 1u);
   Node *Last = Nodes.back();
   EXPECT_EQ(Last->getOpId(), OpId::Cast);
   EXPECT_EQ(Last->getResult(0)->getName(), "y");
   EXPECT_EQ(Last->getResult(0)->getType(),
-            TensorType::get(ElementType::F64, {2}));
+            TensorType::get(ElementType::F64, {2, 3, 4, 5}));
 }
 
 TEST(ONNXImportTest, StriderBodiesExpandReductionsOnnxLeavesBare) {
