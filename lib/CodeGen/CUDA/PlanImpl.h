@@ -4,7 +4,8 @@
 // or library call's parameters (plain data, Kernels.h and Libraries.h)
 // and the buffers it takes, plus the buffers: activations placed in one
 // device arena, constants uploaded at load. Lowering functions, one per op
-// family (Plan*.cpp), add steps through a PlanContext.
+// family (Lower*.cpp, named as in the CPU backend), add steps through a
+// PlanContext.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +178,25 @@ private:
   llvm::DenseMap<const Value *, BufferId> BufferOf;
 };
 
+// Small helpers the per-op lowerings share (Lowering.cpp).
+
+/// The device storage type of \p V's elements (f32 for types it lacks).
+DType dtypeOf(const Value *V);
+/// Whether \p A and \p B have one shape and lay its elements out alike.
+bool sameLayoutBytes(const TensorType &A, const TensorType &B);
+/// Pixels of a (N, C, spatial...) shape.
+int64_t getPixels(llvm::ArrayRef<int64_t> Shape);
+/// \p Logical (one entry per logical dim of \p YT) in \p YT's physical
+/// order, into \p Out.
+void toPhysical(const TensorType &YT, llvm::ArrayRef<int64_t> Logical,
+                int64_t *Out);
+/// The axis attribute of \p N normalized for rank \p R, or -1.
+int64_t getAxis(const Node &N, int64_t R);
+/// Element strides of \p V per logical dim.
+std::vector<int64_t> getLogicalStrides(const Value *V);
+/// \p V as the shared host floats a library step keeps.
+std::shared_ptr<const std::vector<float>> share(std::vector<float> V);
+
 /// f32 data of constant \p V in its logical (row-major) order; empty if
 /// \p V is not a float constant (f16/bf16 constants are widened).
 std::vector<float> getConstantFloats(const Value *V);
@@ -223,9 +243,11 @@ llvm::Expected<std::vector<bool>> getReducedDims(const Node &N);
 using PlanFn = llvm::Error (*)(PlanContext &C, const Node &N,
                                const codegen::FusedTail &Tail);
 
-// One file per family: PlanLibraries.cpp, PlanCompute.cpp,
-// PlanDataMovement.cpp, PlanRecurrent.cpp, PlanLogic.cpp, PlanSignal.cpp,
-// PlanEinsum.cpp.
+// One file per op family, named as in the CPU backend: LowerConv.cpp,
+// LowerGemm.cpp, LowerElementwise.cpp, LowerNormalization.cpp,
+// LowerPooling.cpp, LowerReduction.cpp, LowerLogic.cpp, LowerSelection.cpp,
+// LowerResample.cpp, LowerDataMovement.cpp, LowerEinsum.cpp,
+// LowerRecurrent.cpp, LowerSignal.cpp.
 llvm::Error planConv(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planGemm(PlanContext &C, const Node &N,
@@ -234,15 +256,15 @@ llvm::Error planMatMul(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
 llvm::Error planElementwise(PlanContext &C, const Node &N,
                             const codegen::FusedTail &Tail);
-/// PlanLogic.cpp: whether \p N runs on the typed kernel (comparisons,
+/// LowerLogic.cpp: whether \p N runs on the typed kernel (comparisons,
 /// logic, Where; Cast and arithmetic with an integer or bool side), and
 /// its step.
 bool isTypedStep(const Node &N);
-/// PlanEinsum.cpp: Einsum of one or two f32 operands as copies, row
+/// LowerEinsum.cpp: Einsum of one or two f32 operands as copies, row
 /// reductions and one batched GEMM; of f64 or integers, one typed step.
 llvm::Error planEinsum(PlanContext &C, const Node &N,
                        const codegen::FusedTail &Tail);
-/// PlanSignal.cpp: STFT as a frame copy and a GEMM by the DFT basis.
+/// LowerSignal.cpp: STFT as a frame copy and a GEMM by the DFT basis.
 llvm::Error planSTFT(PlanContext &C, const Node &N,
                      const codegen::FusedTail &Tail);
 llvm::Error planTyped(PlanContext &C, const Node &N,

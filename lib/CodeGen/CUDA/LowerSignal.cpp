@@ -1,4 +1,4 @@
-//===- PlanSignal.cpp - STFT on the CUDA backend --------------------------===//
+//===- LowerSignal.cpp - STFT on the CUDA backend -------------------------===//
 //
 // STFT of a real signal with constant frame_step, frame length and window
 // (or none): a strided copy gathers every frame of every batch into a

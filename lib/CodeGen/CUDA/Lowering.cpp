@@ -1,20 +1,21 @@
-//===- Planning.cpp - IR graph to CUDA plan -------------------------------===//
+//===- Lowering.cpp - IR graph to CUDA plan -------------------------------===//
 //
 // The CPU backend's lowering structure on the GPU: the graph is walked in
 // order, producers absorb the residual Add and activation after them
 // (codegen::findFusionGroups under this backend's rules), each node or
 // group is offered to the planning function of its op (a table by OpId),
 // and once every step is known the activations are placed in one arena by
-// their live ranges (codegen::planArena). Host code only: nothing here
-// touches a GPU.
+// their live ranges (codegen::planArena). Also the small helpers the
+// per-op files (Lower*.cpp) share. Host code only: nothing here touches a
+// GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlanImpl.h"
 
-#include "strider/IR/LayoutAlgebra.h"
-
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Diagnostics.h"
+#include "strider/IR/LayoutAlgebra.h"
 #include "strider/Runtime/Tensor.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -62,6 +63,46 @@ llvm::Optional<DType> cuda::getDType(ElementType E) {
   default:
     return llvm::None;
   }
+}
+
+DType cuda::dtypeOf(const Value *V) {
+  return getDType(V->getType().getElementType()).getValueOr(DType::F32);
+}
+
+bool cuda::sameLayoutBytes(const TensorType &A, const TensorType &B) {
+  return A.getShape() == B.getShape() &&
+         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
+                                      B.getLayout(), layout::DimBindings());
+}
+
+int64_t cuda::getPixels(llvm::ArrayRef<int64_t> Shape) {
+  int64_t P = 1;
+  for (size_t I = 2; I < Shape.size(); ++I)
+    P *= Shape[I];
+  return P;
+}
+
+void cuda::toPhysical(const TensorType &YT, llvm::ArrayRef<int64_t> Logical,
+                      int64_t *Out) {
+  unsigned P = 0;
+  for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
+    Out[P++] = Logical[D];
+}
+
+int64_t cuda::getAxis(const Node &N, int64_t R) {
+  int64_t Axis = N.getIntAttr("axis", 0);
+  if (Axis < 0)
+    Axis += R;
+  return Axis >= 0 && Axis < R ? Axis : -1;
+}
+
+std::vector<int64_t> cuda::getLogicalStrides(const Value *V) {
+  auto S = codegen::getStrides(V->getType());
+  return std::vector<int64_t>(S.begin(), S.end());
+}
+
+std::shared_ptr<const std::vector<float>> cuda::share(std::vector<float> V) {
+  return std::make_shared<const std::vector<float>>(std::move(V));
 }
 
 std::vector<float> cuda::getConstantFloats(const Value *V) {

@@ -1,4 +1,4 @@
-//===- PlanRecurrent.cpp - LSTM and GRU as GEMMs and gate steps -----------===//
+//===- LowerRecurrent.cpp - LSTM and GRU as GEMMs and gate steps ----------===//
 //
 // A recurrence becomes one cuBLASLt GEMM projecting the input of every
 // step and direction (W, with the biases in its epilogue) into a scratch

@@ -1,4 +1,4 @@
-//===- PlanEinsum.cpp - Einsum as copies, reductions and a GEMM -----------===//
+//===- LowerEinsum.cpp - Einsum as copies, reductions and a GEMM ----------===//
 //
 // Einsum of one or two operands. Each operand is a strided view of its
 // labels (strider/IR/Einsum.h binds them): a label repeated in an operand
