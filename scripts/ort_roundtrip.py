@@ -370,6 +370,7 @@ def op_cases():
         unary("Selu", alpha=1.5, gamma=1.2),
         unary("Softplus"),
         unary("Softsign"),
+        unary("Celu", alpha=0.6),
         unary("Erf"),
         unary("Gelu", opset=20),
         model("Gelu_tanh", [node("Gelu", ["x"], ["y"], approximate="tanh")],
