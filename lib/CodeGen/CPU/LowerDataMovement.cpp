@@ -1,4 +1,4 @@
-//===- LowerDataMovement.cpp - Copies, views and layout changes -----------===//
+//===- LowerDataMovement.cpp - Copies, views, relayouts -------------------===//
 //
 // Every op here is one or more strided copies (Kernels.h: copyStrided) or
 // no kernel at all: Concat copies each operand into its slice of the
@@ -7,7 +7,8 @@
 // interior and fills (constant) or copies (edge, reflect) its borders; a
 // relayout and a Transpose that is not a view copy through permuted
 // strides; bitcast reshapes and view transposes share their operand's
-// buffer.
+// buffer; Expand copies with zero strides (any element size) and Cast
+// converts between the common element types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 using namespace strider;
 using namespace strider::cpu;
@@ -662,5 +664,74 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   }
   (void)Tail;
   L.alias(Y, X);
+  return true;
+}
+
+namespace {
+
+const std::pair<ElementType, CastType> CastTypes[] = {
+    {ElementType::F32, CastType::F32},   {ElementType::F64, CastType::F64},
+    {ElementType::I8, CastType::I8},     {ElementType::U8, CastType::U8},
+    {ElementType::I32, CastType::I32},   {ElementType::I64, CastType::I64},
+    {ElementType::Bool, CastType::Bool},
+};
+
+llvm::Optional<CastType> getCastType(ElementType Elt) {
+  const auto *It =
+      llvm::find_if(CastTypes, [&](const auto &E) { return E.first == Elt; });
+  if (It == std::end(CastTypes))
+    return llvm::None;
+  return It->second;
+}
+
+} // namespace
+
+bool cpu::lowerExpand(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const ElementType Elt = Y->getType().getElementType();
+  const unsigned Bytes = getElementByteSize(Elt);
+  if (X->getType().getElementType() != Elt || !isCopyableSize(Bytes) ||
+      Y->getType().getRank() > 6)
+    return false;
+  // Only the data operand is read; the shape is in the result's type.
+  BroadcastParams BP;
+  BP.Rank = int(Y->getType().getRank());
+  getPhysicalShape(Y->getType(), BP.Shape);
+  getBroadcastStrides(X->getType(), Y->getType(), BP.Strides[0]);
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), "expand." + getElementTypeName(Elt).str(), false},
+            {XB}, {YB}, [=]() {
+              runExpand(Bytes, BP, P->bytes(XB), P->bytes(YB), Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  llvm::Optional<ElementType> To =
+      fromOnnxDataType(int32_t(N.getIntAttr("to", 0)));
+  llvm::Optional<CastType> From = getCastType(XT.getElementType());
+  llvm::Optional<CastType> Dst = getCastType(YT.getElementType());
+  // Over the flat buffers: both layouts must order the elements alike.
+  if (!To || *To != YT.getElementType() || !From || !Dst ||
+      XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int64_t Count = *XT.getNumElements();
+  const int Threads = L.getThreads();
+  const CastType S = *From, D = *Dst;
+  L.addStep({Y->getName(),
+             "cast." + getElementTypeName(XT.getElementType()).str() + "." +
+                 getElementTypeName(YT.getElementType()).str(),
+             false},
+            {XB}, {YB}, [=]() {
+              runCast(S, D, P->bytes(XB), P->bytes(YB), Count, Threads);
+            });
   return true;
 }

@@ -1,13 +1,13 @@
-//===- LowerLogic.cpp - Lowering of comparisons, logic, Where, Cast -------===//
+//===- LowerLogic.cpp - Comparisons, logic, Where, quantization -----------===//
 //
 // Equal/Less/LessOrEqual/Greater/GreaterOrEqual (f32, i32, i64 or bool
-// operands), And/Or/Xor/Not, IsNaN/IsInf of f32, Where and Expand (any
-// element size), Add/Sub/Mul/Div of f64 and integers, Mod (those and f32)
-// and BitShift with numpy broadcasting in any layouts, Cast between
-// the common element types, and QuantizeLinear/DequantizeLinear between
-// f32 and u8/i8 (i32 too for dequantization) with constant parameters.
-// Each function declines (returns false) outside the cases its kernel
-// covers, and the node then runs its reference kernel.
+// operands), And/Or/Xor/Not, IsNaN/IsInf of f32, Where (any element
+// size), Add/Sub/Mul/Div of f64 and integers, Mod (those and f32) and
+// BitShift with numpy broadcasting in any layouts, and
+// QuantizeLinear/DequantizeLinear between f32 and u8/i8 (i32 too for
+// dequantization) with constant parameters. Each function declines
+// (returns false) outside the cases its kernel covers, and the node then
+// runs its reference kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +15,8 @@
 #include "ProgramImpl.h"
 
 #include "strider/IR/LayoutAlgebra.h"
-#include "strider/IR/TensorData.h"
 
-#include "llvm/ADT/STLExtras.h"
-
+#include <iterator>
 #include <memory>
 
 using namespace strider;
@@ -43,26 +41,6 @@ const std::pair<ElementType, CompareType> CompareTypes[] = {
     {ElementType::I64, CompareType::I64},
     {ElementType::Bool, CompareType::Bool},
 };
-
-const std::pair<ElementType, CastType> CastTypes[] = {
-    {ElementType::F32, CastType::F32},   {ElementType::F64, CastType::F64},
-    {ElementType::I8, CastType::I8},     {ElementType::U8, CastType::U8},
-    {ElementType::I32, CastType::I32},   {ElementType::I64, CastType::I64},
-    {ElementType::Bool, CastType::Bool},
-};
-
-llvm::Optional<CastType> getCastType(ElementType Elt) {
-  const auto *It =
-      llvm::find_if(CastTypes, [&](const auto &E) { return E.first == Elt; });
-  if (It == std::end(CastTypes))
-    return llvm::None;
-  return It->second;
-}
-
-/// Whether 1, 2, 4 or 8-byte elements.
-bool isCopyableSize(unsigned Bytes) {
-  return Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8;
-}
 
 /// The result's physical shape and each operand's strides into it; false
 /// past rank 6.
@@ -344,56 +322,6 @@ bool cpu::lowerWhere(LoweringContext &L, const Node &N, const FusedTail &) {
             Reads, {YB}, [=]() {
               runWhere(Bytes, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
                        P->bytes(Reads[2]), P->bytes(YB), Threads);
-            });
-  return true;
-}
-
-bool cpu::lowerExpand(LoweringContext &L, const Node &N, const FusedTail &) {
-  const Value *X = N.getOperand(0), *Y = N.getResult(0);
-  const ElementType Elt = Y->getType().getElementType();
-  const unsigned Bytes = getElementByteSize(Elt);
-  if (X->getType().getElementType() != Elt || !isCopyableSize(Bytes) ||
-      Y->getType().getRank() > 6)
-    return false;
-  // Only the data operand is read; the shape is in the result's type.
-  BroadcastParams BP;
-  BP.Rank = int(Y->getType().getRank());
-  getPhysicalShape(Y->getType(), BP.Shape);
-  getBroadcastStrides(X->getType(), Y->getType(), BP.Strides[0]);
-  ProgramImpl *P = &L.getProgram();
-  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "expand." + getElementTypeName(Elt).str(), false},
-            {XB}, {YB}, [=]() {
-              runExpand(Bytes, BP, P->bytes(XB), P->bytes(YB), Threads);
-            });
-  return true;
-}
-
-bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
-  const Value *X = N.getOperand(0), *Y = N.getResult(0);
-  const TensorType &XT = X->getType(), &YT = Y->getType();
-  llvm::Optional<ElementType> To =
-      fromOnnxDataType(int32_t(N.getIntAttr("to", 0)));
-  llvm::Optional<CastType> From = getCastType(XT.getElementType());
-  llvm::Optional<CastType> Dst = getCastType(YT.getElementType());
-  // Over the flat buffers: both layouts must order the elements alike.
-  if (!To || *To != YT.getElementType() || !From || !Dst ||
-      XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
-    return false;
-  ProgramImpl *P = &L.getProgram();
-  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  const int64_t Count = *XT.getNumElements();
-  const int Threads = L.getThreads();
-  const CastType S = *From, D = *Dst;
-  L.addStep({Y->getName(),
-             "cast." + getElementTypeName(XT.getElementType()).str() + "." +
-                 getElementTypeName(YT.getElementType()).str(),
-             false},
-            {XB}, {YB}, [=]() {
-              runCast(S, D, P->bytes(XB), P->bytes(YB), Count, Threads);
             });
   return true;
 }

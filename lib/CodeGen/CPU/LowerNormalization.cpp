@@ -1,17 +1,18 @@
-//===- LowerNormalization.cpp - Instance and layer normalization ----------===//
+//===- LowerNormalization.cpp - Normalizations and LRN --------------------===//
 //
-// InstanceNormalization of an f32 tensor stored channels-last (pixel rows
-// of channels) or channels-first (contiguous planes), input and output
-// holding the same bytes layout; scale and bias may be constants or
-// activations (read when the step runs). The kernel is in
-// NormalizationKernels.cpp.
+// BatchNormalization (inference: a per-channel scale and shift with the
+// group's activation), LRN, and InstanceNormalization of an f32 tensor
+// stored channels-last (pixel rows of channels) or channels-first
+// (contiguous planes), input and output holding the same bytes layout;
+// scale and bias may be constants or activations (read when the step
+// runs). The kernels are in NormalizationKernels.cpp.
 //
 // LayerNormalization of an f32 tensor whose normalized dims (from `axis`
 // on) are its innermost ones in physical order, in any order among
 // themselves: contiguous rows (scale and bias are laid out in the same
-// order). Scale and B are constants,
-// broadcast to a row at compile time; Mean and InvStdDev results are left
-// to the reference kernel. The kernel is in ReductionKernels.cpp.
+// order). Scale and B are constants, broadcast to a row at compile time;
+// Mean and InvStdDev results are left to the reference kernel. The kernel
+// is in ReductionKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,99 @@
 
 #include "strider/IR/LayoutAlgebra.h"
 
+#include <cmath>
+
 using namespace strider;
 using namespace strider::cpu;
+
+bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
+                         const FusedTail &Tail) {
+  const Value *X = N.getOperand(0);
+  if (!isF32(X) || Tail.Residual || N.getIntAttr("training_mode", 0) != 0)
+    return false;
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.hasResult(I))
+      return false;
+  std::vector<float> Sc = getConstantFloats(N.getOperand(1)),
+                     Bi = getConstantFloats(N.getOperand(2)),
+                     Mean = getConstantFloats(N.getOperand(3)),
+                     Var = getConstantFloats(N.getOperand(4));
+  const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
+  if (Sc.empty() || Bi.empty() || Mean.empty() || Var.empty() ||
+      XT.getRank() < 2 || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  auto Shape = XT.getStaticShape();
+  const int64_t Batch = Shape[0], C = Shape[1];
+  int64_t Pixels = 1;
+  for (unsigned I = 2; I < Shape.size(); ++I)
+    Pixels *= Shape[I];
+  const ChannelOrder Order = getChannelOrder(XT);
+  if (Order == ChannelOrder::Other)
+    return false;
+  const bool ChannelsLast = Order == ChannelOrder::Last;
+  const float Eps = N.getFloatAttr("epsilon", 1e-5f);
+  std::vector<float> ScaleV(static_cast<size_t>(C)), ShiftV(ScaleV.size());
+  for (int64_t I = 0; I < C; ++I) {
+    double A = double(Sc[size_t(I)]) / std::sqrt(double(Var[size_t(I)]) + Eps);
+    ScaleV[size_t(I)] = float(A);
+    ShiftV[size_t(I)] =
+        float(double(Bi[size_t(I)]) - double(Mean[size_t(I)]) * A);
+  }
+  auto Scale = makePaddedFloats(ScaleV, C), Shift = makePaddedFloats(ShiftV, C);
+  L.own(Scale);
+  L.own(Shift);
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X);
+  BufferId YB;
+  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(Tail.Last))) {
+    L.alias(Tail.Result, X);
+    YB = XB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  const Activation Act = Tail.Act;
+  const int Threads = L.getThreads();
+  L.addStep({Tail.Result->getName(),
+             withTail(ChannelsLast ? "batchnorm.nhwc" : "batchnorm.nchw", Tail),
+             false},
+            {XB}, {YB}, [=]() {
+              runChannelAffine(ChannelsLast, Batch, C, Pixels, P->f32(XB),
+                               Scale->get(), Shift->get(), Act, P->f32(YB),
+                               Threads);
+            });
+  return true;
+}
+
+bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
+  const Value *X = N.getOperand(0), *Y = Tail.Result;
+  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+    return false;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
+  const int64_t R = XT.getRank();
+  if (R < 3 || XT.getShape() != YT.getShape() ||
+      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
+                                    YT.getLayout(), layout::DimBindings()))
+    return false;
+  std::vector<bool> Middle(size_t(R), false);
+  Middle[1] = true;
+  LRNParams LP;
+  if (!splitAround(XT, Middle, LP.Outer, LP.Len, LP.Inner))
+    return false;
+  LP.Size = N.getIntAttr("size", 0);
+  LP.Alpha = N.getFloatAttr("alpha", 1e-4f);
+  LP.Beta = N.getFloatAttr("beta", 0.75f);
+  LP.Bias = N.getFloatAttr("bias", 1.0f);
+  if (LP.Size < 1)
+    return false;
+  ProgramImpl *P = &L.getProgram();
+  BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  const int Threads = L.getThreads();
+  L.addStep({Y->getName(), LP.Inner == 1 ? "lrn.rows" : "lrn.strided", false},
+            {XB}, {YB}, [=]() { runLRN(LP, P->f32(XB), P->f32(YB), Threads); });
+  return true;
+}
 
 bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
                             const FusedTail &Tail) {

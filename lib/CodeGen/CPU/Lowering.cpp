@@ -37,6 +37,22 @@ static void copyBytes(void *Dst, const void *Src, size_t N) {
     std::memcpy(Dst, Src, N);
 }
 
+bool cpu::isF32(const Value *V) {
+  return V && V->getType().getElementType() == ElementType::F32;
+}
+
+std::string cpu::withTail(std::string Name, const FusedTail &T) {
+  if (T.Residual)
+    Name += "+add";
+  if (!T.Act.isNone())
+    Name += std::string("+") + T.Act.getName();
+  return Name;
+}
+
+bool cpu::isCopyableSize(unsigned Bytes) {
+  return Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8;
+}
+
 std::vector<float> cpu::getConstantFloats(const Value *V) {
   const TensorData *D = V ? V->getConstantData() : nullptr;
   if (!D || D->getElementType() != ElementType::F32)

@@ -1,11 +1,10 @@
-//===- ProgramImpl.h - Program internals and the lowering context -*- C++
-//-*-===//
+//===- ProgramImpl.h - Program internals, the lowering context --*- C++ -*-===//
 //
 // Private to lib/CodeGen/CPU. A program is a list of steps (closures over
 // buffer ids) and the storage they run on: one arena for activations,
 // placed by the memory planner once every step is known, and the
-// constants. Lowering functions, one per op family, add steps through a
-// LoweringContext.
+// constants. Lowering functions, one per op family (Lower*.cpp), add
+// steps through a LoweringContext.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +85,16 @@ using codegen::getPhysicalShape;
 using codegen::getStrides;
 using codegen::splitAround;
 using codegen::splitReduction;
+
+// Small helpers the per-op lowerings share (Lowering.cpp).
+
+/// Whether \p V is a value of f32 elements.
+bool isF32(const Value *V);
+/// \p Name, the kernel's name in reports, with the parts of \p T it
+/// applies: "conv+add+relu".
+std::string withTail(std::string Name, const codegen::FusedTail &T);
+/// Whether a kernel copies elements of \p Bytes: 1, 2, 4 or 8.
+bool isCopyableSize(unsigned Bytes);
 
 /// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
 std::vector<float> getConstantFloats(const Value *V);
@@ -200,7 +209,12 @@ using LowerFn = bool (*)(LoweringContext &L, const Node &N,
 /// decline a node, falling back to its reference kernel).
 bool hasLowering(OpId Id);
 
-// Lowering functions (one file per family).
+// Lowering functions, one file per op family, named as in the CUDA backend:
+// LowerConv.cpp, LowerGemm.cpp, LowerElementwise.cpp,
+// LowerNormalization.cpp, LowerPooling.cpp, LowerReduction.cpp,
+// LowerLogic.cpp, LowerSelection.cpp, LowerResample.cpp,
+// LowerDataMovement.cpp, LowerEinsum.cpp, LowerRecurrent.cpp,
+// LowerSignal.cpp; lowerConstant is the driver's (Lowering.cpp).
 bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConvTranspose(LoweringContext &L, const Node &N,
                         const FusedTail &Tail);
