@@ -512,21 +512,18 @@ llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
     Off += S * XS[size_t(A)];
     Src[size_t(A)] = XS[size_t(A)] * Step;
   }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
-  const Arg From{*XB, Off * getElementByteSize(XT.getElementType())};
+  BufferId XB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}}, {{Y, &YB}}))
+    return E;
+  const Arg From{XB, Off * getElementByteSize(XT.getElementType())};
   if (getDType(XT.getElementType()) && getDType(YT.getElementType()))
     addCopy(C, getStepNodes(N, T), "slice",
             makeCopy(YT.getStaticShape(), Src, codegen::getStrides(YT),
                      dtypeOf(X), dtypeOf(Y)),
-            From, {*YB, 0});
+            From, {YB, 0});
   else if (XT.getElementType() == YT.getElementType())
     addAnyCopy(C, getStepNodes(N, T), "slice", YT.getStaticShape(), Src,
-               codegen::getStrides(YT), YT.getElementType(), From, {*YB, 0});
+               codegen::getStrides(YT), YT.getElementType(), From, {YB, 0});
   else
     return unsupported(N, "Slice from " + XT.str() + " to " + YT.str());
   return llvm::Error::success();
@@ -689,12 +686,9 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
   for (size_t K = 0; K < XShape.size(); ++K)
     if (Reps[K] < 0 || YShape[K] != Reps[K] * XShape[K])
       return unsupported(N, "Tile to " + YT.str());
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}}, {{Y, &YB}}))
+    return E;
   if (YT.getNumElements().getValueOr(0) == 0)
     return llvm::Error::success();
   // Output dim k of r * d elements is r copies of input dim k: index it
@@ -716,7 +710,7 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
                         YT.getElementType(), FromArg, ToArg);
   };
   const std::vector<bool> All(XShape.size(), true);
-  if (TileCopy(XT, YT, All, {*XB, 0}, {*YB, 0}))
+  if (TileCopy(XT, YT, All, {XB, 0}, {YB, 0}))
     return llvm::Error::success();
   // Too many dims for one copy: the first half of the repeated dims into
   // a scratch tensor (in Y's layout), then the rest from it into Y.
@@ -741,8 +735,8 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
       C.addScratch(*MidT.getNumElements() *
                    int64_t(getElementByteSize(YT.getElementType()))),
       0};
-  if (!TileCopy(XT, MidT, First, {*XB, 0}, MidArg) ||
-      !TileCopy(MidT, YT, Second, MidArg, {*YB, 0}))
+  if (!TileCopy(XT, MidT, First, {XB, 0}, MidArg) ||
+      !TileCopy(MidT, YT, Second, MidArg, {YB, 0}))
     return unsupported(N, "Tile of " + XT.str() + " repeating this many dims");
   return llvm::Error::success();
 }
@@ -775,17 +769,14 @@ llvm::Error cuda::planDepthSpace(PlanContext &C, const Node &N,
                                   Deep[3], CRD ? Deep[1] : Ch * Deep[1]};
   const int64_t WideStrides[6] = {Wide[0], Wide[1],     B * Wide[2],
                                   Wide[2], B * Wide[3], Wide[3]};
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}}, {{Y, &YB}}))
+    return E;
   const std::string What = N.getOpType().lower();
   if (!addIndexCopy(C, getStepNodes(N, T), What.c_str(), Shape,
                     ToSpace ? DeepStrides : WideStrides,
                     ToSpace ? WideStrides : DeepStrides, XT.getElementType(),
-                    YT.getElementType(), {*XB, 0}, {*YB, 0}))
+                    YT.getElementType(), {XB, 0}, {YB, 0}))
     return unsupported(N, N.getOpType() + " of " + XT.str());
   return llvm::Error::success();
 }

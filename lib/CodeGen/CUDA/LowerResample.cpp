@@ -43,20 +43,14 @@ llvm::Error cuda::planGridSample(PlanContext &C, const Node &N,
   P.GridW = XShape[3];
   auto XStrides = codegen::getStrides(XT);
   std::copy(XStrides.begin(), XStrides.end(), P.GridXStrides);
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto GB = C.getBuffer(G, N);
-  if (!GB)
-    return GB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, GB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}, {G, &GB}}, {{Y, &YB}}))
+    return E;
   C.addStep({getStepNodes(N, T),
              "typed.grid_sample." + N.getStringAttr("mode", "linear") + " " +
                  getScalarTypeName(*XS),
              false, 0},
-            P, {{*XB, 0}, {*GB, 0}, Arg(), {*YB, 0}});
+            P, {{XB, 0}, {GB, 0}, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 
@@ -132,13 +126,10 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
     Tables.push_back({C.addConstant(std::move(IndexBytes)), 0});
     Tables.push_back({C.addConstantFloats(Weight), 0});
   }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
-  std::vector<Arg> Args{{*XB, 0}, {*YB, 0}};
+  BufferId XB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}}, {{Y, &YB}}))
+    return E;
+  std::vector<Arg> Args{{XB, 0}, {YB, 0}};
   Args.insert(Args.end(), Tables.begin(), Tables.end());
   C.addStep({getStepNodes(N, T),
              "resize." + N.getStringAttr("mode", "nearest") + " " +

@@ -74,21 +74,15 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
     P.Strides[0][D] = Str[0][D];
     P.Strides[1][D] = Str[1][D];
   }
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto IB = C.getBuffer(I, N);
-  if (!IB)
-    return IB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, IB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}, {I, &IB}}, {{Y, &YB}}))
+    return E;
   C.addStep({getStepNodes(N, T),
              std::string("typed.") +
                  (Elements ? "gather_elements " : "gather ") +
                  getScalarTypeName(P.Y) + " by " + getScalarTypeName(P.In[1]),
              false, 0},
-            P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
+            P, {{XB, 0}, {IB, 0}, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 
@@ -151,20 +145,12 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
       UT.getElementType() != XT.getElementType() || IT.getRank() != R ||
       !T.Act.isNone())
     return unsupported(N, "ScatterElements of " + XT.str() + " by " + IT.str());
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto IB = C.getBuffer(I, N);
-  if (!IB)
-    return IB.takeError();
-  auto UB = C.getBuffer(U, N);
-  if (!UB)
-    return UB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, IB, UB, YB;
+  if (llvm::Error E =
+          C.bindBuffers(N, {{X, &XB}, {I, &IB}, {U, &UB}}, {{Y, &YB}}))
+    return E;
   const std::string Nodes = getStepNodes(N, T);
-  addScatterDataCopy(C, Nodes, XT, YT, *XS, *XB, *YB);
+  addScatterDataCopy(C, Nodes, XT, YT, *XS, XB, YB);
   // Then the updates, row by row, in Y's own strides.
   TypedParams S;
   S.Op = TypedOp::Scatter;
@@ -191,7 +177,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
                                                        : "_" + Reduce) +
                  " " + getScalarTypeName(*XS) + " by " + getScalarTypeName(*IS),
              false, 0},
-            S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
+            S, {{IB, 0}, {UB, 0}, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 
@@ -288,19 +274,13 @@ llvm::Error cuda::planGatherND(PlanContext &C, const Node &N,
   P.NumOperands = 2;
   P.In[0] = P.Y = *XS;
   P.In[1] = ScalarType::I64;
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto IB = C.getBuffer(I, N);
-  if (!IB)
-    return IB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, IB, YB;
+  if (llvm::Error E = C.bindBuffers(N, {{X, &XB}, {I, &IB}}, {{Y, &YB}}))
+    return E;
   C.addStep({getStepNodes(N, T),
              std::string("typed.gather_nd ") + getScalarTypeName(*XS), false,
              0},
-            P, {{*XB, 0}, {*IB, 0}, Arg(), {*YB, 0}});
+            P, {{XB, 0}, {IB, 0}, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 
@@ -319,21 +299,13 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
       T.Residual || !setTupleParams(XT, I->getType(), 0, S))
     return unsupported(N, "ScatterND of " + XT.str() + " by " +
                               I->getType().str());
-  auto XB = C.getBuffer(X, N);
-  if (!XB)
-    return XB.takeError();
-  auto IB = C.getBuffer(I, N);
-  if (!IB)
-    return IB.takeError();
-  auto UB = C.getBuffer(U, N);
-  if (!UB)
-    return UB.takeError();
-  auto YB = C.defineBuffer(Y, N);
-  if (!YB)
-    return YB.takeError();
+  BufferId XB, IB, UB, YB;
+  if (llvm::Error E =
+          C.bindBuffers(N, {{X, &XB}, {I, &IB}, {U, &UB}}, {{Y, &YB}}))
+    return E;
   const std::string Nodes = getStepNodes(N, T);
   // Y = the data, then the slices.
-  addScatterDataCopy(C, Nodes, XT, YT, *XS, *XB, *YB);
+  addScatterDataCopy(C, Nodes, XT, YT, *XS, XB, YB);
   S.Op = TypedOp::ScatterND;
   S.Rank = 2;
   S.Axis = 0;
@@ -351,7 +323,7 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
                                                        : "_" + Reduce) +
                  " " + getScalarTypeName(*XS),
              false, 0},
-            S, {{*IB, 0}, {*UB, 0}, Arg(), {*YB, 0}});
+            S, {{IB, 0}, {UB, 0}, Arg(), {YB, 0}});
   return llvm::Error::success();
 }
 

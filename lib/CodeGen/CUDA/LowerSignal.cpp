@@ -32,9 +32,9 @@ llvm::Error cuda::planSTFT(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
   auto XD = getDType(XT.getElementType()), YD = getDType(YT.getElementType());
-  const bool Real = XT.getRank() == 2 ||
-                    (XT.getRank() == 3 && XT.hasStaticShape() &&
-                     XT.getStaticShape()[2] == 1);
+  const bool Real =
+      XT.getRank() == 2 ||
+      (XT.getRank() == 3 && XT.hasStaticShape() && XT.getStaticShape()[2] == 1);
   if (!XD || !YD || *XD != *YD || !Real || !XT.hasStaticShape() ||
       !YT.hasStaticShape() || YT.getRank() != 4 || !T.Act.isNone() ||
       T.Residual)

@@ -148,9 +148,8 @@ codegen::ChannelOrder cuda::getSharedChannelOrder(const TensorType &X,
   if (XO == YO)
     return XO;
   auto ReadsAs = [](const TensorType &T, const TensorType &Other) {
-    return layout::areLayoutsEquivalent(T.getShape(), T.getLayout(),
-                                        Other.getLayout(),
-                                        layout::DimBindings());
+    return layout::areLayoutsEquivalent(
+        T.getShape(), T.getLayout(), Other.getLayout(), layout::DimBindings());
   };
   if (YO != ChannelOrder::Other && X.getRank() == Y.getRank() && ReadsAs(X, Y))
     return YO;
@@ -256,6 +255,24 @@ llvm::Expected<BufferId> PlanContext::defineBuffer(const Value *V,
   return B;
 }
 
+llvm::Error PlanContext::bindBuffers(const Node &N,
+                                     llvm::ArrayRef<BufferSlot> Operands,
+                                     llvm::ArrayRef<BufferSlot> Results) {
+  for (const BufferSlot &S : Operands) {
+    llvm::Expected<BufferId> B = getBuffer(S.first, N);
+    if (!B)
+      return B.takeError();
+    *S.second = *B;
+  }
+  for (const BufferSlot &S : Results) {
+    llvm::Expected<BufferId> B = defineBuffer(S.first, N);
+    if (!B)
+      return B.takeError();
+    *S.second = *B;
+  }
+  return llvm::Error::success();
+}
+
 BufferId PlanContext::addScratch(int64_t Bytes) {
   BufferId B = BufferId(P.Buffers.size());
   PlanBuffer Info;
@@ -329,8 +346,9 @@ void PlanContext::addStep(StepInfo Info, StepParams Params,
   else if (std::holds_alternative<RecurrenceLoopParams>(S.Params))
     Written = {5, 6, 7, 8, 9, 10};
   else if (const auto *G = std::get_if<GruCellParams>(&S.Params))
-    Written = G->Stage == GruCellParams::Reset ? llvm::SmallVector<int, 3>{5}
-                                               : llvm::SmallVector<int, 3>{4, 5};
+    Written = G->Stage == GruCellParams::Reset
+                  ? llvm::SmallVector<int, 3>{5}
+                  : llvm::SmallVector<int, 3>{4, 5};
   else
     Written = {int(S.Args.size()) - 1};
   for (int I = 0; I < int(S.Args.size()); ++I) {
@@ -455,8 +473,7 @@ const PlanTable &getPlanTable() {
     for (size_t Id = 0; Id < T.size(); ++Id)
       if (hasOpTrait(OpId(Id), optrait::View) && OpId(Id) != OpId::Transpose)
         T[Id] = planView;
-    for (OpId Id :
-         {OpId::Transpose, OpId::Relayout, OpId::Cast, OpId::Expand})
+    for (OpId Id : {OpId::Transpose, OpId::Relayout, OpId::Cast, OpId::Expand})
       T[size_t(Id)] = planCopyLike;
     T[size_t(OpId::Concat)] = planConcat;
     T[size_t(OpId::Split)] = planSplit;
@@ -588,9 +605,10 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
   }
 
   const PlanTable &Table = getPlanTable();
-  codegen::FusionGroups Groups = codegen::findFusionGroups(
-      G, Order,
-      [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
+  codegen::FusionGroups Groups =
+      codegen::findFusionGroups(G, Order, [&](const Node &N) {
+        return bool(Table[size_t(N.getOpId())]);
+      });
 
   // Planning functions check everything before they add a step, so a
   // declined group adds nothing; a node declined alone is an error.
@@ -634,8 +652,7 @@ void Plan::print(llvm::raw_ostream &OS) const {
   for (const StepInfo &S : Impl->Infos) {
     OS << "  " << S.Nodes << ": " << S.Kernel;
     if (S.Flops)
-      OS << "  (" << llvm::format("%.3f", double(S.Flops) * 1e-9)
-         << " GFLOP)";
+      OS << "  (" << llvm::format("%.3f", double(S.Flops) * 1e-9) << " GFLOP)";
     OS << "\n";
   }
   OS << "steps " << Impl->Infos.size() << ", arena " << Impl->ArenaBytes

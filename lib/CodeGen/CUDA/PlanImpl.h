@@ -157,6 +157,12 @@ public:
   llvm::Expected<BufferId> getBuffer(const Value *V, const Node &User);
   /// A new activation buffer for result \p V.
   llvm::Expected<BufferId> defineBuffer(const Value *V, const Node &Def);
+  /// The buffers of \p Operands (getBuffer) and then new buffers for
+  /// \p Results (defineBuffer) of node \p N, each stored through its
+  /// pointer: a lowering's buffers in one call, its first error returned.
+  using BufferSlot = std::pair<const Value *, BufferId *>;
+  llvm::Error bindBuffers(const Node &N, llvm::ArrayRef<BufferSlot> Operands,
+                          llvm::ArrayRef<BufferSlot> Results = {});
   /// An arena buffer of \p Bytes that no value holds: a step's scratch
   /// (written by one step, read by the next), placed by its uses.
   BufferId addScratch(int64_t Bytes);
