@@ -19,6 +19,11 @@
 namespace strider {
 namespace codegen {
 
+/// Whether \p A and \p B have one shape and lay its elements out alike
+/// (layouts equal, or differing only in dims of 1), so a kernel may walk
+/// both flat buffers in one order; their element types may differ.
+bool haveSameElementOrder(const TensorType &A, const TensorType &B);
+
 /// Per-dim element strides of a dense tensor of type \p T in its layout.
 llvm::SmallVector<int64_t, 6> getStrides(const TensorType &T);
 

@@ -49,6 +49,37 @@ using namespace strider::cpu;
 
 namespace {
 
+/// The constant f32 weight (operand 1) of a Conv or ConvTranspose, read
+/// when first called for (not at all when a DerivedStore holds what is
+/// derived from it), and its constant bias (operand 2), if any.
+class ConstantWeights {
+public:
+  std::vector<float> Bias;
+
+  /// False (the node declines) when the weight is not an f32 constant or
+  /// a bias is not a constant.
+  bool read(const Node &N) {
+    W = N.getOperand(1);
+    if (!isConstantF32(W))
+      return false;
+    if (N.hasOperand(2)) {
+      Bias = getConstantFloats(N.getOperand(2));
+      if (Bias.empty())
+        return false;
+    }
+    return true;
+  }
+  const std::vector<float> &operator()() {
+    if (Data.empty())
+      Data = getConstantFloats(W);
+    return Data;
+  }
+
+private:
+  const Value *W = nullptr;
+  std::vector<float> Data;
+};
+
 /// Geometry of a conv normalized to 3 spatial dims (leading unit dims).
 struct ConvShape {
   int64_t Batch = 1, Cin = 1, Cout = 1, Group = 1;
@@ -382,23 +413,10 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
   if (X->getType().getElementType() != ElementType::F32)
     return false;
-  const Value *WV = N.getOperand(1);
-  if (!isConstantF32(WV))
+  ConstantWeights Weights;
+  if (!Weights.read(N))
     return false;
-  // The weights are read only where something is derived from them (not
-  // at all when a DerivedStore holds it all).
-  std::vector<float> W;
-  auto Weights = [&]() -> const std::vector<float> & {
-    if (W.empty())
-      W = getConstantFloats(WV);
-    return W;
-  };
-  std::vector<float> Bias;
-  if (N.hasOperand(2)) {
-    Bias = getConstantFloats(N.getOperand(2));
-    if (Bias.empty())
-      return false;
-  }
+  const std::vector<float> &Bias = Weights.Bias;
   const std::string Key = "conv/" + N.getResult(0)->getName();
   auto Plan = std::make_shared<ConvPlan>();
   ConvShape &S = Plan->S;
@@ -818,22 +836,10 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
   if (X->getType().getElementType() != ElementType::F32 ||
       Y->getType().getElementType() != ElementType::F32)
     return false;
-  const Value *WV = N.getOperand(1);
-  if (!isConstantF32(WV))
+  ConstantWeights Weights;
+  if (!Weights.read(N))
     return false;
-  // Read only where a DerivedStore does not hold the packed form.
-  std::vector<float> W;
-  auto Weights = [&]() -> const std::vector<float> & {
-    if (W.empty())
-      W = getConstantFloats(WV);
-    return W;
-  };
-  std::vector<float> Bias;
-  if (N.hasOperand(2)) {
-    Bias = getConstantFloats(N.getOperand(2));
-    if (Bias.empty())
-      return false;
-  }
+  const std::vector<float> &Bias = Weights.Bias;
   auto Plan = std::make_shared<ConvTransposePlan>();
   ConvTransposeShape &S = Plan->S;
   if (!readShape(N, S) || (!Bias.empty() && int64_t(Bias.size()) != S.Cout))

@@ -717,9 +717,7 @@ bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
   llvm::Optional<CastType> Dst = getCastType(YT.getElementType());
   // Over the flat buffers: both layouts must order the elements alike.
   if (!To || *To != YT.getElementType() || !From || !Dst ||
-      XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+      !haveSameElementOrder(XT, YT))
     return false;
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);

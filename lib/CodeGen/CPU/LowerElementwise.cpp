@@ -24,9 +24,7 @@ bool cpu::lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const TensorType &YT = N.getResult(0)->getType();
   // Over the flat buffer: both layouts must hold the same bytes.
   if (!getFusableActivation(N, Act) || !isF32(N.getOperand(0)) ||
-      XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+      !haveSameElementOrder(XT, YT))
     return false;
   ProgramImpl *P = &L.getProgram();
   const Value *X = N.getOperand(0);
@@ -62,9 +60,7 @@ static bool lowerSingleOperand(LoweringContext &L, const Node &N,
                                const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
   const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
-  if (!isF32(X) || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+  if (!isF32(X) || !haveSameElementOrder(XT, YT))
     return false;
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);

@@ -175,10 +175,7 @@ bool cpu::lowerNot(LoweringContext &L, const Node &N, const FusedTail &) {
   const TensorType &XT = X->getType(), &YT = Y->getType();
   // Over the flat buffer: both layouts must hold the same bytes.
   if (XT.getElementType() != ElementType::Bool ||
-      YT.getElementType() != ElementType::Bool ||
-      XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+      YT.getElementType() != ElementType::Bool || !haveSameElementOrder(XT, YT))
     return false;
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
@@ -193,10 +190,7 @@ bool cpu::lowerClassify(LoweringContext &L, const Node &N, const FusedTail &) {
   const TensorType &XT = X->getType(), &YT = Y->getType();
   // Over the flat buffers: both layouts must order the elements alike.
   if (XT.getElementType() != ElementType::F32 ||
-      YT.getElementType() != ElementType::Bool ||
-      XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+      YT.getElementType() != ElementType::Bool || !haveSameElementOrder(XT, YT))
     return false;
   FloatClass Class = FloatClass::NaN;
   if (N.getOpId() == OpId::IsInf) {

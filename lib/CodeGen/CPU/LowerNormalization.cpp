@@ -40,9 +40,7 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
                      Var = getConstantFloats(N.getOperand(4));
   const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
   if (Sc.empty() || Bi.empty() || Mean.empty() || Var.empty() ||
-      XT.getRank() < 2 || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+      XT.getRank() < 2 || !haveSameElementOrder(XT, YT))
     return false;
   auto Shape = XT.getStaticShape();
   const int64_t Batch = Shape[0], C = Shape[1];
@@ -92,9 +90,7 @@ bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const int64_t R = XT.getRank();
-  if (R < 3 || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+  if (R < 3 || !haveSameElementOrder(XT, YT))
     return false;
   std::vector<bool> Middle(size_t(R), false);
   Middle[1] = true;
@@ -126,9 +122,7 @@ bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
     if (!V || V->getType().getElementType() != ElementType::F32)
       return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
-  if (XT.getRank() < 3 || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+  if (XT.getRank() < 3 || !haveSameElementOrder(XT, YT))
     return false;
   auto Shape = XT.getStaticShape();
   const int64_t Batch = Shape[0], C = Shape[1];
@@ -222,9 +216,7 @@ bool cpu::lowerLayerNorm(LoweringContext &L, const Node &N,
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const int64_t R = XT.getRank();
   int64_t Axis = N.getIntAttr("axis", -1);
-  if (R == 0 || Axis < -R || Axis >= R || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+  if (R == 0 || Axis < -R || Axis >= R || !haveSameElementOrder(XT, YT))
     return false;
   if (Axis < 0)
     Axis += R;

@@ -27,9 +27,7 @@ bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const int64_t R = XT.getRank();
   int64_t Axis = N.getIntAttr("axis", -1);
-  if (R == 0 || Axis < -R || Axis >= R || XT.getShape() != YT.getShape() ||
-      !layout::areLayoutsEquivalent(XT.getShape(), XT.getLayout(),
-                                    YT.getLayout(), layout::DimBindings()))
+  if (R == 0 || Axis < -R || Axis >= R || !haveSameElementOrder(XT, YT))
     return false;
   if (Axis < 0)
     Axis += R;

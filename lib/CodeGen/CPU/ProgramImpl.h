@@ -83,6 +83,7 @@ using codegen::getBroadcastStrides;
 using codegen::getChannelOrder;
 using codegen::getPhysicalShape;
 using codegen::getStrides;
+using codegen::haveSameElementOrder;
 using codegen::splitAround;
 using codegen::splitReduction;
 

@@ -21,7 +21,7 @@ llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
   const TensorType &XT = X->getType();
   const bool Training = N.getIntAttr("training_mode", 0) != 0;
   if (T.Residual || N.getNumOperands() != 5 ||
-      !sameLayoutBytes(XT, Y->getType()))
+      !codegen::haveSameElementOrder(XT, Y->getType()))
     return unsupported(N, "BatchNormalization in this form (a layout "
                           "change)");
   if ((!Training && (N.hasResult(1) || N.hasResult(2))) || N.hasResult(3) ||
@@ -128,7 +128,7 @@ llvm::Error cuda::planNorm(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType();
   if (T.Residual || !T.Act.isNone() || T.Result != Y ||
-      !sameLayoutBytes(XT, Y->getType()))
+      !codegen::haveSameElementOrder(XT, Y->getType()))
     return unsupported(N, N.getOpType() + " in this form (a layout change)");
   // LayerNormalization's Mean and InvStdDev: f32, one per line, dense in
   // the order X stores its lines (the dims of more than one element in
@@ -269,7 +269,8 @@ llvm::Error cuda::planLrn(PlanContext &C, const Node &N, const FusedTail &T) {
   const TensorType &XT = X->getType();
   const int64_t R = XT.getRank();
   if (T.Residual || !T.Act.isNone() || R < 3 ||
-      !sameLayoutBytes(XT, Y->getType()) || dtypeOf(X) != dtypeOf(Y))
+      !codegen::haveSameElementOrder(XT, Y->getType()) ||
+      dtypeOf(X) != dtypeOf(Y))
     return unsupported(N, "LRN in this form");
   std::vector<bool> Channels(size_t(R), false);
   Channels[1] = true;

@@ -120,7 +120,7 @@ llvm::Error cuda::planSoftmax(PlanContext &C, const Node &N,
   const int64_t R = XT.getRank();
   int64_t Axis = N.getIntAttr("axis", -1);
   if (T.Residual || !T.Act.isNone() || R == 0 || Axis < -R || Axis >= R ||
-      !sameLayoutBytes(XT, Y->getType()))
+      !codegen::haveSameElementOrder(XT, Y->getType()))
     return unsupported(N, N.getOpType() + " in this form");
   if (Axis < 0)
     Axis += R;

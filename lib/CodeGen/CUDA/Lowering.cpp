@@ -69,12 +69,6 @@ DType cuda::dtypeOf(const Value *V) {
   return getDType(V->getType().getElementType()).getValueOr(DType::F32);
 }
 
-bool cuda::sameLayoutBytes(const TensorType &A, const TensorType &B) {
-  return A.getShape() == B.getShape() &&
-         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
-                                      B.getLayout(), layout::DimBindings());
-}
-
 int64_t cuda::getPixels(llvm::ArrayRef<int64_t> Shape) {
   int64_t P = 1;
   for (size_t I = 2; I < Shape.size(); ++I)

@@ -188,8 +188,6 @@ private:
 
 /// The device storage type of \p V's elements (f32 for types it lacks).
 DType dtypeOf(const Value *V);
-/// Whether \p A and \p B have one shape and lay its elements out alike.
-bool sameLayoutBytes(const TensorType &A, const TensorType &B);
 /// Pixels of a (N, C, spatial...) shape.
 int64_t getPixels(llvm::ArrayRef<int64_t> Shape);
 /// \p Logical (one entry per logical dim of \p YT) in \p YT's physical

@@ -6,6 +6,8 @@
 
 #include "strider/CodeGen/Fusion.h"
 
+#include "strider/CodeGen/TensorGeometry.h"
+
 #include "strider/IR/LayoutAlgebra.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -101,9 +103,7 @@ static const Node *getSoleUser(const Graph &G, const Value *V) {
 /// element type and shape, layouts equal or differing only in unit dims).
 bool codegen::haveSameBytes(const TensorType &A, const TensorType &B) {
   return A.getElementType() == B.getElementType() &&
-         A.getShape() == B.getShape() &&
-         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
-                                      B.getLayout(), layout::DimBindings());
+         haveSameElementOrder(A, B);
 }
 
 /// The fusion group starting at producer \p N; nodes in \p Claimed belong

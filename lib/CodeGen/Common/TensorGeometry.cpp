@@ -6,6 +6,8 @@
 
 #include "strider/CodeGen/TensorGeometry.h"
 
+#include "strider/IR/LayoutAlgebra.h"
+
 #include <algorithm>
 
 using namespace strider;
@@ -48,6 +50,12 @@ ChannelOrder codegen::getChannelOrder(const TensorType &T) {
       return ChannelOrder::First;
   }
   return ChannelOrder::Other;
+}
+
+bool codegen::haveSameElementOrder(const TensorType &A, const TensorType &B) {
+  return A.getShape() == B.getShape() &&
+         layout::areLayoutsEquivalent(A.getShape(), A.getLayout(),
+                                      B.getLayout(), layout::DimBindings());
 }
 
 llvm::SmallVector<int64_t, 6> codegen::getStrides(const TensorType &T) {
