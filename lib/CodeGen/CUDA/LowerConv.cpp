@@ -204,13 +204,9 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
                false, 0},
               *PrePad, {{*XB, 0}, XArg});
   }
-  Arg Residual;
-  if (T.Residual) {
-    auto RB = C.getBuffer(T.Residual, N);
-    if (!RB)
-      return RB.takeError();
-    Residual.Buffer = *RB;
-  }
+  llvm::Expected<Arg> Residual = C.getOptionalArg(T.Residual, N);
+  if (!Residual)
+    return Residual.takeError();
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
@@ -239,7 +235,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   C.addRunnerConstantBytes(int64_t(Weights.size() * getDTypeBytes(D.Type)));
   if (!CropStart) {
     ConvStep S{D, share(std::move(Weights)), share(std::move(Bias))};
-    C.addStep(Info, std::move(S), {XArg, Residual, {*YB, 0}, BiasArg});
+    C.addStep(Info, std::move(S), {XArg, *Residual, {*YB, 0}, BiasArg});
     return llvm::Error::success();
   }
 
@@ -306,6 +302,6 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
                  getOrderName(D.YChannelsLast) + " " + getDTypeName(D.Type) +
                  getEpilogueSuffix(Epilogue),
              false, 0},
-            E, {{*YB, 0}, Arg(), BiasArg, Residual, {*YB, 0}});
+            E, {{*YB, 0}, Arg(), BiasArg, *Residual, {*YB, 0}});
   return llvm::Error::success();
 }

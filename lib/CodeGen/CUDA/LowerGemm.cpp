@@ -97,13 +97,9 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
   auto AB = C.getBuffer(A, N);
   if (!AB)
     return AB.takeError();
-  Arg BArg;
-  if (ConstB.empty()) {
-    auto BB = C.getBuffer(B, N);
-    if (!BB)
-      return BB.takeError();
-    BArg.Buffer = *BB;
-  }
+  llvm::Expected<Arg> BArg = C.getOptionalArg(ConstB.empty() ? B : nullptr, N);
+  if (!BArg)
+    return BArg.takeError();
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
@@ -125,7 +121,7 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
                             : std::make_shared<const std::vector<float>>(
                                   std::move(ConstB)),
              share(std::move(Bias))};
-  C.addStep(Info, std::move(S), {{*AB, 0}, BArg, {*YB, 0}, BiasArg});
+  C.addStep(Info, std::move(S), {{*AB, 0}, *BArg, {*YB, 0}, BiasArg});
   return llvm::Error::success();
 }
 

@@ -249,6 +249,16 @@ llvm::Expected<BufferId> PlanContext::defineBuffer(const Value *V,
   return B;
 }
 
+llvm::Expected<Arg> PlanContext::getOptionalArg(const Value *V,
+                                                const Node &User) {
+  if (!V)
+    return Arg();
+  llvm::Expected<BufferId> B = getBuffer(V, User);
+  if (!B)
+    return B.takeError();
+  return Arg{*B, 0};
+}
+
 llvm::Error PlanContext::bindBuffers(const Node &N,
                                      llvm::ArrayRef<BufferSlot> Operands,
                                      llvm::ArrayRef<BufferSlot> Results) {

@@ -155,6 +155,9 @@ public:
   /// their element type); errors for element types the backend does not
   /// hold, located at \p User.
   llvm::Expected<BufferId> getBuffer(const Value *V, const Node &User);
+  /// The buffer of \p V as a step argument, or no argument (buffer -1)
+  /// when \p V is null (an optional operand).
+  llvm::Expected<Arg> getOptionalArg(const Value *V, const Node &User);
   /// A new activation buffer for result \p V.
   llvm::Expected<BufferId> defineBuffer(const Value *V, const Node &Def);
   /// The buffers of \p Operands (getBuffer) and then new buffers for
