@@ -74,12 +74,9 @@ static llvm::Optional<unsigned> getConvRank(const Node &N, const TensorType &X,
 /// Sets \p Rank (None when unknown).
 static llvm::Error checkConvOperands(const Node &N, ElementType &Elt,
                                      llvm::Optional<unsigned> &Rank) {
-  const TensorType *X = getOperandType(N, 0);
-  if (!X)
-    return checkOperandPresent(N, 0, "X");
-  const TensorType *W = getOperandType(N, 1);
-  if (!W)
-    return checkOperandPresent(N, 1, "W");
+  const TensorType *X, *W;
+  if (llvm::Error E = getRequiredOperands(N, {{0, "X", &X}, {1, "W", &W}}))
+    return E;
   Elt = X->getElementType();
   if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
     return E;

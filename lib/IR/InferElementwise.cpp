@@ -381,12 +381,10 @@ llvm::Error detail::inferWhere(const Node &N, ResultTypes &Results) {
 }
 
 llvm::Error detail::inferPRelu(const Node &N, ResultTypes &Results) {
-  const TensorType *X = getOperandType(N, 0);
-  if (!X)
-    return checkOperandPresent(N, 0, "X");
-  const TensorType *Slope = getOperandType(N, 1);
-  if (!Slope)
-    return checkOperandPresent(N, 1, "slope");
+  const TensorType *X, *Slope;
+  if (llvm::Error E =
+          getRequiredOperands(N, {{0, "X", &X}, {1, "slope", &Slope}}))
+    return E;
   if (llvm::Error E =
           checkElementType(N, X->getElementType(), "X", EltClass::Numeric))
     return E;

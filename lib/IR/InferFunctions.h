@@ -59,6 +59,18 @@ const TensorType *getOperandType(const Node &N, unsigned I);
 llvm::Error checkOperandPresent(const Node &N, unsigned I,
                                 llvm::StringRef Name);
 
+/// Operand \p Index of a node, required, named \p Name in errors; its
+/// logical type is stored through \p Type.
+struct RequiredOperand {
+  unsigned Index;
+  llvm::StringRef Name;
+  const TensorType **Type;
+};
+/// The types of the operands in \p Ops, or the first one's
+/// checkOperandPresent error.
+llvm::Error getRequiredOperands(const Node &N,
+                                llvm::ArrayRef<RequiredOperand> Ops);
+
 /// Error `input '<Name>' has rank R, expected Rank` if \p T is ranked with
 /// another rank.
 llvm::Error checkRank(const Node &N, const TensorType &T, llvm::StringRef Name,

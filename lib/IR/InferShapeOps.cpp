@@ -447,12 +447,10 @@ llvm::Error detail::inferConstant(const Node &N, ResultTypes &Results) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error detail::inferGather(const Node &N, ResultTypes &Results) {
-  const TensorType *Data = getOperandType(N, 0);
-  if (!Data)
-    return checkOperandPresent(N, 0, "data");
-  const TensorType *Indices = getOperandType(N, 1);
-  if (!Indices)
-    return checkOperandPresent(N, 1, "indices");
+  const TensorType *Data, *Indices;
+  if (llvm::Error E = getRequiredOperands(
+          N, {{0, "data", &Data}, {1, "indices", &Indices}}))
+    return E;
   if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
                                        EltClass::Index))
     return E;
@@ -506,12 +504,10 @@ static llvm::Error checkElementsOperands(const Node &N, const TensorType &Data,
 }
 
 llvm::Error detail::inferGatherElements(const Node &N, ResultTypes &Results) {
-  const TensorType *Data = getOperandType(N, 0);
-  if (!Data)
-    return checkOperandPresent(N, 0, "data");
-  const TensorType *Indices = getOperandType(N, 1);
-  if (!Indices)
-    return checkOperandPresent(N, 1, "indices");
+  const TensorType *Data, *Indices;
+  if (llvm::Error E = getRequiredOperands(
+          N, {{0, "data", &Data}, {1, "indices", &Indices}}))
+    return E;
   if (llvm::Error E = checkElementsOperands(N, *Data, *Indices))
     return E;
   // The result has the indices' shape.
@@ -537,15 +533,11 @@ static llvm::Error checkScatterReduction(const Node &N) {
 }
 
 llvm::Error detail::inferScatterElements(const Node &N, ResultTypes &Results) {
-  const TensorType *Data = getOperandType(N, 0);
-  if (!Data)
-    return checkOperandPresent(N, 0, "data");
-  const TensorType *Indices = getOperandType(N, 1);
-  if (!Indices)
-    return checkOperandPresent(N, 1, "indices");
-  const TensorType *Updates = getOperandType(N, 2);
-  if (!Updates)
-    return checkOperandPresent(N, 2, "updates");
+  const TensorType *Data, *Indices, *Updates;
+  if (llvm::Error E = getRequiredOperands(N, {{0, "data", &Data},
+                                              {1, "indices", &Indices},
+                                              {2, "updates", &Updates}}))
+    return E;
   if (llvm::Error E = checkElementsOperands(N, *Data, *Indices))
     return E;
   ElementType Elt = Data->getElementType();
@@ -600,12 +592,10 @@ static llvm::Expected<int64_t> getTupleLength(const Node &N,
 }
 
 llvm::Error detail::inferGatherND(const Node &N, ResultTypes &Results) {
-  const TensorType *Data = getOperandType(N, 0);
-  if (!Data)
-    return checkOperandPresent(N, 0, "data");
-  const TensorType *Indices = getOperandType(N, 1);
-  if (!Indices)
-    return checkOperandPresent(N, 1, "indices");
+  const TensorType *Data, *Indices;
+  if (llvm::Error E = getRequiredOperands(
+          N, {{0, "data", &Data}, {1, "indices", &Indices}}))
+    return E;
   if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
                                        EltClass::I64))
     return E;
@@ -647,15 +637,11 @@ llvm::Error detail::inferGatherND(const Node &N, ResultTypes &Results) {
 }
 
 llvm::Error detail::inferScatterND(const Node &N, ResultTypes &Results) {
-  const TensorType *Data = getOperandType(N, 0);
-  if (!Data)
-    return checkOperandPresent(N, 0, "data");
-  const TensorType *Indices = getOperandType(N, 1);
-  if (!Indices)
-    return checkOperandPresent(N, 1, "indices");
-  const TensorType *Updates = getOperandType(N, 2);
-  if (!Updates)
-    return checkOperandPresent(N, 2, "updates");
+  const TensorType *Data, *Indices, *Updates;
+  if (llvm::Error E = getRequiredOperands(N, {{0, "data", &Data},
+                                              {1, "indices", &Indices},
+                                              {2, "updates", &Updates}}))
+    return E;
   if (llvm::Error E = checkElementType(N, Indices->getElementType(), "indices",
                                        EltClass::I64))
     return E;

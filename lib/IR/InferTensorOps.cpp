@@ -659,12 +659,9 @@ static llvm::Error checkInnerDims(const Node &N, const Dim &KA, const Dim &KB) {
 }
 
 llvm::Error detail::inferGemm(const Node &N, ResultTypes &Results) {
-  const TensorType *A = getOperandType(N, 0);
-  if (!A)
-    return checkOperandPresent(N, 0, "A");
-  const TensorType *B = getOperandType(N, 1);
-  if (!B)
-    return checkOperandPresent(N, 1, "B");
+  const TensorType *A, *B;
+  if (llvm::Error E = getRequiredOperands(N, {{0, "A", &A}, {1, "B", &B}}))
+    return E;
   const TensorType *C = getOperandType(N, 2);
   ElementType Elt = A->getElementType();
   if (llvm::Error E = checkElementType(N, Elt, "A", EltClass::Numeric))
@@ -701,12 +698,9 @@ llvm::Error detail::inferGemm(const Node &N, ResultTypes &Results) {
 }
 
 llvm::Error detail::inferMatMul(const Node &N, ResultTypes &Results) {
-  const TensorType *A = getOperandType(N, 0);
-  if (!A)
-    return checkOperandPresent(N, 0, "A");
-  const TensorType *B = getOperandType(N, 1);
-  if (!B)
-    return checkOperandPresent(N, 1, "B");
+  const TensorType *A, *B;
+  if (llvm::Error E = getRequiredOperands(N, {{0, "A", &A}, {1, "B", &B}}))
+    return E;
   ElementType Elt = A->getElementType();
   if (llvm::Error E = checkElementType(N, Elt, "A", EltClass::Numeric))
     return E;

@@ -34,6 +34,16 @@ llvm::Error detail::checkOperandPresent(const Node &N, unsigned I,
   return makeNodeError(N, "missing required operand '" + Name + "'");
 }
 
+llvm::Error detail::getRequiredOperands(const Node &N,
+                                        llvm::ArrayRef<RequiredOperand> Ops) {
+  for (const RequiredOperand &Op : Ops) {
+    *Op.Type = getOperandType(N, Op.Index);
+    if (!*Op.Type)
+      return checkOperandPresent(N, Op.Index, Op.Name);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error detail::checkRank(const Node &N, const TensorType &T,
                               llvm::StringRef Name, unsigned Rank) {
   if (!T.hasRank() || T.getRank() == Rank)
