@@ -19,6 +19,7 @@
 #include "strider/Runtime/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
@@ -61,6 +62,32 @@ using DeclinedFn =
 llvm::Error lowerNodes(llvm::ArrayRef<const Node *> Order,
                        const FusionGroups &Groups, LowerNodeFn Lower,
                        DeclinedFn Declined);
+
+/// Where each node of a program runs: its position in program order, and
+/// for members of a fusion group the position of the group's last node
+/// (where the group's kernel runs). What in-place reuse asks.
+class ProgramOrder {
+public:
+  ProgramOrder(const Graph &G, llvm::ArrayRef<const Node *> Order,
+               const FusionGroups &Groups);
+
+  size_t getNodeIndex(const Node *N) const { return NodeIndex.lookup(N); }
+  /// Where \p N's kernel runs: its group's last node, else its own place.
+  size_t getRunIndex(const Node *N) const {
+    auto It = RunIndex.find(N);
+    return It == RunIndex.end() ? getNodeIndex(N) : It->second;
+  }
+  /// Whether \p V's buffer may be overwritten by a kernel running at
+  /// position \p Index: every reader of \p V runs at or before it, and
+  /// \p V is an activation a kernel computes (not a graph input or output,
+  /// a constant, a view or the operand of one, whose buffer another name
+  /// shares).
+  bool canOverwrite(const Value *V, size_t Index) const;
+
+private:
+  const Graph &G;
+  llvm::DenseMap<const Node *, size_t> NodeIndex, RunIndex;
+};
 
 /// The buffers of a program placed in one arena: buffer ids index the
 /// byte sizes; a step lists the buffers it reads and writes.

@@ -216,23 +216,6 @@ BufferId LoweringContext::useConcatSlot(const Value *V, const ConcatSlot &S) {
                              : defineBuffer(S.Concat);
 }
 
-bool LoweringContext::canOverwrite(const Value *V, size_t Index) const {
-  if (!V || V->isGraphInput() || G.isGraphOutput(V) || V->getConstantData())
-    return false;
-  const Node *Def = V->getDefiningNode();
-  // A value sharing its buffer with another (views) may be read through
-  // that other name later.
-  if (hasOpTrait(Def->getOpId(), optrait::View))
-    return false;
-  for (const Use &U : V->getUses()) {
-    if (hasOpTrait(U.User->getOpId(), optrait::View))
-      return false;
-    if (getRunIndex(U.User) > Index)
-      return false;
-  }
-  return true;
-}
-
 void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
                               std::vector<BufferId> Writes,
                               std::function<void()> Run) {
@@ -439,8 +422,6 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   L.setDerivedStore(Opts.Derived);
 
   std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
-  for (size_t I = 0; I < Order.size(); ++I)
-    L.setNodeIndex(Order[I], I);
 
   for (const Value *In : G.getInputs()) {
     if (In->getConstantData() && !In->hasUses())
@@ -458,15 +439,8 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   codegen::FusionGroups Groups = codegen::findFusionGroups(
       G, Order,
       [&](const Node &N) { return bool(Table[size_t(N.getOpId())]); });
-  for (const auto &KV : Groups.Tails) {
-    // Every member of a group runs at its last node.
-    if (KV.second.Followers.empty())
-      continue;
-    const size_t Run = L.getNodeIndex(KV.second.Last);
-    L.setRunIndex(KV.first, Run);
-    for (const Node *M : KV.second.Followers)
-      L.setRunIndex(M, Run);
-  }
+  const codegen::ProgramOrder Positions(G, Order, Groups);
+  L.setOrder(&Positions);
 
   // A lowering function that declines adds nothing; the node then runs
   // its reference kernel.

@@ -145,21 +145,13 @@ public:
   /// here if it is the first slot taken), and the Concat copies V no more.
   BufferId useConcatSlot(const Value *V, const ConcatSlot &Slot);
   bool isInConcatSlot(const Value *V) const { return InConcatSlot.count(V); }
-  /// Whether \p V's buffer may be overwritten by a kernel of the node at
-  /// position \p NodeIndex: every reader of \p V runs at or before it
-  /// (readers inside fusion groups run at their group's last node), and
-  /// \p V is an activation computed by a kernel, not a graph input or
-  /// output.
-  bool canOverwrite(const Value *V, size_t NodeIndex) const;
-  size_t getNodeIndex(const Node *N) const { return NodeIndex.lookup(N); }
-  void setNodeIndex(const Node *N, size_t I) { NodeIndex[N] = I; }
-  /// Where \p N's kernel runs: the position of its fusion group's last
-  /// node (members of a group run there), else its own position.
-  size_t getRunIndex(const Node *N) const {
-    auto It = RunIndex.find(N);
-    return It == RunIndex.end() ? getNodeIndex(N) : It->second;
+  /// The program order in-place reuse asks (codegen::ProgramOrder); set
+  /// once the fusion groups are known.
+  void setOrder(const codegen::ProgramOrder *O) { Order = O; }
+  bool canOverwrite(const Value *V, size_t NodeIndex) const {
+    return Order->canOverwrite(V, NodeIndex);
   }
-  void setRunIndex(const Node *N, size_t I) { RunIndex[N] = I; }
+  size_t getNodeIndex(const Node *N) const { return Order->getNodeIndex(N); }
 
   void addStep(StepInfo Info, std::vector<BufferId> Reads,
                std::vector<BufferId> Writes, std::function<void()> Run);
@@ -193,7 +185,7 @@ private:
   ProgramImpl &P;
   std::shared_ptr<DerivedStore> Derived;
   llvm::DenseMap<const Value *, BufferId> BufferOf;
-  llvm::DenseMap<const Node *, size_t> NodeIndex, RunIndex;
+  const codegen::ProgramOrder *Order = nullptr;
   llvm::DenseSet<const Value *> InConcatSlot;
 };
 

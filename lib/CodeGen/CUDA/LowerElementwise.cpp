@@ -127,7 +127,26 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
       return BB.takeError();
     BArg.Buffer = *BB;
   }
-  auto YB = C.defineBuffer(Y, N);
+  // Every buffer first, a variadic op's further operands too: a refused
+  // group is planned again node by node.
+  std::vector<BufferId> More;
+  for (unsigned I = 2; B && I < Operands; ++I) {
+    auto VB = getFloatOperand(C, N.getOperand(I), N);
+    if (!VB)
+      return VB.takeError();
+    More.push_back(*VB);
+  }
+  // Y over an operand of its own type that nothing reads later (each
+  // element is read before it is written, by the same thread); not for
+  // three operands or more, whose later steps read the operands again.
+  const Value *Over = nullptr;
+  for (const Value *V : {A, B})
+    if (!Over && V && Reads <= 2 && V->getType() == YT &&
+        !V->getConstantData() && C.canOverwrite(V, *T.Last))
+      Over = V;
+  if (Over)
+    C.alias(Y, Over);
+  auto YB = Over ? C.getBuffer(Y, N) : C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
   std::string Kernel = "elementwise.";
@@ -141,15 +160,7 @@ llvm::Error cuda::planElementwise(PlanContext &C, const Node &N,
     return llvm::Error::success();
   }
   // The activation goes with the last operand; the partial results are
-  // Y read in place, through its own strides. Every buffer first: a
-  // refused group is planned again node by node.
-  std::vector<BufferId> More;
-  for (unsigned I = 2; I < Operands; ++I) {
-    auto VB = getFloatOperand(C, N.getOperand(I), N);
-    if (!VB)
-      return VB.takeError();
-    More.push_back(*VB);
-  }
+  // Y read in place, through its own strides.
   ElementwiseParams First = P;
   First.Act = codegen::Activation();
   C.addStep({getStepNodes(N, T),

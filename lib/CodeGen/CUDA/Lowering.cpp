@@ -613,6 +613,8 @@ cuda::planForCUDA(const Graph &G, const CUDAOptions &Opts) {
       codegen::findFusionGroups(G, Order, [&](const Node &N) {
         return bool(Table[size_t(N.getOpId())]);
       });
+  const codegen::ProgramOrder Positions(G, Order, Groups);
+  C.setOrder(&Positions);
 
   // Planning functions check everything before they add a step, so a
   // declined group adds nothing; a node declined alone is an error.

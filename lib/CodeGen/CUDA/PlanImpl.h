@@ -172,8 +172,17 @@ public:
   /// A constant buffer holding \p Data (already in device form).
   BufferId addConstant(std::vector<uint8_t> Data);
   BufferId addConstantFloats(llvm::ArrayRef<float> Data);
-  /// \p Result shares \p Operand's buffer (views).
+  /// \p Result shares \p Operand's buffer (views, and kernels that
+  /// overwrite an operand).
   void alias(const Value *Result, const Value *Operand);
+  /// The program order in-place reuse asks (codegen::ProgramOrder); set
+  /// once the fusion groups are known.
+  void setOrder(const codegen::ProgramOrder *O) { Order = O; }
+  /// Whether a kernel of the group ending at \p Last may write its result
+  /// over \p V's buffer (codegen::ProgramOrder::canOverwrite).
+  bool canOverwrite(const Value *V, const Node &Last) const {
+    return Order && Order->canOverwrite(V, Order->getNodeIndex(&Last));
+  }
   bool hasBuffer(const Value *V) const { return BufferOf.count(V); }
 
   void addStep(StepInfo Info, StepParams Params, std::vector<Arg> Args);
@@ -184,6 +193,7 @@ private:
   const Graph &G;
   PlanImpl &P;
   const CUDAOptions &Opts;
+  const codegen::ProgramOrder *Order = nullptr;
   llvm::DenseMap<const Value *, BufferId> BufferOf;
 };
 

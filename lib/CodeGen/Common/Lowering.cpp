@@ -16,6 +16,38 @@ int64_t codegen::getByteSize(const TensorType &T) {
          int64_t(getElementByteSize(T.getElementType()));
 }
 
+ProgramOrder::ProgramOrder(const Graph &G, llvm::ArrayRef<const Node *> Order,
+                           const FusionGroups &Groups)
+    : G(G) {
+  for (size_t I = 0; I < Order.size(); ++I)
+    NodeIndex[Order[I]] = I;
+  for (const auto &KV : Groups.Tails) {
+    if (KV.second.Followers.empty())
+      continue;
+    const size_t Run = getNodeIndex(KV.second.Last);
+    RunIndex[KV.first] = Run;
+    for (const Node *M : KV.second.Followers)
+      RunIndex[M] = Run;
+  }
+}
+
+bool ProgramOrder::canOverwrite(const Value *V, size_t Index) const {
+  if (!V || V->isGraphInput() || G.isGraphOutput(V) || V->getConstantData())
+    return false;
+  const Node *Def = V->getDefiningNode();
+  // A value sharing its buffer with another (views) may be read through
+  // that other name later.
+  if (hasOpTrait(Def->getOpId(), optrait::View))
+    return false;
+  for (const Use &U : V->getUses()) {
+    if (hasOpTrait(U.User->getOpId(), optrait::View))
+      return false;
+    if (getRunIndex(U.User) > Index)
+      return false;
+  }
+  return true;
+}
+
 llvm::Error codegen::lowerNodes(llvm::ArrayRef<const Node *> Order,
                                 const FusionGroups &Groups, LowerNodeFn Lower,
                                 DeclinedFn Declined) {

@@ -252,6 +252,37 @@ graph @bias(%x: tensor<2 x 3 x 4 x 5 x f32, nhwc>) {
             (std::vector<int64_t>{0, 0, 0, 1}));
 }
 
+TEST(CudaPlanTest, ElementwiseOverwritesAnOperandNothingReadsLater) {
+  // e is read by the Mul only: m is written over it. m is still read by
+  // the Add, whose other operand is the graph input: neither is
+  // overwritten by the Mul, and the Add writes over m.
+  auto G = parse(R"(
+graph @inplace(%x: tensor<4 x 64 x f32>) {
+  %c = Constant() {value = dense<2.0> : tensor<4 x 64 x f32>} : tensor<4 x 64 x f32>
+  %e = Exp(%x) : tensor<4 x 64 x f32> loc("exp")
+  %m = Mul(%e, %c) : tensor<4 x 64 x f32> loc("mul")
+  %a = Add(%m, %x) : tensor<4 x 64 x f32> loc("add")
+  %y = Sub(%a, %m) : tensor<4 x 64 x f32> loc("sub")
+  return %y
+}
+)");
+  ASSERT_TRUE(G);
+  auto P = plan(*G);
+  ASSERT_TRUE(P);
+  const auto &Steps = P->getImpl().Steps;
+  ASSERT_EQ(Steps.size(), 4u);
+  // Args: A, B, Y.
+  const BufferId E = Steps[0].Args[2].Buffer;
+  EXPECT_EQ(Steps[1].Args[0].Buffer, E);
+  EXPECT_EQ(Steps[1].Args[2].Buffer, E); // m over e.
+  const BufferId M = Steps[1].Args[2].Buffer;
+  EXPECT_NE(Steps[2].Args[2].Buffer, M); // m is read again by the Sub.
+  EXPECT_NE(Steps[2].Args[2].Buffer, Steps[0].Args[0].Buffer); // Not over x.
+  EXPECT_EQ(Steps[3].Args[2].Buffer, Steps[3].Args[0].Buffer); // y over a.
+  // The graph input and two activations of 1 KiB each.
+  EXPECT_EQ(P->getArenaBytes(), 3 * 1024);
+}
+
 TEST(CudaPlanTest, ConcatCopiesIntoSlicesAndViewsShareBuffers) {
   auto G = parse(R"(
 graph @cat(%a: tensor<1 x 2 x 3 x 3 x f32, nhwc>, %b: tensor<1 x 4 x 3 x 3 x f32, nhwc>) {
