@@ -44,6 +44,11 @@ struct IOBinding {
 /// Bytes of a tensor of static type \p T (0 when a dim is not static).
 int64_t getByteSize(const TensorType &T);
 
+/// A dense row-major copy of constant \p V's elements as floats: of an f32
+/// constant, and with \p WidenHalf of an f16 or bf16 one; empty for any
+/// other value.
+std::vector<float> getConstantFloats(const Value *V, bool WidenHalf = false);
+
 /// How a backend lowers node \p N, or the fusion group \p Tail it ends
 /// (a group of one for a plain node): success, or an error saying why it
 /// declined (nothing added then).

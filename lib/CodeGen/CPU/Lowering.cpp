@@ -53,16 +53,6 @@ bool cpu::isCopyableSize(unsigned Bytes) {
   return Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8;
 }
 
-std::vector<float> cpu::getConstantFloats(const Value *V) {
-  const TensorData *D = V ? V->getConstantData() : nullptr;
-  if (!D || D->getElementType() != ElementType::F32)
-    return {};
-  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
-  std::vector<float> Out(size_t(T.getNumElements()));
-  copyBytes(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
-  return Out;
-}
-
 bool cpu::isConstantF32(const Value *V) {
   const TensorData *D = V ? V->getConstantData() : nullptr;
   return D && D->getElementType() == ElementType::F32 &&

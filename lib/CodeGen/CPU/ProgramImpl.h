@@ -97,8 +97,7 @@ std::string withTail(std::string Name, const codegen::FusedTail &T);
 /// Whether a kernel copies elements of \p Bytes: 1, 2, 4 or 8.
 bool isCopyableSize(unsigned Bytes);
 
-/// Dense row-major copy of f32 constant \p V; empty if \p V is not one.
-std::vector<float> getConstantFloats(const Value *V);
+using codegen::getConstantFloats;
 /// Whether \p V is an f32 constant with elements (reads none of them).
 bool isConstantF32(const Value *V);
 

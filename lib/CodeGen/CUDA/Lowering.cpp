@@ -99,17 +99,6 @@ std::shared_ptr<const std::vector<float>> cuda::share(std::vector<float> V) {
   return std::make_shared<const std::vector<float>>(std::move(V));
 }
 
-std::vector<float> cuda::getConstantFloats(const Value *V) {
-  const TensorData *D = V ? V->getConstantData() : nullptr;
-  if (!D || !getDType(D->getElementType()))
-    return {};
-  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
-  std::vector<float> Out(size_t(T.getNumElements()));
-  for (size_t I = 0; I < Out.size(); ++I)
-    Out[I] = float(T.getDouble(int64_t(I)));
-  return Out;
-}
-
 std::string cuda::getStepNodes(const Node &N, const FusedTail &T) {
   std::string S;
   auto Add = [&](const Node &M) {

@@ -216,7 +216,9 @@ std::shared_ptr<const std::vector<float>> share(std::vector<float> V);
 
 /// f32 data of constant \p V in its logical (row-major) order; empty if
 /// \p V is not a float constant (f16/bf16 constants are widened).
-std::vector<float> getConstantFloats(const Value *V);
+inline std::vector<float> getConstantFloats(const Value *V) {
+  return codegen::getConstantFloats(V, /*WidenHalf=*/true);
+}
 /// The results a step computes, for reports: \p N's, then those of the
 /// group's followers ("conv1,relu1").
 std::string getStepNodes(const Node &N, const codegen::FusedTail &T);

@@ -8,12 +8,32 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstring>
+
 using namespace strider;
 using namespace strider::codegen;
 
 int64_t codegen::getByteSize(const TensorType &T) {
   return T.getNumElements().getValueOr(0) *
          int64_t(getElementByteSize(T.getElementType()));
+}
+
+std::vector<float> codegen::getConstantFloats(const Value *V, bool WidenHalf) {
+  const TensorData *D = V ? V->getConstantData() : nullptr;
+  if (!D)
+    return {};
+  const ElementType E = D->getElementType();
+  const bool Half = E == ElementType::F16 || E == ElementType::BF16;
+  if (E != ElementType::F32 && !(WidenHalf && Half))
+    return {};
+  runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
+  std::vector<float> Out(size_t(T.getNumElements()));
+  if (E == ElementType::F32 && !Out.empty())
+    std::memcpy(Out.data(), T.getBytes().data(), Out.size() * sizeof(float));
+  else
+    for (size_t I = 0; I < Out.size(); ++I)
+      Out[I] = float(T.getDouble(int64_t(I)));
+  return Out;
 }
 
 ProgramOrder::ProgramOrder(const Graph &G, llvm::ArrayRef<const Node *> Order,
