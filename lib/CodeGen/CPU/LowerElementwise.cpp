@@ -29,13 +29,7 @@ bool cpu::lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   ProgramImpl *P = &L.getProgram();
   const Value *X = N.getOperand(0);
   BufferId XB = L.getBuffer(X);
-  BufferId YB;
-  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(&N))) {
-    L.alias(Tail.Result, X);
-    YB = XB;
-  } else {
-    YB = L.defineBuffer(Tail.Result);
-  }
+  const BufferId YB = L.defineOver(Tail.Result, {X}, N);
   const int64_t Count = *X->getType().getNumElements();
   const int Threads = L.getThreads();
   L.addStep(
@@ -137,18 +131,9 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
     std::copy(Passes[0].SA, Passes[0].SA + Passes[0].Rank, Passes[0].SB);
     Reads[1] = Reads[0];
   }
-  BufferId YB;
-  size_t Index = L.getNodeIndex(Tail.Last);
-  if (NumOps == 2 && A->getType() == YT && L.canOverwrite(A, Index)) {
-    L.alias(Tail.Result, A);
-    YB = Reads[0];
-  } else if (NumOps == 2 && B->getType() == YT && B != A &&
-             L.canOverwrite(B, Index)) {
-    L.alias(Tail.Result, B);
-    YB = Reads[1];
-  } else {
-    YB = L.defineBuffer(Tail.Result);
-  }
+  const BufferId YB = NumOps == 2
+                          ? L.defineOver(Tail.Result, {A, B}, *Tail.Last)
+                          : L.defineBuffer(Tail.Result);
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(), withTail(Kernel, Tail), false}, Reads,
             {YB}, [=]() {

@@ -64,13 +64,7 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
   L.own(Shift);
   ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X);
-  BufferId YB;
-  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(Tail.Last))) {
-    L.alias(Tail.Result, X);
-    YB = XB;
-  } else {
-    YB = L.defineBuffer(Tail.Result);
-  }
+  const BufferId YB = L.defineOver(Tail.Result, {X}, *Tail.Last);
   const Activation Act = Tail.Act;
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(),
@@ -142,13 +136,7 @@ bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
   ProgramImpl *P = &L.getProgram();
   const BufferId XB = L.getBuffer(X), SB = L.getBuffer(Scale),
                  BB = L.getBuffer(Bias);
-  BufferId YB;
-  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(&N))) {
-    L.alias(Y, X);
-    YB = XB;
-  } else {
-    YB = L.defineBuffer(Y);
-  }
+  const BufferId YB = L.defineOver(Y, {X}, N);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              ChannelsLast ? "instancenorm.nhwc" : "instancenorm.nchw", false},
@@ -245,13 +233,7 @@ bool cpu::lowerLayerNorm(LoweringContext &L, const Node &N,
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
   ProgramImpl *P = &L.getProgram();
   const BufferId XB = L.getBuffer(X);
-  BufferId YB;
-  if (XT == YT && L.canOverwrite(X, L.getNodeIndex(&N))) {
-    L.alias(Y, X);
-    YB = XB;
-  } else {
-    YB = L.defineBuffer(Y);
-  }
+  const BufferId YB = L.defineOver(Y, {X}, N);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(), "layernorm.rows", false}, {XB}, {YB}, [=]() {
     runLayerNorm(Rows, Len, P->f32(XB), GammaP->get(), BetaP->get(), Eps,

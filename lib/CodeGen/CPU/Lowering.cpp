@@ -206,6 +206,19 @@ BufferId LoweringContext::useConcatSlot(const Value *V, const ConcatSlot &S) {
                              : defineBuffer(S.Concat);
 }
 
+BufferId
+LoweringContext::defineOver(const Value *Result,
+                            std::initializer_list<const Value *> Operands,
+                            const Node &Last) {
+  for (const Value *V : Operands)
+    if (V && V->getType() == Result->getType() &&
+        canOverwrite(V, getNodeIndex(&Last))) {
+      alias(Result, V);
+      return getBuffer(V);
+    }
+  return defineBuffer(Result);
+}
+
 void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
                               std::vector<BufferId> Writes,
                               std::function<void()> Run) {

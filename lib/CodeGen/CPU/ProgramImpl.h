@@ -126,6 +126,12 @@ public:
   BufferId defineScratch(int64_t Bytes);
   /// \p Result shares \p Operand's buffer (a view, or in-place).
   void alias(const Value *Result, const Value *Operand);
+  /// The buffer of result \p Result of the group ending at \p Last: the
+  /// buffer of the first of \p Operands that has Result's type and that
+  /// the group may overwrite (canOverwrite), else a new one.
+  BufferId defineOver(const Value *Result,
+                      std::initializer_list<const Value *> Operands,
+                      const Node &Last);
 
   /// Where a producer may write \p V straight into the Concat that reads
   /// it: the concat's result, V's element offset in it, and its element
