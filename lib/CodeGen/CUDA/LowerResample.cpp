@@ -1,7 +1,8 @@
 //===- LowerResample.cpp - Resize and GridSample --------------------------===//
 //
-// Resize (nearest, linear and cubic, with index and weight tables per
-// spatial axis computed at compile time) and GridSample, in either layout.
+// Resize (nearest, linear and cubic, in either layout, with index and
+// weight tables per spatial axis computed at compile time) and GridSample
+// (X in either layout, the grid and Y row-major).
 //
 //===----------------------------------------------------------------------===//
 

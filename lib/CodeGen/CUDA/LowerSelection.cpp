@@ -1,8 +1,9 @@
 //===- LowerSelection.cpp - Gathers, scatters, TopK, Trilu ----------------===//
 //
 // GatherElements, ScatterElements, GatherND, ScatterND, TopK and Trilu:
-// typed steps (LogicKernels.cu) that read indices of any integer type and
-// data of any held type, through strides in the result's physical order.
+// typed steps (LogicKernels.cu) over data of any held type, indices i32
+// or i64 (i64 tuples for the ND forms), through strides in the result's
+// physical order.
 //
 //===----------------------------------------------------------------------===//
 
