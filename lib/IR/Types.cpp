@@ -12,8 +12,10 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cassert>
 #include <numeric>
 
@@ -265,6 +267,17 @@ llvm::Optional<int64_t> TensorType::getNumElements() const {
   for (const Dim &D : Shape)
     N *= D.getSize();
   return N;
+}
+
+bool TensorType::isWithinSizeLimit() const {
+  if (!hasStaticShape() ||
+      llvm::any_of(Shape, [](const Dim &D) { return D.getSize() == 0; }))
+    return true;
+  int64_t Bytes = std::max<int64_t>(1, getElementByteSize(Elt));
+  for (const Dim &D : Shape)
+    if (llvm::MulOverflow(Bytes, D.getSize(), Bytes) || Bytes > MaxTensorBytes)
+      return false;
+  return true;
 }
 
 TensorType TensorType::withLayout(Layout NewL) const {

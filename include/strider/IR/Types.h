@@ -44,6 +44,10 @@ enum class ElementType : uint8_t {
 
 /// Size in bytes of one element; 0 for Unknown.
 unsigned getElementByteSize(ElementType Ty);
+
+/// The most bytes a tensor may hold: 2^62, so that byte sizes, element
+/// counts and the sums of a program's buffers stay within int64_t.
+constexpr int64_t MaxTensorBytes = int64_t(1) << 62;
 /// Textual name used by the IR (`f32`, `i64`, `bool`, ...); `?` for Unknown.
 llvm::StringRef getElementTypeName(ElementType Ty);
 /// Inverse of getElementTypeName; None for anything else.
@@ -146,8 +150,14 @@ public:
   bool hasStaticShape() const;
   /// Static dims as integers; asserts hasStaticShape().
   llvm::SmallVector<int64_t, 6> getStaticShape() const;
-  /// Number of elements if the shape is static, None otherwise.
+  /// Number of elements if the shape is static, None otherwise. Types
+  /// that pass isWithinSizeLimit() do not overflow it.
   llvm::Optional<int64_t> getNumElements() const;
+  /// False when the shape is static and a tensor of this type would hold
+  /// more than MaxTensorBytes (computed without overflow; an unknown
+  /// element type counts one byte per element). Shape inference refuses
+  /// results and the importer inputs that fail it.
+  bool isWithinSizeLimit() const;
 
   /// Copies with one component replaced (types are values; nothing mutates
   /// a Value's type in place to change its layout).

@@ -144,7 +144,10 @@ ModelImporter::convertType(const onnx::TypeProto &T, const std::string &Where,
       Dims.push_back(Dim::getUnknown());
     }
   }
-  return TensorType(Elt, Dims);
+  TensorType Result(Elt, Dims);
+  if (!Result.isWithinSizeLimit())
+    return Fail(" is declared " + Result.str() + ", more than 2^62 bytes");
+  return Result;
 }
 
 llvm::Expected<Attribute>

@@ -185,3 +185,24 @@ TEST(TensorDataTest, FromInt64WrapsIntoUnsignedTypes) {
   EXPECT_EQ(TensorData::fromInt64(ElementType::U64, {1}, {-1})->getDouble(0),
             18446744073709551615.0);
 }
+
+TEST(TypesTest, SizeLimitIsCheckedWithoutOverflow) {
+  const int64_t Big = int64_t(1) << 31;
+  // 2^62 bytes exactly is allowed; a byte more per element is not.
+  EXPECT_TRUE(
+      TensorType::get(ElementType::U8, {int64_t(1) << 62}).isWithinSizeLimit());
+  EXPECT_FALSE(TensorType::get(ElementType::F32, {int64_t(1) << 61})
+                   .isWithinSizeLimit());
+  // 2^64 elements: the product wraps to 0 in 64 bits.
+  EXPECT_FALSE(
+      TensorType::get(ElementType::F32, {Big, Big, 4}).isWithinSizeLimit());
+  // A dim of 0 makes any tensor empty.
+  EXPECT_TRUE(TensorType::get(ElementType::F32, {Big, Big, Big, 0})
+                  .isWithinSizeLimit());
+  // Dims not known yet are checked once they are.
+  EXPECT_TRUE(TensorType(ElementType::F32, {Dim::getSymbol("n"),
+                                            Dim::getStatic(Big), Dim::getStatic(Big)})
+                  .isWithinSizeLimit());
+  EXPECT_FALSE(TensorType::get(ElementType::Unknown, {Big, Big, 2})
+                   .isWithinSizeLimit());
+}

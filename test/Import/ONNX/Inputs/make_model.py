@@ -660,6 +660,28 @@ def negative_dim():
     return model(nodes, [x], [vi("y", F32, [2, 3])])
 
 
+@case("huge-input")
+def huge_input():
+    # ONNX Runtime loads it and fails at run time; 2^64 f32 elements.
+    x = vi("x", F32, [1, 3, 2**62, 2**62])
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [x], [vi("y", F32, None)])
+
+
+@case("huge-expand")
+def huge_expand():
+    nodes = [helper.make_node("Expand", ["x", "s"], ["y"], name="e")]
+    return model(nodes, [vi("x", F32, [1, 4])], [vi("y", F32, None)],
+                 [i64("s", [2**31, 2**31, 4])])
+
+
+@case("huge-resize")
+def huge_resize():
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs")]
+    return model(nodes, [vi("x", F32, [1, 1, 4, 4])], [vi("y", F32, None)],
+                 [f32("sc", [4], [1, 1, 1e9, 1e9])])
+
+
 @case("negative-initializer-dim")
 def negative_initializer_dim():
     t = TensorProto()
