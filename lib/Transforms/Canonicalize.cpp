@@ -19,35 +19,30 @@
 using namespace strider;
 
 namespace {
-class CanonicalizePass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "canonicalize"; }
-
-  llvm::Error run(Graph &G) override {
-    std::unique_ptr<Pass> Steps[] = {
-        createIdentityRemovalPass(),
-        createSumToAddPass(),
-        createConstantFoldingPass(),
-        createInlineIfPass(),
-        createFoldBatchNormPass(),
-        createFuseGeluPass(),
-        createFuseHardSwishPass(),
-        createFoldConvInputAffinePass(),
-        createFoldMatMulScalePass(),
-        createFoldOneHotMatMulPass(),
-        createFuseLayerNormPass(),
-        createTransposeFoldingPass(),
-        createCommonSubexpressionEliminationPass(),
-        createDeadCodeEliminationPass(),
-    };
-    for (std::unique_ptr<Pass> &P : Steps)
-      if (llvm::Error E = P->run(G))
-        return E;
-    return llvm::Error::success();
-  }
-};
+llvm::Error canonicalize(Graph &G) {
+  std::unique_ptr<Pass> Steps[] = {
+      createIdentityRemovalPass(),
+      createSumToAddPass(),
+      createConstantFoldingPass(),
+      createInlineIfPass(),
+      createFoldBatchNormPass(),
+      createFuseGeluPass(),
+      createFuseHardSwishPass(),
+      createFoldConvInputAffinePass(),
+      createFoldMatMulScalePass(),
+      createFoldOneHotMatMulPass(),
+      createFuseLayerNormPass(),
+      createTransposeFoldingPass(),
+      createCommonSubexpressionEliminationPass(),
+      createDeadCodeEliminationPass(),
+  };
+  for (std::unique_ptr<Pass> &P : Steps)
+    if (llvm::Error E = P->run(G))
+      return E;
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createCanonicalizePass() {
-  return std::make_unique<CanonicalizePass>();
+  return createFunctionPass("canonicalize", canonicalize);
 }

@@ -117,50 +117,44 @@ static bool isCandidate(const Node &N) {
 }
 
 namespace {
-class CommonSubexpressionEliminationPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "cse"; }
+bool canReplace(const Graph &G, const Node &N) {
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *R = N.getResult(I))
+      if (G.isGraphOutput(R))
+        return false;
+  return true;
+}
 
-  llvm::Error run(Graph &G) override {
-    // Earlier nodes by hash; only looked up, never iterated, so the result
-    // depends on node order alone. Merging a node redirects its users
-    // before they are visited, so chains of equal nodes merge in one sweep.
-    std::unordered_map<size_t, llvm::SmallVector<Node *, 1>> Seen;
-    for (Node *N : G.getNodeList()) {
-      if (!isCandidate(*N))
-        continue;
-      llvm::SmallVector<Node *, 1> &Bucket = Seen[hashNode(*N)];
-      Node *Earlier = nullptr;
-      for (Node *E : Bucket)
-        if (nodeEquivalent(*E, *N)) {
-          Earlier = E;
-          break;
-        }
-      // A graph output keeps its producer (and so its name); it can still
-      // stand in for later nodes.
-      if (!Earlier || !canReplace(G, *N)) {
-        Bucket.push_back(N);
-        continue;
+llvm::Error commonSubexpressionElimination(Graph &G) {
+  // Earlier nodes by hash; only looked up, never iterated, so the result
+  // depends on node order alone. Merging a node redirects its users
+  // before they are visited, so chains of equal nodes merge in one sweep.
+  std::unordered_map<size_t, llvm::SmallVector<Node *, 1>> Seen;
+  for (Node *N : G.getNodeList()) {
+    if (!isCandidate(*N))
+      continue;
+    llvm::SmallVector<Node *, 1> &Bucket = Seen[hashNode(*N)];
+    Node *Earlier = nullptr;
+    for (Node *E : Bucket)
+      if (nodeEquivalent(*E, *N)) {
+        Earlier = E;
+        break;
       }
-      for (unsigned I = 0; I < N->getNumResults(); ++I)
-        if (Value *R = N->getResult(I))
-          R->replaceAllUsesWith(Earlier->getResult(I));
-      G.eraseNode(N);
+    // A graph output keeps its producer (and so its name); it can still
+    // stand in for later nodes.
+    if (!Earlier || !canReplace(G, *N)) {
+      Bucket.push_back(N);
+      continue;
     }
-    return llvm::Error::success();
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (Value *R = N->getResult(I))
+        R->replaceAllUsesWith(Earlier->getResult(I));
+    G.eraseNode(N);
   }
-
-private:
-  static bool canReplace(const Graph &G, const Node &N) {
-    for (unsigned I = 0; I < N.getNumResults(); ++I)
-      if (Value *R = N.getResult(I))
-        if (G.isGraphOutput(R))
-          return false;
-    return true;
-  }
-};
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createCommonSubexpressionEliminationPass() {
-  return std::make_unique<CommonSubexpressionEliminationPass>();
+  return createFunctionPass("cse", commonSubexpressionElimination);
 }

@@ -11,32 +11,27 @@
 using namespace strider;
 
 namespace {
-class DeadCodeEliminationPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "dce"; }
+bool isDead(const Graph &G, const Node &N) {
+  if (N.isOpaque())
+    return false;
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *R = N.getResult(I))
+      if (R->hasUses() || G.isGraphOutput(R))
+        return false;
+  return true;
+}
 
-  static bool isDead(const Graph &G, const Node &N) {
-    if (N.isOpaque())
-      return false;
-    for (unsigned I = 0; I < N.getNumResults(); ++I)
-      if (Value *R = N.getResult(I))
-        if (R->hasUses() || G.isGraphOutput(R))
-          return false;
-    return true;
-  }
-
-  llvm::Error run(Graph &G) override {
-    // Walk backwards over a snapshot: erasing a node can only make earlier
-    // nodes dead, so one reverse sweep reaches the fixed point.
-    std::vector<Node *> Order = G.getNodeList();
-    for (auto It = Order.rbegin(); It != Order.rend(); ++It)
-      if (isDead(G, **It))
-        G.eraseNode(*It);
-    return llvm::Error::success();
-  }
-};
+llvm::Error deadCodeElimination(Graph &G) {
+  // Walk backwards over a snapshot: erasing a node can only make earlier
+  // nodes dead, so one reverse sweep reaches the fixed point.
+  std::vector<Node *> Order = G.getNodeList();
+  for (auto It = Order.rbegin(); It != Order.rend(); ++It)
+    if (isDead(G, **It))
+      G.eraseNode(*It);
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createDeadCodeEliminationPass() {
-  return std::make_unique<DeadCodeEliminationPass>();
+  return createFunctionPass("dce", deadCodeElimination);
 }

@@ -55,35 +55,79 @@ llvm::Optional<std::vector<double>> readPerChannel(const Value *V,
   return D->toDoubleVector();
 }
 
-class FoldBatchNormPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fold-batchnorm"; }
-
-  llvm::Error run(Graph &G) override {
-    // The maps whose result may fold into the convolution they read.
-    std::vector<Node *> Candidates = rewrite::collectNodes(
-        G, {OpId::BatchNormalization, OpId::Mul, OpId::Add, OpId::Sub,
-            OpId::Div});
-    // Each fold erases only its own map node, convolution and constants
-    // that no one else uses, so later candidates stay valid; a later map
-    // of a chain reads the convolution an earlier fold made.
-    for (Node *BN : Candidates)
-      if (llvm::Optional<BatchNormFold> F = match(G, *BN))
-        rewrite(G, *F);
-    return llvm::Error::success();
-  }
-
-private:
-  static llvm::Optional<BatchNormFold> match(const Graph &G, Node &BN);
-  static bool matchConv(const Graph &G, Value *X, BatchNormFold &F);
-  static bool matchMap(Node &BN, BatchNormFold &F, const Value *C);
-  static void rewrite(Graph &G, const BatchNormFold &F);
-};
-
 } // namespace
 
-llvm::Optional<BatchNormFold> FoldBatchNormPass::match(const Graph &G,
-                                                       Node &BN) {
+/// Scale and Shift of y = x * c, x + c, x - c or x / c, c read by
+/// readBroadcastPerChannel.
+static bool matchMap(Node &BN, BatchNormFold &F, const Value *C) {
+  const TensorType &YT = BN.getResult(0)->getType();
+  if (!YT.hasRank() || YT.getRank() < 3)
+    return false;
+  auto Values = readBroadcastPerChannel(C, YT.getRank(), F.NumChannels);
+  if (!Values)
+    return false;
+  for (double V : *Values) {
+    switch (BN.getOpId()) {
+    case OpId::Mul:
+      F.Scale.push_back(V);
+      F.Shift.push_back(0.0);
+      break;
+    case OpId::Div:
+      F.Scale.push_back(1.0 / V);
+      F.Shift.push_back(0.0);
+      break;
+    case OpId::Add:
+      F.Scale.push_back(1.0);
+      F.Shift.push_back(V);
+      break;
+    case OpId::Sub:
+      F.Scale.push_back(1.0);
+      F.Shift.push_back(-V);
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The convolution defining \p X, read into \p F, when \p X is its only
+/// use and its weights (and bias, if any) are constants.
+static bool matchConv(const Graph &G, Value *X, BatchNormFold &F) {
+  Node *Conv = X->getDefiningNode();
+  if (!Conv ||
+      (Conv->getOpId() != OpId::Conv && Conv->getOpId() != OpId::ConvTranspose))
+    return false;
+  if (X->getUses().size() != 1 || G.isGraphOutput(X))
+    return false;
+  F.Conv = Conv;
+  TensorDataRef W = getConstantDataRef(Conv->getOperand(1));
+  if (!W || !isFoldableFloat(W->getElementType()) || W->getType().getRank() < 3)
+    return false;
+  F.Weight = toLogicalOrder(W);
+  llvm::SmallVector<int64_t, 6> WShape = F.Weight->getType().getStaticShape();
+  if (Conv->getOpId() == OpId::Conv) {
+    // W: [M, C / group, k...].
+    F.NumChannels = WShape[0];
+  } else {
+    // W: [C, M / group, k...].
+    int64_t Group = Conv->getIntAttr("group", 1);
+    if (Group < 1 || WShape[0] % Group != 0)
+      return false;
+    F.NumChannels = WShape[1] * Group;
+  }
+  F.Bias = nullptr;
+  if (Conv->hasOperand(2)) {
+    F.Bias = getConstantDataRef(Conv->getOperand(2));
+    if (!F.Bias || F.Bias->getElementType() != W->getElementType() ||
+        F.Bias->getType().getRank() != 1 ||
+        F.Bias->getNumElements() != F.NumChannels)
+      return false;
+  }
+  return true;
+}
+
+static llvm::Optional<BatchNormFold> matchFold(const Graph &G, Node &BN) {
   if (!BN.hasResult(0))
     return llvm::None;
   BatchNormFold F;
@@ -145,77 +189,7 @@ llvm::Optional<BatchNormFold> FoldBatchNormPass::match(const Graph &G,
   return F;
 }
 
-/// Scale and Shift of y = x * c, x + c, x - c or x / c, c read by
-/// readBroadcastPerChannel.
-bool FoldBatchNormPass::matchMap(Node &BN, BatchNormFold &F, const Value *C) {
-  const TensorType &YT = BN.getResult(0)->getType();
-  if (!YT.hasRank() || YT.getRank() < 3)
-    return false;
-  auto Values = readBroadcastPerChannel(C, YT.getRank(), F.NumChannels);
-  if (!Values)
-    return false;
-  for (double V : *Values) {
-    switch (BN.getOpId()) {
-    case OpId::Mul:
-      F.Scale.push_back(V);
-      F.Shift.push_back(0.0);
-      break;
-    case OpId::Div:
-      F.Scale.push_back(1.0 / V);
-      F.Shift.push_back(0.0);
-      break;
-    case OpId::Add:
-      F.Scale.push_back(1.0);
-      F.Shift.push_back(V);
-      break;
-    case OpId::Sub:
-      F.Scale.push_back(1.0);
-      F.Shift.push_back(-V);
-      break;
-    default:
-      return false;
-    }
-  }
-  return true;
-}
-
-/// The convolution defining \p X, read into \p F, when \p X is its only
-/// use and its weights (and bias, if any) are constants.
-bool FoldBatchNormPass::matchConv(const Graph &G, Value *X, BatchNormFold &F) {
-  Node *Conv = X->getDefiningNode();
-  if (!Conv ||
-      (Conv->getOpId() != OpId::Conv && Conv->getOpId() != OpId::ConvTranspose))
-    return false;
-  if (X->getUses().size() != 1 || G.isGraphOutput(X))
-    return false;
-  F.Conv = Conv;
-  TensorDataRef W = getConstantDataRef(Conv->getOperand(1));
-  if (!W || !isFoldableFloat(W->getElementType()) || W->getType().getRank() < 3)
-    return false;
-  F.Weight = toLogicalOrder(W);
-  llvm::SmallVector<int64_t, 6> WShape = F.Weight->getType().getStaticShape();
-  if (Conv->getOpId() == OpId::Conv) {
-    // W: [M, C / group, k...].
-    F.NumChannels = WShape[0];
-  } else {
-    // W: [C, M / group, k...].
-    int64_t Group = Conv->getIntAttr("group", 1);
-    if (Group < 1 || WShape[0] % Group != 0)
-      return false;
-    F.NumChannels = WShape[1] * Group;
-  }
-  F.Bias = nullptr;
-  if (Conv->hasOperand(2)) {
-    F.Bias = getConstantDataRef(Conv->getOperand(2));
-    if (!F.Bias || F.Bias->getElementType() != W->getElementType() ||
-        F.Bias->getType().getRank() != 1 ||
-        F.Bias->getNumElements() != F.NumChannels)
-      return false;
-  }
-  return true;
-}
-
-void FoldBatchNormPass::rewrite(Graph &G, const BatchNormFold &F) {
+static void rewriteFold(Graph &G, const BatchNormFold &F) {
   Node &BN = *F.BN, &Conv = *F.Conv;
   ElementType Elt = F.Weight->getElementType();
   unsigned EltSize = getElementByteSize(Elt);
@@ -306,6 +280,20 @@ void FoldBatchNormPass::rewrite(Graph &G, const BatchNormFold &F) {
       G.eraseNode(N);
 }
 
+static llvm::Error foldBatchNorm(Graph &G) {
+  // The maps whose result may fold into the convolution they read.
+  std::vector<Node *> Candidates =
+      rewrite::collectNodes(G, {OpId::BatchNormalization, OpId::Mul, OpId::Add,
+                                OpId::Sub, OpId::Div});
+  // Each fold erases only its own map node, convolution and constants
+  // that no one else uses, so later candidates stay valid; a later map
+  // of a chain reads the convolution an earlier fold made.
+  for (Node *BN : Candidates)
+    if (llvm::Optional<BatchNormFold> F = matchFold(G, *BN))
+      rewriteFold(G, *F);
+  return llvm::Error::success();
+}
+
 std::unique_ptr<Pass> strider::createFoldBatchNormPass() {
-  return std::make_unique<FoldBatchNormPass>();
+  return createFunctionPass("fold-batchnorm", foldBatchNorm);
 }

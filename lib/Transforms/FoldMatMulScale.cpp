@@ -40,65 +40,59 @@ int64_t numElements(const Value *V) {
   return N ? *N : -1;
 }
 
-class FoldMatMulScalePass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fold-matmul-scale"; }
+llvm::Error fold(Graph &G, Node &Mul) {
+  auto [Scale, Product] = splitScalarOperand(Mul);
+  if (!Scale || !Mul.hasResult(0))
+    return llvm::Error::success();
+  Node *MM = Product->getDefiningNode();
+  if (!MM || MM->isOpaque() || MM->getOpId() != OpId::MatMul ||
+      MM->getNumOperands() != 2 || Product->getUses().size() != 1 ||
+      G.isGraphOutput(Product))
+    return llvm::Error::success();
+  const TensorType &ST = Scale->getType(), &MT = Product->getType();
+  if (!ST.hasRank() || !MT.hasRank() ||
+      ST.getElementType() != MT.getElementType() ||
+      Mul.getResult(0)->getType().getShape() != MT.getShape())
+    return llvm::Error::success();
+  // Scale the operand with fewer elements (both must be known).
+  int64_t NA = numElements(MM->getOperand(0));
+  int64_t NB = numElements(MM->getOperand(1));
+  if (NA < 0 || NB < 0)
+    return llvm::Error::success();
+  unsigned Side = NB < NA ? 1 : 0;
+  Value *Operand = MM->getOperand(Side);
+  if (!Operand->getType().hasRank() ||
+      ST.getRank() > Operand->getType().getRank())
+    return llvm::Error::success();
 
-  llvm::Error run(Graph &G) override {
-    for (Node *Mul : rewrite::collectNodes(G, {OpId::Mul}))
-      if (llvm::Error E = fold(G, *Mul))
-        return E;
+  Node *Scaled = G.createNode(
+      OpId::Mul, {Operand, Scale},
+      {G.makeUniqueName(Operand->getName() + "_scaled")}, {TensorType()}, MM);
+  Scaled->setLoc(Mul.getLoc());
+  llvm::SmallVector<TensorType, 1> Types;
+  if (llvm::Error E = inferResultTypes(*Scaled, Types))
+    return E;
+  if (Types[0].getShape() != Operand->getType().getShape()) {
+    G.eraseNode(Scaled);
     return llvm::Error::success();
   }
+  Scaled->getResult(0)->setType(Types[0]);
+  MM->setOperand(Side, Scaled->getResult(0));
+  // The MatMul now computes the Mul's result: it takes the Mul's name (a
+  // graph output keeps its name) and the Mul goes.
+  rewrite::replaceAndTakeName(G, Mul.getResult(0), Product);
+  return llvm::Error::success();
+}
 
-private:
-  llvm::Error fold(Graph &G, Node &Mul) {
-    auto [Scale, Product] = splitScalarOperand(Mul);
-    if (!Scale || !Mul.hasResult(0))
-      return llvm::Error::success();
-    Node *MM = Product->getDefiningNode();
-    if (!MM || MM->isOpaque() || MM->getOpId() != OpId::MatMul ||
-        MM->getNumOperands() != 2 || Product->getUses().size() != 1 ||
-        G.isGraphOutput(Product))
-      return llvm::Error::success();
-    const TensorType &ST = Scale->getType(), &MT = Product->getType();
-    if (!ST.hasRank() || !MT.hasRank() ||
-        ST.getElementType() != MT.getElementType() ||
-        Mul.getResult(0)->getType().getShape() != MT.getShape())
-      return llvm::Error::success();
-    // Scale the operand with fewer elements (both must be known).
-    int64_t NA = numElements(MM->getOperand(0));
-    int64_t NB = numElements(MM->getOperand(1));
-    if (NA < 0 || NB < 0)
-      return llvm::Error::success();
-    unsigned Side = NB < NA ? 1 : 0;
-    Value *Operand = MM->getOperand(Side);
-    if (!Operand->getType().hasRank() ||
-        ST.getRank() > Operand->getType().getRank())
-      return llvm::Error::success();
-
-    Node *Scaled = G.createNode(
-        OpId::Mul, {Operand, Scale},
-        {G.makeUniqueName(Operand->getName() + "_scaled")}, {TensorType()}, MM);
-    Scaled->setLoc(Mul.getLoc());
-    llvm::SmallVector<TensorType, 1> Types;
-    if (llvm::Error E = inferResultTypes(*Scaled, Types))
+llvm::Error foldMatMulScale(Graph &G) {
+  for (Node *Mul : rewrite::collectNodes(G, {OpId::Mul}))
+    if (llvm::Error E = fold(G, *Mul))
       return E;
-    if (Types[0].getShape() != Operand->getType().getShape()) {
-      G.eraseNode(Scaled);
-      return llvm::Error::success();
-    }
-    Scaled->getResult(0)->setType(Types[0]);
-    MM->setOperand(Side, Scaled->getResult(0));
-    // The MatMul now computes the Mul's result: it takes the Mul's name (a
-    // graph output keeps its name) and the Mul goes.
-    rewrite::replaceAndTakeName(G, Mul.getResult(0), Product);
-    return llvm::Error::success();
-  }
-};
+  return llvm::Error::success();
+}
 
 } // namespace
 
 std::unique_ptr<Pass> strider::createFoldMatMulScalePass() {
-  return std::make_unique<FoldMatMulScalePass>();
+  return createFunctionPass("fold-matmul-scale", foldMatMulScale);
 }

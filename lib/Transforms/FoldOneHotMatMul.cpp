@@ -69,105 +69,99 @@ Value *createInferred(Graph &G, OpId Id, llvm::ArrayRef<Value *> Operands,
   return N->getResult(0);
 }
 
-class FoldOneHotMatMulPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fold-one-hot-matmul"; }
-
-  llvm::Error run(Graph &G) override {
-    for (Node *MM : rewrite::collectNodes(G, {OpId::MatMul}))
-      if (MM->getNumOperands() == 2 && MM->hasResult(0))
-        fold(G, *MM);
-    return llvm::Error::success();
+void fold(Graph &G, Node &MM) {
+  Value *F = MM.getOperand(0), *W = MM.getOperand(1);
+  TensorDataRef WData = folding::getConstantDataRef(W);
+  Node *Cast = getDefiningOp(F, OpId::Cast);
+  if (!WData || !Cast || !isAbsorbable(G, F) || !hasIdentityLayout(W) ||
+      !hasIdentityLayout(F) || !hasIdentityLayout(MM.getResult(0)))
+    return;
+  const TensorType &WT = WData->getType();
+  if (!WT.hasStaticShape() || WT.getRank() != 2 ||
+      WT.getElementType() != F->getType().getElementType() ||
+      !isFloatingPoint(WT.getElementType()))
+    return;
+  Value *E = Cast->getOperand(0);
+  Node *Eq = getDefiningOp(E, OpId::Equal);
+  if (!Eq || !isAbsorbable(G, E) || !hasIdentityLayout(E))
+    return;
+  // One operand the iota, the other the indices.
+  int64_t K = 0;
+  Value *I = nullptr;
+  for (unsigned Side = 0; Side < 2 && !I; ++Side) {
+    TensorDataRef C = folding::getConstantDataRef(Eq->getOperand(Side));
+    if (C && isIota(*C, K))
+      I = Eq->getOperand(1 - Side);
   }
+  const TensorType &ET = E->getType();
+  if (!I || !hasIdentityLayout(I) || K != WT.getStaticShape()[0] ||
+      !isInteger(I->getType().getElementType()) || !I->getType().hasRank() ||
+      !ET.hasRank() || I->getType().getRank() != ET.getRank() ||
+      ET.getRank() < 1)
+    return;
+  // I's leading dims are the one-hot's, its last is 1 (no broadcasting
+  // by the iota's leading ones).
+  const unsigned R = ET.getRank();
+  const Dim &Last = I->getType().getDim(R - 1);
+  if (!Last.isStatic() || Last.getSize() != 1 || !ET.getDim(R - 1).isStatic() ||
+      ET.getDim(R - 1).getSize() != K)
+    return;
+  for (unsigned D = 0; D + 1 < R; ++D)
+    if (!(I->getType().getDim(D) == ET.getDim(D)))
+      return;
 
-private:
-  void fold(Graph &G, Node &MM) {
-    Value *F = MM.getOperand(0), *W = MM.getOperand(1);
-    TensorDataRef WData = folding::getConstantDataRef(W);
-    Node *Cast = getDefiningOp(F, OpId::Cast);
-    if (!WData || !Cast || !isAbsorbable(G, F) || !hasIdentityLayout(W) ||
-        !hasIdentityLayout(F) || !hasIdentityLayout(MM.getResult(0)))
-      return;
-    const TensorType &WT = WData->getType();
-    if (!WT.hasStaticShape() || WT.getRank() != 2 ||
-        WT.getElementType() != F->getType().getElementType() ||
-        !isFloatingPoint(WT.getElementType()))
-      return;
-    Value *E = Cast->getOperand(0);
-    Node *Eq = getDefiningOp(E, OpId::Equal);
-    if (!Eq || !isAbsorbable(G, E) || !hasIdentityLayout(E))
-      return;
-    // One operand the iota, the other the indices.
-    int64_t K = 0;
-    Value *I = nullptr;
-    for (unsigned Side = 0; Side < 2 && !I; ++Side) {
-      TensorDataRef C = folding::getConstantDataRef(Eq->getOperand(Side));
-      if (C && isIota(*C, K))
-        I = Eq->getOperand(1 - Side);
-    }
-    const TensorType &ET = E->getType();
-    if (!I || !hasIdentityLayout(I) || K != WT.getStaticShape()[0] ||
-        !isInteger(I->getType().getElementType()) || !I->getType().hasRank() ||
-        !ET.hasRank() || I->getType().getRank() != ET.getRank() ||
-        ET.getRank() < 1)
-      return;
-    // I's leading dims are the one-hot's, its last is 1 (no broadcasting
-    // by the iota's leading ones).
-    const unsigned R = ET.getRank();
-    const Dim &Last = I->getType().getDim(R - 1);
-    if (!Last.isStatic() || Last.getSize() != 1 ||
-        !ET.getDim(R - 1).isStatic() || ET.getDim(R - 1).getSize() != K)
-      return;
-    for (unsigned D = 0; D + 1 < R; ++D)
-      if (!(I->getType().getDim(D) == ET.getDim(D)))
-        return;
-
-    // W over a row of zeros.
-    const int64_t D = WT.getStaticShape()[1];
-    const size_t RowBytes = WData->getBytes().size() / size_t(K);
-    std::vector<uint8_t> Bytes(WData->getBytes().begin(),
-                               WData->getBytes().end());
-    Bytes.resize(Bytes.size() + RowBytes, 0);
-    auto Padded = TensorData::create(
-        TensorType::get(WT.getElementType(), {K + 1, D}), std::move(Bytes));
-    if (!Padded) {
-      llvm::consumeError(Padded.takeError());
-      return;
-    }
-    const Location &Loc = MM.getLoc();
-    const ElementType IT = I->getType().getElementType();
-    Value *Table = rewrite::createConstant(G, *Padded, (*Padded)->getType(),
-                                           W->getName() + "_rows", Loc, &MM);
-    Value *Axes = rewrite::createConstant(
-        G, TensorData::fromInt64(ElementType::I64, {1}, {-1}),
-        TensorType::get(ElementType::I64, {1}), "one_hot_axes", Loc, &MM);
-    Value *Lo = rewrite::createConstant(G, TensorData::fromInt64(IT, {}, {-1}),
-                                        TensorType::get(IT, {}),
-                                        "one_hot_below", Loc, &MM);
-    Value *Hi = rewrite::createConstant(G, TensorData::fromInt64(IT, {}, {K}),
-                                        TensorType::get(IT, {}),
-                                        "one_hot_beyond", Loc, &MM);
-    Value *Index = createInferred(G, OpId::Squeeze, {I, Axes},
-                                  I->getName() + "_index", Loc, &MM);
-    Value *Low = Index ? createInferred(G, OpId::Max, {Index, Lo},
-                                        I->getName() + "_clamped", Loc, &MM)
-                       : nullptr;
-    Value *Row = Low ? createInferred(G, OpId::Min, {Low, Hi},
-                                      I->getName() + "_row", Loc, &MM)
+  // W over a row of zeros.
+  const int64_t D = WT.getStaticShape()[1];
+  const size_t RowBytes = WData->getBytes().size() / size_t(K);
+  std::vector<uint8_t> Bytes(WData->getBytes().begin(),
+                             WData->getBytes().end());
+  Bytes.resize(Bytes.size() + RowBytes, 0);
+  auto Padded = TensorData::create(
+      TensorType::get(WT.getElementType(), {K + 1, D}), std::move(Bytes));
+  if (!Padded) {
+    llvm::consumeError(Padded.takeError());
+    return;
+  }
+  const Location &Loc = MM.getLoc();
+  const ElementType IT = I->getType().getElementType();
+  Value *Table = rewrite::createConstant(G, *Padded, (*Padded)->getType(),
+                                         W->getName() + "_rows", Loc, &MM);
+  Value *Axes = rewrite::createConstant(
+      G, TensorData::fromInt64(ElementType::I64, {1}, {-1}),
+      TensorType::get(ElementType::I64, {1}), "one_hot_axes", Loc, &MM);
+  Value *Lo = rewrite::createConstant(G, TensorData::fromInt64(IT, {}, {-1}),
+                                      TensorType::get(IT, {}), "one_hot_below",
+                                      Loc, &MM);
+  Value *Hi = rewrite::createConstant(G, TensorData::fromInt64(IT, {}, {K}),
+                                      TensorType::get(IT, {}), "one_hot_beyond",
+                                      Loc, &MM);
+  Value *Index = createInferred(G, OpId::Squeeze, {I, Axes},
+                                I->getName() + "_index", Loc, &MM);
+  Value *Low = Index ? createInferred(G, OpId::Max, {Index, Lo},
+                                      I->getName() + "_clamped", Loc, &MM)
                      : nullptr;
-    Value *Rows =
-        Row ? createInferred(G, OpId::Gather, {Table, Row},
-                             MM.getResult(0)->getName() + "_rows", Loc, &MM)
-            : nullptr;
-    if (!Rows ||
-        Rows->getType().getShape() != MM.getResult(0)->getType().getShape())
-      return; // Left for DCE: the constants and helpers nothing reads.
-    rewrite::replaceAndTakeName(G, MM.getResult(0), Rows);
-  }
-};
+  Value *Row = Low ? createInferred(G, OpId::Min, {Low, Hi},
+                                    I->getName() + "_row", Loc, &MM)
+                   : nullptr;
+  Value *Rows =
+      Row ? createInferred(G, OpId::Gather, {Table, Row},
+                           MM.getResult(0)->getName() + "_rows", Loc, &MM)
+          : nullptr;
+  if (!Rows ||
+      Rows->getType().getShape() != MM.getResult(0)->getType().getShape())
+    return; // Left for DCE: the constants and helpers nothing reads.
+  rewrite::replaceAndTakeName(G, MM.getResult(0), Rows);
+}
+
+llvm::Error foldOneHotMatMul(Graph &G) {
+  for (Node *MM : rewrite::collectNodes(G, {OpId::MatMul}))
+    if (MM->getNumOperands() == 2 && MM->hasResult(0))
+      fold(G, *MM);
+  return llvm::Error::success();
+}
 
 } // namespace
 
 std::unique_ptr<Pass> strider::createFoldOneHotMatMulPass() {
-  return std::make_unique<FoldOneHotMatMulPass>();
+  return createFunctionPass("fold-one-hot-matmul", foldOneHotMatMul);
 }

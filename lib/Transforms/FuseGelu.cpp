@@ -172,33 +172,26 @@ bool matchTanhForm(const Graph &G, Node &Tanh, GeluMatch &M) {
   return false;
 }
 
-class FuseGeluPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fuse-gelu"; }
+void replaceWithGelu(Graph &G, const GeluMatch &M, bool Tanh) {
+  Node *Gelu = replaceWithOneNode(G, M.Nodes, M.X, M.Y, OpId::Gelu);
+  if (Gelu && Tanh)
+    Gelu->setAttr("approximate", Attribute::getString("tanh"));
+}
 
-  llvm::Error run(Graph &G) override {
-    std::vector<Node *> Roots =
-        rewrite::collectNodes(G, {OpId::Erf, OpId::Tanh});
-    // A match removes only nodes of its own chain: no other root.
-    for (Node *Root : Roots) {
-      GeluMatch M;
-      bool Tanh = Root->getOpId() == OpId::Tanh;
-      if (Tanh ? matchTanhForm(G, *Root, M) : matchErfForm(G, *Root, M))
-        replaceWithGelu(G, M, Tanh);
-    }
-    return llvm::Error::success();
+llvm::Error fuseGelu(Graph &G) {
+  std::vector<Node *> Roots = rewrite::collectNodes(G, {OpId::Erf, OpId::Tanh});
+  // A match removes only nodes of its own chain: no other root.
+  for (Node *Root : Roots) {
+    GeluMatch M;
+    bool Tanh = Root->getOpId() == OpId::Tanh;
+    if (Tanh ? matchTanhForm(G, *Root, M) : matchErfForm(G, *Root, M))
+      replaceWithGelu(G, M, Tanh);
   }
-
-private:
-  void replaceWithGelu(Graph &G, const GeluMatch &M, bool Tanh) {
-    Node *Gelu = replaceWithOneNode(G, M.Nodes, M.X, M.Y, OpId::Gelu);
-    if (Gelu && Tanh)
-      Gelu->setAttr("approximate", Attribute::getString("tanh"));
-  }
-};
+  return llvm::Error::success();
+}
 
 } // namespace
 
 std::unique_ptr<Pass> strider::createFuseGeluPass() {
-  return std::make_unique<FuseGeluPass>();
+  return createFunctionPass("fuse-gelu", fuseGelu);
 }

@@ -121,43 +121,36 @@ bool matchHardSigmoidForm(const Graph &G, Node &HS, Match &M) {
   return true;
 }
 
-class FuseHardSwishPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fuse-hardswish"; }
-
-  llvm::Error run(Graph &G) override {
-    // Clips first: their HardSigmoid spelling is final (it has no Mul by
-    // x), so HardSigmoid roots are only the graph's own.
-    std::vector<Node *> Clips = rewrite::collectNodes(G, {OpId::Clip});
-    std::vector<Node *> Sigmoids =
-        rewrite::collectNodes(G, {OpId::HardSigmoid});
-    // A match removes only nodes of its own chain: no other root.
-    for (Node *Root : Clips) {
-      Match M;
-      if (matchClipForm(G, *Root, M))
-        replace(G, M);
-    }
-    for (Node *Root : Sigmoids) {
-      Match M;
-      if (matchHardSigmoidForm(G, *Root, M))
-        replace(G, M);
-    }
-    return llvm::Error::success();
+void replace(Graph &G, const Match &M) {
+  Node *New = replaceWithOneNode(G, M.Nodes, M.X, M.Y,
+                                 M.Swish ? OpId::HardSwish : OpId::HardSigmoid);
+  if (New && !M.Swish) {
+    New->setAttr("alpha", Attribute::getFloat(float(Sixth)));
+    New->setAttr("beta", Attribute::getFloat(0.5f));
   }
+}
 
-private:
-  void replace(Graph &G, const Match &M) {
-    Node *New = replaceWithOneNode(
-        G, M.Nodes, M.X, M.Y, M.Swish ? OpId::HardSwish : OpId::HardSigmoid);
-    if (New && !M.Swish) {
-      New->setAttr("alpha", Attribute::getFloat(float(Sixth)));
-      New->setAttr("beta", Attribute::getFloat(0.5f));
-    }
+llvm::Error fuseHardSwish(Graph &G) {
+  // Clips first: their HardSigmoid spelling is final (it has no Mul by
+  // x), so HardSigmoid roots are only the graph's own.
+  std::vector<Node *> Clips = rewrite::collectNodes(G, {OpId::Clip});
+  std::vector<Node *> Sigmoids = rewrite::collectNodes(G, {OpId::HardSigmoid});
+  // A match removes only nodes of its own chain: no other root.
+  for (Node *Root : Clips) {
+    Match M;
+    if (matchClipForm(G, *Root, M))
+      replace(G, M);
   }
-};
+  for (Node *Root : Sigmoids) {
+    Match M;
+    if (matchHardSigmoidForm(G, *Root, M))
+      replace(G, M);
+  }
+  return llvm::Error::success();
+}
 
 } // namespace
 
 std::unique_ptr<Pass> strider::createFuseHardSwishPass() {
-  return std::make_unique<FuseHardSwishPass>();
+  return createFunctionPass("fuse-hardswish", fuseHardSwish);
 }

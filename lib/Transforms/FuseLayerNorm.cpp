@@ -137,50 +137,44 @@ bool matchLayerNorm(const Graph &G, Node &Mean, LayerNormMatch &M) {
   return fitsReducedDims(M.Gamma, X->getType(), Axis);
 }
 
-class FuseLayerNormPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fuse-layernorm"; }
+void replaceWithLayerNorm(Graph &G, const LayerNormMatch &M) {
+  Node *Last = M.Y->getDefiningNode();
+  llvm::SmallVector<Value *, 3> Operands{M.X, M.Gamma};
+  if (M.Beta)
+    Operands.push_back(M.Beta);
+  Node *LN = G.createNode(OpId::LayerNormalization, Operands,
+                          {G.makeUniqueName(M.Y->getName() + "_ln")},
+                          {M.Y->getType()}, Last);
+  LN->setLoc(Last->getLoc());
+  LN->setAttr("axis", Attribute::getInt(M.Axis));
+  LN->setAttr("epsilon", Attribute::getFloat(M.Epsilon));
+  rewrite::replaceAndTakeName(G, M.Y, LN->getResult(0));
+  for (auto It = M.Nodes.rbegin(); It != M.Nodes.rend(); ++It)
+    if (*It != Last)
+      G.eraseNode(*It);
+}
 
-  llvm::Error run(Graph &G) override {
-    std::vector<Node *> Means = rewrite::collectNodes(G, {OpId::ReduceMean});
-    // A match removes one ReduceMean besides its root; skip those.
-    llvm::SmallPtrSet<Node *, 8> Erased;
-    for (Node *Mean : Means) {
-      LayerNormMatch M;
-      if (Erased.count(Mean) || !matchLayerNorm(G, *Mean, M))
-        continue;
-      const TensorType &XT = M.X->getType(), &YT = M.Y->getType();
-      if (XT.getShape() != YT.getShape() ||
-          XT.getElementType() != YT.getElementType() ||
-          !isFloatingPoint(XT.getElementType()))
-        continue;
-      replaceWithLayerNorm(G, M);
-      Erased.insert(M.Nodes.begin(), M.Nodes.end());
-    }
-    return llvm::Error::success();
+llvm::Error fuseLayerNorm(Graph &G) {
+  std::vector<Node *> Means = rewrite::collectNodes(G, {OpId::ReduceMean});
+  // A match removes one ReduceMean besides its root; skip those.
+  llvm::SmallPtrSet<Node *, 8> Erased;
+  for (Node *Mean : Means) {
+    LayerNormMatch M;
+    if (Erased.count(Mean) || !matchLayerNorm(G, *Mean, M))
+      continue;
+    const TensorType &XT = M.X->getType(), &YT = M.Y->getType();
+    if (XT.getShape() != YT.getShape() ||
+        XT.getElementType() != YT.getElementType() ||
+        !isFloatingPoint(XT.getElementType()))
+      continue;
+    replaceWithLayerNorm(G, M);
+    Erased.insert(M.Nodes.begin(), M.Nodes.end());
   }
-
-private:
-  void replaceWithLayerNorm(Graph &G, const LayerNormMatch &M) {
-    Node *Last = M.Y->getDefiningNode();
-    llvm::SmallVector<Value *, 3> Operands{M.X, M.Gamma};
-    if (M.Beta)
-      Operands.push_back(M.Beta);
-    Node *LN = G.createNode(OpId::LayerNormalization, Operands,
-                            {G.makeUniqueName(M.Y->getName() + "_ln")},
-                            {M.Y->getType()}, Last);
-    LN->setLoc(Last->getLoc());
-    LN->setAttr("axis", Attribute::getInt(M.Axis));
-    LN->setAttr("epsilon", Attribute::getFloat(M.Epsilon));
-    rewrite::replaceAndTakeName(G, M.Y, LN->getResult(0));
-    for (auto It = M.Nodes.rbegin(); It != M.Nodes.rend(); ++It)
-      if (*It != Last)
-        G.eraseNode(*It);
-  }
-};
+  return llvm::Error::success();
+}
 
 } // namespace
 
 std::unique_ptr<Pass> strider::createFuseLayerNormPass() {
-  return std::make_unique<FuseLayerNormPass>();
+  return createFunctionPass("fuse-layernorm", fuseLayerNorm);
 }

@@ -35,26 +35,21 @@ static bool isInferenceDropout(const Graph &G, const Node &N) {
 }
 
 namespace {
-class IdentityRemovalPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "remove-identity"; }
-
-  llvm::Error run(Graph &G) override {
-    std::vector<Node *> Candidates =
-        rewrite::collectNodes(G, {OpId::Identity, OpId::Dropout});
-    // In order, so that a chain collapses onto its first operand; only the
-    // current node and nodes before it are erased.
-    for (Node *N : Candidates) {
-      if (!N->hasResult(0) ||
-          (N->getOpId() == OpId::Dropout && !isInferenceDropout(G, *N)))
-        continue;
-      rewrite::forwardPassThrough(G, *N, N->getOperand(0), N->getResult(0));
-    }
-    return llvm::Error::success();
+llvm::Error identityRemoval(Graph &G) {
+  std::vector<Node *> Candidates =
+      rewrite::collectNodes(G, {OpId::Identity, OpId::Dropout});
+  // In order, so that a chain collapses onto its first operand; only the
+  // current node and nodes before it are erased.
+  for (Node *N : Candidates) {
+    if (!N->hasResult(0) ||
+        (N->getOpId() == OpId::Dropout && !isInferenceDropout(G, *N)))
+      continue;
+    rewrite::forwardPassThrough(G, *N, N->getOperand(0), N->getResult(0));
   }
-};
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createIdentityRemovalPass() {
-  return std::make_unique<IdentityRemovalPass>();
+  return createFunctionPass("remove-identity", identityRemoval);
 }

@@ -88,29 +88,24 @@ static void inlineBranch(Graph &G, Node &If, const Graph &Branch) {
 }
 
 namespace {
-class InlineIfPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "inline-if"; }
-
-  llvm::Error run(Graph &G) override {
-    // Inlined branches may hold Ifs whose conditions are constants already
-    // (a branch's own constant): repeat over the new nodes.
-    for (bool Changed = true; Changed;) {
-      Changed = false;
-      for (Node *N : G.getNodeList()) {
-        if (N->getOpId() != OpId::If)
-          continue;
-        if (const Graph *Branch = getTakenBranch(*N)) {
-          inlineBranch(G, *N, *Branch);
-          Changed = true;
-        }
+llvm::Error inlineIf(Graph &G) {
+  // Inlined branches may hold Ifs whose conditions are constants already
+  // (a branch's own constant): repeat over the new nodes.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (Node *N : G.getNodeList()) {
+      if (N->getOpId() != OpId::If)
+        continue;
+      if (const Graph *Branch = getTakenBranch(*N)) {
+        inlineBranch(G, *N, *Branch);
+        Changed = true;
       }
     }
-    return llvm::Error::success();
   }
-};
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createInlineIfPass() {
-  return std::make_unique<InlineIfPass>();
+  return createFunctionPass("inline-if", inlineIf);
 }

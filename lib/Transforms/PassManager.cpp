@@ -13,6 +13,25 @@ using namespace strider;
 
 Pass::~Pass() = default;
 
+namespace {
+class FunctionPass final : public Pass {
+public:
+  FunctionPass(llvm::StringRef Argument, llvm::Error (*Fn)(Graph &))
+      : Argument(Argument), Fn(Fn) {}
+  llvm::StringRef getArgument() const override { return Argument; }
+  llvm::Error run(Graph &G) override { return Fn(G); }
+
+private:
+  llvm::StringRef Argument;
+  llvm::Error (*Fn)(Graph &);
+};
+} // namespace
+
+std::unique_ptr<Pass> strider::createFunctionPass(llvm::StringRef Argument,
+                                                  llvm::Error (*Run)(Graph &)) {
+  return std::make_unique<FunctionPass>(Argument, Run);
+}
+
 llvm::Error PassManager::run(Graph &G) {
   for (auto &P : Passes) {
     if (llvm::Error E = P->run(G))

@@ -10,13 +10,9 @@
 using namespace strider;
 
 namespace {
-class ShapeInferencePass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "infer-shapes"; }
-  llvm::Error run(Graph &G) override { return inferShapes(G); }
-};
+llvm::Error shapeInference(Graph &G) { return inferShapes(G); }
 } // namespace
 
 std::unique_ptr<Pass> strider::createShapeInferencePass() {
-  return std::make_unique<ShapeInferencePass>();
+  return createFunctionPass("infer-shapes", shapeInference);
 }

@@ -18,33 +18,28 @@
 using namespace strider;
 
 namespace {
-class SumToAddPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "sum-to-add"; }
-
-  llvm::Error run(Graph &G) override {
-    for (Node *N : rewrite::collectNodes(G, {OpId::Sum})) {
-      if (!N->hasResult(0) || N->getNumOperands() < 1 ||
-          N->getNumOperands() > 2 || !N->hasOperand(0) ||
-          !N->hasOperand(N->getNumOperands() - 1))
-        continue;
-      Value *Y = N->getResult(0);
-      if (N->getNumOperands() == 1) {
-        if (N->getOperand(0)->getType() == Y->getType())
-          rewrite::forwardPassThrough(G, *N, N->getOperand(0), Y);
-        continue;
-      }
-      Node *Add = G.createNode(OpId::Add, {N->getOperand(0), N->getOperand(1)},
-                               {G.makeUniqueName(Y->getName() + "_add")},
-                               {Y->getType()}, N);
-      Add->setLoc(N->getLoc());
-      rewrite::replaceAndTakeName(G, Y, Add->getResult(0));
+llvm::Error sumToAdd(Graph &G) {
+  for (Node *N : rewrite::collectNodes(G, {OpId::Sum})) {
+    if (!N->hasResult(0) || N->getNumOperands() < 1 ||
+        N->getNumOperands() > 2 || !N->hasOperand(0) ||
+        !N->hasOperand(N->getNumOperands() - 1))
+      continue;
+    Value *Y = N->getResult(0);
+    if (N->getNumOperands() == 1) {
+      if (N->getOperand(0)->getType() == Y->getType())
+        rewrite::forwardPassThrough(G, *N, N->getOperand(0), Y);
+      continue;
     }
-    return llvm::Error::success();
+    Node *Add = G.createNode(OpId::Add, {N->getOperand(0), N->getOperand(1)},
+                             {G.makeUniqueName(Y->getName() + "_add")},
+                             {Y->getType()}, N);
+    Add->setLoc(N->getLoc());
+    rewrite::replaceAndTakeName(G, Y, Add->getResult(0));
   }
-};
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createSumToAddPass() {
-  return std::make_unique<SumToAddPass>();
+  return createFunctionPass("sum-to-add", sumToAdd);
 }

@@ -43,49 +43,42 @@ static bool isIdentityPerm(llvm::ArrayRef<int64_t> Perm) {
 }
 
 namespace {
-class TransposeFoldingPass : public Pass {
-public:
-  llvm::StringRef getArgument() const override { return "fold-transposes"; }
+/// If \p T transposes a Transpose, make it transpose that one's operand
+/// with the composed permutation, in place (its result is unchanged).
+void composeWithProducer(Graph &G, Node &T) {
+  Node *Inner = T.getOperand(0)->getDefiningNode();
+  if (!Inner || Inner->getOpId() != OpId::Transpose)
+    return;
+  llvm::Optional<std::vector<int64_t>> Outer = getPerm(T),
+                                       First = getPerm(*Inner);
+  if (!Outer || !First || Outer->size() != First->size())
+    return;
+  // Result dim I is Inner's dim Outer[I], which is x's dim
+  // First[Outer[I]].
+  std::vector<int64_t> Composed;
+  for (int64_t P : *Outer)
+    Composed.push_back((*First)[P]);
+  T.setOperand(0, Inner->getOperand(0));
+  T.setAttr("perm", Attribute::getInts(std::move(Composed)));
+  if (rewrite::hasNoLiveResults(G, *Inner))
+    G.eraseNode(Inner);
+}
 
-  llvm::Error run(Graph &G) override {
-    std::vector<Node *> Transposes =
-        rewrite::collectNodes(G, {OpId::Transpose});
-    // In order: an inner Transpose is done before its users, so a chain
-    // composes into its last Transpose. Only the current node and nodes
-    // before it are erased.
-    for (Node *T : Transposes) {
-      composeWithProducer(G, *T);
-      llvm::Optional<std::vector<int64_t>> Perm = getPerm(*T);
-      if (Perm && isIdentityPerm(*Perm))
-        rewrite::forwardPassThrough(G, *T, T->getOperand(0), T->getResult(0));
-    }
-    return llvm::Error::success();
+llvm::Error transposeFolding(Graph &G) {
+  std::vector<Node *> Transposes = rewrite::collectNodes(G, {OpId::Transpose});
+  // In order: an inner Transpose is done before its users, so a chain
+  // composes into its last Transpose. Only the current node and nodes
+  // before it are erased.
+  for (Node *T : Transposes) {
+    composeWithProducer(G, *T);
+    llvm::Optional<std::vector<int64_t>> Perm = getPerm(*T);
+    if (Perm && isIdentityPerm(*Perm))
+      rewrite::forwardPassThrough(G, *T, T->getOperand(0), T->getResult(0));
   }
-
-private:
-  /// If \p T transposes a Transpose, make it transpose that one's operand
-  /// with the composed permutation, in place (its result is unchanged).
-  static void composeWithProducer(Graph &G, Node &T) {
-    Node *Inner = T.getOperand(0)->getDefiningNode();
-    if (!Inner || Inner->getOpId() != OpId::Transpose)
-      return;
-    llvm::Optional<std::vector<int64_t>> Outer = getPerm(T),
-                                         First = getPerm(*Inner);
-    if (!Outer || !First || Outer->size() != First->size())
-      return;
-    // Result dim I is Inner's dim Outer[I], which is x's dim
-    // First[Outer[I]].
-    std::vector<int64_t> Composed;
-    for (int64_t P : *Outer)
-      Composed.push_back((*First)[P]);
-    T.setOperand(0, Inner->getOperand(0));
-    T.setAttr("perm", Attribute::getInts(std::move(Composed)));
-    if (rewrite::hasNoLiveResults(G, *Inner))
-      G.eraseNode(Inner);
-  }
-};
+  return llvm::Error::success();
+}
 } // namespace
 
 std::unique_ptr<Pass> strider::createTransposeFoldingPass() {
-  return std::make_unique<TransposeFoldingPass>();
+  return createFunctionPass("fold-transposes", transposeFolding);
 }

@@ -30,6 +30,11 @@ public:
   virtual llvm::Error run(Graph &G) = 0;
 };
 
+/// A pass without options or state: its command-line name and a function of
+/// the graph.
+std::unique_ptr<Pass> createFunctionPass(llvm::StringRef Argument,
+                                         llvm::Error (*Run)(Graph &));
+
 class PassManager {
 public:
   void addPass(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
