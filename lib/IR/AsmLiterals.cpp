@@ -81,11 +81,11 @@ bool Parser::parseDenseLiteral(DenseLiteral &Out) {
   return expect(TokenKind::Greater, "'>'");
 }
 
-template <typename T>
-static void appendLittleEndian(std::vector<uint8_t> &Bytes, T V) {
-  uint8_t Buf[sizeof(T)];
-  llvm::support::endian::write<T, llvm::support::little, 1>(Buf, V);
-  Bytes.insert(Bytes.end(), Buf, Buf + sizeof(T));
+/// Append the low \p Size bytes of \p Raw, least significant first.
+static void appendLittleEndian(std::vector<uint8_t> &Bytes, uint64_t Raw,
+                               unsigned Size) {
+  for (unsigned I = 0; I < Size; ++I)
+    Bytes.push_back(uint8_t(Raw >> (8 * I)));
 }
 
 bool Parser::encodeElement(const Token &T, ElementType Ty,
@@ -112,18 +112,8 @@ bool Parser::encodeElement(const Token &T, ElementType Ty,
     if (!V)
       return emitError(T.getLoc(),
                        "value " + spell(T) + " is out of range for " + TyName);
-    uint64_t Raw = V->bitcastToAPInt().getZExtValue();
-    switch (getElementByteSize(Ty)) {
-    case 2:
-      appendLittleEndian<uint16_t>(Bytes, uint16_t(Raw));
-      break;
-    case 4:
-      appendLittleEndian<uint32_t>(Bytes, uint32_t(Raw));
-      break;
-    default:
-      appendLittleEndian<uint64_t>(Bytes, Raw);
-      break;
-    }
+    appendLittleEndian(Bytes, V->bitcastToAPInt().getZExtValue(),
+                       getElementByteSize(Ty));
     return false;
   }
   // Integers: the literal must be an integer in the type's range.
@@ -154,20 +144,7 @@ bool Parser::encodeElement(const Token &T, ElementType Ty,
       return OutOfRange();
     Raw = V;
   }
-  switch (Size) {
-  case 1:
-    Bytes.push_back(uint8_t(Raw));
-    break;
-  case 2:
-    appendLittleEndian<uint16_t>(Bytes, uint16_t(Raw));
-    break;
-  case 4:
-    appendLittleEndian<uint32_t>(Bytes, uint32_t(Raw));
-    break;
-  default:
-    appendLittleEndian<uint64_t>(Bytes, Raw);
-    break;
-  }
+  appendLittleEndian(Bytes, Raw, Size);
   return false;
 }
 

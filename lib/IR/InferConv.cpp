@@ -99,47 +99,81 @@ static llvm::Error checkConvOperands(const Node &N, ElementType &Elt,
   return llvm::Error::success();
 }
 
-llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
+/// What Conv and ConvTranspose read before their own checks: operands, group
+/// and window attributes.
+struct ConvSetup {
   ElementType Elt;
+  /// Null when the rank is unknown (the result is then unranked).
+  const TensorType *X = nullptr, *W = nullptr;
+  int64_t Group = 1;
+  unsigned NumSpatial = 0;
+  WindowAttrs Window;
+};
+
+/// Check the operands and read the attributes shared by Conv and
+/// ConvTranspose. Pushes an unranked result and leaves \p S.X null when the
+/// rank is unknown.
+static llvm::Error prepareConv(const Node &N, ResultTypes &Results,
+                               ConvSetup &S) {
   llvm::Optional<unsigned> Rank;
-  if (llvm::Error E = checkConvOperands(N, Elt, Rank))
+  if (llvm::Error E = checkConvOperands(N, S.Elt, Rank))
     return E;
   if (!Rank) {
-    Results.push_back(TensorType::getUnranked(Elt));
+    Results.push_back(TensorType::getUnranked(S.Elt));
     return llvm::Error::success();
   }
-  const TensorType &X = *getOperandType(N, 0), &W = *getOperandType(N, 1);
+  const TensorType *X = getOperandType(N, 0), *W = getOperandType(N, 1);
   auto Group = readGroup(N);
   if (!Group)
     return Group.takeError();
+  S.Group = *Group;
+  S.NumSpatial = *Rank - 2;
+  DimList WeightSpatial;
+  for (unsigned I = 0; I < S.NumSpatial; ++I)
+    WeightSpatial.push_back(getDimOrUnknown(*W, I + 2));
+  if (llvm::Error E = readWindowAttrs(
+          N, S.NumSpatial, llvm::ArrayRef<Dim>(WeightSpatial), S.Window))
+    return E;
+  S.X = X;
+  S.W = W;
+  return llvm::Error::success();
+}
+
+/// Check that a static channel count \p D divides by \p Group.
+static llvm::Error checkDividesByGroup(const Node &N, const Dim &D,
+                                       llvm::StringRef What, int64_t Group) {
+  if (D.isStatic() && D.getSize() % Group != 0)
+    return makeNodeError(N, What + " " + llvm::Twine(D.getSize()) +
+                                " not divisible by group " +
+                                llvm::Twine(Group));
+  return llvm::Error::success();
+}
+
+llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
+  ConvSetup S;
+  if (llvm::Error E = prepareConv(N, Results, S))
+    return E;
+  if (!S.X)
+    return llvm::Error::success();
+  const TensorType &X = *S.X, &W = *S.W;
   // X: [N, C, D...], W: [M, C / group, K...], B: [M].
   Dim C = getDimOrUnknown(X, 1), M = getDimOrUnknown(W, 0);
   Dim CPerGroup = getDimOrUnknown(W, 1);
-  if (C.isStatic() && C.getSize() % *Group != 0)
-    return makeNodeError(N, "channels " + llvm::Twine(C.getSize()) +
-                                " not divisible by group " +
-                                llvm::Twine(*Group));
+  if (llvm::Error E = checkDividesByGroup(N, C, "channels", S.Group))
+    return E;
   if (C.isStatic() && CPerGroup.isStatic() &&
-      C.getSize() / *Group != CPerGroup.getSize())
+      C.getSize() / S.Group != CPerGroup.getSize())
     return makeNodeError(N, "input 'W' has " +
                                 llvm::Twine(CPerGroup.getSize()) +
                                 " channels per group, expected " +
-                                llvm::Twine(C.getSize() / *Group));
-  if (M.isStatic() && M.getSize() % *Group != 0)
-    return makeNodeError(N, "output channels " + llvm::Twine(M.getSize()) +
-                                " not divisible by group " +
-                                llvm::Twine(*Group));
+                                llvm::Twine(C.getSize() / S.Group));
+  if (llvm::Error E = checkDividesByGroup(N, M, "output channels", S.Group))
+    return E;
   if (llvm::Error E = checkPerChannel(N, 2, "B", M))
     return E;
 
-  unsigned NumSpatial = *Rank - 2;
-  DimList WeightSpatial;
-  for (unsigned I = 0; I < NumSpatial; ++I)
-    WeightSpatial.push_back(getDimOrUnknown(W, I + 2));
-  WindowAttrs Window;
-  if (llvm::Error E = readWindowAttrs(
-          N, NumSpatial, llvm::ArrayRef<Dim>(WeightSpatial), Window))
-    return E;
+  unsigned NumSpatial = S.NumSpatial;
+  const WindowAttrs &Window = S.Window;
   DimList Out = {getDimOrUnknown(X, 0), M};
   for (unsigned I = 0; I < NumSpatial; ++I) {
     auto D = computeWindowOutputDim(N, getDimOrUnknown(X, I + 2), I, Window);
@@ -147,46 +181,32 @@ llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
       return D.takeError();
     Out.push_back(*D);
   }
-  Results.push_back(makeType(Elt, Out));
+  Results.push_back(makeType(S.Elt, Out));
   return llvm::Error::success();
 }
 
 llvm::Error detail::inferConvTranspose(const Node &N, ResultTypes &Results) {
-  ElementType Elt;
-  llvm::Optional<unsigned> Rank;
-  if (llvm::Error E = checkConvOperands(N, Elt, Rank))
+  ConvSetup S;
+  if (llvm::Error E = prepareConv(N, Results, S))
     return E;
-  if (!Rank) {
-    Results.push_back(TensorType::getUnranked(Elt));
+  if (!S.X)
     return llvm::Error::success();
-  }
-  const TensorType &X = *getOperandType(N, 0), &W = *getOperandType(N, 1);
-  auto Group = readGroup(N);
-  if (!Group)
-    return Group.takeError();
+  const TensorType &X = *S.X, &W = *S.W;
   // X: [N, C, D...], W: [C, M / group, K...], B: [M].
   Dim C = getDimOrUnknown(X, 1), WC = getDimOrUnknown(W, 0);
   if (!mergeDims(C, WC, C))
     return makeNodeError(N, "input 'W' has " + dimText(WC) +
                                 " input channels, expected " + dimText(C));
-  if (C.isStatic() && C.getSize() % *Group != 0)
-    return makeNodeError(N, "channels " + llvm::Twine(C.getSize()) +
-                                " not divisible by group " +
-                                llvm::Twine(*Group));
-  auto M = multiplyDims(N, {getDimOrUnknown(W, 1), Dim::getStatic(*Group)});
+  if (llvm::Error E = checkDividesByGroup(N, C, "channels", S.Group))
+    return E;
+  auto M = multiplyDims(N, {getDimOrUnknown(W, 1), Dim::getStatic(S.Group)});
   if (!M)
     return M.takeError();
   if (llvm::Error E = checkPerChannel(N, 2, "B", *M))
     return E;
 
-  unsigned NumSpatial = *Rank - 2;
-  DimList WeightSpatial;
-  for (unsigned I = 0; I < NumSpatial; ++I)
-    WeightSpatial.push_back(getDimOrUnknown(W, I + 2));
-  WindowAttrs Window;
-  if (llvm::Error E = readWindowAttrs(
-          N, NumSpatial, llvm::ArrayRef<Dim>(WeightSpatial), Window))
-    return E;
+  unsigned NumSpatial = S.NumSpatial;
+  const WindowAttrs &Window = S.Window;
   DimList Out = {getDimOrUnknown(X, 0), *M};
   if (N.getAttr("output_shape")) {
     // An explicit output shape fixes the spatial sizes (pads follow).
@@ -194,8 +214,8 @@ llvm::Error detail::inferConvTranspose(const Node &N, ResultTypes &Results) {
     if (llvm::Error E =
             readIntsAttr(N, "output_shape", NumSpatial, 0, 0, Shape))
       return E;
-    for (int64_t S : Shape)
-      Out.push_back(Dim::getStatic(S));
+    for (int64_t Size : Shape)
+      Out.push_back(Dim::getStatic(Size));
   } else {
     for (unsigned I = 0; I < NumSpatial; ++I) {
       auto D =
@@ -205,7 +225,7 @@ llvm::Error detail::inferConvTranspose(const Node &N, ResultTypes &Results) {
       Out.push_back(*D);
     }
   }
-  Results.push_back(makeType(Elt, Out));
+  Results.push_back(makeType(S.Elt, Out));
   return llvm::Error::success();
 }
 

@@ -155,37 +155,12 @@ inferBroadcasting(const Node &N, ResultTypes &Results, bool SameElementType,
   return llvm::Error::success();
 }
 
-llvm::Error detail::inferAdd(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferSub(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferMul(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferDiv(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferPow(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/false);
-}
-
-llvm::Error detail::inferMax(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferMin(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
-
-llvm::Error detail::inferSum(const Node &N, ResultTypes &Results) {
-  return inferBroadcasting(N, Results, /*SameElementType=*/true);
-}
+// The shape functions of Ops.def's STRIDER_OP_BROADCAST entries.
+#define STRIDER_OP_BROADCAST(Id, SameElementType)                              \
+  llvm::Error detail::infer##Id(const Node &N, ResultTypes &Results) {         \
+    return inferBroadcasting(N, Results, SameElementType);                     \
+  }
+#include "strider/IR/Ops.def"
 
 // Comparisons: operands of one element type (Equal also bool), a bool
 // result. And/Or: bool operands.

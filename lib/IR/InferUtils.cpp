@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <iterator>
+
 using namespace strider;
 using namespace strider::detail;
 
@@ -81,21 +83,15 @@ static bool isInClass(ElementType Ty, EltClass Class) {
 }
 
 static llvm::StringRef getClassName(EltClass Class) {
-  switch (Class) {
-  case EltClass::Any:
-    return "any type";
-  case EltClass::Numeric:
-    return "a numeric type";
-  case EltClass::Float:
-    return "a floating-point type";
-  case EltClass::Index:
-    return "i32 or i64";
-  case EltClass::I64:
-    return "i64";
-  case EltClass::Bool:
-    return "bool";
-  }
-  llvm_unreachable("unknown element class");
+  // In enumerator order.
+  static const char *const Names[] = {"any type",
+                                      "a numeric type",
+                                      "a floating-point type",
+                                      "i32 or i64",
+                                      "i64",
+                                      "bool"};
+  assert(size_t(Class) < std::size(Names) && "unknown element class");
+  return Names[size_t(Class)];
 }
 
 llvm::Error detail::checkElementType(const Node &N, ElementType Ty,

@@ -241,12 +241,15 @@ strider::resolveWindow(const Node &N, llvm::ArrayRef<int64_t> InSpatial,
 // Dims for shape inference
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<Dim> detail::computeWindowOutputDim(const Node &N, const Dim &In,
-                                                   unsigned I,
-                                                   const WindowAttrs &W) {
+/// Output dim \p I of a window op, transposed (ConvTranspose) or not.
+static llvm::Expected<Dim> computeOutputDim(const Node &N, const Dim &In,
+                                            unsigned I, const WindowAttrs &W,
+                                            bool Transposed) {
   int64_t S = W.Strides[I], PB = W.Pads[I], PE = W.Pads[I + W.Strides.size()];
+  int64_t OP = Transposed ? W.OutputPadding[I] : 0;
   if (W.Kernel[I] && In.isStatic()) {
-    auto A = resolveWindowAxis(N, In.getSize(), I, W);
+    auto A = Transposed ? resolveTransposedWindowAxis(N, In.getSize(), I, W)
+                        : resolveWindowAxis(N, In.getSize(), I, W);
     if (!A)
       return A.takeError();
     return Dim::getStatic(A->Out);
@@ -260,45 +263,30 @@ llvm::Expected<Dim> detail::computeWindowOutputDim(const Node &N, const Dim &In,
   }
   if (!In.isStatic()) {
     // Size-preserving windows keep symbolic dims.
-    if (S == 1 && (W.isSame() || (EK && *EK - 1 - PB == PE)))
+    if (S == 1 && (W.isSame() || (EK && OP + *EK - 1 - PB == PE)))
       return In;
     return Dim::getUnknown();
   }
   // A static input under an unknown kernel: only SAME_* knows the size.
-  if (W.isSame())
+  if (!W.isSame())
+    return Dim::getUnknown();
+  if (!Transposed)
     return Dim::getStatic(In.getSize() / S + (In.getSize() % S != 0));
-  return Dim::getUnknown();
+  int64_t Out;
+  if (In.getSize() > MaxDimSize || llvm::MulOverflow(In.getSize(), S, Out))
+    return makeNodeError(N, outputSizeText(I) + " exceeds 2^62");
+  return makeStaticDim(N, Out, outputSizeText(I));
+}
+
+llvm::Expected<Dim> detail::computeWindowOutputDim(const Node &N, const Dim &In,
+                                                   unsigned I,
+                                                   const WindowAttrs &W) {
+  return computeOutputDim(N, In, I, W, /*Transposed=*/false);
 }
 
 llvm::Expected<Dim> detail::computeTransposedOutputDim(const Node &N,
                                                        const Dim &In,
                                                        unsigned I,
                                                        const WindowAttrs &W) {
-  int64_t S = W.Strides[I], PB = W.Pads[I], PE = W.Pads[I + W.Strides.size()];
-  int64_t OP = W.OutputPadding[I];
-  if (W.Kernel[I] && In.isStatic()) {
-    auto A = resolveTransposedWindowAxis(N, In.getSize(), I, W);
-    if (!A)
-      return A.takeError();
-    return Dim::getStatic(A->Out);
-  }
-  llvm::Optional<int64_t> EK;
-  if (W.Kernel[I]) {
-    auto EKOrErr = getDilatedKernel(N, *W.Kernel[I], W.Dilations[I], I);
-    if (!EKOrErr)
-      return EKOrErr.takeError();
-    EK = *EKOrErr;
-  }
-  if (!In.isStatic()) {
-    if (S == 1 && (W.isSame() || (EK && OP + *EK - 1 - PB == PE)))
-      return In;
-    return Dim::getUnknown();
-  }
-  if (W.isSame()) {
-    int64_t Out;
-    if (In.getSize() > MaxDimSize || llvm::MulOverflow(In.getSize(), S, Out))
-      return makeNodeError(N, outputSizeText(I) + " exceeds 2^62");
-    return makeStaticDim(N, Out, outputSizeText(I));
-  }
-  return Dim::getUnknown();
+  return computeOutputDim(N, In, I, W, /*Transposed=*/true);
 }

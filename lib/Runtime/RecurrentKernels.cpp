@@ -33,73 +33,148 @@ double at2(const Tensor &T, int64_t I0, int64_t I1) {
   return T.getDouble(I0 * S[0] + I1 * S[1]);
 }
 
+/// What the LSTM and GRU kernels share: operands, sizes, where the state and
+/// Y entries live, clipping, and the per-entry prologue and epilogue.
+struct RecurrenceRun {
+  const RecurrenceAttrs &A;
+  const Tensor &X, &W, &R;
+  const Tensor *B, *Lens, *H0;
+  Tensor *Y, *YH;
+  int64_t Seq, Batch, In, H, Dirs;
+
+  /// Element (T, Bt, K) of X in its logical order.
+  double x(int64_t T, int64_t Bt, int64_t K) const {
+    return A.BatchMajor ? at3(X, Bt, T, K) : at3(X, T, Bt, K);
+  }
+  /// Offset of (dir, batch, J) in a state tensor.
+  int64_t stateOffset(const Tensor &S, int64_t D, int64_t Bt, int64_t J) const {
+    return A.BatchMajor ? S.getOffset({Bt, D, J}) : S.getOffset({D, Bt, J});
+  }
+  double clip(double V) const {
+    return A.Clip > 0 ? std::min<double>(A.Clip, std::max<double>(-A.Clip, V))
+                      : V;
+  }
+  /// The sequence length of batch entry \p Bt.
+  llvm::Expected<int64_t> getLength(const Node &N, int64_t Bt) const {
+    if (!Lens)
+      return Seq;
+    int64_t Len = Lens->getInt(Lens->getOffset({Bt}));
+    if (Len < 0 || Len > Seq)
+      return makeNodeError(N, "sequence_lens entry " + llvm::Twine(Bt) +
+                                  " is " + llvm::Twine(Len) +
+                                  ", expected 0 to " + llvm::Twine(Seq));
+    return Len;
+  }
+  /// Read the initial state \p Init (zero when absent) of (D, Bt).
+  void loadState(const Tensor *Init, int64_t D, int64_t Bt,
+                 std::vector<double> &State) const {
+    for (int64_t J = 0; J < H; ++J)
+      State[J] = Init ? Init->getDouble(stateOffset(*Init, D, Bt, J)) : 0.0;
+  }
+  /// Write the hidden state after step \p T to Y.
+  void storeStep(int64_t T, int64_t D, int64_t Bt,
+                 const std::vector<double> &Hs) const {
+    if (Y)
+      for (int64_t J = 0; J < H; ++J)
+        Y->setDouble(yOffset(T, D, Bt, J), Hs[J]);
+  }
+  /// Zero Y past the entry's length \p Len and write its last state.
+  void finishEntry(int64_t D, int64_t Bt, int64_t Len,
+                   const std::vector<double> &Hs) const {
+    if (Y)
+      for (int64_t T = Len; T < Seq; ++T)
+        for (int64_t J = 0; J < H; ++J)
+          Y->setDouble(yOffset(T, D, Bt, J), 0.0);
+    if (YH)
+      for (int64_t J = 0; J < H; ++J)
+        YH->setDouble(stateOffset(*YH, D, Bt, J), Hs[J]);
+  }
+
+private:
+  int64_t yOffset(int64_t T, int64_t D, int64_t Bt, int64_t J) const {
+    return A.BatchMajor ? Y->getOffset({Bt, T, D, J})
+                        : Y->getOffset({T, D, Bt, J});
+  }
+};
+
+/// Result \p I when the node has it (not omitted), else null.
+Tensor *getResult(llvm::MutableArrayRef<Tensor> Results, unsigned I) {
+  return Results.size() > I && Results[I].getRank() ? &Results[I] : nullptr;
+}
+
+/// Operand \p I when given, else null.
+const Tensor *getOperand(llvm::ArrayRef<const Tensor *> Operands, unsigned I) {
+  return I < Operands.size() ? Operands[I] : nullptr;
+}
+
+/// Check the operand shapes of a recurrence of \p Gates gates per hidden
+/// unit and read its sizes.
+llvm::Expected<RecurrenceRun>
+prepareRun(const Node &N, const RecurrenceAttrs &A,
+           llvm::ArrayRef<const Tensor *> Operands,
+           llvm::MutableArrayRef<Tensor> Results, int64_t Gates) {
+  const Tensor &X = *Operands[0], &W = *Operands[1], &R = *Operands[2];
+  const Tensor *B = getOperand(Operands, 3);
+  if (X.getRank() != 3 || W.getRank() != 3 || R.getRank() != 3)
+    return makeNodeError(N, "X, W and R must have rank 3");
+  RecurrenceRun Run{A,
+                    X,
+                    W,
+                    R,
+                    B,
+                    getOperand(Operands, 4),
+                    getOperand(Operands, 5),
+                    getResult(Results, 0),
+                    getResult(Results, 1),
+                    X.getDim(A.BatchMajor ? 1 : 0),
+                    X.getDim(A.BatchMajor ? 0 : 1),
+                    X.getDim(2),
+                    R.getDim(2),
+                    A.NumDirections};
+  const int64_t H = Run.H;
+  if (W.getDim(0) != Run.Dirs || W.getDim(1) != Gates * H ||
+      W.getDim(2) != Run.In || R.getDim(0) != Run.Dirs ||
+      R.getDim(1) != Gates * H ||
+      (B && (B->getRank() != 2 || B->getDim(1) != 2 * Gates * H)))
+    return makeNodeError(N, "operand shapes do not match hidden_size " +
+                                llvm::Twine(H));
+  return Run;
+}
+
 llvm::Error lstmKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
                        llvm::MutableArrayRef<Tensor> Results) {
   auto AttrsOr = readRecurrenceAttrs(N, 3);
   if (!AttrsOr)
     return AttrsOr.takeError();
   const RecurrenceAttrs &A = *AttrsOr;
-  auto Get = [&](unsigned I) -> const Tensor * {
-    return I < Operands.size() ? Operands[I] : nullptr;
-  };
-  const Tensor &X = *Get(0), &W = *Get(1), &R = *Get(2);
-  const Tensor *B = Get(3), *Lens = Get(4), *H0 = Get(5), *C0 = Get(6),
-               *P = Get(7);
-  if (X.getRank() != 3 || W.getRank() != 3 || R.getRank() != 3)
-    return makeNodeError(N, "X, W and R must have rank 3");
-  const int64_t Seq = X.getDim(A.BatchMajor ? 1 : 0);
-  const int64_t Batch = X.getDim(A.BatchMajor ? 0 : 1);
-  const int64_t In = X.getDim(2), H = R.getDim(2);
-  const int64_t Dirs = A.NumDirections;
-  if (W.getDim(0) != Dirs || W.getDim(1) != 4 * H || W.getDim(2) != In ||
-      R.getDim(0) != Dirs || R.getDim(1) != 4 * H ||
-      (B && (B->getRank() != 2 || B->getDim(1) != 8 * H)) ||
-      (P && (P->getRank() != 2 || P->getDim(1) != 3 * H)))
+  auto RunOr = prepareRun(N, A, Operands, Results, 4);
+  if (!RunOr)
+    return RunOr.takeError();
+  const RecurrenceRun &Run = *RunOr;
+  const Tensor &W = Run.W, &R = Run.R, *B = Run.B;
+  const Tensor *C0 = getOperand(Operands, 6), *P = getOperand(Operands, 7);
+  const int64_t H = Run.H, In = Run.In;
+  if (P && (P->getRank() != 2 || P->getDim(1) != 3 * H))
     return makeNodeError(N, "operand shapes do not match hidden_size " +
                                 llvm::Twine(H));
-  Tensor *Y =
-      Results.size() > 0 && Results[0].getRank() ? &Results[0] : nullptr;
-  Tensor *YH =
-      Results.size() > 1 && Results[1].getRank() ? &Results[1] : nullptr;
-  Tensor *YC =
-      Results.size() > 2 && Results[2].getRank() ? &Results[2] : nullptr;
-  // Index of (dir, batch) in a state tensor and of (t, dir, batch) in Y.
-  auto StateOffset = [&](const Tensor &T, int64_t D, int64_t Bt, int64_t J) {
-    return A.BatchMajor ? T.getOffset({Bt, D, J}) : T.getOffset({D, Bt, J});
-  };
-  auto YOffset = [&](int64_t T, int64_t D, int64_t Bt, int64_t J) {
-    return A.BatchMajor ? Y->getOffset({Bt, T, D, J})
-                        : Y->getOffset({T, D, Bt, J});
-  };
-  auto Clip = [&](double V) {
-    return A.Clip > 0 ? std::min<double>(A.Clip, std::max<double>(-A.Clip, V))
-                      : V;
-  };
+  Tensor *YC = getResult(Results, 2);
   std::vector<double> Hs(H), Cs(H), Gates(4 * H), NewH(H);
-  for (int64_t D = 0; D < Dirs; ++D) {
+  for (int64_t D = 0; D < Run.Dirs; ++D) {
     const bool Backward = D == 1 || !A.Forward;
     const RnnActivation F = A.Activations[3 * D], G = A.Activations[3 * D + 1],
                         Hf = A.Activations[3 * D + 2];
-    for (int64_t Bt = 0; Bt < Batch; ++Bt) {
-      int64_t Len = Seq;
-      if (Lens) {
-        Len = Lens->getInt(Lens->getOffset({Bt}));
-        if (Len < 0 || Len > Seq)
-          return makeNodeError(N, "sequence_lens entry " + llvm::Twine(Bt) +
-                                      " is " + llvm::Twine(Len) +
-                                      ", expected 0 to " + llvm::Twine(Seq));
-      }
-      for (int64_t J = 0; J < H; ++J) {
-        Hs[J] = H0 ? H0->getDouble(StateOffset(*H0, D, Bt, J)) : 0.0;
-        Cs[J] = C0 ? C0->getDouble(StateOffset(*C0, D, Bt, J)) : 0.0;
-      }
-      for (int64_t S = 0; S < Len; ++S) {
-        const int64_t T = Backward ? Len - 1 - S : S;
+    for (int64_t Bt = 0; Bt < Run.Batch; ++Bt) {
+      auto Len = Run.getLength(N, Bt);
+      if (!Len)
+        return Len.takeError();
+      Run.loadState(Run.H0, D, Bt, Hs);
+      Run.loadState(C0, D, Bt, Cs);
+      for (int64_t S = 0; S < *Len; ++S) {
+        const int64_t T = Backward ? *Len - 1 - S : S;
         for (int64_t Row = 0; Row < 4 * H; ++Row) {
           double Acc = B ? at2(*B, D, Row) + at2(*B, D, 4 * H + Row) : 0.0;
           for (int64_t K = 0; K < In; ++K)
-            Acc += (A.BatchMajor ? at3(X, Bt, T, K) : at3(X, T, Bt, K)) *
-                   at3(W, D, Row, K);
+            Acc += Run.x(T, Bt, K) * at3(W, D, Row, K);
           for (int64_t K = 0; K < H; ++K)
             Acc += Hs[K] * at3(R, D, Row, K);
           Gates[Row] = Acc;
@@ -109,32 +184,25 @@ llvm::Error lstmKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
           auto Peep = [&](int64_t Gate) {
             return P ? at2(*P, D, Gate * H + J) : 0.0;
           };
-          double I = applyRnnActivation(F, Clip(Gates[J] + Peep(0) * Cs[J]));
+          double I =
+              applyRnnActivation(F, Run.clip(Gates[J] + Peep(0) * Cs[J]));
           double Fg = A.InputForget
                           ? 1.0 - I
-                          : applyRnnActivation(
-                                F, Clip(Gates[2 * H + J] + Peep(2) * Cs[J]));
-          double Cand = applyRnnActivation(G, Clip(Gates[3 * H + J]));
+                          : applyRnnActivation(F, Run.clip(Gates[2 * H + J] +
+                                                           Peep(2) * Cs[J]));
+          double Cand = applyRnnActivation(G, Run.clip(Gates[3 * H + J]));
           Cs[J] = Fg * Cs[J] + I * Cand;
           double O =
-              applyRnnActivation(F, Clip(Gates[H + J] + Peep(1) * Cs[J]));
+              applyRnnActivation(F, Run.clip(Gates[H + J] + Peep(1) * Cs[J]));
           NewH[J] = O * applyRnnActivation(Hf, Cs[J]);
         }
         Hs = NewH;
-        if (Y)
-          for (int64_t J = 0; J < H; ++J)
-            Y->setDouble(YOffset(T, D, Bt, J), Hs[J]);
+        Run.storeStep(T, D, Bt, Hs);
       }
-      if (Y)
-        for (int64_t T = Len; T < Seq; ++T)
-          for (int64_t J = 0; J < H; ++J)
-            Y->setDouble(YOffset(T, D, Bt, J), 0.0);
-      for (int64_t J = 0; J < H; ++J) {
-        if (YH)
-          YH->setDouble(StateOffset(*YH, D, Bt, J), Hs[J]);
-        if (YC)
-          YC->setDouble(StateOffset(*YC, D, Bt, J), Cs[J]);
-      }
+      Run.finishEntry(D, Bt, *Len, Hs);
+      if (YC)
+        for (int64_t J = 0; J < H; ++J)
+          YC->setDouble(Run.stateOffset(*YC, D, Bt, J), Cs[J]);
     }
   }
   return llvm::Error::success();
@@ -146,61 +214,29 @@ llvm::Error gruKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
   if (!AttrsOr)
     return AttrsOr.takeError();
   const RecurrenceAttrs &A = *AttrsOr;
-  auto Get = [&](unsigned I) -> const Tensor * {
-    return I < Operands.size() ? Operands[I] : nullptr;
-  };
-  const Tensor &X = *Get(0), &W = *Get(1), &R = *Get(2);
-  const Tensor *B = Get(3), *Lens = Get(4), *H0 = Get(5);
-  if (X.getRank() != 3 || W.getRank() != 3 || R.getRank() != 3)
-    return makeNodeError(N, "X, W and R must have rank 3");
-  const int64_t Seq = X.getDim(A.BatchMajor ? 1 : 0);
-  const int64_t Batch = X.getDim(A.BatchMajor ? 0 : 1);
-  const int64_t In = X.getDim(2), H = R.getDim(2);
-  const int64_t Dirs = A.NumDirections;
-  if (W.getDim(0) != Dirs || W.getDim(1) != 3 * H || W.getDim(2) != In ||
-      R.getDim(0) != Dirs || R.getDim(1) != 3 * H ||
-      (B && (B->getRank() != 2 || B->getDim(1) != 6 * H)))
-    return makeNodeError(N, "operand shapes do not match hidden_size " +
-                                llvm::Twine(H));
-  Tensor *Y =
-      Results.size() > 0 && Results[0].getRank() ? &Results[0] : nullptr;
-  Tensor *YH =
-      Results.size() > 1 && Results[1].getRank() ? &Results[1] : nullptr;
-  auto StateOffset = [&](const Tensor &T, int64_t D, int64_t Bt, int64_t J) {
-    return A.BatchMajor ? T.getOffset({Bt, D, J}) : T.getOffset({D, Bt, J});
-  };
-  auto YOffset = [&](int64_t T, int64_t D, int64_t Bt, int64_t J) {
-    return A.BatchMajor ? Y->getOffset({Bt, T, D, J})
-                        : Y->getOffset({T, D, Bt, J});
-  };
-  auto Clip = [&](double V) {
-    return A.Clip > 0 ? std::min<double>(A.Clip, std::max<double>(-A.Clip, V))
-                      : V;
-  };
+  auto RunOr = prepareRun(N, A, Operands, Results, 3);
+  if (!RunOr)
+    return RunOr.takeError();
+  const RecurrenceRun &Run = *RunOr;
+  const Tensor &W = Run.W, &R = Run.R, *B = Run.B;
+  const int64_t H = Run.H, In = Run.In;
   auto Bias = [&](int64_t D, int64_t Col) { return B ? at2(*B, D, Col) : 0.0; };
   // XW: the input part of gates z, r, h; HR: the recurrent part.
   std::vector<double> Hs(H), XW(3 * H), HR(3 * H), Reset(H), NewH(H);
-  for (int64_t D = 0; D < Dirs; ++D) {
+  for (int64_t D = 0; D < Run.Dirs; ++D) {
     const bool Backward = D == 1 || !A.Forward;
     const RnnActivation F = A.Activations[2 * D], G = A.Activations[2 * D + 1];
-    for (int64_t Bt = 0; Bt < Batch; ++Bt) {
-      int64_t Len = Seq;
-      if (Lens) {
-        Len = Lens->getInt(Lens->getOffset({Bt}));
-        if (Len < 0 || Len > Seq)
-          return makeNodeError(N, "sequence_lens entry " + llvm::Twine(Bt) +
-                                      " is " + llvm::Twine(Len) +
-                                      ", expected 0 to " + llvm::Twine(Seq));
-      }
-      for (int64_t J = 0; J < H; ++J)
-        Hs[J] = H0 ? H0->getDouble(StateOffset(*H0, D, Bt, J)) : 0.0;
-      for (int64_t S = 0; S < Len; ++S) {
-        const int64_t T = Backward ? Len - 1 - S : S;
+    for (int64_t Bt = 0; Bt < Run.Batch; ++Bt) {
+      auto Len = Run.getLength(N, Bt);
+      if (!Len)
+        return Len.takeError();
+      Run.loadState(Run.H0, D, Bt, Hs);
+      for (int64_t S = 0; S < *Len; ++S) {
+        const int64_t T = Backward ? *Len - 1 - S : S;
         for (int64_t Row = 0; Row < 3 * H; ++Row) {
           double Acc = Bias(D, Row);
           for (int64_t K = 0; K < In; ++K)
-            Acc += (A.BatchMajor ? at3(X, Bt, T, K) : at3(X, T, Bt, K)) *
-                   at3(W, D, Row, K);
+            Acc += Run.x(T, Bt, K) * at3(W, D, Row, K);
           XW[Row] = Acc;
         }
         // Gates z and r (and h with linear_before_reset) from H_{t-1}.
@@ -211,7 +247,7 @@ llvm::Error gruKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
           HR[Row] = Acc;
         }
         for (int64_t J = 0; J < H; ++J)
-          Reset[J] = applyRnnActivation(F, Clip(XW[H + J] + HR[H + J]));
+          Reset[J] = applyRnnActivation(F, Run.clip(XW[H + J] + HR[H + J]));
         if (!A.LinearBeforeReset)
           // Gate h from (r . H_{t-1}) instead.
           for (int64_t J = 0; J < H; ++J) {
@@ -221,25 +257,17 @@ llvm::Error gruKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
             HR[2 * H + J] = Acc;
           }
         for (int64_t J = 0; J < H; ++J) {
-          double Z = applyRnnActivation(F, Clip(XW[J] + HR[J]));
+          double Z = applyRnnActivation(F, Run.clip(XW[J] + HR[J]));
           double Cand = applyRnnActivation(
-              G, Clip(XW[2 * H + J] + (A.LinearBeforeReset
-                                           ? Reset[J] * HR[2 * H + J]
-                                           : HR[2 * H + J])));
+              G, Run.clip(XW[2 * H + J] + (A.LinearBeforeReset
+                                               ? Reset[J] * HR[2 * H + J]
+                                               : HR[2 * H + J])));
           NewH[J] = (1.0 - Z) * Cand + Z * Hs[J];
         }
         Hs = NewH;
-        if (Y)
-          for (int64_t J = 0; J < H; ++J)
-            Y->setDouble(YOffset(T, D, Bt, J), Hs[J]);
+        Run.storeStep(T, D, Bt, Hs);
       }
-      if (Y)
-        for (int64_t T = Len; T < Seq; ++T)
-          for (int64_t J = 0; J < H; ++J)
-            Y->setDouble(YOffset(T, D, Bt, J), 0.0);
-      if (YH)
-        for (int64_t J = 0; J < H; ++J)
-          YH->setDouble(StateOffset(*YH, D, Bt, J), Hs[J]);
+      Run.finishEntry(D, Bt, *Len, Hs);
     }
   }
   return llvm::Error::success();

@@ -53,13 +53,6 @@ llvm::Error stftKernel(const Node &N, Operands Ins, Results Outs) {
     return makeNodeError(N, "result type " + Y.getType().str() +
                                 " does not match the computed shape");
   const bool Complex = X.getRank() == 3 && X.getDim(2) == 2;
-  std::vector<double> Cos(static_cast<size_t>(Length)),
-      Sin(static_cast<size_t>(Length));
-  for (int64_t J = 0; J < Length; ++J) {
-    const double A = 2.0 * M_PI * double(J) / double(Length);
-    Cos[size_t(J)] = std::cos(A);
-    Sin[size_t(J)] = std::sin(A);
-  }
   int64_t Idx[4], XI[3] = {0, 0, 0};
   const llvm::ArrayRef<int64_t> XIndex(XI, X.getRank());
   for (int64_t B = 0; B < Batch; ++B)
@@ -79,9 +72,11 @@ llvm::Error stftKernel(const Node &N, Operands Ins, Results Outs) {
             XIm = X.getDouble(X.getOffset(XIndex)) * W;
           }
           // e^{-i a} = cos a - i sin a, a = 2 pi (k t mod N) / N.
-          const size_t J = size_t((K * T) % Length);
-          Re += XR * Cos[J] + XIm * Sin[J];
-          Im += XIm * Cos[J] - XR * Sin[J];
+          const double A =
+              2.0 * M_PI * double((K * T) % Length) / double(Length);
+          const double Cos = std::cos(A), Sin = std::sin(A);
+          Re += XR * Cos + XIm * Sin;
+          Im += XIm * Cos - XR * Sin;
         }
         Idx[0] = B;
         Idx[1] = F;

@@ -113,8 +113,46 @@ int64_t Tensor::getOffset(llvm::ArrayRef<int64_t> Index) const {
   return Off;
 }
 
+/// Call \p F with a zero of the C++ type of an integer (not bool) element
+/// type \p Elt; false, without calling it, for the other types.
+template <typename Fn> static bool withIntegerType(ElementType Elt, Fn &&F) {
+  switch (Elt) {
+  case ElementType::I8:
+    F(int8_t());
+    return true;
+  case ElementType::U8:
+    F(uint8_t());
+    return true;
+  case ElementType::I16:
+    F(int16_t());
+    return true;
+  case ElementType::U16:
+    F(uint16_t());
+    return true;
+  case ElementType::I32:
+    F(int32_t());
+    return true;
+  case ElementType::U32:
+    F(uint32_t());
+    return true;
+  case ElementType::I64:
+    F(int64_t());
+    return true;
+  case ElementType::U64:
+    F(uint64_t());
+    return true;
+  default:
+    return false;
+  }
+}
+
 double Tensor::getDouble(int64_t Off) const {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
+  double R = 0;
+  if (withIntegerType(Elt, [&](auto Zero) {
+        R = double(loadAt<decltype(Zero)>(data(), Off));
+      }))
+    return R;
   switch (Elt) {
   case ElementType::F32:
     return loadAt<float>(data(), Off);
@@ -124,25 +162,9 @@ double Tensor::getDouble(int64_t Off) const {
     return halfToFloat(loadAt<uint16_t>(data(), Off));
   case ElementType::BF16:
     return bfloat16ToFloat(loadAt<uint16_t>(data(), Off));
-  case ElementType::I8:
-    return loadAt<int8_t>(data(), Off);
-  case ElementType::U8:
-    return loadAt<uint8_t>(data(), Off);
-  case ElementType::I16:
-    return loadAt<int16_t>(data(), Off);
-  case ElementType::U16:
-    return loadAt<uint16_t>(data(), Off);
-  case ElementType::I32:
-    return loadAt<int32_t>(data(), Off);
-  case ElementType::U32:
-    return loadAt<uint32_t>(data(), Off);
-  case ElementType::I64:
-    return double(loadAt<int64_t>(data(), Off));
-  case ElementType::U64:
-    return double(loadAt<uint64_t>(data(), Off));
   case ElementType::Bool:
     return loadAt<uint8_t>(data(), Off) != 0;
-  case ElementType::Unknown:
+  default:
     break;
   }
   llvm_unreachable("tensor of unknown element type");
@@ -150,34 +172,15 @@ double Tensor::getDouble(int64_t Off) const {
 
 int64_t Tensor::getInt(int64_t Off) const {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
-  switch (Elt) {
-  case ElementType::I8:
-    return loadAt<int8_t>(data(), Off);
-  case ElementType::U8:
-    return loadAt<uint8_t>(data(), Off);
-  case ElementType::I16:
-    return loadAt<int16_t>(data(), Off);
-  case ElementType::U16:
-    return loadAt<uint16_t>(data(), Off);
-  case ElementType::I32:
-    return loadAt<int32_t>(data(), Off);
-  case ElementType::U32:
-    return loadAt<uint32_t>(data(), Off);
-  case ElementType::I64:
-    return loadAt<int64_t>(data(), Off);
-  case ElementType::U64:
-    return int64_t(loadAt<uint64_t>(data(), Off));
-  case ElementType::Bool:
+  int64_t R = 0;
+  if (withIntegerType(Elt, [&](auto Zero) {
+        R = int64_t(loadAt<decltype(Zero)>(data(), Off));
+      }))
+    return R;
+  if (Elt == ElementType::Bool)
     return loadAt<uint8_t>(data(), Off) != 0;
-  case ElementType::F32:
-  case ElementType::F64:
-  case ElementType::F16:
-  case ElementType::BF16:
-    return truncateToInt64(getDouble(Off));
-  case ElementType::Unknown:
-    break;
-  }
-  llvm_unreachable("tensor of unknown element type");
+  assert(isFloatingPoint(Elt) && "tensor of unknown element type");
+  return truncateToInt64(getDouble(Off));
 }
 
 void Tensor::setDouble(int64_t Off, double V) {
@@ -215,34 +218,15 @@ void Tensor::setDouble(int64_t Off, double V) {
 void Tensor::setInt(int64_t Off, int64_t V) {
   assert(Off >= 0 && Off < NumElements && "offset out of range");
   // Narrowing integer stores wrap (two's complement), as C++ casts do.
-  switch (Elt) {
-  case ElementType::I8:
-    return storeAt<int8_t>(data(), Off, int8_t(V));
-  case ElementType::U8:
-    return storeAt<uint8_t>(data(), Off, uint8_t(V));
-  case ElementType::I16:
-    return storeAt<int16_t>(data(), Off, int16_t(V));
-  case ElementType::U16:
-    return storeAt<uint16_t>(data(), Off, uint16_t(V));
-  case ElementType::I32:
-    return storeAt<int32_t>(data(), Off, int32_t(V));
-  case ElementType::U32:
-    return storeAt<uint32_t>(data(), Off, uint32_t(V));
-  case ElementType::I64:
-    return storeAt<int64_t>(data(), Off, V);
-  case ElementType::U64:
-    return storeAt<uint64_t>(data(), Off, uint64_t(V));
-  case ElementType::Bool:
+  if (withIntegerType(Elt, [&](auto Zero) {
+        using T = decltype(Zero);
+        storeAt<T>(data(), Off, T(V));
+      }))
+    return;
+  if (Elt == ElementType::Bool)
     return storeAt<uint8_t>(data(), Off, V != 0);
-  case ElementType::F32:
-  case ElementType::F64:
-  case ElementType::F16:
-  case ElementType::BF16:
-    return setDouble(Off, double(V));
-  case ElementType::Unknown:
-    break;
-  }
-  llvm_unreachable("tensor of unknown element type");
+  assert(isFloatingPoint(Elt) && "tensor of unknown element type");
+  setDouble(Off, double(V));
 }
 
 void Tensor::copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff) {

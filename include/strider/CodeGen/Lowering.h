@@ -49,6 +49,10 @@ int64_t getByteSize(const TensorType &T);
 /// other value.
 std::vector<float> getConstantFloats(const Value *V, bool WidenHalf = false);
 
+/// The 'axis' attribute of \p N (\p Default when absent) normalized for
+/// rank \p R; -1 when it is out of range.
+int64_t getAxisAttr(const Node &N, int64_t R, int64_t Default = 0);
+
 /// How a backend lowers node \p N, or the fusion group \p Tail it ends
 /// (a group of one for a plain node): success, or an error saying why it
 /// declined (nothing added then).

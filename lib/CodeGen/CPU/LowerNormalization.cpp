@@ -203,11 +203,9 @@ bool cpu::lowerLayerNorm(LoweringContext &L, const Node &N,
       return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const int64_t R = XT.getRank();
-  int64_t Axis = N.getIntAttr("axis", -1);
-  if (R == 0 || Axis < -R || Axis >= R || !haveSameElementOrder(XT, YT))
+  const int64_t Axis = codegen::getAxisAttr(N, R, -1);
+  if (Axis < 0 || !haveSameElementOrder(XT, YT))
     return false;
-  if (Axis < 0)
-    Axis += R;
   // The normalized dims must be the innermost ones in physical order (in
   // any order among themselves): rows of Len contiguous elements.
   auto Shape = XT.getStaticShape();

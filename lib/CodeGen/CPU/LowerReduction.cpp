@@ -26,11 +26,9 @@ bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
     return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const int64_t R = XT.getRank();
-  int64_t Axis = N.getIntAttr("axis", -1);
-  if (R == 0 || Axis < -R || Axis >= R || !haveSameElementOrder(XT, YT))
+  const int64_t Axis = codegen::getAxisAttr(N, R, -1);
+  if (Axis < 0 || !haveSameElementOrder(XT, YT))
     return false;
-  if (Axis < 0)
-    Axis += R;
   std::vector<bool> Middle(size_t(R), false);
   Middle[size_t(Axis)] = true;
   int64_t Outer, Len, Inner;

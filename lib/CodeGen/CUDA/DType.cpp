@@ -2,14 +2,9 @@
 
 #include "Kernels.h"
 
+#include <iterator>
+
 const char *strider::cuda::getDTypeName(DType T) {
-  switch (T) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  }
-  return "?";
+  static const char *const Names[] = {"f32", "f16", "bf16"};
+  return size_t(T) < std::size(Names) ? Names[size_t(T)] : "?";
 }

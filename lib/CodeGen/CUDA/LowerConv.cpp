@@ -150,16 +150,7 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   D.C = XS[1];
   D.Groups = N.getIntAttr("group", 1);
   D.K = YS[1];
-  for (int I = 0; I < D.Spatial; ++I) {
-    const WindowAxis &A = (*Axes)[size_t(I)];
-    D.In[I] = XS[size_t(I) + 2];
-    D.Out[I] = YS[size_t(I) + 2];
-    D.Filter[I] = A.Kernel;
-    D.Stride[I] = A.Stride;
-    D.Dilation[I] = A.Dilation;
-    D.PadBegin[I] = A.PadBegin;
-    D.PadEnd[I] = A.PadEnd;
-  }
+  setWindowAxes(D, D.Filter, XS, YS, *Axes);
   D.XChannelsLast = XO == ChannelOrder::Last;
   D.YChannelsLast = YO == ChannelOrder::Last;
   D.Type = *XD;

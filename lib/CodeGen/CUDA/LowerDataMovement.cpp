@@ -15,6 +15,7 @@
 #include "strider/IR/LayoutAlgebra.h"
 
 #include <algorithm>
+#include <iterator>
 
 using namespace strider;
 using namespace strider::cuda;
@@ -30,15 +31,8 @@ std::vector<int64_t> constantInts(const Node &N, unsigned I) {
 }
 
 const char *getStrategyName(CopyStrategy S) {
-  switch (S) {
-  case CopyStrategy::Contiguous:
-    return "contiguous";
-  case CopyStrategy::Transpose2D:
-    return "transpose2d";
-  case CopyStrategy::Generic:
-    return "generic";
-  }
-  return "?";
+  static const char *const Names[] = {"contiguous", "transpose2d", "generic"};
+  return size_t(S) < std::size(Names) ? Names[size_t(S)] : "?";
 }
 
 llvm::Error checkRank(const Node &N, const TensorType &T) {

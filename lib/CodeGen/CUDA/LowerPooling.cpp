@@ -52,16 +52,7 @@ llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
   P.Spatial = int(R - 2);
   P.N = XS[0];
   P.C = XS[1];
-  for (int I = 0; I < P.Spatial; ++I) {
-    const WindowAxis &A = (*Axes)[size_t(I)];
-    P.In[I] = XS[size_t(I) + 2];
-    P.Out[I] = YS[size_t(I) + 2];
-    P.Kernel[I] = A.Kernel;
-    P.Stride[I] = A.Stride;
-    P.Dilation[I] = A.Dilation;
-    P.PadBegin[I] = A.PadBegin;
-    P.PadEnd[I] = A.PadEnd;
-  }
+  setWindowAxes(P, P.Kernel, XS, YS, *Axes);
   P.ChannelsLast = XO == ChannelOrder::Last;
   P.Type = *Type;
   BufferId XB, YB;

@@ -150,7 +150,7 @@ llvm::Error cuda::planArgReduce(PlanContext &C, const Node &N,
   const TensorType &XT = X->getType(), &YT = Y->getType();
   auto XS = getScalarType(XT.getElementType());
   const int64_t R = XT.getRank();
-  const int64_t Axis = getAxis(N, R);
+  const int64_t Axis = codegen::getAxisAttr(N, R);
   const bool KeepDims = N.getIntAttr("keepdims", 1) != 0;
   if (!XS || Axis < 0 || R > MaxRank || !XT.hasStaticShape() ||
       !YT.hasStaticShape() || YT.getElementType() != ElementType::I64 ||

@@ -22,7 +22,7 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   auto IS = getScalarType(IT.getElementType());
   const bool Elements = N.getOpId() == OpId::GatherElements;
   const int64_t R = XT.getRank(), Q = IT.getRank();
-  const int64_t Axis = getAxis(N, R);
+  const int64_t Axis = codegen::getAxisAttr(N, R);
   if (!XS || !IS || (*IS != ScalarType::I32 && *IS != ScalarType::I64) ||
       Axis < 0 || !XT.hasStaticShape() || !IT.hasStaticShape() ||
       !YT.hasStaticShape() || !T.Act.isNone() || (Elements && Q != R))
@@ -134,7 +134,7 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
   auto XS = getScalarType(XT.getElementType());
   auto IS = getScalarType(IT.getElementType());
   const int64_t R = XT.getRank();
-  const int64_t Axis = getAxis(N, R);
+  const int64_t Axis = codegen::getAxisAttr(N, R);
   const std::string Reduce = N.getStringAttr("reduction", "none");
   const llvm::Optional<ScatterReduction> Reduction =
       getScatterReduction(Reduce);

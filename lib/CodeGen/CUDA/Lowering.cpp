@@ -18,38 +18,30 @@
 #include "strider/IR/LayoutAlgebra.h"
 #include "strider/Runtime/Tensor.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
 #include <cstring>
+#include <iterator>
 
 using namespace strider;
 using namespace strider::cuda;
 using codegen::FusedTail;
 
+/// The precisions' names, in enumerator order.
+static const char *const PrecisionNames[] = {"fp32", "tf32", "fp16", "bf16"};
+
 llvm::Optional<Precision> cuda::parsePrecision(llvm::StringRef Name) {
-  return llvm::StringSwitch<llvm::Optional<Precision>>(Name)
-      .Case("fp32", Precision::FP32)
-      .Case("tf32", Precision::TF32)
-      .Case("fp16", Precision::FP16)
-      .Case("bf16", Precision::BF16)
-      .Default(llvm::None);
+  for (size_t I = 0; I < std::size(PrecisionNames); ++I)
+    if (Name == PrecisionNames[I])
+      return Precision(I);
+  return llvm::None;
 }
 
 llvm::StringRef cuda::getPrecisionName(Precision P) {
-  switch (P) {
-  case Precision::FP32:
-    return "fp32";
-  case Precision::TF32:
-    return "tf32";
-  case Precision::FP16:
-    return "fp16";
-  case Precision::BF16:
-    return "bf16";
-  }
-  return "?";
+  return size_t(P) < std::size(PrecisionNames) ? PrecisionNames[size_t(P)]
+                                               : "?";
 }
 
 llvm::Optional<DType> cuda::getDType(ElementType E) {
@@ -81,13 +73,6 @@ void cuda::toPhysical(const TensorType &YT, llvm::ArrayRef<int64_t> Logical,
   unsigned P = 0;
   for (unsigned D : YT.getLayout().getPermutation(YT.getRank()))
     Out[P++] = Logical[D];
-}
-
-int64_t cuda::getAxis(const Node &N, int64_t R) {
-  int64_t Axis = N.getIntAttr("axis", 0);
-  if (Axis < 0)
-    Axis += R;
-  return Axis >= 0 && Axis < R ? Axis : -1;
 }
 
 std::vector<int64_t> cuda::getLogicalStrides(const Value *V) {

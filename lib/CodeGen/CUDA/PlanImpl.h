@@ -20,6 +20,7 @@
 #include "strider/CodeGen/Lowering.h"
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/WindowGeometry.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -207,12 +208,28 @@ int64_t getPixels(llvm::ArrayRef<int64_t> Shape);
 /// order, into \p Out.
 void toPhysical(const TensorType &YT, llvm::ArrayRef<int64_t> Logical,
                 int64_t *Out);
-/// The axis attribute of \p N normalized for rank \p R, or -1.
-int64_t getAxis(const Node &N, int64_t R);
 /// Element strides of \p V per logical dim.
 std::vector<int64_t> getLogicalStrides(const Value *V);
 /// \p V as the shared host floats a library step keeps.
 std::shared_ptr<const std::vector<float>> share(std::vector<float> V);
+
+/// Fill the per-axis arrays of a convolution or pooling descriptor \p D:
+/// input and output sizes (dims 2... of \p XS and \p YS) and the resolved
+/// window \p Axes, whose kernel sizes go to \p Kernel (one of D's arrays).
+template <typename Desc>
+void setWindowAxes(Desc &D, int64_t (&Kernel)[3], llvm::ArrayRef<int64_t> XS,
+                   llvm::ArrayRef<int64_t> YS,
+                   llvm::ArrayRef<WindowAxis> Axes) {
+  for (size_t I = 0; I < Axes.size(); ++I) {
+    D.In[I] = XS[I + 2];
+    D.Out[I] = YS[I + 2];
+    Kernel[I] = Axes[I].Kernel;
+    D.Stride[I] = Axes[I].Stride;
+    D.Dilation[I] = Axes[I].Dilation;
+    D.PadBegin[I] = Axes[I].PadBegin;
+    D.PadEnd[I] = Axes[I].PadEnd;
+  }
+}
 
 /// f32 data of constant \p V in its logical (row-major) order; empty if
 /// \p V is not a float constant (f16/bf16 constants are widened).

@@ -18,6 +18,13 @@ int64_t codegen::getByteSize(const TensorType &T) {
          int64_t(getElementByteSize(T.getElementType()));
 }
 
+int64_t codegen::getAxisAttr(const Node &N, int64_t R, int64_t Default) {
+  int64_t Axis = N.getIntAttr("axis", Default);
+  if (Axis < 0)
+    Axis += R;
+  return Axis >= 0 && Axis < R ? Axis : -1;
+}
+
 std::vector<float> codegen::getConstantFloats(const Value *V, bool WidenHalf) {
   const TensorData *D = V ? V->getConstantData() : nullptr;
   if (!D)

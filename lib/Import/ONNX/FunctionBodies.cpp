@@ -9,7 +9,7 @@
 //   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)
 //                        (shifted by the maximum: no overflow; a slice
 //                        whose maximum is infinite gives NaN)
-////   EyeLike(x)         = 1 where column - row = k (positions as exclusive
+//   EyeLike(x)         = 1 where column - row = k (positions as exclusive
 //                        CumSums of ones), in dtype or x's type
 //   OneHot(i, d, v)    = v[1] where the position along the new axis
 //                        (an exclusive CumSum of ones) is i (i + d if
@@ -34,6 +34,7 @@
 #include <cassert>
 #include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 using namespace strider;
@@ -45,7 +46,7 @@ struct BodyEntry {
   const char *OpType;
   int64_t MinOpset, MaxOpset; ///< The call's opsets this form is for.
   int64_t BodyOpset;
-  const char *Text;
+  std::string Text;
   /// The form is for calls that give this attribute ("!name": that lack
   /// it); null for every call.
   const char *AttrCondition = nullptr;
@@ -56,7 +57,7 @@ struct BodyEntry {
 // Attributes an older form's call may give (axes, keepdims), bound by
 // reference; absent ones take the body ops' defaults, which are the
 // reduction's own.
-const BodyEntry Entries[] = {
+const BodyEntry FixedEntries[] = {
     {"ReduceL1", 1, 17, 12, R"(
 <domain: "", opset_import: ["": 12]>
 ReduceL1 (data) => (reduced) {
@@ -109,81 +110,6 @@ ReduceLogSumExp (data, axes) => (reduced) {
   reduced = Add (logs, top)
 }
 )"},
-    // The positions are exact in f32 below 2^24 rows and columns.
-    {"EyeLike", 9, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-EyeLike (input) => (output) {
-  shape = Shape (input)
-  ones = ConstantOfShape <value = float[1] {1}> (shape)
-  rows_axis = Constant <value = int64 {0}> ()
-  cols_axis = Constant <value = int64 {1}> ()
-  row = CumSum <exclusive = 1> (ones, rows_axis)
-  col = CumSum <exclusive = 1> (ones, cols_axis)
-  offset = Sub (col, row)
-  k_int = Constant <value_int: int = @k> ()
-  k = Cast <to = 1> (k_int)
-  hit = Equal (offset, k)
-  output = Cast <to: int = @dtype> (hit)
-}
-)",
-     "dtype"},
-    {"EyeLike", 9, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-EyeLike (input) => (output) {
-  shape = Shape (input)
-  ones = ConstantOfShape <value = float[1] {1}> (shape)
-  rows_axis = Constant <value = int64 {0}> ()
-  cols_axis = Constant <value = int64 {1}> ()
-  row = CumSum <exclusive = 1> (ones, rows_axis)
-  col = CumSum <exclusive = 1> (ones, cols_axis)
-  offset = Sub (col, row)
-  k_int = Constant <value_int: int = @k> ()
-  k = Cast <to = 1> (k_int)
-  hit = Equal (offset, k)
-  output = CastLike (hit, input)
-}
-)",
-     "!dtype"},
-    {"Mean", 6, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-Mean (x1) => (mean) {
-  total = Sum (x1)
-  count = Constant <value = float {1}> ()
-  divisor = CastLike (count, total)
-  mean = Div (total, divisor)
-}
-)",
-     nullptr, 1},
-    {"Mean", 6, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-Mean (x1, x2) => (mean) {
-  total = Sum (x1, x2)
-  count = Constant <value = float {2}> ()
-  divisor = CastLike (count, total)
-  mean = Div (total, divisor)
-}
-)",
-     nullptr, 2},
-    {"Mean", 6, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-Mean (x1, x2, x3) => (mean) {
-  total = Sum (x1, x2, x3)
-  count = Constant <value = float {3}> ()
-  divisor = CastLike (count, total)
-  mean = Div (total, divisor)
-}
-)",
-     nullptr, 3},
-    {"Mean", 6, INT64_MAX, 15, R"(
-<domain: "", opset_import: ["": 15]>
-Mean (x1, x2, x3, x4) => (mean) {
-  total = Sum (x1, x2, x3, x4)
-  count = Constant <value = float {4}> ()
-  divisor = CastLike (count, total)
-  mean = Div (total, divisor)
-}
-)",
-     nullptr, 4},
     // Indices outside [-depth, depth) match no position: all off.
     {"OneHot", 9, INT64_MAX, 15, R"(
 <domain: "", opset_import: ["": 15]>
@@ -229,13 +155,68 @@ Hardmax (input) => (output) {
 )"},
 };
 
+/// EyeLike's body; \p Output is the statement that makes 'output' of 'hit'.
+/// The positions are exact in f32 below 2^24 rows and columns.
+std::string getEyeLikeText(llvm::StringRef Output) {
+  return R"(
+<domain: "", opset_import: ["": 15]>
+EyeLike (input) => (output) {
+  shape = Shape (input)
+  ones = ConstantOfShape <value = float[1] {1}> (shape)
+  rows_axis = Constant <value = int64 {0}> ()
+  cols_axis = Constant <value = int64 {1}> ()
+  row = CumSum <exclusive = 1> (ones, rows_axis)
+  col = CumSum <exclusive = 1> (ones, cols_axis)
+  offset = Sub (col, row)
+  k_int = Constant <value_int: int = @k> ()
+  k = Cast <to = 1> (k_int)
+  hit = Equal (offset, k)
+  output = )" +
+         Output.str() + "\n}\n";
+}
+
+/// Mean's body for \p Count inputs.
+std::string getMeanText(int Count) {
+  std::string Inputs;
+  for (int I = 1; I <= Count; ++I)
+    Inputs += (I > 1 ? ", x" : "x") + std::to_string(I);
+  return R"(
+<domain: "", opset_import: ["": 15]>
+Mean ()" +
+         Inputs + R"() => (mean) {
+  total = Sum ()" +
+         Inputs + R"()
+  count = Constant <value = float {)" +
+         std::to_string(Count) + R"(}> ()
+  divisor = CastLike (count, total)
+  mean = Div (total, divisor)
+}
+)";
+}
+
+/// The fixed entries and those written from a pattern, in match order.
+const std::vector<BodyEntry> &getEntries() {
+  static const auto Entries = [] {
+    std::vector<BodyEntry> V(std::begin(FixedEntries), std::end(FixedEntries));
+    V.push_back({"EyeLike", 9, INT64_MAX, 15,
+                 getEyeLikeText("Cast <to: int = @dtype> (hit)"), "dtype"});
+    V.push_back({"EyeLike", 9, INT64_MAX, 15,
+                 getEyeLikeText("CastLike (hit, input)"), "!dtype"});
+    for (int Count = 1; Count <= 4; ++Count)
+      V.push_back(
+          {"Mean", 6, INT64_MAX, 15, getMeanText(Count), nullptr, Count});
+    return V;
+  }();
+  return Entries;
+}
+
 /// Every entry's parsed body, in table order.
 const std::vector<std::unique_ptr<onnx::FunctionProto>> &getParsedBodies() {
   static const auto Bodies = [] {
     std::vector<std::unique_ptr<onnx::FunctionProto>> V;
-    for (const BodyEntry &E : Entries) {
+    for (const BodyEntry &E : getEntries()) {
       auto F = std::make_unique<onnx::FunctionProto>();
-      onnx::Common::Status S = onnx::OnnxParser::Parse(*F, E.Text);
+      onnx::Common::Status S = onnx::OnnxParser::Parse(*F, E.Text.c_str());
       (void)S;
       assert(S.IsOK() && "a function body of the table does not parse");
       V.push_back(std::move(F));
@@ -254,7 +235,8 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
       return A.name() == Name;
     });
   };
-  for (size_t I = 0; I < std::size(Entries); ++I) {
+  const std::vector<BodyEntry> &Entries = getEntries();
+  for (size_t I = 0; I < Entries.size(); ++I) {
     const BodyEntry &E = Entries[I];
     if (Call.op_type() != E.OpType || Opset < E.MinOpset || Opset > E.MaxOpset)
       continue;
@@ -272,7 +254,7 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
 }
 
 bool onnximport::hasStriderFunctionBody(llvm::StringRef OpType, int64_t Opset) {
-  return llvm::any_of(Entries, [&](const BodyEntry &E) {
+  return llvm::any_of(getEntries(), [&](const BodyEntry &E) {
     return OpType == E.OpType && Opset >= E.MinOpset && Opset <= E.MaxOpset;
   });
 }
