@@ -73,14 +73,23 @@ void forEachWindowPos(const PoolWindow &P, const Tensor &X,
   });
 }
 
-llvm::Error maxPoolKernel(const Node &N,
-                          llvm::ArrayRef<const Tensor *> Operands,
-                          llvm::MutableArrayRef<Tensor> Results) {
-  const Tensor &X = *Operands[0];
-  Tensor &Y = Results[0];
+/// A windowed pooling kernel after its window is read: X, Y = Results[0].
+using PoolBody = llvm::Error (*)(const Node &N, const Tensor &X,
+                                 const PoolWindow &P,
+                                 llvm::MutableArrayRef<Tensor> Results);
+
+template <PoolBody Body>
+llvm::Error poolKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                       llvm::MutableArrayRef<Tensor> Results) {
   PoolWindow P;
-  if (llvm::Error E = readPoolWindow(N, X, Y, P))
+  if (llvm::Error E = readPoolWindow(N, *Operands[0], Results[0], P))
     return E;
+  return Body(N, *Operands[0], P, Results);
+}
+
+llvm::Error maxPool(const Node &N, const Tensor &X, const PoolWindow &P,
+                    llvm::MutableArrayRef<Tensor> Results) {
+  Tensor &Y = Results[0];
   Tensor *Indices =
       Results.size() > 1 && Results[1].getElementType() != ElementType::Unknown
           ? &Results[1]
@@ -125,14 +134,9 @@ llvm::Error maxPoolKernel(const Node &N,
   return llvm::Error::success();
 }
 
-llvm::Error averagePoolKernel(const Node &N,
-                              llvm::ArrayRef<const Tensor *> Operands,
-                              llvm::MutableArrayRef<Tensor> Results) {
-  const Tensor &X = *Operands[0];
+llvm::Error averagePool(const Node &N, const Tensor &X, const PoolWindow &P,
+                        llvm::MutableArrayRef<Tensor> Results) {
   Tensor &Y = Results[0];
-  PoolWindow P;
-  if (llvm::Error E = readPoolWindow(N, X, Y, P))
-    return E;
   bool CountPad = N.getIntAttr("count_include_pad", 0) != 0;
   forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> YIdx) {
     double Sum = 0;
@@ -189,8 +193,8 @@ llvm::Error globalPoolKernel(const Node &N,
 } // namespace
 
 void runtime::addPoolingKernels(KernelTable &T) {
-  T[static_cast<size_t>(OpId::MaxPool)] = maxPoolKernel;
-  T[static_cast<size_t>(OpId::AveragePool)] = averagePoolKernel;
+  T[static_cast<size_t>(OpId::MaxPool)] = poolKernel<maxPool>;
+  T[static_cast<size_t>(OpId::AveragePool)] = poolKernel<averagePool>;
   T[static_cast<size_t>(OpId::GlobalAveragePool)] = globalPoolKernel<false>;
   T[static_cast<size_t>(OpId::GlobalMaxPool)] = globalPoolKernel<true>;
 }

@@ -254,17 +254,10 @@ static bool applyInt(BinaryOp Op, bool Unsigned, int64_t A, int64_t B,
 }
 
 static double applyFloat(BinaryOp Op, double A, double B) {
-  switch (Op) {
-  case BinaryOp::Add:
-    return A + B;
-  case BinaryOp::Sub:
-    return A - B;
-  case BinaryOp::Mul:
-    return A * B;
-  case BinaryOp::Div:
-    return A / B;
-  }
-  return 0;
+  return Op == BinaryOp::Add   ? A + B
+         : Op == BinaryOp::Sub ? A - B
+         : Op == BinaryOp::Mul ? A * B
+                               : A / B;
 }
 
 template <BinaryOp Op> static TensorDataRef foldBinary(const FoldInput &In) {

@@ -49,6 +49,17 @@ int64_t getByteSize(const TensorType &T);
 /// other value.
 std::vector<float> getConstantFloats(const Value *V, bool WidenHalf = false);
 
+/// The elements of constant operand \p I of \p N as integers; empty when
+/// the operand is absent or not a constant.
+std::vector<int64_t> getConstantInts(const Node &N, unsigned I);
+
+/// The view a Slice \p N with constant bounds takes of its input: the
+/// element offset of its first element and, per logical dim, the element
+/// stride (the input's times the step). False when a bound is not a constant
+/// or an axis or step is invalid.
+bool getSliceView(const Node &N, int64_t &Offset,
+                  llvm::SmallVectorImpl<int64_t> &Strides);
+
 /// The 'axis' attribute of \p N (\p Default when absent) normalized for
 /// rank \p R; -1 when it is out of range.
 int64_t getAxisAttr(const Node &N, int64_t R, int64_t Default = 0);

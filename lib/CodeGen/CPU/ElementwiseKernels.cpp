@@ -51,6 +51,8 @@ template <class D, class V> HWY_INLINE V powVec(D d, V A, V B) {
 
 template <class D, class V> HWY_INLINE V binaryVec(D d, BinaryOp Op, V A, V B) {
   switch (Op) {
+  case BinaryOp::None:
+    return A;
   case BinaryOp::Add:
     return hn::Add(A, B);
   case BinaryOp::Sub:
@@ -67,28 +69,6 @@ template <class D, class V> HWY_INLINE V binaryVec(D d, BinaryOp Op, V A, V B) {
     return hn::IfThenElse(hn::Lt(A, hn::Zero(d)), hn::Mul(A, B), A);
   case BinaryOp::Pow:
     return powVec(d, A, B);
-  }
-  return A;
-}
-
-inline float binaryScalar(BinaryOp Op, float A, float B) {
-  switch (Op) {
-  case BinaryOp::Add:
-    return A + B;
-  case BinaryOp::Sub:
-    return A - B;
-  case BinaryOp::Mul:
-    return A * B;
-  case BinaryOp::Div:
-    return A / B;
-  case BinaryOp::Max:
-    return std::isnan(B) || B > A ? B : A;
-  case BinaryOp::Min:
-    return std::isnan(B) || B < A ? B : A;
-  case BinaryOp::PRelu:
-    return A < 0.0f ? A * B : A;
-  case BinaryOp::Pow:
-    return std::pow(A, B);
   }
   return A;
 }
@@ -110,7 +90,7 @@ void BinaryRowImpl(BinaryOp Op, const Activation &Act, const float *A,
     }
   }
   for (; I < Count; ++I)
-    Y[I] = applyScalar(Act, binaryScalar(Op, A[I * SA], B[I * SB]));
+    Y[I] = applyScalar(Act, codegen::applyBinary(Op, A[I * SA], B[I * SB]));
 }
 
 /// One channels-last pixel row: Y[c] = Act(X[c] * S[c] + T[c]).

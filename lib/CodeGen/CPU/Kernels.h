@@ -11,6 +11,7 @@
 #define STRIDER_LIB_CODEGEN_CPU_KERNELS_H
 
 #include "Activation.h"
+#include "strider/CodeGen/BinaryOp.h"
 #include "strider/Runtime/GridSampling.h"
 
 #include <cstdint>
@@ -44,16 +45,7 @@ void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
               int Threads);
 
-enum class BinaryOp : unsigned char {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Max,   ///< NaN in either operand gives NaN (numpy.maximum)
-  Min,   ///< NaN in either operand gives NaN (numpy.minimum)
-  PRelu, ///< A < 0 ? A * B : A
-  Pow,   ///< std::pow(A, B)
-};
+using codegen::BinaryOp;
 
 /// Y[i] = Act(A[i] op B[i]) over a dense output of up to 6 dims (row-major
 /// over Shape: Y's physical order); A and B are read through strides (0

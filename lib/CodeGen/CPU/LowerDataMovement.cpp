@@ -55,13 +55,6 @@ std::vector<int64_t> toVector(llvm::ArrayRef<int64_t> A) {
   return std::vector<int64_t>(A.begin(), A.end());
 }
 
-std::vector<int64_t> constantInts(const Node &N, unsigned I) {
-  if (!N.hasOperand(I))
-    return {};
-  const TensorData *D = N.getOperand(I)->getConstantData();
-  return D ? D->toInt64Vector() : std::vector<int64_t>();
-}
-
 } // namespace
 
 bool cpu::lowerSplit(LoweringContext &L, const Node &N, const FusedTail &) {
@@ -114,38 +107,14 @@ bool cpu::lowerSplit(LoweringContext &L, const Node &N, const FusedTail &) {
 bool cpu::lowerSlice(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
-  const int64_t R = XT.getRank();
-  std::vector<int64_t> Starts = constantInts(N, 1), Ends = constantInts(N, 2);
-  std::vector<int64_t> Axes = constantInts(N, 3), Steps = constantInts(N, 4);
-  if (Starts.empty() || Starts.size() != Ends.size() ||
-      (N.hasOperand(3) && Axes.size() != Starts.size()) ||
-      (N.hasOperand(4) && Steps.size() != Starts.size()))
-    return false;
-  auto XShape = XT.getStaticShape();
-  auto XS = getStrides(XT);
   CopyPlan C;
-  C.Rank = int(R);
+  llvm::SmallVector<int64_t, 6> Src;
+  if (!codegen::getSliceView(N, C.SrcOff, Src))
+    return false;
+  C.Rank = int(XT.getRank());
   C.Shape = toVector(YT.getStaticShape());
-  C.Src = toVector(XS);
+  C.Src = toVector(Src);
   C.Dst = toVector(getStrides(YT));
-  for (size_t I = 0; I < Starts.size(); ++I) {
-    int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
-    if (A < 0)
-      A += R;
-    if (A < 0 || A >= R)
-      return false;
-    const int64_t Dim = XShape[size_t(A)];
-    const int64_t Step = Steps.empty() ? 1 : Steps[I];
-    if (Step == 0)
-      return false;
-    int64_t S = Starts[I];
-    if (S < 0)
-      S += Dim;
-    S = Step > 0 ? std::min(std::max<int64_t>(S, 0), Dim)
-                 : std::min(std::max<int64_t>(S, 0), Dim - 1);
-    C.SrcOff += S * XS[size_t(A)];
-    C.Src[size_t(A)] = Step * XS[size_t(A)];
-  }
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   ProgramImpl *P = &L.getProgram();
   const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
@@ -175,7 +144,7 @@ static void addCopiesStep(LoweringContext &L, const Node &N, const char *Kernel,
 bool cpu::lowerTile(LoweringContext &L, const Node &N, const FusedTail &) {
   const TensorType &XT = N.getOperand(0)->getType();
   const TensorType &YT = N.getResult(0)->getType();
-  std::vector<int64_t> Repeats = constantInts(N, 1);
+  std::vector<int64_t> Repeats = codegen::getConstantInts(N, 1);
   const size_t R = XT.getRank();
   if (Repeats.size() != R || XT.getNumElements().getValueOr(0) == 0)
     return false;
@@ -384,10 +353,10 @@ bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
 /// 'pads' and optional constant 'axes' operands; empty when either is not
 /// constant or they do not fit the rank.
 static std::vector<int64_t> padsPerDim(const Node &N, int64_t R) {
-  std::vector<int64_t> Pads = constantInts(N, 1);
+  std::vector<int64_t> Pads = codegen::getConstantInts(N, 1);
   std::vector<int64_t> Axes;
   if (N.hasOperand(3)) {
-    Axes = constantInts(N, 3);
+    Axes = codegen::getConstantInts(N, 3);
     if (Axes.empty())
       return {};
   } else {

@@ -233,32 +233,7 @@ STRIDER_HOST_DEVICE double applyActivationF64(const codegen::Activation &A,
   return X;
 }
 
-/// A op B for the binary ops of ElementwiseParams, as the CPU backend
-/// computes them: Max and Min give NaN when either operand is NaN, PRelu
-/// scales negative A by B, Pow is C's powf. None gives A.
-STRIDER_HOST_DEVICE float applyBinary(BinaryOp Op, float A, float B) {
-  switch (Op) {
-  case BinaryOp::None:
-    return A;
-  case BinaryOp::Add:
-    return A + B;
-  case BinaryOp::Sub:
-    return A - B;
-  case BinaryOp::Mul:
-    return A * B;
-  case BinaryOp::Div:
-    return A / B;
-  case BinaryOp::Pow:
-    return powf(A, B);
-  case BinaryOp::Max:
-    return B != B || B > A ? B : A;
-  case BinaryOp::Min:
-    return B != B || B < A ? B : A;
-  case BinaryOp::PRelu:
-    return A < 0.0f ? A * B : A;
-  }
-  return A;
-}
+using codegen::applyBinary;
 
 } // namespace cuda
 } // namespace strider

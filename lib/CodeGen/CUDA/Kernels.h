@@ -22,6 +22,7 @@
 #define STRIDER_LIB_CODEGEN_CUDA_KERNELS_H
 
 #include "strider/CodeGen/Activation.h"
+#include "strider/CodeGen/BinaryOp.h"
 #include "strider/Runtime/GridSampling.h"
 
 #include <cuda_runtime_api.h>
@@ -134,7 +135,7 @@ cudaError_t launchResize(const ResizeParams &P, const void *X, void *Y,
 // Elementwise (ElementwiseKernels.cu)
 //===----------------------------------------------------------------------===//
 
-enum class BinaryOp : uint8_t { None, Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+using codegen::BinaryOp;
 
 /// Y = Act(A op B) over Y's dense physical shape; A and B read with
 /// broadcast strides in Y's physical order. Op None: Y = Act(A) (B is

@@ -23,13 +23,6 @@ using codegen::FusedTail;
 
 namespace {
 
-std::vector<int64_t> constantInts(const Node &N, unsigned I) {
-  if (!N.hasOperand(I))
-    return {};
-  const TensorData *D = N.getOperand(I)->getConstantData();
-  return D ? D->toInt64Vector() : std::vector<int64_t>();
-}
-
 const char *getStrategyName(CopyStrategy S) {
   static const char *const Names[] = {"contiguous", "transpose2d", "generic"};
   return size_t(S) < std::size(Names) ? Names[size_t(S)] : "?";
@@ -479,33 +472,11 @@ llvm::Error cuda::planSlice(PlanContext &C, const Node &N, const FusedTail &T) {
           MaxRank)
     return unsupported(N, "Slice to " + YT.str() + " (at most " +
                               llvm::Twine(MaxRank) + " dims other than 1)");
-  const int64_t R = XT.getRank();
-  std::vector<int64_t> Starts = constantInts(N, 1), Ends = constantInts(N, 2);
-  std::vector<int64_t> Axes = constantInts(N, 3), Steps = constantInts(N, 4);
-  if (Starts.empty() || Starts.size() != Ends.size() ||
-      (N.hasOperand(3) && Axes.size() != Starts.size()) ||
-      (N.hasOperand(4) && Steps.size() != Starts.size()))
-    return unsupported(N, "Slice with bounds computed at run time");
-  auto XShape = XT.getStaticShape();
-  auto XS = codegen::getStrides(XT);
-  llvm::SmallVector<int64_t, 12> Src(XS.begin(), XS.end());
-  int64_t Off = 0;
-  for (size_t I = 0; I < Starts.size(); ++I) {
-    int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
-    if (A < 0)
-      A += R;
-    const int64_t Step = Steps.empty() ? 1 : Steps[I];
-    if (A < 0 || A >= R || Step == 0)
-      return unsupported(N, "Slice along axis " + llvm::Twine(A));
-    const int64_t Dim = XShape[size_t(A)];
-    int64_t S = Starts[I];
-    if (S < 0)
-      S += Dim;
-    S = Step > 0 ? std::min(std::max<int64_t>(S, 0), Dim)
-                 : std::min(std::max<int64_t>(S, 0), Dim - 1);
-    Off += S * XS[size_t(A)];
-    Src[size_t(A)] = XS[size_t(A)] * Step;
-  }
+  int64_t Off;
+  llvm::SmallVector<int64_t, 12> Src;
+  if (!codegen::getSliceView(N, Off, Src))
+    return unsupported(N, "Slice with bounds computed at run time or an "
+                          "invalid axis or step");
   BufferId XB, YB;
   if (llvm::Error E = C.bindBuffers(N, {{X, &XB}}, {{Y, &YB}}))
     return E;
@@ -579,9 +550,9 @@ llvm::Error cuda::planPad(PlanContext &C, const Node &N, const FusedTail &T) {
     P.PadMode = PadParams::Edge;
   else
     return unsupported(N, "Pad mode '" + Mode + "'");
-  std::vector<int64_t> Pads = constantInts(N, 1), Axes;
+  std::vector<int64_t> Pads = codegen::getConstantInts(N, 1), Axes;
   if (N.hasOperand(3)) {
-    Axes = constantInts(N, 3);
+    Axes = codegen::getConstantInts(N, 3);
   } else {
     for (int64_t I = 0; I < R; ++I)
       Axes.push_back(I);
@@ -673,7 +644,7 @@ llvm::Error cuda::planTile(PlanContext &C, const Node &N, const FusedTail &T) {
   const TensorType &XT = X->getType(), &YT = Y->getType();
   if (llvm::Error E = checkRank(N, YT))
     return E;
-  const std::vector<int64_t> Reps = constantInts(N, 1);
+  const std::vector<int64_t> Reps = codegen::getConstantInts(N, 1);
   auto XShape = XT.getStaticShape(), YShape = YT.getStaticShape();
   if (Reps.size() != XShape.size() || YShape.size() != XShape.size())
     return unsupported(N, "Tile with repeats computed at run time");

@@ -2,12 +2,15 @@
 
 #include "strider/CodeGen/Lowering.h"
 #include "strider/CodeGen/MemoryPlan.h"
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/IR/TensorData.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace strider;
@@ -16,6 +19,48 @@ using namespace strider::codegen;
 int64_t codegen::getByteSize(const TensorType &T) {
   return T.getNumElements().getValueOr(0) *
          int64_t(getElementByteSize(T.getElementType()));
+}
+
+std::vector<int64_t> codegen::getConstantInts(const Node &N, unsigned I) {
+  if (!N.hasOperand(I))
+    return {};
+  const TensorData *D = N.getOperand(I)->getConstantData();
+  return D ? D->toInt64Vector() : std::vector<int64_t>();
+}
+
+bool codegen::getSliceView(const Node &N, int64_t &Offset,
+                           llvm::SmallVectorImpl<int64_t> &Strides) {
+  const TensorType &XT = N.getOperand(0)->getType();
+  const int64_t R = XT.getRank();
+  std::vector<int64_t> Starts = getConstantInts(N, 1),
+                       Ends = getConstantInts(N, 2);
+  std::vector<int64_t> Axes = getConstantInts(N, 3),
+                       Steps = getConstantInts(N, 4);
+  if (!XT.hasStaticShape() || Starts.empty() || Starts.size() != Ends.size() ||
+      (N.hasOperand(3) && Axes.size() != Starts.size()) ||
+      (N.hasOperand(4) && Steps.size() != Starts.size()))
+    return false;
+  auto XShape = XT.getStaticShape();
+  auto XS = getStrides(XT);
+  Strides.assign(XS.begin(), XS.end());
+  Offset = 0;
+  for (size_t I = 0; I < Starts.size(); ++I) {
+    int64_t A = Axes.empty() ? int64_t(I) : Axes[I];
+    if (A < 0)
+      A += R;
+    const int64_t Step = Steps.empty() ? 1 : Steps[I];
+    if (A < 0 || A >= R || Step == 0)
+      return false;
+    const int64_t Dim = XShape[size_t(A)];
+    int64_t S = Starts[I];
+    if (S < 0)
+      S += Dim;
+    S = Step > 0 ? std::min(std::max<int64_t>(S, 0), Dim)
+                 : std::min(std::max<int64_t>(S, 0), Dim - 1);
+    Offset += S * XS[size_t(A)];
+    Strides[size_t(A)] = Step * XS[size_t(A)];
+  }
+  return true;
 }
 
 int64_t codegen::getAxisAttr(const Node &N, int64_t R, int64_t Default) {
