@@ -518,8 +518,8 @@ void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
                           const float *B, int64_t BRow, int64_t BCol, int64_t M,
                           int64_t N, int64_t K, float *C, int64_t LdM,
                           int64_t LdN, const Epilogue &Epi, int Threads) {
-  StridedAPacker AP(A, ARow, ACol);
-  StridedBPacker BP(B, BRow, BCol);
+  auto AP = makeStridedAPacker(A, ARow, ACol);
+  auto BP = makeStridedBPacker(B, BRow, BCol);
   DirectA D = DirectA::matrix(A, M, K, ARow);
   GemmProblem G;
   G.M = M;
@@ -537,33 +537,21 @@ void runGemmOfActivations(const float *A, int64_t ARow, int64_t ACol,
   runGemm(G, Threads);
 }
 
-void StridedAPacker::pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
-                          float *Dst) const {
+void packStridedPanel(const float *Base, int64_t PanelStride, int64_t KStride,
+                      int64_t I0, int Count, int64_t K0, int64_t KC, int Width,
+                      float *Dst) {
   for (int64_t K = 0; K < KC; ++K) {
-    const float *Src = Base + M0 * RowStride + (K0 + K) * ColStride;
-    float *D = Dst + K * MR;
-    int R = 0;
-    for (; R < Rows; ++R)
-      D[R] = Src[R * RowStride];
-    for (; R < MR; ++R)
-      D[R] = 0.0f;
-  }
-}
-
-void StridedBPacker::pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
-                          float *Dst) const {
-  for (int64_t K = 0; K < KC; ++K) {
-    const float *Src = Base + (K0 + K) * RowStride + N0 * ColStride;
-    float *D = Dst + K * NR;
-    int C = 0;
-    if (ColStride == 1) {
-      std::memcpy(D, Src, size_t(Cols) * sizeof(float));
-      C = Cols;
+    const float *Src = Base + I0 * PanelStride + (K0 + K) * KStride;
+    float *D = Dst + K * Width;
+    int I = 0;
+    if (PanelStride == 1) {
+      std::memcpy(D, Src, size_t(Count) * sizeof(float));
+      I = Count;
     }
-    for (; C < Cols; ++C)
-      D[C] = Src[C * ColStride];
-    for (; C < NR; ++C)
-      D[C] = 0.0f;
+    for (; I < Count; ++I)
+      D[I] = Src[I * PanelStride];
+    for (; I < Width; ++I)
+      D[I] = 0.0f;
   }
 }
 

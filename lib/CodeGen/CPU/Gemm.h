@@ -164,32 +164,41 @@ struct RowTile {
 /// Computes \p P on \p Threads threads (1 runs on the caller's thread).
 void runGemm(const GemmProblem &P, int Threads);
 
-/// Packers over a plain strided matrix: element (r, k) of A at
-/// Base[r * RowStride + k * ColStride]; element (k, c) of B at
-/// Base[k * RowStride + c * ColStride].
-class StridedAPacker final : public APacker {
+/// Pack panel entries [I0, I0 + Count) (A's rows or B's columns), k in
+/// [K0, K0 + KC), of a matrix whose entry (i, k) is at
+/// Base[i * PanelStride + k * KStride], into Dst[k * Width + i - I0]; entries
+/// Count..Width-1 are zero.
+void packStridedPanel(const float *Base, int64_t PanelStride, int64_t KStride,
+                      int64_t I0, int Count, int64_t K0, int64_t KC, int Width,
+                      float *Dst);
+
+/// An APacker or BPacker over a plain strided matrix (packStridedPanel's
+/// strides); made by makeStridedAPacker and makeStridedBPacker.
+template <typename Interface> class StridedPacker final : public Interface {
 public:
-  StridedAPacker(const float *Base, int64_t RowStride, int64_t ColStride)
-      : Base(Base), RowStride(RowStride), ColStride(ColStride) {}
-  void pack(int64_t M0, int Rows, int64_t K0, int64_t KC, int MR,
-            float *Dst) const override;
+  StridedPacker(const float *Base, int64_t PanelStride, int64_t KStride)
+      : Base(Base), PanelStride(PanelStride), KStride(KStride) {}
+  void pack(int64_t I0, int Count, int64_t K0, int64_t KC, int Width,
+            float *Dst) const override {
+    packStridedPanel(Base, PanelStride, KStride, I0, Count, K0, KC, Width, Dst);
+  }
 
 private:
   const float *Base;
-  int64_t RowStride, ColStride;
+  int64_t PanelStride, KStride;
 };
 
-class StridedBPacker final : public BPacker {
-public:
-  StridedBPacker(const float *Base, int64_t RowStride, int64_t ColStride)
-      : Base(Base), RowStride(RowStride), ColStride(ColStride) {}
-  void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
-            float *Dst) const override;
+/// A with element (r, k) at Base[r * RowStride + k * ColStride].
+inline StridedPacker<APacker>
+makeStridedAPacker(const float *Base, int64_t RowStride, int64_t ColStride) {
+  return StridedPacker<APacker>(Base, RowStride, ColStride);
+}
 
-private:
-  const float *Base;
-  int64_t RowStride, ColStride;
-};
+/// B with element (k, c) at Base[k * RowStride + c * ColStride].
+inline StridedPacker<BPacker>
+makeStridedBPacker(const float *Base, int64_t RowStride, int64_t ColStride) {
+  return StridedPacker<BPacker>(Base, ColStride, RowStride);
+}
 
 /// C = A * B + epilogue with both operands activations read through
 /// strides: A(r, k) at A[r * ARow + k * ACol] (rows read in place when

@@ -919,7 +919,7 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
         if (Plan->PixelRows) {
           GP.M = InPix;
           GP.N = ColN;
-          StridedAPacker A(XG, XP, S.XC);
+          auto A = makeStridedAPacker(XG, XP, S.XC);
           DirectA DA = DirectA::matrix(XG, InPix, CG, XP);
           if (S.XC == 1)
             GP.Direct = &DA;
@@ -934,7 +934,7 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
         } else {
           GP.M = ColN;
           GP.N = InPix;
-          StridedBPacker Bp(XG, S.XC, XP);
+          auto Bp = makeStridedBPacker(XG, S.XC, XP);
           GP.PackedA = &Plan->Weights[size_t(G)];
           GP.B = &Bp;
           GP.LdM = InPix;

@@ -67,7 +67,7 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
               const float *Ap = P->f32(AB);
               float *Yp = P->f32(YB);
               for (int64_t B = 0; B < Batch; ++B) {
-                StridedAPacker AP(Ap + B * ABatch, ARow, ACol);
+                auto AP = makeStridedAPacker(Ap + B * ABatch, ARow, ACol);
                 GemmProblem G;
                 G.M = M;
                 G.N = NCols;

@@ -16,8 +16,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::ChannelOrder;
-using codegen::FusedTail;
 
 namespace {
 
@@ -36,6 +34,17 @@ int64_t getCommonPad(const ConvDesc &D, int I) {
   return Common;
 }
 
+/// The spatial dims of \p D whose pads cuDNN cannot take as they are, each
+/// with its getCommonPad.
+llvm::SmallVector<std::pair<int, int64_t>, 3>
+getUnevenPadDims(const ConvDesc &D) {
+  llvm::SmallVector<std::pair<int, int64_t>, 3> Dims;
+  for (int I = 0; I < D.Spatial; ++I)
+    if (const int64_t Common = getCommonPad(D, I); Common >= 0)
+      Dims.push_back({I, Common});
+  return Dims;
+}
+
 /// cuDNN pads both sides of a dim alike. Where a forward conv's pads
 /// differ and padding both sides by the first would change the windows
 /// (SAME_UPPER at stride 2 on an even size, `padding="same"` with an even
@@ -50,19 +59,15 @@ llvm::Optional<PadParams> splitAsymmetricPads(ConvDesc &D,
   auto Static = XT.getStaticShape();
   std::vector<int64_t> Logical(Static.begin(), Static.end()),
       Padded = Logical, Begin(Logical.size(), 0);
-  bool Any = false;
-  for (int I = 0; I < D.Spatial; ++I) {
-    const int64_t Common = getCommonPad(D, I);
-    if (Common < 0)
-      continue;
-    Any = true;
+  const auto Uneven = getUnevenPadDims(D);
+  if (Uneven.empty())
+    return llvm::None;
+  for (const auto &[I, Common] : Uneven) {
     Begin[size_t(I) + 2] = D.PadBegin[I] - Common;
     D.In[I] += D.PadBegin[I] + D.PadEnd[I] - 2 * Common;
     Padded[size_t(I) + 2] = D.In[I];
     D.PadBegin[I] = D.PadEnd[I] = Common;
   }
-  if (!Any)
-    return llvm::None;
   PadParams P;
   P.Rank = int(Logical.size());
   P.PadMode = PadParams::Constant;
@@ -96,18 +101,14 @@ llvm::Optional<llvm::SmallVector<int64_t, 3>> splitTransposedPads(ConvDesc &D) {
   if (!D.Transposed)
     return llvm::None;
   llvm::SmallVector<int64_t, 3> Start(size_t(D.Spatial), 0);
-  bool Any = false;
-  for (int I = 0; I < D.Spatial; ++I) {
-    const int64_t Common = getCommonPad(D, I);
-    if (Common < 0)
-      continue;
-    Any = true;
+  const auto Uneven = getUnevenPadDims(D);
+  if (Uneven.empty())
+    return llvm::None;
+  for (const auto &[I, Common] : Uneven) {
     Start[size_t(I)] = D.PadBegin[I] - Common;
     D.Out[I] += D.PadBegin[I] + D.PadEnd[I] - 2 * Common;
     D.PadBegin[I] = D.PadEnd[I] = Common;
   }
-  if (!Any)
-    return llvm::None;
   return Start;
 }
 
@@ -198,12 +199,10 @@ llvm::Error cuda::planConv(PlanContext &C, const Node &N, const FusedTail &T) {
   llvm::Expected<Arg> Residual = C.getOptionalArg(T.Residual, N);
   if (!Residual)
     return Residual.takeError();
+  const Arg BiasArg = C.getOptionalConstant(Bias);
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
-  Arg BiasArg;
-  if (!Bias.empty())
-    BiasArg.Buffer = C.addConstantFloats(Bias);
 
   int64_t Taps = 1, OutPixels = 1, InPixels = 1;
   for (int I = 0; I < D.Spatial; ++I) {

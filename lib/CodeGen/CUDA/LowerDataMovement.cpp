@@ -19,7 +19,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 

@@ -28,7 +28,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 

@@ -13,7 +13,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 
@@ -103,9 +102,7 @@ static llvm::Error addGemm(PlanContext &C, const Node &N, const FusedTail &T,
   auto YB = C.defineBuffer(Y, N);
   if (!YB)
     return YB.takeError();
-  Arg BiasArg;
-  if (!Bias.empty())
-    BiasArg.Buffer = C.addConstantFloats(Bias);
+  const Arg BiasArg = C.getOptionalConstant(Bias);
   StepInfo Info;
   Info.Nodes = getStepNodes(N, T);
   Info.Kernel = std::string("cublaslt.gemm ") + (D.TransA ? "t" : "n") +

@@ -12,8 +12,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::ChannelOrder;
-using codegen::FusedTail;
 
 llvm::Error cuda::planBatchNorm(PlanContext &C, const Node &N,
                                 const FusedTail &T) {

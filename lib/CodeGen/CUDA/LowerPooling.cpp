@@ -11,8 +11,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::ChannelOrder;
-using codegen::FusedTail;
 
 llvm::Error cuda::planPool(PlanContext &C, const Node &N, const FusedTail &T) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);

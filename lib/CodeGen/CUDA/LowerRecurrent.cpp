@@ -32,7 +32,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 
@@ -51,9 +50,7 @@ void addProduct(PlanContext &C, const std::string &Nodes, const char *What,
   D.Type = DType::F32;
   D.Math = C.getMathMode(DType::F32);
   D.Epilogue.Bias = !Bias.empty();
-  Arg BiasArg;
-  if (!Bias.empty())
-    BiasArg.Buffer = C.addConstantFloats(Bias);
+  const Arg BiasArg = C.getOptionalConstant(Bias);
   StepInfo Info;
   Info.Nodes = Nodes;
   Info.Kernel = std::string("cublaslt.gemm nt f32") +

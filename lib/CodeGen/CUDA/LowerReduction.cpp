@@ -12,7 +12,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 
@@ -129,9 +128,9 @@ llvm::Error cuda::planSoftmax(PlanContext &C, const Node &N,
   SoftmaxParams P;
   if (!codegen::splitAround(XT, Middle, P.Outer, P.Axis, P.Inner))
     return unsupported(N, N.getOpType() + " in layout " + XT.str());
-  P.Log = N.getOpId() == OpId::LogSoftmax;
   P.XType = dtypeOf(X);
   P.YType = dtypeOf(Y);
+  P.Log = N.getOpId() == OpId::LogSoftmax;
   BufferId XB, YB;
   if (llvm::Error E = getInOut(C, N, X, Y, XB, YB))
     return E;

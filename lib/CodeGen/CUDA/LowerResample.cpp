@@ -15,8 +15,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::ChannelOrder;
-using codegen::FusedTail;
 
 llvm::Error cuda::planGridSample(PlanContext &C, const Node &N,
                                  const FusedTail &T) {

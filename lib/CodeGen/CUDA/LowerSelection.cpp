@@ -12,7 +12,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
                                     const FusedTail &T) {
@@ -87,12 +86,20 @@ llvm::Error cuda::planIndexedGather(PlanContext &C, const Node &N,
   return llvm::Error::success();
 }
 
-/// A scatter's first step: Y = the data X (of storage type \p XS), in Y's
-/// physical order (one flat run when both are row-major; else rank <=
-/// MaxRank).
-static void addScatterDataCopy(PlanContext &C, const std::string &Nodes,
-                               const TensorType &XT, const TensorType &YT,
-                               ScalarType XS, BufferId XB, BufferId YB) {
+/// A scatter's buffers (data, indices, updates; Y) and its first step:
+/// Y = the data X (of storage type \p XS), in Y's physical order (one flat
+/// run when both are row-major; else rank <= MaxRank).
+static llvm::Error beginScatter(PlanContext &C, const Node &N,
+                                const FusedTail &T, ScalarType XS,
+                                BufferId (&Buffers)[4]) {
+  const Value *X = N.getOperand(0), *Y = N.getResult(0);
+  if (llvm::Error E = C.bindBuffers(N,
+                                    {{X, &Buffers[0]},
+                                     {N.getOperand(1), &Buffers[1]},
+                                     {N.getOperand(2), &Buffers[2]}},
+                                    {{Y, &Buffers[3]}}))
+    return E;
+  const TensorType &XT = X->getType(), &YT = Y->getType();
   TypedParams Copy;
   Copy.Op = TypedOp::Cast;
   Copy.In[0] = Copy.Y = XS;
@@ -106,9 +113,10 @@ static void addScatterDataCopy(PlanContext &C, const std::string &Nodes,
     codegen::getPhysicalShape(YT, Copy.Shape);
     toPhysical(YT, codegen::getStrides(XT), Copy.Strides[0]);
   }
-  C.addStep(
-      {Nodes, std::string("typed.copy ") + getScalarTypeName(XS), false, 0},
-      Copy, {{XB, 0}, Arg(), Arg(), {YB, 0}});
+  C.addStep({getStepNodes(N, T),
+             std::string("typed.copy ") + getScalarTypeName(XS), false, 0},
+            Copy, {{Buffers[0], 0}, Arg(), Arg(), {Buffers[3], 0}});
+  return llvm::Error::success();
 }
 
 /// The kernel's form of a scatter's reduction attribute \p R.
@@ -146,12 +154,11 @@ llvm::Error cuda::planScatterElements(PlanContext &C, const Node &N,
       UT.getElementType() != XT.getElementType() || IT.getRank() != R ||
       !T.Act.isNone())
     return unsupported(N, "ScatterElements of " + XT.str() + " by " + IT.str());
-  BufferId XB, IB, UB, YB;
-  if (llvm::Error E =
-          C.bindBuffers(N, {{X, &XB}, {I, &IB}, {U, &UB}}, {{Y, &YB}}))
+  BufferId Buffers[4];
+  if (llvm::Error E = beginScatter(C, N, T, *XS, Buffers))
     return E;
+  const auto [XB, IB, UB, YB] = Buffers;
   const std::string Nodes = getStepNodes(N, T);
-  addScatterDataCopy(C, Nodes, XT, YT, *XS, XB, YB);
   // Then the updates, row by row, in Y's own strides.
   TypedParams S;
   S.Op = TypedOp::Scatter;
@@ -300,13 +307,12 @@ llvm::Error cuda::planScatterND(PlanContext &C, const Node &N,
       T.Residual || !setTupleParams(XT, I->getType(), 0, S))
     return unsupported(N, "ScatterND of " + XT.str() + " by " +
                               I->getType().str());
-  BufferId XB, IB, UB, YB;
-  if (llvm::Error E =
-          C.bindBuffers(N, {{X, &XB}, {I, &IB}, {U, &UB}}, {{Y, &YB}}))
-    return E;
-  const std::string Nodes = getStepNodes(N, T);
   // Y = the data, then the slices.
-  addScatterDataCopy(C, Nodes, XT, YT, *XS, XB, YB);
+  BufferId Buffers[4];
+  if (llvm::Error E = beginScatter(C, N, T, *XS, Buffers))
+    return E;
+  const auto [XB, IB, UB, YB] = Buffers;
+  const std::string Nodes = getStepNodes(N, T);
   S.Op = TypedOp::ScatterND;
   S.Rank = 2;
   S.Axis = 0;

@@ -16,7 +16,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 namespace {
 

@@ -27,7 +27,6 @@
 
 using namespace strider;
 using namespace strider::cuda;
-using codegen::FusedTail;
 
 /// The precisions' names, in enumerator order.
 static const char *const PrecisionNames[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -110,7 +109,6 @@ std::string cuda::getEpilogueSuffix(const EpilogueSpec &E) {
 
 codegen::ChannelOrder cuda::getSharedChannelOrder(const TensorType &X,
                                                   const TensorType &Y) {
-  using codegen::ChannelOrder;
   const ChannelOrder XO = codegen::getChannelOrder(X),
                      YO = codegen::getChannelOrder(Y);
   if (XO == YO)

@@ -32,6 +32,8 @@
 namespace strider {
 namespace cuda {
 
+using codegen::ChannelOrder;
+using codegen::FusedTail;
 using BufferId = int;
 
 struct PlanBuffer {
@@ -173,6 +175,11 @@ public:
   /// A constant buffer holding \p Data (already in device form).
   BufferId addConstant(std::vector<uint8_t> Data);
   BufferId addConstantFloats(llvm::ArrayRef<float> Data);
+  /// An argument for the constant \p Data, or no buffer when it is empty
+  /// (an absent bias).
+  Arg getOptionalConstant(llvm::ArrayRef<float> Data) {
+    return Data.empty() ? Arg() : Arg{addConstantFloats(Data), 0};
+  }
   /// \p Result shares \p Operand's buffer (views, and kernels that
   /// overwrite an operand).
   void alias(const Value *Result, const Value *Operand);
