@@ -6,6 +6,7 @@
 
 #include "strider/IR/TensorData.h"
 
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cassert>
@@ -311,4 +312,15 @@ TensorDataRef TensorData::withLayout(const Layout &L) const {
       Bytes, Type.getStaticShape(), Type.getLayout().getPermutation(Rank),
       L.getPermutation(Rank), getElementByteSize(Type.getElementType()));
   return TensorDataRef(new TensorData(Type.withLayout(L), std::move(Out)));
+}
+
+uint64_t TensorData::getBytesHash() const {
+  uint64_t H = BytesHash.load(std::memory_order_relaxed);
+  if (H)
+    return H;
+  H = uint64_t(llvm::hash_combine_range(Bytes.begin(), Bytes.end()));
+  // 0 marks "not computed"; two threads racing store the same value.
+  H = H ? H : 1;
+  BytesHash.store(H, std::memory_order_relaxed);
+  return H;
 }

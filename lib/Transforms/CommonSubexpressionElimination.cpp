@@ -62,10 +62,7 @@ static llvm::hash_code hashAttribute(const Attribute &A) {
     const TensorDataRef &D = A.getTensor();
     if (!D)
       return H;
-    llvm::ArrayRef<uint8_t> Bytes = D->getBytes();
-    return llvm::hash_combine(
-        H, hashType(D->getType()),
-        llvm::hash_combine_range(Bytes.begin(), Bytes.end()));
+    return llvm::hash_combine(H, hashType(D->getType()), D->getBytesHash());
   }
   case AttrKind::Graph:
     // By size only: equal graphs print alike, which costs a print; Ifs

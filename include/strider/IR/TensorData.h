@@ -15,6 +15,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -70,6 +72,11 @@ public:
   bool operator==(const TensorData &O) const {
     return Type == O.Type && Bytes == O.Bytes;
   }
+  /// A hash of the bytes (not the type), computed on first use and kept:
+  /// the data never changes, and graphs cloned from one another share it,
+  /// so passes that hash constants (CSE) pay for each constant once.
+  /// Thread-safe.
+  uint64_t getBytesHash() const;
 
   // Bytes may point into Owned: a copy would point into the original.
   TensorData(const TensorData &) = delete;
@@ -89,6 +96,8 @@ private:
   std::shared_ptr<const void> Owner;
   /// The data: Owned's bytes or the viewed ones.
   llvm::ArrayRef<uint8_t> Bytes;
+  /// getBytesHash's value; 0 until computed.
+  mutable std::atomic<uint64_t> BytesHash{0};
 };
 
 /// The elements (\p EltSize bytes each) of a dense tensor of logical shape
