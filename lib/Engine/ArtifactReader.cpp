@@ -65,14 +65,17 @@ class MappedStore final : public cpu::DerivedStore {
 public:
   explicit MappedStore(std::shared_ptr<const void> Owner)
       : Owner(std::move(Owner)) {}
-  const float *find(llvm::StringRef Key, size_t Count) const override {
+  /// The artifact's graph names the keys: any source is its own.
+  std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
+                                    const TensorData *) const override {
     auto It = Entries.find(Key);
     if (It == Entries.end() || It->second.second != Count)
       return nullptr;
-    return It->second.first;
+    return std::shared_ptr<const float>(Owner, It->second.first);
   }
   /// Specializations the artifact does not cover derive their own.
-  void add(llvm::StringRef, const float *, size_t) override {}
+  void add(llvm::StringRef, std::shared_ptr<const float>, size_t,
+           const TensorDataRef &) override {}
 
   llvm::StringMap<std::pair<const float *, size_t>> Entries;
 

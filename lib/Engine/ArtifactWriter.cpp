@@ -28,11 +28,16 @@ namespace {
 /// does not depend on the lowering's order).
 class RecordingStore final : public cpu::DerivedStore {
 public:
-  const float *find(llvm::StringRef, size_t) const override { return nullptr; }
-  void add(llvm::StringRef Key, const float *Data, size_t Count) override {
-    Entries[Key.str()] = {Data, Count};
+  std::shared_ptr<const float> find(llvm::StringRef, size_t,
+                                    const TensorData *) const override {
+    return nullptr;
   }
-  std::map<std::string, std::pair<const float *, size_t>> Entries;
+  void add(llvm::StringRef Key, std::shared_ptr<const float> Data, size_t Count,
+           const TensorDataRef &) override {
+    Entries[Key.str()] = {std::move(Data), Count};
+  }
+  std::map<std::string, std::pair<std::shared_ptr<const float>, size_t>>
+      Entries;
 };
 
 void put32(std::string &S, uint32_t V) {
@@ -95,7 +100,7 @@ llvm::Error engine::writeArtifact(llvm::raw_ostream &OS, const Graph &G,
       put32(Index, uint32_t(Key.size()));
       Index += Key;
       padTo(Index, 8);
-      Data.append(reinterpret_cast<const char *>(Entry.first),
+      Data.append(reinterpret_cast<const char *>(Entry.first.get()),
                   Entry.second * sizeof(float));
       padTo(Data, format::Alignment);
     }

@@ -13,6 +13,8 @@
 #include "strider/IR/Verifier.h"
 #include "strider/Import/ONNX.h"
 #include "strider/Support/FileIO.h"
+#include "strider/Transforms/Pass.h"
+#include "strider/Transforms/Passes.h"
 #include "strider/Transforms/Specialize.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -76,5 +78,24 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
   for (const Value *Out : M->G->getOutputs())
     M->Outputs.push_back(Out);
   M->ControlInputs = findControlInputs(*M->G);
+  if (!M->Derived)
+    M->Derived = std::make_shared<cpu::SharedDerivedStore>();
   return std::shared_ptr<const Model>(std::move(M));
+}
+
+const Graph &Model::getPreparedGraph() const {
+  if (!FromOnnx)
+    return *G;
+  std::call_once(PrepareOnce, [this] {
+    std::unique_ptr<Graph> P = G->clone();
+    PassManager PM;
+    llvm::cantFail(parsePassPipeline(getPreparePipeline(), PM));
+    // A refusal here is the session pipeline's to report, in the context
+    // of the shapes it specializes to.
+    if (llvm::Error E = PM.run(*P))
+      llvm::consumeError(std::move(E));
+    else
+      Prepared = std::move(P);
+  });
+  return Prepared ? *Prepared : *G;
 }

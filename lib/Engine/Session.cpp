@@ -173,7 +173,10 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     B.InputValues[Name] = V->second;
     S->BoundValues[Name] = V->second;
   }
-  S->G = Base.clone();
+  // An optimized ONNX model specializes the graph its shape-independent
+  // rewrites were done on once, for every session and shape.
+  S->G =
+      (M->isFromOnnx() && Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
   if (llvm::Error E = checkIfsFolded(*S->G))

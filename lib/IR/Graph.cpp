@@ -19,12 +19,16 @@ using namespace strider;
 //===----------------------------------------------------------------------===//
 
 const TensorData *Value::getConstantData() const {
+  return getConstantDataRef().get();
+}
+
+TensorDataRef Value::getConstantDataRef() const {
   if (!Def || Def->getOpId() != OpId::Constant)
     return nullptr;
   const Attribute *A = Def->getAttr("value");
   if (!A || A->getKind() != AttrKind::Tensor)
     return nullptr;
-  return A->getTensor().get();
+  return A->getTensor();
 }
 
 void Value::addUse(Node *User, unsigned Idx) { Uses.push_back({User, Idx}); }

@@ -15,13 +15,7 @@ using namespace strider;
 using namespace strider::folding;
 
 TensorDataRef folding::getConstantDataRef(const Value *V) {
-  const Node *Def = V ? V->getDefiningNode() : nullptr;
-  if (!Def || Def->getOpId() != OpId::Constant)
-    return nullptr;
-  const Attribute *A = Def->getAttr("value");
-  if (!A || A->getKind() != AttrKind::Tensor)
-    return nullptr;
-  return A->getTensor();
+  return V ? V->getConstantDataRef() : nullptr;
 }
 
 TensorDataRef folding::toLogicalOrder(const TensorDataRef &D) {

@@ -43,3 +43,7 @@ llvm::Error strider::parsePassPipeline(llvm::StringRef Pipeline,
 llvm::StringRef strider::getDefaultPipeline() {
   return "infer-shapes,canonicalize,infer-shapes,layout-assignment";
 }
+
+llvm::StringRef strider::getPreparePipeline() {
+  return "canonicalize,infer-shapes";
+}

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import strider
 from strider import Status, StriderError
@@ -380,3 +380,28 @@ def test_one_session_shared_by_threads(session):
         t.join()
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_weights_folded_from_shapes_are_not_reused(make_model, ort_run):
+    # y = Conv(x, W) * H with H read from x's shape: the scale folds into
+    # the conv's weights only once a specialization knows H, so each height
+    # packs other weights under the same node name. The session's store of
+    # packed weights must not hand one height's to another.
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    path = make_model(
+        [
+            helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(w)),
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Shape", ["x"], ["s"], start=2, end=3),
+            helper.make_node("Cast", ["s"], ["h"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["c", "h"], ["y"]),
+        ],
+        [("x", TensorProto.FLOAT, [1, 4, "h", "w"])],
+        [("y", TensorProto.FLOAT, [1, 8, "h", "w"])],
+    )
+    sess = strider.InferenceSession(path)
+    for h in (8, 16, 8, 12):
+        x = rng.standard_normal((1, 4, h, 10)).astype(np.float32)
+        got = sess.run(None, {"x": x})[0]
+        np.testing.assert_allclose(got, ort_run(path, {"x": x})[0], rtol=1e-4, atol=1e-3)

@@ -34,6 +34,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,17 @@ public:
   /// What the importer tolerated, one located line each.
   llvm::ArrayRef<std::string> getWarnings() const { return Warnings; }
   const Graph &getGraph() const { return *G; }
-  /// An artifact's packed constants (null for other models).
+  /// The graph sessions that optimize an ONNX model specialize: the
+  /// imported one after getPreparePipeline's shape-independent rewrites,
+  /// made on first use (thread-safe) and shared by every session and
+  /// specialization of the model. Other models, and ONNX models those
+  /// rewrites refuse (a session's own pipeline then reports why), give
+  /// getGraph().
+  const Graph &getPreparedGraph() const;
+  /// The constants the CPU backend derives from the weights (packed GEMM
+  /// panels, depthwise taps): an artifact's, read from its file; for other
+  /// models a store that the first specialization lowered fills and later
+  /// ones, of every session of the model, read (cpu::DerivedStore).
   const std::shared_ptr<cpu::DerivedStore> &getDerived() const {
     return Derived;
   }
@@ -103,6 +114,8 @@ public:
 private:
   Model() = default;
   std::unique_ptr<Graph> G;
+  mutable std::once_flag PrepareOnce;
+  mutable std::unique_ptr<Graph> Prepared;
   std::string File;
   bool FromOnnx = false;
   bool FromArtifact = false;

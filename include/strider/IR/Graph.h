@@ -67,6 +67,9 @@ public:
 
   /// Constant contents if this value is the result of a Constant node.
   const TensorData *getConstantData() const;
+  /// The same data as a shared reference (null when not a constant), for
+  /// callers that keep it.
+  TensorDataRef getConstantDataRef() const;
 
   llvm::ArrayRef<Use> getUses() const { return Uses; }
   bool hasUses() const { return !Uses.empty(); }

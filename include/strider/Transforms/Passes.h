@@ -38,6 +38,12 @@ llvm::Error parsePassPipeline(llvm::StringRef Pipeline, PassManager &PM);
 /// (strider-compile's, a session's): shape inference, canonicalization,
 /// shape inference again, layout assignment.
 llvm::StringRef getDefaultPipeline();
+/// The part of it that does not depend on the input shapes
+/// (canonicalization: batch-norm and affine folding, fusions, folding of
+/// constant subgraphs), which a session runs once per model on the
+/// unspecialized graph (engine::Model::getPreparedGraph) so that every
+/// specialization starts from its result.
+llvm::StringRef getPreparePipeline();
 
 } // namespace strider
 

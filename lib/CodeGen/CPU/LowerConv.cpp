@@ -485,12 +485,14 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     // Weights tap-major, channels padded to a vector multiple.
     const int64_t CP = (S.Cin + 63) / 64 * 64;
     const float *WP = L.deriveFloats(
-        Key + "/taps" + std::to_string(CP), size_t(Taps * CP), [&](float *Dst) {
+        Key + "/taps" + std::to_string(CP), size_t(Taps * CP),
+        [&](float *Dst) {
           const std::vector<float> &WR = Weights();
           for (int64_t C = 0; C < S.Cin; ++C)
             for (int64_t T = 0; T < Taps; ++T)
               Dst[T * CP + C] = WR[size_t(C * Taps + T)];
-        });
+        },
+        N.getOperand(1));
     DP.WeightStride = CP;
     ProgramImpl *PP = &P;
     const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
@@ -610,14 +612,14 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         return Weights()[((G * OG + Nn) * CG + C) * Taps + Tap];
       };
       WeightPacker<decltype(F)> WPk(F);
-      Plan->Weights.push_back(L.packConstantB(GroupKey, WPk, OG, K));
+      Plan->Weights.push_back(L.packConstantB(GroupKey, WPk, OG, K, N.getOperand(1)));
     } else {
       // A[m][k] = W[G*OG + m][c][tap], k = c * Taps + tap.
       auto F = [&Weights, G, OG, K](int64_t M, int64_t Kk) {
         return Weights()[(G * OG + M) * K + Kk];
       };
       WeightPacker<decltype(F)> WPk(F);
-      Plan->Weights.push_back(L.packConstantA(GroupKey, WPk, OG, K));
+      Plan->Weights.push_back(L.packConstantA(GroupKey, WPk, OG, K, N.getOperand(1)));
     }
   }
   L.own(Plan);
@@ -880,14 +882,14 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
         return Weights()[size_t(((G * CG + C) * OG + M) * Taps + Tap)];
       };
       WeightPacker<decltype(F)> WP(F);
-      Plan->Weights.push_back(L.packConstantB(GroupKey, WP, ColN, CG));
+      Plan->Weights.push_back(L.packConstantB(GroupKey, WP, ColN, CG, N.getOperand(1)));
     } else {
       // A[m * Taps + tap][c].
       auto F = [&Weights, G, CG, OG, Taps](int64_t Row, int64_t C) {
         return Weights()[size_t((G * CG + C) * OG * Taps + Row)];
       };
       WeightPacker<decltype(F)> WP(F);
-      Plan->Weights.push_back(L.packConstantA(GroupKey, WP, ColN, CG));
+      Plan->Weights.push_back(L.packConstantA(GroupKey, WP, ColN, CG, N.getOperand(1)));
     }
   }
   Plan->Bias = makePaddedFloats(Bias, S.Cout);

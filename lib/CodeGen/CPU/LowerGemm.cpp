@@ -188,7 +188,8 @@ bool cpu::lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   {
     // B is read only when a DerivedStore does not hold it packed.
     LazyMatrixPacker BP(N.getOperand(1), TB ? 1 : NC, TB ? K : 1, Alpha);
-    Plan->B = L.packConstantB("gemm/" + N.getResult(0)->getName(), BP, NC, K);
+    Plan->B = L.packConstantB("gemm/" + N.getResult(0)->getName(), BP, NC, K,
+                              N.getOperand(1));
   }
   if (N.hasOperand(2)) {
     std::vector<float> C = getConstantFloats(N.getOperand(2));
@@ -287,7 +288,8 @@ bool cpu::lowerMatMul(LoweringContext &L, const Node &N,
   Plan->Act = Tail.Act;
   {
     LazyMatrixPacker BP(N.getOperand(1), NC, 1, 1.0f);
-    Plan->B = L.packConstantB("matmul/" + N.getResult(0)->getName(), BP, NC, K);
+    Plan->B = L.packConstantB("matmul/" + N.getResult(0)->getName(), BP, NC, K,
+                              N.getOperand(1));
   }
   return addMatmulStep(L, N, Tail, A, Batch, M, K, AStr[R - 2], AStr[R - 1],
                        ABatch, Plan, M * NC, "matmul");

@@ -67,40 +67,44 @@ std::string cpu::getDerivedFormat() {
 
 const float *
 LoweringContext::deriveFloats(llvm::StringRef Key, size_t Count,
-                              llvm::function_ref<void(float *)> Fill) {
+                              llvm::function_ref<void(float *)> Fill,
+                              const Value *Source) {
   P.ConstantBytes += int64_t(Count * sizeof(float));
+  const TensorDataRef From = Source ? Source->getConstantDataRef() : nullptr;
   if (Derived)
-    if (const float *Stored = Derived->find(Key, Count))
-      return Stored;
+    if (std::shared_ptr<const float> Stored =
+            Derived->find(Key, Count, From.get()))
+      return own(std::move(Stored));
   auto Data = std::make_shared<AlignedFloats>(allocateFloats(Count));
   std::fill(Data->get(), Data->get() + Count, 0.0f);
   Fill(Data->get());
   if (Derived)
-    Derived->add(Key, Data->get(), Count);
+    Derived->add(Key, std::shared_ptr<const float>(Data, Data->get()), Count,
+                 From);
   return own(Data)->get();
 }
 
 PackedOperand LoweringContext::packConstantA(llvm::StringRef Key,
                                              const APacker &Packer, int64_t M,
-                                             int64_t K) {
+                                             int64_t K, const Value *Source) {
   const std::string Full =
       (Key + "/A" + llvm::Twine(getGemmBlocking().MR)).str();
-  return viewPackedA(deriveFloats(Full, getPackedASize(M, K),
-                                  [&](float *Dst) {
-                                    packAInto(Packer, M, K, Dst);
-                                  }),
+  return viewPackedA(deriveFloats(
+                         Full, getPackedASize(M, K),
+                         [&](float *Dst) { packAInto(Packer, M, K, Dst); },
+                         Source),
                      M, K);
 }
 
 PackedOperand LoweringContext::packConstantB(llvm::StringRef Key,
                                              const BPacker &Packer, int64_t N,
-                                             int64_t K) {
+                                             int64_t K, const Value *Source) {
   const std::string Full =
       (Key + "/B" + llvm::Twine(getGemmBlocking().NR)).str();
-  return viewPackedB(deriveFloats(Full, getPackedBSize(N, K),
-                                  [&](float *Dst) {
-                                    packBInto(Packer, N, K, Dst);
-                                  }),
+  return viewPackedB(deriveFloats(
+                         Full, getPackedBSize(N, K),
+                         [&](float *Dst) { packBInto(Packer, N, K, Dst); },
+                         Source),
                      N, K);
 }
 

@@ -56,7 +56,7 @@ public:
   std::vector<int> ConstantSlot; ///< Per buffer: index in Constants.
   std::unique_ptr<uint8_t[], void (*)(void *)> Arena{nullptr, nullptr};
   /// Packed weights and other data the steps own.
-  std::vector<std::shared_ptr<void>> Owned;
+  std::vector<std::shared_ptr<const void>> Owned;
   std::vector<Step> Steps;
   std::vector<StepInfo> Infos;
   std::vector<Binding> Inputs, Outputs;
@@ -162,17 +162,20 @@ public:
                std::vector<BufferId> Writes, std::function<void()> Run);
 
   /// Constant floats derived from weights, under \p Key (see
-  /// DerivedStore): the store's copy when it has \p Count of them, else
-  /// made by \p Fill into zeroed, 64-byte aligned storage the program
-  /// owns (and handed to the store).
+  /// DerivedStore), from the constant \p Source (null: not one
+  /// constant's): the store's copy when it has \p Count of them, else
+  /// made by \p Fill into zeroed, 64-byte aligned storage (and handed to
+  /// the store). The program keeps the floats alive.
   const float *deriveFloats(llvm::StringRef Key, size_t Count,
-                            llvm::function_ref<void(float *)> Fill);
+                            llvm::function_ref<void(float *)> Fill,
+                            const Value *Source = nullptr);
   /// A constant GEMM operand packed through deriveFloats; \p Key names
-  /// the node and operand (the blocking is added).
-  PackedOperand packConstantA(llvm::StringRef Key, const APacker &P,
-                              int64_t M, int64_t K);
-  PackedOperand packConstantB(llvm::StringRef Key, const BPacker &P,
-                              int64_t N, int64_t K);
+  /// the node and operand (the blocking is added), \p Source the
+  /// constant it is packed from.
+  PackedOperand packConstantA(llvm::StringRef Key, const APacker &P, int64_t M,
+                              int64_t K, const Value *Source = nullptr);
+  PackedOperand packConstantB(llvm::StringRef Key, const BPacker &P, int64_t N,
+                              int64_t K, const Value *Source = nullptr);
   void setDerivedStore(std::shared_ptr<DerivedStore> S) {
     Derived = std::move(S);
     if (Derived)

@@ -26,10 +26,14 @@ class CountingStore final : public cpu::DerivedStore {
 public:
   explicit CountingStore(std::shared_ptr<cpu::DerivedStore> Inner)
       : Inner(std::move(Inner)) {}
-  const float *find(llvm::StringRef Key, size_t Count) const override {
-    return Inner->find(Key, Count);
+  std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
+                                    const TensorData *Source) const override {
+    return Inner->find(Key, Count, Source);
   }
-  void add(llvm::StringRef, const float *, size_t) override { ++Added; }
+  void add(llvm::StringRef, std::shared_ptr<const float>, size_t,
+           const TensorDataRef &) override {
+    ++Added;
+  }
   std::shared_ptr<cpu::DerivedStore> Inner;
   unsigned Added = 0;
 };

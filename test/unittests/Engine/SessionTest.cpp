@@ -1,6 +1,7 @@
 //===- SessionTest.cpp - Specializations cached by input shapes ----------===//
 
 #include "strider/Engine/Session.h"
+#include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
@@ -38,6 +39,57 @@ TEST(Session, SpecializationsAreCachedByShape) {
   EXPECT_EQ((*S)->getNumCached(), 2u);
   // The model's own graph stays symbolic.
   EXPECT_TRUE((*M)->getInputs()[0]->getType().getDim(0).isSymbol());
+}
+
+TEST(Session, SpecializationsShareTheModelsPackedWeights) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto *Store =
+      dynamic_cast<const cpu::SharedDerivedStore *>((*M)->getDerived().get());
+  ASSERT_NE(Store, nullptr);
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  auto First = (*S)->run(imageOf(1));
+  ASSERT_TRUE(bool(First)) << llvm::toString(First.takeError());
+  const uint64_t Packed = Store->getNumAdded();
+  EXPECT_GT(Packed, 0u);
+  EXPECT_EQ(Store->getNumFound(), 0u);
+  EXPECT_GT(Store->getBytes(), 0u);
+  // Another batch size packs nothing again, nor does another session.
+  ASSERT_TRUE(bool((*S)->run(imageOf(2))));
+  EXPECT_EQ(Store->getNumAdded(), Packed);
+  EXPECT_EQ(Store->getNumFound(), Packed);
+  auto Other = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(Other)) << llvm::toString(Other.takeError());
+  auto Again = (*Other)->run(imageOf(1));
+  ASSERT_TRUE(bool(Again)) << llvm::toString(Again.takeError());
+  EXPECT_EQ(Store->getNumAdded(), Packed);
+  EXPECT_EQ(Store->getNumFound(), 2 * Packed);
+  // What the reused weights compute is what the first program computed.
+  const runtime::Tensor &A = First->at("logits"), &B = Again->at("logits");
+  ASSERT_EQ(A.getShape(), B.getShape());
+  for (int64_t I = 0; I < A.getNumElements(); ++I)
+    EXPECT_EQ(A.getDouble(A.getOffset({0, I})),
+              B.getDouble(B.getOffset({0, I})));
+}
+
+TEST(Session, TheModelIsPreparedOnce) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  // The sample's batch norms are folded into its convs in the prepared
+  // graph; the model's own graph keeps them (sessions without
+  // optimization run it as imported).
+  auto Count = [](const Graph &G, OpId Id) {
+    unsigned C = 0;
+    for (const Node *N : G.nodes())
+      C += N->getOpId() == Id;
+    return C;
+  };
+  const Graph &P = (*M)->getPreparedGraph();
+  EXPECT_GT(Count((*M)->getGraph(), OpId::BatchNormalization), 0u);
+  EXPECT_EQ(Count(P, OpId::BatchNormalization), 0u);
+  EXPECT_EQ(&P, &(*M)->getPreparedGraph());
+  EXPECT_TRUE(P.getInputs()[0]->getType().getDim(0).isSymbol());
 }
 
 TEST(Session, SpecializationIsOptimizedForTheTarget) {

@@ -15,6 +15,7 @@
 #define STRIDER_CODEGEN_CPU_CPUBACKEND_H
 
 #include "strider/CodeGen/Backend.h"
+#include "strider/IR/TensorData.h"
 #include "strider/Runtime/Reference.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -35,16 +36,46 @@ namespace cpu {
 /// was derived and the SIMD blocking it was derived for. A lowering looks
 /// each array up here before computing it, and reports what it computed:
 /// a compiled artifact is a store filled by one lowering and read by the
-/// next, which then never reads the weights it was packed from.
+/// next, which then never reads the weights it was packed from; a model's
+/// store (engine::Model) is filled by the lowering of one specialization
+/// and read by the others.
+///
+/// Each array also names its source: the constant it was derived from
+/// (null when it is not one constant's). A store that serves other graphs
+/// than the one whose node names its keys hold (the model's, shared by
+/// specializations whose rewrites may fold other weights under the same
+/// node name) returns an entry only for the same source.
 class DerivedStore {
 public:
   virtual ~DerivedStore() = default;
-  /// The \p Count floats stored under \p Key (64-byte aligned, readable up
-  /// to the next multiple of 16 floats), or null.
-  virtual const float *find(llvm::StringRef Key, size_t Count) const = 0;
-  /// \p Data (\p Count floats) was derived under \p Key; it lives as long
-  /// as the program.
-  virtual void add(llvm::StringRef Key, const float *Data, size_t Count) = 0;
+  /// The \p Count floats stored under \p Key for \p Source (64-byte
+  /// aligned, readable up to the next multiple of 16 floats), or null.
+  virtual std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
+                                            const TensorData *Source) const = 0;
+  /// \p Data (\p Count floats) was derived under \p Key from \p Source.
+  virtual void add(llvm::StringRef Key, std::shared_ptr<const float> Data,
+                   size_t Count, const TensorDataRef &Source) = 0;
+};
+
+/// A store for the specializations of one graph: thread-safe, keeping
+/// every array added until it is destroyed; an entry is found only for the
+/// source it was derived from (and a later add under its key replaces it).
+class SharedDerivedStore final : public DerivedStore {
+public:
+  SharedDerivedStore();
+  ~SharedDerivedStore() override;
+  std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
+                                    const TensorData *Source) const override;
+  void add(llvm::StringRef Key, std::shared_ptr<const float> Data,
+           size_t Count, const TensorDataRef &Source) override;
+  /// Lookups that found an array, arrays added, and the bytes held.
+  uint64_t getNumFound() const;
+  uint64_t getNumAdded() const;
+  uint64_t getBytes() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> I;
 };
 
 struct CPUOptions {
