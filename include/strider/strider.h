@@ -217,6 +217,17 @@ STRIDER_API strider_status strider_session_run(strider_session *session,
 STRIDER_API size_t strider_session_num_programs_built(
     const strider_session *session);
 
+/* How many runs reused a program an earlier run of the session had run
+ * (cache hits; a run of shapes never run before, or evicted since, is a
+ * miss and builds a program: strider_session_num_programs_built). */
+STRIDER_API size_t
+strider_session_num_cache_hits(const strider_session *session);
+
+/* Seconds the session has spent building programs (specializing,
+ * optimizing and lowering the model for new input shapes), in all. */
+STRIDER_API double
+strider_session_build_seconds(const strider_session *session);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -740,4 +740,12 @@ size_t strider_session_num_programs_built(const strider_session *session) {
   return session ? session->S->getNumBuilt() : 0;
 }
 
+size_t strider_session_num_cache_hits(const strider_session *session) {
+  return session ? size_t(session->S->getCacheStats().Hits) : 0;
+}
+
+double strider_session_build_seconds(const strider_session *session) {
+  return session ? session->S->getCacheStats().BuildSeconds : 0.0;
+}
+
 } // extern "C"

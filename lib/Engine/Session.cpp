@@ -18,6 +18,8 @@
 #include "strider/Transforms/Precision.h"
 #include "strider/Transforms/Specialize.h"
 
+#include <chrono>
+
 using namespace strider;
 using namespace strider::engine;
 
@@ -251,9 +253,15 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
       Cache.splice(Cache.begin(), Cache, It);
       return Cache.front().second.get();
     }
+  const auto Start = std::chrono::steady_clock::now();
   auto S = build(Key, Control);
   if (!S)
     return S.takeError();
+  Stats.LastBuildSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  Stats.BuildSeconds += Stats.LastBuildSeconds;
+  ++Stats.Builds;
   ++Built;
   Cache.emplace_front(std::move(CacheKey), std::move(*S));
   while (Cache.size() > Opts.MaxSpecializations)
@@ -283,6 +291,8 @@ llvm::Error Session::dropBoundInputs(const Specialization &S,
 
 llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
+  if (S.Runs++)
+    ++Stats.Hits;
   if (S.BoundValues.empty())
     return S.Program->run(Inputs);
   runtime::TensorMap Rest;
@@ -294,6 +304,8 @@ Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
 llvm::Error Session::runInto(Specialization &S,
                              const runtime::TensorMap &Inputs,
                              runtime::TensorMap &Outputs) {
+  if (S.Runs++)
+    ++Stats.Hits;
   const runtime::TensorMap *Feeds = &Inputs;
   runtime::TensorMap Rest;
   if (!S.BoundValues.empty()) {
@@ -307,6 +319,8 @@ llvm::Error Session::runInto(Specialization &S,
 llvm::Error Session::runOnDevice(Specialization &S,
                                  const runtime::DeviceTensorMap &Inputs,
                                  const runtime::DeviceTensorMap &Outputs) {
+  if (S.Runs++)
+    ++Stats.Hits;
   // Control inputs are constants of S's graph (their device copies are
   // not read: S was built for the values prepare() was given).
   runtime::DeviceTensorMap Rest = Inputs;

@@ -120,6 +120,8 @@ _SIGNATURES = {
         [SessionPtr, ctypes.POINTER(DLTensor), _size, ctypes.POINTER(DLTensor), _size],
     ),
     "strider_session_num_programs_built": (_size, [SessionPtr]),
+    "strider_session_num_cache_hits": (_size, [SessionPtr]),
+    "strider_session_build_seconds": (ctypes.c_double, [SessionPtr]),
 }
 
 

@@ -248,6 +248,20 @@ class InferenceSession:
         """Programs built so far (one per distinct set of input shapes run)."""
         return lib.strider_session_num_programs_built(self._session)
 
+    @property
+    def cache_info(self):
+        """What the session's cache of compiled programs did so far, a dict:
+        programs_built (one per distinct set of input shapes run, again
+        after an eviction: the misses), cache_hits (runs that reused the
+        program of an earlier run) and build_seconds (time spent building
+        programs, in all)."""
+        with self._lock:
+            return {
+                "programs_built": lib.strider_session_num_programs_built(self._session),
+                "cache_hits": lib.strider_session_num_cache_hits(self._session),
+                "build_seconds": lib.strider_session_build_seconds(self._session),
+            }
+
     def _input_tensors(self, input_feed):
         """The feeds checked by name and as DLTensors, in the model's order."""
         if not isinstance(input_feed, Mapping):

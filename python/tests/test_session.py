@@ -64,6 +64,9 @@ def test_matches_onnxruntime_and_reuses_programs(resnet_block, ort_run):
         (again,) = sess.run(["logits"], {"image": images(batch, seed=batch)})
         np.testing.assert_array_equal(again, first[batch])
     assert sess._num_programs_built == 2
+    info = sess.cache_info
+    assert info["programs_built"] == 2 and info["cache_hits"] == 2
+    assert info["build_seconds"] > 0
 
 
 def test_options(resnet_block, ort_run):

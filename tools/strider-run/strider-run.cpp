@@ -343,6 +343,8 @@ struct RunResult {
     int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
   };
   llvm::Optional<ProgramStats> Program;
+  /// Seconds the session took to specialize, optimize and lower the model.
+  double BuildSeconds = 0;
 };
 
 /// --profile: the slowest kernel calls and the time per kernel kind.
@@ -498,6 +500,7 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   }
 
   RunResult R;
+  R.BuildSeconds = Run.getCacheStats().LastBuildSeconds;
   const std::string KernelTarget = Prog.getKernelTarget();
   if (!KernelTarget.empty()) {
     RunResult::ProgramStats PS;
@@ -612,6 +615,7 @@ static void printJson(const RunResult &R, llvm::json::OStream &J) {
       J.attribute("activation_bytes_unplanned", R.Program->UnplannedBytes);
       J.attribute("constant_bytes", R.Program->ConstantBytes);
     });
+  J.attribute("build_ms", R.BuildSeconds * 1e3);
   J.attributeArray("outputs", [&] {
     for (unsigned K = 0; K < R.Names.size(); ++K)
       J.object([&] {

@@ -184,6 +184,8 @@ struct Specialization {
   std::string Summary;
   /// The session's backend's program for G.
   std::unique_ptr<codegen::Executable> Program;
+  /// Runs of Program so far.
+  uint64_t Runs = 0;
   ~Specialization();
 };
 
@@ -237,6 +239,17 @@ public:
   unsigned getNumBuilt() const { return Built; }
   size_t getNumCached() const { return Cache.size(); }
 
+  /// What the specialization cache did so far.
+  struct CacheStats {
+    /// Runs of a specialization an earlier run had used (cache hits), and
+    /// specializations built (misses).
+    uint64_t Hits = 0, Builds = 0;
+    /// Seconds spent building (specializing, optimizing, lowering), in
+    /// all and the last build.
+    double BuildSeconds = 0, LastBuildSeconds = 0;
+  };
+  const CacheStats &getCacheStats() const { return Stats; }
+
   static ShapeKey getKey(const runtime::TensorMap &Inputs);
   /// The values of the model's control inputs in \p Inputs (those fed).
   ValueKey getValueKey(const runtime::TensorMap &Inputs) const;
@@ -261,6 +274,7 @@ private:
       std::pair<std::pair<ShapeKey, ValueKey>, std::unique_ptr<Specialization>>>
       Cache;
   unsigned Built = 0;
+  CacheStats Stats;
 };
 
 /// The layout target of the CPU backend on this machine (cpu-avx512 or

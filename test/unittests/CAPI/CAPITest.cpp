@@ -158,6 +158,10 @@ TEST_F(Fixture, RunMatchesTheReferenceAndCachesByShape) {
   }
   // Batch 2 ran twice: its program was reused.
   EXPECT_EQ(strider_session_num_programs_built(Cpu), 2u);
+  EXPECT_EQ(strider_session_num_cache_hits(Cpu), 1u);
+  EXPECT_GT(strider_session_build_seconds(Cpu), 0.0);
+  EXPECT_EQ(strider_session_num_cache_hits(nullptr), 0u);
+  EXPECT_EQ(strider_session_build_seconds(nullptr), 0.0);
   strider_session_free(Cpu);
   strider_session_free(Ref);
 }
