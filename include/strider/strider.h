@@ -213,7 +213,8 @@ STRIDER_API strider_status strider_session_run(strider_session *session,
                                                size_t num_outputs);
 
 /* How many programs the session has built: one per distinct set of input
- * shapes it ran, unless evicted from its cache (8 kept). */
+ * shapes it ran, again after an eviction from its cache (which keeps up
+ * to 64 programs whose activation arenas take at most 1 GiB). */
 STRIDER_API size_t strider_session_num_programs_built(
     const strider_session *session);
 

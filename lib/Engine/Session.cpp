@@ -238,6 +238,12 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   return S;
 }
 
+/// The memory a cached specialization holds of its own: its program's
+/// activation arena (its packed weights are the model's).
+static int64_t getCachedBytes(const Specialization &S) {
+  return S.Program ? S.Program->getArenaBytes() : 0;
+}
+
 llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
                                                   const ValueKey &Values) {
   // Values of inputs that decide no If do not make another specialization.
@@ -263,9 +269,14 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
   Stats.BuildSeconds += Stats.LastBuildSeconds;
   ++Stats.Builds;
   ++Built;
+  Stats.CachedBytes += getCachedBytes(**S);
   Cache.emplace_front(std::move(CacheKey), std::move(*S));
-  while (Cache.size() > Opts.MaxSpecializations)
+  while (Cache.size() > 1 && (Cache.size() > Opts.MaxSpecializations ||
+                              Stats.CachedBytes > Opts.MaxCacheBytes)) {
+    Stats.CachedBytes -= getCachedBytes(*Cache.back().second);
     Cache.pop_back();
+    ++Stats.Evictions;
+  }
   return Cache.front().second.get();
 }
 

@@ -144,8 +144,13 @@ struct SessionOptions {
   std::string Target;
   /// Sizes of symbolic dims beyond what the fed shapes bind (`--dim`).
   std::map<std::string, int64_t> Dims;
-  /// Specializations kept; the least recently used one goes first.
-  unsigned MaxSpecializations = 8;
+  /// What the cache of specializations may keep: the least recently used
+  /// one is evicted while more than MaxSpecializations are cached or their
+  /// programs' own memory (activation arenas; the packed weights are the
+  /// model's, shared) exceeds MaxCacheBytes. The one just built is kept
+  /// whatever its size.
+  unsigned MaxSpecializations = 64;
+  int64_t MaxCacheBytes = int64_t(1) << 30;
   /// cuda: the device ordinal, and what convolutions and matmuls
   /// compute in (fp32, tf32, fp16 or bf16; fp16/bf16 run the
   /// assign-precision pass on ONNX input).
@@ -247,6 +252,9 @@ public:
     /// Seconds spent building (specializing, optimizing, lowering), in
     /// all and the last build.
     double BuildSeconds = 0, LastBuildSeconds = 0;
+    /// Specializations evicted, and the bytes the cached ones hold now.
+    uint64_t Evictions = 0;
+    int64_t CachedBytes = 0;
   };
   const CacheStats &getCacheStats() const { return Stats; }
 

@@ -1,6 +1,7 @@
 //===- SessionTest.cpp - Specializations cached by input shapes ----------===//
 
 #include "strider/Engine/Session.h"
+#include "strider/CodeGen/Backend.h"
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
@@ -39,6 +40,27 @@ TEST(Session, SpecializationsAreCachedByShape) {
   EXPECT_EQ((*S)->getNumCached(), 2u);
   // The model's own graph stays symbolic.
   EXPECT_TRUE((*M)->getInputs()[0]->getType().getDim(0).isSymbol());
+}
+
+TEST(Session, TheCacheIsBoundedByMemory) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  SessionOptions Opts;
+  Opts.MaxCacheBytes = 1; // Less than any program: only the last is kept.
+  auto S = Session::create(*M, Opts);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  for (int64_t N : {1, 2, 2, 1})
+    ASSERT_TRUE(bool((*S)->run(imageOf(N))));
+  const Session::CacheStats &C = (*S)->getCacheStats();
+  EXPECT_EQ(C.Builds, 3u);
+  EXPECT_EQ(C.Hits, 1u);
+  EXPECT_EQ(C.Evictions, 2u);
+  EXPECT_EQ((*S)->getNumCached(), 1u);
+  auto Last = (*S)->prepare(Session::getKey(imageOf(1)));
+  ASSERT_TRUE(bool(Last));
+  EXPECT_EQ(C.CachedBytes, (*Last)->Program->getArenaBytes());
+  EXPECT_GT(C.CachedBytes, 0);
+  EXPECT_GT(C.BuildSeconds, 0.0);
 }
 
 TEST(Session, SpecializationsShareTheModelsPackedWeights) {
