@@ -4,7 +4,7 @@
 Usage:
     shape_bench.py [--only NAME ...] [--shapes HxW,HxW,...] [--passes P]
                    [--threads T] [--models-dir DIR] [--work-dir DIR]
-                   [--build DIR]
+                   [--build DIR] [--site DIR]
 
 Applications feed a model whatever shapes arrive (an OCR recognizer a width
 per text line, a detector a page or frame size) through one session. For
@@ -12,7 +12,8 @@ each model of make_model_set.py's full set (default resnet50 and
 mobilenetv2; DIR/<name>.onnx, generated into build/cpu-bench/models when
 missing) this makes a copy whose input height and width are symbolic, then
 opens one Strider session (strider.InferenceSession, the package installed
-from BUILD into WORK/site) and one ONNX Runtime session (ORT_ENABLE_ALL,
+from BUILD into WORK/site, or the one already installed in --site DIR: an
+older build's, to compare) and one ONNX Runtime session (ORT_ENABLE_ALL,
 intra_op_num_threads = T, inter_op_num_threads = 1) in this process and
 runs every shape of --shapes twice in a row on each, --passes times over
 the list (a second pass finds Strider's programs cached when they fit its
@@ -122,7 +123,8 @@ def bench(path, shapes, passes, threads):
                 total[who] += t2 - t0
                 if p == 0:
                     new_shape[who].append(((t1 - t0) - (t2 - t1)) * 1e3)
-    info = runners["strider"].cache_info
+    # An older package (--site) may predate cache_info.
+    info = getattr(runners["strider"], "cache_info", None)
     return total, {k: statistics.median(v) for k, v in new_shape.items()}, info
 
 
@@ -135,13 +137,17 @@ def main():
     ap.add_argument("--models-dir", type=Path, default=ROOT / "build/cpu-bench/models")
     ap.add_argument("--work-dir", type=Path, default=ROOT / "build/shape-bench")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
+    ap.add_argument("--site", type=Path,
+                    help="an installed strider package to run instead of BUILD's")
     args = ap.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     build = args.build.resolve()
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    site = args.work_dir / "site"
-    install_package(build, site)
-    sys.path.insert(0, str(site))
+    site = args.site
+    if not site:
+        site = args.work_dir / "site"
+        install_package(build, site)
+    sys.path.insert(0, str(site.resolve()))
     missing = [n for n in args.only if not (args.models_dir / f"{n}.onnx").exists()]
     if missing:
         # As cpu_bench.py: generated beside DIR, then moved into it.
@@ -163,10 +169,11 @@ def main():
         symbolic_copy(args.models_dir / f"{name}.onnx", dyn)
         isa = kernel_isa(build, dyn)
         total, new_shape, info = bench(dyn, shapes, args.passes, args.threads)
+        cache = (f"{info['programs_built']:6d} {info['cache_hits']:5d} "
+                 f"{info['build_seconds']:8.2f}" if info else f"{'-':>6} {'-':>5} {'-':>8}")
         print(f"{name:14} {isa:6} {new_shape['strider']:10.1f} {new_shape['ort']:10.1f} "
               f"{total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
-              f"{total['strider'] / total['ort']:6.2f} {info['programs_built']:6d} "
-              f"{info['cache_hits']:5d} {info['build_seconds']:8.2f}", flush=True)
+              f"{total['strider'] / total['ort']:6.2f} {cache}", flush=True)
 
 
 if __name__ == "__main__":
