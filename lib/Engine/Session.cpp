@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/Engine/Session.h"
+#include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
@@ -44,7 +45,11 @@ static codegen::BackendOptions getBackendOptions(const SessionOptions &Opts) {
 
 Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts,
                  const codegen::Backend &B)
-    : M(std::move(M)), Opts(std::move(Opts)), TheBackend(&B) {}
+    : M(std::move(M)), Opts(std::move(Opts)), TheBackend(&B) {
+  // Address space only: memory is committed as runs touch it.
+  if (this->Opts.Backend == "cpu")
+    Arena = std::make_shared<cpu::ArenaRegion>(size_t(16) << 30);
+}
 Session::~Session() = default;
 
 llvm::Error engine::checkBackendAvailable(const SessionOptions &Opts) {
@@ -231,6 +236,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   S->Summary = std::move(Did);
   codegen::BackendOptions BO = getBackendOptions(Opts);
   BO.Derived = M->getDerived();
+  BO.Arena = Arena;
   auto P = TheBackend->compile(*S->G, BO);
   if (!P)
     return P.takeError();

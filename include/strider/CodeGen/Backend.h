@@ -37,8 +37,9 @@ class DimBindings;
 class TuningTable;
 } // namespace layout
 namespace cpu {
+class ArenaRegion;
 class DerivedStore;
-}
+} // namespace cpu
 
 namespace codegen {
 
@@ -156,6 +157,9 @@ struct BackendOptions {
   /// Derived constants to reuse and record (the CPU backend's packed
   /// weights of an artifact).
   std::shared_ptr<cpu::DerivedStore> Derived;
+  /// Where the CPU backend places activation arenas of programs that never
+  /// run at the same time (a session's); null: each program has its own.
+  std::shared_ptr<cpu::ArenaRegion> Arena;
 };
 
 /// A backend, registered by name (see BackendRegistry.h).

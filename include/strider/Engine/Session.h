@@ -48,6 +48,7 @@ class Graph;
 class Value;
 
 namespace cpu {
+class ArenaRegion;
 class DerivedStore;
 } // namespace cpu
 namespace codegen {
@@ -146,9 +147,10 @@ struct SessionOptions {
   std::map<std::string, int64_t> Dims;
   /// What the cache of specializations may keep: the least recently used
   /// one is evicted while more than MaxSpecializations are cached or their
-  /// programs' own memory (activation arenas; the packed weights are the
-  /// model's, shared) exceeds MaxCacheBytes. The one just built is kept
-  /// whatever its size.
+  /// programs' activation arenas exceed MaxCacheBytes (counted per
+  /// program: an upper bound, since a CPU session's programs share one
+  /// block; the packed weights are the model's). The one just built is
+  /// kept whatever its size.
   unsigned MaxSpecializations = 64;
   int64_t MaxCacheBytes = int64_t(1) << 30;
   /// cuda: the device ordinal, and what convolutions and matmuls
@@ -283,6 +285,10 @@ private:
       Cache;
   unsigned Built = 0;
   CacheStats Stats;
+  /// Where the CPU backend places its programs' activation arenas: one
+  /// block for all (they never run at once), so a new shape reuses the
+  /// memory earlier ones touched.
+  std::shared_ptr<cpu::ArenaRegion> Arena;
 };
 
 /// The layout target of the CPU backend on this machine (cpu-avx512 or

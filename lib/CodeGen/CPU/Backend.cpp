@@ -96,6 +96,7 @@ public:
     CPUOptions CO;
     CO.Threads = Opts.Threads;
     CO.Derived = Opts.Derived;
+    CO.Arena = Opts.Arena;
     auto P = compileForCPU(G, CO);
     if (!P)
       return P.takeError();

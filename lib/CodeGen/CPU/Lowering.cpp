@@ -412,6 +412,8 @@ llvm::Error checkTypes(const Graph &G) {
 }
 
 void freeArena(void *P) { std::free(P); }
+/// An arena in an ArenaRegion: the region frees it.
+void keepArena(void *) {}
 
 } // namespace
 
@@ -479,6 +481,14 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   // A vector's worth of slack: SIMD tails may read (never write) past the
   // end of the last buffer.
   size_t ArenaAlloc = size_t((Plan.ArenaBytes + 64 + 63) / 64 * 64);
+  // In the caller's shared region when it fits: kernels write every
+  // element they read later, so what another program left there is never
+  // read (its own arena's zeros never were either).
+  if (uint8_t *Shared = Opts.Arena ? Opts.Arena->place(ArenaAlloc) : nullptr) {
+    P->Arena = std::unique_ptr<uint8_t[], void (*)(void *)>(Shared, keepArena);
+    P->Owned.push_back(Opts.Arena);
+    return std::make_unique<Program>(std::move(P));
+  }
   void *Mem = std::aligned_alloc(64, ArenaAlloc);
   if (!Mem)
     return makeGraphError(G, "cannot allocate the " +

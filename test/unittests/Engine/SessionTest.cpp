@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace strider;
 using namespace strider::engine;
 
@@ -61,6 +63,51 @@ TEST(Session, TheCacheIsBoundedByMemory) {
   EXPECT_EQ(C.CachedBytes, (*Last)->Program->getArenaBytes());
   EXPECT_GT(C.CachedBytes, 0);
   EXPECT_GT(C.BuildSeconds, 0.0);
+}
+
+TEST(Session, ProgramsOfOneSessionShareTheirArenaRegion) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  SessionOptions RefOpts;
+  RefOpts.Backend = "reference";
+  auto Cpu = Session::create(*M, SessionOptions());
+  auto Ref = Session::create(*M, RefOpts);
+  ASSERT_TRUE(Cpu && Ref);
+  // Programs for batches 1, 3 and 2 start their arenas at one address:
+  // each run finds what the others left there, and must not read it.
+  unsigned Seed = 0;
+  for (int64_t N : {1, 3, 1, 2, 3, 1}) {
+    runtime::TensorMap In = imageOf(N);
+    runtime::Tensor &X = In["image"];
+    ++Seed;
+    for (int64_t I = 0; I < X.getNumElements(); ++I)
+      X.setDouble(I, double((I * 37 + Seed * 11) % 101) / 50.0 - 1.0);
+    auto Got = (*Cpu)->run(In);
+    auto Want = (*Ref)->run(In);
+    ASSERT_TRUE(Got && Want);
+    const runtime::Tensor &G = Got->at("logits"), &W = Want->at("logits");
+    ASSERT_EQ(G.getShape(), W.getShape());
+    for (int64_t B = 0; B < N; ++B)
+      for (int64_t K = 0; K < 10; ++K) {
+        const double V = W.getDouble(W.getOffset({B, K}));
+        EXPECT_NEAR(G.getDouble(G.getOffset({B, K})), V,
+                    1e-4 + 1e-4 * std::fabs(V))
+            << "batch " << N << " row " << B;
+      }
+  }
+  // The CPU backend places an arena in a region it fits, else its own.
+  auto Spec = (*Cpu)->prepare(Session::getKey(imageOf(2)));
+  ASSERT_TRUE(bool(Spec));
+  auto Big = std::make_shared<cpu::ArenaRegion>(size_t(1) << 24);
+  auto Small = std::make_shared<cpu::ArenaRegion>(64);
+  for (const auto &R : {Big, Small}) {
+    codegen::BackendOptions BO;
+    BO.Arena = R;
+    auto P = cpu::getBackend().compile(*(*Spec)->G, BO);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    EXPECT_EQ(R->getNumPlaced(), R == Big ? 1u : 0u);
+  }
+  EXPECT_GE(Big->getLargest(), size_t((*Spec)->Program->getArenaBytes()));
 }
 
 TEST(Session, SpecializationsShareTheModelsPackedWeights) {

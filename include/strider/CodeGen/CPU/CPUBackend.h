@@ -78,12 +78,40 @@ private:
   std::unique_ptr<Impl> I;
 };
 
+/// One block of address space that the activation arenas of several
+/// programs share: each program whose arena fits starts it at the block's
+/// base, which never moves (the block is reserved once, its pages
+/// committed as runs touch them). Only programs that never run at the same
+/// time may share one (a session's: it serves one call at a time); they
+/// keep the block alive. A program whose arena does not fit, or every
+/// program where the reservation fails, allocates its own.
+class ArenaRegion {
+public:
+  /// Reserves \p Capacity bytes of address space.
+  explicit ArenaRegion(size_t Capacity);
+  ~ArenaRegion();
+  ArenaRegion(const ArenaRegion &) = delete;
+  ArenaRegion &operator=(const ArenaRegion &) = delete;
+  /// The base for an arena of \p Bytes, or null when it does not fit.
+  uint8_t *place(size_t Bytes);
+  /// Arenas placed so far, and the largest.
+  unsigned getNumPlaced() const { return Placed; }
+  size_t getLargest() const { return Largest; }
+
+private:
+  uint8_t *Base = nullptr;
+  size_t Capacity = 0, Largest = 0;
+  unsigned Placed = 0;
+};
+
 struct CPUOptions {
   /// Threads each kernel splits its work over (1: the caller's thread).
   int Threads = 1;
   /// Derived constants to reuse and record; null: everything is derived
   /// from the weights. The program keeps a reference.
   std::shared_ptr<DerivedStore> Derived;
+  /// Where the activation arena goes (see ArenaRegion); null: its own.
+  std::shared_ptr<ArenaRegion> Arena;
 };
 
 /// One kernel call of a program, for reports (--verbose).
