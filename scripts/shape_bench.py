@@ -20,7 +20,8 @@ the list (a second pass finds Strider's programs cached when they fit its
 cache of 8). Per model it prints:
 
   * new-shape cost: the first run at a shape minus the repeat right after
-    it, median over the first pass's shapes, for both;
+    it, median over the first pass's shapes, for both (the first shape's
+    includes Strider's once-per-model preparation and weight packing);
   * the total time of all runs of both and their ratio (Strider / ORT);
   * Strider's programs built, cache hits and build seconds (cache_info).
 
@@ -32,7 +33,6 @@ absolute times, across machines.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -40,21 +40,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from cpu_bench import machine_line  # noqa: E402
 DEFAULT_SHAPES = ("224x224,192x256,256x192,160x160,288x288,320x240,240x320,"
                   "128x128,256x256,200x300,300x200,176x176")
-
-
-def machine_line():
-    model = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def install_package(build, site):
