@@ -80,8 +80,9 @@ private:
 
 /// One block of address space that the activation arenas of several
 /// programs share: each program whose arena fits starts it at the block's
-/// base, which never moves (the block is reserved once, its pages
-/// committed as runs touch them). Only programs that never run at the same
+/// base, which never moves (the block is reserved once, inaccessible;
+/// placing an arena makes its prefix accessible, and pages become memory
+/// as runs touch them). Only programs that never run at the same
 /// time may share one (a session's: it serves one call at a time); they
 /// keep the block alive. A program whose arena does not fit, or every
 /// program where the reservation fails, allocates its own.
@@ -100,7 +101,8 @@ public:
 
 private:
   uint8_t *Base = nullptr;
-  size_t Capacity = 0, Largest = 0;
+  /// Reserved bytes, the accessible prefix, and the largest arena placed.
+  size_t Capacity = 0, Accessible = 0, Largest = 0;
   unsigned Placed = 0;
 };
 
