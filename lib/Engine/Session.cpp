@@ -182,8 +182,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   }
   // An optimized ONNX model specializes the graph its shape-independent
   // rewrites were done on once, for every session and shape.
-  S->G =
-      (M->isFromOnnx() && Opts.Optimize ? M->getPreparedGraph() : Base).clone();
+  S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
   if (llvm::Error E = checkIfsFolded(*S->G))
@@ -274,7 +273,6 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
           .count();
   Stats.BuildSeconds += Stats.LastBuildSeconds;
   ++Stats.Builds;
-  ++Built;
   Stats.CachedBytes += getCachedBytes(**S);
   Cache.emplace_front(std::move(CacheKey), std::move(*S));
   while (Cache.size() > 1 && (Cache.size() > Opts.MaxSpecializations ||

@@ -243,7 +243,7 @@ public:
   const Model &getModel() const { return *M; }
   const SessionOptions &getOptions() const { return Opts; }
   /// Specializations built so far (cache misses), and those cached now.
-  unsigned getNumBuilt() const { return Built; }
+  unsigned getNumBuilt() const { return unsigned(Stats.Builds); }
   size_t getNumCached() const { return Cache.size(); }
 
   /// What the specialization cache did so far.
@@ -283,7 +283,6 @@ private:
   std::list<
       std::pair<std::pair<ShapeKey, ValueKey>, std::unique_ptr<Specialization>>>
       Cache;
-  unsigned Built = 0;
   CacheStats Stats;
   /// Where the CPU backend places its programs' activation arenas: one
   /// block for all (they never run at once), so a new shape reuses the

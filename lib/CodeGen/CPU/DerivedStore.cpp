@@ -22,10 +22,9 @@ struct SharedDerivedStore::Impl {
     size_t Count = 0;
     TensorDataRef Source;
   };
-  mutable std::mutex Mutex;
+  std::mutex Mutex;
   llvm::StringMap<Entry> Entries;
-  mutable uint64_t Found = 0;
-  uint64_t Added = 0, Bytes = 0;
+  uint64_t Found = 0, Added = 0, Bytes = 0;
 };
 
 SharedDerivedStore::SharedDerivedStore() : I(std::make_unique<Impl>()) {}
