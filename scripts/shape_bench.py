@@ -3,7 +3,8 @@
 
 Usage:
     shape_bench.py [--only NAME ...] [--shapes HxW,HxW,...] [--passes P]
-                   [--threads T] [--models-dir DIR] [--work-dir DIR]
+                   [--threads T] [--concurrent-shape HxW] [--runs R]
+                   [--trials K] [--models-dir DIR] [--work-dir DIR]
                    [--build DIR] [--site DIR]
 
 Applications feed a model whatever shapes arrive (an OCR recognizer a width
@@ -16,14 +17,19 @@ from BUILD into WORK/site, or the one already installed in --site DIR: an
 older build's, to compare) and one ONNX Runtime session (ORT_ENABLE_ALL,
 intra_op_num_threads = T, inter_op_num_threads = 1) in this process and
 runs every shape of --shapes twice in a row on each, --passes times over
-the list (a second pass finds Strider's programs cached when they fit its
-cache of 8). Per model it prints:
+the list (a second pass finds Strider's programs cached: its cache keeps
+64 programs of at most 1 GiB of arenas). Per model it prints:
 
   * new-shape cost: the first run at a shape minus the repeat right after
     it, median over the first pass's shapes, for both (the first shape's
     includes Strider's once-per-model preparation and weight packing);
   * the total time of all runs of both and their ratio (Strider / ORT);
-  * Strider's programs built, cache hits and build seconds (cache_info).
+  * Strider's programs built, cache hits and build seconds (cache_info);
+  * one session shared by 1 and by 2 Python threads at one shape
+    (--concurrent-shape, kernels on one thread each): runs per second of
+    each, the 2-caller / 1-caller scaling of both, and whether every
+    output of the concurrent runs is bit for bit the serial one (Strider;
+    median of --trials trials of --runs runs per caller).
 
 The machine (CPU, cores) and Strider's kernel ISA come first. Timings
 are medians of one process on a shared machine: compare ratios, not
@@ -117,12 +123,66 @@ def bench(path, shapes, passes, threads):
     return total, {k: statistics.median(v) for k, v in new_shape.items()}, info
 
 
+def concurrent(path, shape, runs, trials):
+    """Runs per second of one session fed by 1 and by 2 threads, for
+    Strider and ORT (kernels on one thread), and whether Strider's
+    concurrent outputs equal its serial ones bit for bit."""
+    import threading
+    import numpy as np
+    import onnxruntime as ort
+    import strider
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    runners = {
+        "strider": strider.InferenceSession(str(path), threads=1),
+        "ort": ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]),
+    }
+    name = runners["ort"].get_inputs()[0].name
+    h, w = shape
+    feeds = [{name: np.random.default_rng(7 + i).standard_normal((1, 3, h, w), dtype=np.float32)}
+             for i in range(2)]
+    want = [runners["strider"].run(None, f)[0] for f in feeds]
+    identical = True
+    rate = {}
+    for who, sess in runners.items():
+        sess.run(None, feeds[0])
+        for callers in (1, 2):
+            got = []
+            for _ in range(trials):
+                start = threading.Barrier(callers + 1)
+                mismatch = []
+
+                def work(i):
+                    start.wait()
+                    for _ in range(runs):
+                        out = sess.run(None, feeds[i])[0]
+                        if who == "strider" and not np.array_equal(out, want[i]):
+                            mismatch.append(i)
+
+                threads = [threading.Thread(target=work, args=(i,)) for i in range(callers)]
+                for t in threads:
+                    t.start()
+                start.wait()
+                t0 = time.perf_counter()
+                for t in threads:
+                    t.join()
+                got.append(callers * runs / (time.perf_counter() - t0))
+                identical = identical and not mismatch
+            rate[(who, callers)] = statistics.median(got)
+    return rate, identical
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", default=["resnet50", "mobilenetv2"])
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--concurrent-shape", default="224x224")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "build/cpu-bench/models")
     ap.add_argument("--work-dir", type=Path, default=ROOT / "build/shape-bench")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
@@ -153,6 +213,7 @@ def main():
     print(f"{'model':14} {'ISA':6} {'new shape ms':>21} {'total ms':>19} "
           f"{'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
     print(f"{'':21} {'strider':>10} {'ort':>10} {'strider':>9} {'ort':>9}")
+    results = []
     for name in args.only:
         dyn = args.work_dir / f"{name}_hw.onnx"
         symbolic_copy(args.models_dir / f"{name}.onnx", dyn)
@@ -163,6 +224,18 @@ def main():
         print(f"{name:14} {isa:6} {new_shape['strider']:10.1f} {new_shape['ort']:10.1f} "
               f"{total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
               f"{total['strider'] / total['ort']:6.2f} {cache}", flush=True)
+        results.append((name, dyn))
+    ch, cw = (int(v) for v in args.concurrent_shape.split("x"))
+    print(f"\none session, 1 and 2 calling threads, {ch}x{cw}, kernels on 1 thread "
+          f"(runs/s, median of {args.trials} x {args.runs} runs per caller)")
+    print(f"{'model':14} {'strider 1':>10} {'strider 2':>10} {'scale':>6} "
+          f"{'ort 1':>8} {'ort 2':>8} {'scale':>6} {'2: s/o':>7} {'identical':>10}")
+    for name, dyn in results:
+        rate, same = concurrent(dyn, (ch, cw), args.runs, args.trials)
+        s1, s2 = rate[("strider", 1)], rate[("strider", 2)]
+        o1, o2 = rate[("ort", 1)], rate[("ort", 2)]
+        print(f"{name:14} {s1:10.1f} {s2:10.1f} {s2 / s1:6.2f} {o1:8.1f} {o2:8.1f} "
+              f"{o2 / o1:6.2f} {s2 / o2:7.2f} {'yes' if same else 'NO':>10}", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,14 @@
  *   `strides` (in elements; NULL: compact row-major) say how the caller
  *   laid it out; any strides are accepted.
  * - Thread safety: a model is immutable once loaded; any number of
- *   threads may create sessions on it and read its info. A session runs
- *   one call at a time: use one session per thread for concurrent runs.
- *   Sessions of one model share its constant data.
+ *   threads may create sessions on it and read its info. Any number of
+ *   threads may prepare and run one session at once (no lock is held
+ *   through a run; on the cpu backend each run has an activation arena of
+ *   its own, and runs of the cuda backend's programs take turns). A
+ *   session's prepared state (strider_session_output_info) is per
+ *   thread. Sessions of one model share its constant data and packed
+ *   weights. Creating, freeing and running a session must not overlap
+ *   its strider_session_free.
  *
  * See docs/Embedding.md for a complete example.
  *
@@ -78,7 +83,7 @@ typedef struct strider_session_options strider_session_options;
 
 /* An input or output of a model or session. Pointers are owned by the
  * object queried and stay valid as long as it does (for a session: until
- * its next prepare or run). */
+ * the calling thread's next prepare or run of it). */
 typedef struct strider_tensor_info {
   const char *name;
   /* Element type; bits == 0 when the model does not say. */
@@ -190,9 +195,11 @@ STRIDER_API void strider_session_free(strider_session *session);
 
 /* Specializes the session to the element types and shapes of inputs
  * (their data is not read): symbolic dims are bound, and the program for
- * these shapes is built, or taken from the session's cache. Afterwards
- * strider_session_output_info gives the outputs' static shapes, to
- * allocate them. strider_session_run does this itself. */
+ * these shapes is built, or taken from the session's cache (a thread that
+ * wants a program another thread is building waits for that build).
+ * Afterwards strider_session_output_info, called on the same thread,
+ * gives the outputs' static shapes, to allocate them; each thread has
+ * its own last prepare. strider_session_run does this itself. */
 STRIDER_API strider_status strider_session_prepare(strider_session *session,
                                                    const DLTensor *inputs,
                                                    size_t num_inputs);

@@ -3,8 +3,9 @@
 // RAII owners for strider.h's objects; failures throw strider::api::Error
 // (a std::runtime_error carrying the C API's status and message). C++17;
 // links against libstrider only. The C API's thread-safety rules hold:
-// a Model may be shared between threads, a Session runs one call at a
-// time.
+// a Model and a Session may be shared between threads, and runs of one
+// Session from several threads overlap; output() describes the calling
+// thread's last prepare() or run().
 //
 //   strider::api::Model M = strider::api::Model::load("resnet.onnx");
 //   strider::api::Session S(M, strider::api::SessionOptions().threads(2));
@@ -198,7 +199,8 @@ public:
   Session &operator=(const Session &) = delete;
   ~Session() { strider_session_free(S); }
 
-  /// Specializes to the inputs' shapes; then output() has static shapes.
+  /// Specializes to the inputs' shapes; then output(), on this thread, has
+  /// static shapes.
   void prepare(View<const DLTensor> Inputs) {
     check(strider_session_prepare(S, Inputs.data(), Inputs.size()));
   }

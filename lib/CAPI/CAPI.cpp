@@ -14,8 +14,12 @@
 #include "strider/Layout/Tuning.h"
 #include "strider/Runtime/Tensor.h"
 
+#include <atomic>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -293,12 +297,69 @@ struct strider_session_options {
   bool CudaDevice = false;
 };
 
+namespace {
+
+/// What one thread's last prepare or run of a session chose: the
+/// specialization, and its outputs for strider_session_output_info.
+struct Prepared {
+  std::shared_ptr<engine::Specialization> Spec;
+  InfoList Outputs;
+};
+
+/// A session's Prepared of each thread that used it, by thread token. The
+/// map is guarded by Mutex; an entry is read and written by its thread
+/// only.
+struct PerThread {
+  std::mutex Mutex;
+  std::map<uint64_t, std::unique_ptr<Prepared>> ByThread;
+};
+
+/// The calling thread: a token no other thread has had (thread ids are
+/// reused), and the sessions it has entries in, which it leaves when it
+/// exits.
+struct ThisThread {
+  uint64_t Token;
+  std::vector<std::weak_ptr<PerThread>> Sessions;
+  ThisThread() {
+    static std::atomic<uint64_t> Next{0};
+    Token = Next.fetch_add(1);
+  }
+  ~ThisThread() {
+    for (const std::weak_ptr<PerThread> &W : Sessions)
+      if (std::shared_ptr<PerThread> P = W.lock()) {
+        std::lock_guard<std::mutex> Lock(P->Mutex);
+        P->ByThread.erase(Token);
+      }
+  }
+};
+thread_local ThisThread Me;
+
+} // namespace
+
 struct strider_session {
   const strider_model *Model = nullptr;
   std::unique_ptr<engine::Session> S;
-  /// The specialization of the last prepare or run, and its outputs.
-  engine::Specialization *Current = nullptr;
-  InfoList Outputs;
+  /// Each thread's own last prepare (so that runs on many threads at once
+  /// never touch each other's).
+  std::shared_ptr<PerThread> Threads = std::make_shared<PerThread>();
+
+  /// The calling thread's entry; null if it has none yet and \p Make is
+  /// false.
+  Prepared *getPrepared(bool Make) {
+    std::lock_guard<std::mutex> Lock(Threads->Mutex);
+    auto It = Threads->ByThread.find(Me.Token);
+    if (It != Threads->ByThread.end())
+      return It->second.get();
+    if (!Make)
+      return nullptr;
+    llvm::erase_if(Me.Sessions, [](const std::weak_ptr<PerThread> &W) {
+      return W.expired();
+    });
+    Me.Sessions.push_back(Threads);
+    auto &P = Threads->ByThread[Me.Token];
+    P = std::make_unique<Prepared>();
+    return P.get();
+  }
 };
 
 namespace {
@@ -590,9 +651,10 @@ strider_status strider_session_create(const strider_model *model,
 void strider_session_free(strider_session *session) { delete session; }
 
 /// Checks \p Inputs against the model's inputs (count, element types,
-/// ranks, static dims) and makes \p Session's specialization theirs.
+/// ranks, static dims) and makes the calling thread's specialization of
+/// \p Session theirs (\p Out: its entry).
 static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
-                              size_t NumInputs, bool NeedData) {
+                              size_t NumInputs, bool NeedData, Prepared *&Out) {
   if (!Session)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT, "session is NULL");
   const engine::Model &M = Session->S->getModel();
@@ -639,13 +701,15 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
   auto S = Session->S->prepare(Key, Session->S->getValueKey(Control));
   if (!S)
     return fail(STRIDER_ERROR_RUN, S.takeError());
-  if (*S != Session->Current) {
-    Session->Current = *S;
-    Session->Outputs.clear();
-    for (const Value *Out : (*S)->G->getOutputs())
-      Session->Outputs.push_back(std::make_unique<TensorInfo>(
+  Prepared *P = Session->getPrepared(true);
+  if (*S != P->Spec) {
+    P->Spec = std::move(*S);
+    P->Outputs.clear();
+    for (const Value *Out : P->Spec->G->getOutputs())
+      P->Outputs.push_back(std::make_unique<TensorInfo>(
           Out->getName(), Out->getType().withLayout(Layout())));
   }
+  Out = P;
   return STRIDER_OK;
 }
 
@@ -653,18 +717,22 @@ strider_status strider_session_prepare(strider_session *session,
                                        const DLTensor *inputs,
                                        size_t num_inputs) {
   return guarded([&]() -> strider_status {
-    return prepare(session, inputs, num_inputs, false);
+    Prepared *P = nullptr;
+    return prepare(session, inputs, num_inputs, false, P);
   });
 }
 
 strider_status strider_session_output_info(const strider_session *session,
                                            size_t index,
                                            strider_tensor_info *info) {
-  if (session && !session->Current)
+  const Prepared *P =
+      session ? const_cast<strider_session *>(session)->getPrepared(false)
+              : nullptr;
+  if (session && !P)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
-                "strider_session_output_info: the session has not been "
-                "prepared or run yet (output shapes depend on the inputs)");
-  return getInfo(session ? &session->Outputs : nullptr, index, info,
+                "strider_session_output_info: this thread has not prepared "
+                "or run the session yet (output shapes depend on the inputs)");
+  return getInfo(P ? &P->Outputs : nullptr, index, info,
                  "strider_session_output_info");
 }
 
@@ -672,9 +740,12 @@ strider_status strider_session_run(strider_session *session,
                                    const DLTensor *inputs, size_t num_inputs,
                                    DLTensor *outputs, size_t num_outputs) {
   return guarded([&]() -> strider_status {
-    if (strider_status St = prepare(session, inputs, num_inputs, true))
+    Prepared *P = nullptr;
+    if (strider_status St = prepare(session, inputs, num_inputs, true, P))
       return St;
-    const InfoList &Outs = session->Outputs;
+    // The calling thread's entry holds it: an eviction does not free it.
+    engine::Specialization &Spec = *P->Spec;
+    const InfoList &Outs = P->Outputs;
     if (num_outputs != Outs.size())
       return fail(STRIDER_ERROR_TENSOR,
                   "the model has " + llvm::Twine(Outs.size()) +
@@ -707,7 +778,7 @@ strider_status strider_session_run(strider_session *session,
         In[M.getInputs()[I]->getName()] = deviceTensorOf(inputs[I]);
       for (size_t I = 0; I < num_outputs; ++I)
         Out[Outs[I]->Name] = deviceTensorOf(outputs[I]);
-      if (llvm::Error E = session->S->runOnDevice(*session->Current, In, Out))
+      if (llvm::Error E = session->S->runOnDevice(Spec, In, Out))
         return fail(STRIDER_ERROR_RUN, std::move(E));
       return STRIDER_OK;
     }
@@ -723,11 +794,11 @@ strider_status strider_session_run(strider_session *session,
       Into[Outs[I]->Name] = std::move(*V);
     }
     if (Into.size() == num_outputs) {
-      if (llvm::Error E = session->S->runInto(*session->Current, Feeds, Into))
+      if (llvm::Error E = session->S->runInto(Spec, Feeds, Into))
         return fail(STRIDER_ERROR_RUN, std::move(E));
       return STRIDER_OK;
     }
-    auto Results = session->S->run(*session->Current, Feeds);
+    auto Results = session->S->run(Spec, Feeds);
     if (!Results)
       return fail(STRIDER_ERROR_RUN, Results.takeError());
     for (size_t I = 0; I < num_outputs; ++I)

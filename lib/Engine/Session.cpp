@@ -19,6 +19,7 @@
 #include "strider/Transforms/Precision.h"
 #include "strider/Transforms/Specialize.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace strider;
@@ -46,9 +47,10 @@ static codegen::BackendOptions getBackendOptions(const SessionOptions &Opts) {
 Session::Session(std::shared_ptr<const Model> M, SessionOptions Opts,
                  const codegen::Backend &B)
     : M(std::move(M)), Opts(std::move(Opts)), TheBackend(&B) {
-  // Address space only: memory is committed as runs touch it.
+  // Each arena reserves address space only: memory is committed as runs
+  // touch it.
   if (this->Opts.Backend == "cpu")
-    Arena = std::make_shared<cpu::ArenaRegion>(size_t(16) << 30);
+    Arena = std::make_shared<cpu::ArenaPool>(size_t(16) << 30);
 }
 Session::~Session() = default;
 
@@ -249,8 +251,8 @@ static int64_t getCachedBytes(const Specialization &S) {
   return S.Program ? S.Program->getArenaBytes() : 0;
 }
 
-llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
-                                                  const ValueKey &Values) {
+llvm::Expected<std::shared_ptr<Specialization>>
+Session::prepare(const ShapeKey &Key, const ValueKey &Values) {
   // Values of inputs that decide no If do not make another specialization.
   ValueKey Control;
   for (const Value *In : M->getControlInputs()) {
@@ -258,30 +260,84 @@ llvm::Expected<Specialization *> Session::prepare(const ShapeKey &Key,
     if (It != Values.end())
       Control.insert(*It);
   }
-  auto CacheKey = std::make_pair(Key, Control);
-  for (auto It = Cache.begin(); It != Cache.end(); ++It)
-    if (It->first == CacheKey) {
+  CacheKey Wanted(Key, Control);
+  auto Find = [&] {
+    return std::find_if(Cache.begin(), Cache.end(),
+                        [&](const auto &E) { return E.first == Wanted; });
+  };
+  std::unique_lock<std::mutex> Lock(CacheMutex);
+  for (auto It = Find(); It != Cache.end(); It = Find()) {
+    if (It->second) {
       Cache.splice(Cache.begin(), Cache, It);
-      return Cache.front().second.get();
+      return Cache.front().second;
     }
+    // Another thread is building it: wait for the result (or, if its
+    // build failed, build it here and report why).
+    Built.wait(Lock);
+  }
+  // A placeholder tells other threads this one builds it; the lock is not
+  // held while it does, so runs of other shapes go on meanwhile.
+  Cache.emplace_front(Wanted, nullptr);
+  Lock.unlock();
   const auto Start = std::chrono::steady_clock::now();
   auto S = build(Key, Control);
-  if (!S)
-    return S.takeError();
-  Stats.LastBuildSeconds =
+  const double Seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
-  Stats.BuildSeconds += Stats.LastBuildSeconds;
+  Lock.lock();
+  auto Mine = std::find_if(Cache.begin(), Cache.end(), [&](const auto &E) {
+    return !E.second && E.first == Wanted;
+  });
+  if (!S) {
+    Cache.erase(Mine);
+    Built.notify_all();
+    return S.takeError();
+  }
+  std::shared_ptr<Specialization> Made = std::move(*S);
+  Mine->second = Made;
+  Cache.splice(Cache.begin(), Cache, Mine);
+  Stats.LastBuildSeconds = Seconds;
+  Stats.BuildSeconds += Seconds;
   ++Stats.Builds;
-  Stats.CachedBytes += getCachedBytes(**S);
-  Cache.emplace_front(std::move(CacheKey), std::move(*S));
-  while (Cache.size() > 1 && (Cache.size() > Opts.MaxSpecializations ||
-                              Stats.CachedBytes > Opts.MaxCacheBytes)) {
-    Stats.CachedBytes -= getCachedBytes(*Cache.back().second);
-    Cache.pop_back();
+  Stats.CachedBytes += getCachedBytes(*Made);
+  // Evict the least recently used (never the one just built, nor one
+  // being built; a thread running an evicted one keeps it alive).
+  while (true) {
+    size_t Cached = 0;
+    auto Victim = Cache.end();
+    for (auto It = Cache.begin(); It != Cache.end(); ++It)
+      if (It->second) {
+        ++Cached;
+        if (It->second != Made)
+          Victim = It;
+      }
+    if (Victim == Cache.end() || (Cached <= Opts.MaxSpecializations &&
+                                  Stats.CachedBytes <= Opts.MaxCacheBytes))
+      break;
+    Stats.CachedBytes -= getCachedBytes(*Victim->second);
+    Cache.erase(Victim);
     ++Stats.Evictions;
   }
-  return Cache.front().second.get();
+  Built.notify_all();
+  return Made;
+}
+
+size_t Session::getNumCached() const {
+  std::lock_guard<std::mutex> Lock(CacheMutex);
+  return size_t(
+      llvm::count_if(Cache, [](const auto &E) { return bool(E.second); }));
+}
+
+Session::CacheStats Session::getCacheStats() const {
+  std::lock_guard<std::mutex> Lock(CacheMutex);
+  CacheStats C = Stats;
+  C.Hits = Hits.load(std::memory_order_relaxed);
+  return C;
+}
+
+void Session::countRun(Specialization &S) {
+  if (S.Runs.fetch_add(1, std::memory_order_relaxed))
+    Hits.fetch_add(1, std::memory_order_relaxed);
 }
 
 llvm::Error Session::dropBoundInputs(const Specialization &S,
@@ -306,21 +362,7 @@ llvm::Error Session::dropBoundInputs(const Specialization &S,
 
 llvm::Expected<runtime::TensorMap>
 Session::run(Specialization &S, const runtime::TensorMap &Inputs) {
-  if (S.Runs++)
-    ++Stats.Hits;
-  if (S.BoundValues.empty())
-    return S.Program->run(Inputs);
-  runtime::TensorMap Rest;
-  if (llvm::Error E = dropBoundInputs(S, Inputs, Rest))
-    return E;
-  return S.Program->run(Rest);
-}
-
-llvm::Error Session::runInto(Specialization &S,
-                             const runtime::TensorMap &Inputs,
-                             runtime::TensorMap &Outputs) {
-  if (S.Runs++)
-    ++Stats.Hits;
+  countRun(S);
   const runtime::TensorMap *Feeds = &Inputs;
   runtime::TensorMap Rest;
   if (!S.BoundValues.empty()) {
@@ -328,19 +370,41 @@ llvm::Error Session::runInto(Specialization &S,
       return E;
     Feeds = &Rest;
   }
+  if (S.Program->isReentrant())
+    return S.Program->run(*Feeds);
+  std::lock_guard<std::mutex> Turn(S.RunLock);
+  return S.Program->run(*Feeds);
+}
+
+llvm::Error Session::runInto(Specialization &S,
+                             const runtime::TensorMap &Inputs,
+                             runtime::TensorMap &Outputs) {
+  countRun(S);
+  const runtime::TensorMap *Feeds = &Inputs;
+  runtime::TensorMap Rest;
+  if (!S.BoundValues.empty()) {
+    if (llvm::Error E = dropBoundInputs(S, Inputs, Rest))
+      return E;
+    Feeds = &Rest;
+  }
+  if (S.Program->isReentrant())
+    return S.Program->runInto(*Feeds, Outputs);
+  std::lock_guard<std::mutex> Turn(S.RunLock);
   return S.Program->runInto(*Feeds, Outputs);
 }
 
 llvm::Error Session::runOnDevice(Specialization &S,
                                  const runtime::DeviceTensorMap &Inputs,
                                  const runtime::DeviceTensorMap &Outputs) {
-  if (S.Runs++)
-    ++Stats.Hits;
+  countRun(S);
   // Control inputs are constants of S's graph (their device copies are
   // not read: S was built for the values prepare() was given).
   runtime::DeviceTensorMap Rest = Inputs;
   for (const auto &Bound : S.BoundValues)
     Rest.erase(Bound.first);
+  if (S.Program->isReentrant())
+    return S.Program->runOnDevice(Rest, Outputs);
+  std::lock_guard<std::mutex> Turn(S.RunLock);
   return S.Program->runOnDevice(Rest, Outputs);
 }
 

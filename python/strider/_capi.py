@@ -3,7 +3,8 @@
 The library is loaded from this package's directory (``_native/``), where
 the wheel puts it. Every function is declared with its argument and result
 types so that ctypes converts and checks them; ctypes releases the GIL
-during each call, so sessions on different threads run concurrently.
+during each call, so runs on other threads (of one session or several) go
+on meanwhile.
 """
 
 import ctypes

@@ -9,7 +9,6 @@ the library writes into them.
 import ctypes
 import os
 import tempfile
-import threading
 import weakref
 from collections.abc import Mapping
 
@@ -180,16 +179,17 @@ class InferenceSession:
       the session's target: an ONNX model's layouts are costed by its
       measurements, and backend="cuda" runs the cuDNN algorithms it holds.
 
-    Programs are built per distinct set of input shapes and cached (the
-    library keeps 8). ``run`` may be called from several threads; calls on
-    one session take turns, so use one session per thread to run
-    concurrently. Raises :class:`StriderError` if the model cannot be
+    Programs are built per distinct set of input shapes and cached (up to
+    64, whose activation arenas take at most 1 GiB). ``run`` may be called
+    from any number of threads at once: the GIL is released during the
+    library's calls and the session takes no lock of its own for a run, so
+    runs on one session overlap (each in an activation arena of its own).
+    Raises :class:`StriderError` if the model cannot be
     loaded or an option is refused.
     """
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
                  device=0, precision="fp32", tuning_file=None):
-        self._lock = threading.Lock()
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
             with tempfile.TemporaryDirectory(prefix="strider-") as tmp:
@@ -255,12 +255,11 @@ class InferenceSession:
         after an eviction: the misses), cache_hits (runs that reused the
         program of an earlier run) and build_seconds (time spent building
         programs, in all)."""
-        with self._lock:
-            return {
-                "programs_built": lib.strider_session_num_programs_built(self._session),
-                "cache_hits": lib.strider_session_num_cache_hits(self._session),
-                "build_seconds": lib.strider_session_build_seconds(self._session),
-            }
+        return {
+            "programs_built": lib.strider_session_num_programs_built(self._session),
+            "cache_hits": lib.strider_session_num_cache_hits(self._session),
+            "build_seconds": lib.strider_session_build_seconds(self._session),
+        }
 
     def _input_tensors(self, input_feed):
         """The feeds checked by name and as DLTensors, in the model's order."""
@@ -314,19 +313,20 @@ class InferenceSession:
         indices = self._output_indices(output_names)
         inputs = self._input_tensors(input_feed)
         count = len(self._inputs)
-        with self._lock:
-            check(lib.strider_session_prepare(self._session, inputs.tensors, count))
-            outputs = []
-            for i in range(len(self._outputs)):
-                info = _tensor_info(lib.strider_session_output_info, self._session, i)
-                outputs.append(self._allocate(info))
-            whats = [f"output {i} ('{arg.name}')" for i, arg in enumerate(self._outputs)]
-            out_tensors = _TensorList(outputs, whats)
-            check(
-                lib.strider_session_run(
-                    self._session, inputs.tensors, count, out_tensors.tensors, len(outputs)
-                )
+        # The output shapes of this thread's prepare (the C API keeps one
+        # per thread), then the run: no lock, other threads run meanwhile.
+        check(lib.strider_session_prepare(self._session, inputs.tensors, count))
+        outputs = []
+        for i in range(len(self._outputs)):
+            info = _tensor_info(lib.strider_session_output_info, self._session, i)
+            outputs.append(self._allocate(info))
+        whats = [f"output {i} ('{arg.name}')" for i, arg in enumerate(self._outputs)]
+        out_tensors = _TensorList(outputs, whats)
+        check(
+            lib.strider_session_run(
+                self._session, inputs.tensors, count, out_tensors.tensors, len(outputs)
             )
+        )
         return [outputs[i] for i in indices]
 
     @staticmethod

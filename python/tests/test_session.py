@@ -368,21 +368,36 @@ def test_sessions_on_two_threads(resnet_block):
 
 
 def test_one_session_shared_by_threads(session):
-    # Calls on one session take turns; each gets its own results.
-    inputs = [images(1 + i % 2, seed=20 + i) for i in range(4)]
+    # Runs on one session overlap (no lock is held through a run); each
+    # thread gets its own results, bit for bit those of serial runs, over
+    # several input shapes at once.
+    inputs = [images(1 + i % 3, seed=20 + i) for i in range(6)]
     want = [session.run(None, {"image": x})[0] for x in inputs]
-    got = [None] * len(inputs)
+    before = session.cache_info
+    rounds = 10
+    start = threading.Barrier(len(inputs))
+    mismatches, errors = [], []
 
     def work(i):
-        got[i] = session.run(None, {"image": inputs[i]})[0]
+        try:
+            start.wait()
+            for _ in range(rounds):
+                (got,) = session.run(None, {"image": inputs[i]})
+                if not np.array_equal(got, want[i]):
+                    mismatches.append(i)
+        except Exception as e:  # reported below, not lost in the thread
+            errors.append(e)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)
+    assert not errors
+    assert not mismatches
+    after = session.cache_info
+    assert after["programs_built"] == before["programs_built"]
+    assert after["cache_hits"] == before["cache_hits"] + rounds * len(inputs)
 
 
 def test_weights_folded_from_shapes_are_not_reused(make_model, ort_run):

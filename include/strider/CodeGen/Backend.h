@@ -37,7 +37,7 @@ class DimBindings;
 class TuningTable;
 } // namespace layout
 namespace cpu {
-class ArenaRegion;
+class ArenaPool;
 class DerivedStore;
 } // namespace cpu
 
@@ -86,6 +86,11 @@ public:
   /// program runs on the host.
   virtual llvm::Error runOnDevice(const runtime::DeviceTensorMap &Inputs,
                                   const runtime::DeviceTensorMap &Outputs);
+
+  /// Whether runs may overlap: any number of threads may call run() and
+  /// runInto() at once (each run then has storage of its own). Where not,
+  /// callers serialize the runs of one program (engine::Session does).
+  virtual bool isReentrant() const { return false; }
 
   /// The program's steps in run order (empty for an interpreter).
   virtual llvm::ArrayRef<StepInfo> getSteps() const { return {}; }
@@ -157,9 +162,10 @@ struct BackendOptions {
   /// Derived constants to reuse and record (the CPU backend's packed
   /// weights of an artifact).
   std::shared_ptr<cpu::DerivedStore> Derived;
-  /// Where the CPU backend places activation arenas of programs that never
-  /// run at the same time (a session's); null: each program has its own.
-  std::shared_ptr<cpu::ArenaRegion> Arena;
+  /// Where the CPU backend's programs take the activation arenas of their
+  /// runs (a session's pool, shared by its programs); null: each program
+  /// has its own.
+  std::shared_ptr<cpu::ArenaPool> Arena;
 };
 
 /// A backend, registered by name (see BackendRegistry.h).

@@ -9,12 +9,14 @@
 // shape chains folded), optimizes it as strider-compile would (ONNX input
 // only: canonicalize, layout assignment for the session's target) and
 // lowers it for its backend, then caches the result, so that the next run
-// with the same shapes starts at the kernels. Constant data is shared
-// between the model and every specialization; a session's packed weights
-// and activation arena are its own.
+// with the same shapes starts at the kernels. Constant data and packed
+// weights are the model's, shared by every session and specialization.
 //
-// A session runs one call at a time; concurrent runs need one session per
-// thread (see docs/Embedding.md).
+// Any number of threads may run one session at once: the cache is
+// locked only to look a specialization up or to insert one (a build runs
+// outside the lock, and threads that want the same one wait for it), and
+// a CPU run takes an activation arena of its own from the session's pool
+// (see docs/Embedding.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -48,7 +52,7 @@ class Graph;
 class Value;
 
 namespace cpu {
-class ArenaRegion;
+class ArenaPool;
 class DerivedStore;
 } // namespace cpu
 namespace codegen {
@@ -192,7 +196,10 @@ struct Specialization {
   /// The session's backend's program for G.
   std::unique_ptr<codegen::Executable> Program;
   /// Runs of Program so far.
-  uint64_t Runs = 0;
+  std::atomic<uint64_t> Runs{0};
+  /// Held through each run of a program that is not reentrant
+  /// (Executable::isReentrant): its runs take turns.
+  std::mutex RunLock;
   ~Specialization();
 };
 
@@ -215,9 +222,10 @@ public:
   /// The specialization for inputs of these types and shapes (every input
   /// of Model::getInputs() must be there; inputs with default data may
   /// be): the cached one, else a new one. Errors name the model file.
-  /// A model with control inputs needs their values in \p Values.
-  llvm::Expected<Specialization *> prepare(const ShapeKey &Key,
-                                           const ValueKey &Values = {});
+  /// A model with control inputs needs their values in \p Values. It stays
+  /// valid while the caller holds it, evicted from the cache or not.
+  llvm::Expected<std::shared_ptr<Specialization>>
+  prepare(const ShapeKey &Key, const ValueKey &Values = {});
   /// prepare() for \p Inputs' shapes (any layout), then a run; the
   /// outputs, by name, each in the layout of its graph output.
   llvm::Expected<runtime::TensorMap> run(const runtime::TensorMap &Inputs);
@@ -243,8 +251,8 @@ public:
   const Model &getModel() const { return *M; }
   const SessionOptions &getOptions() const { return Opts; }
   /// Specializations built so far (cache misses), and those cached now.
-  unsigned getNumBuilt() const { return unsigned(Stats.Builds); }
-  size_t getNumCached() const { return Cache.size(); }
+  unsigned getNumBuilt() const { return unsigned(getCacheStats().Builds); }
+  size_t getNumCached() const;
 
   /// What the specialization cache did so far.
   struct CacheStats {
@@ -258,7 +266,7 @@ public:
     uint64_t Evictions = 0;
     int64_t CachedBytes = 0;
   };
-  const CacheStats &getCacheStats() const { return Stats; }
+  CacheStats getCacheStats() const;
 
   static ShapeKey getKey(const runtime::TensorMap &Inputs);
   /// The values of the model's control inputs in \p Inputs (those fed).
@@ -279,15 +287,23 @@ private:
   SessionOptions Opts;
   /// The backend Opts.Backend names.
   const codegen::Backend *TheBackend;
-  /// Most recently used first.
-  std::list<
-      std::pair<std::pair<ShapeKey, ValueKey>, std::unique_ptr<Specialization>>>
-      Cache;
+  using CacheKey = std::pair<ShapeKey, ValueKey>;
+  /// Counts a run of \p S (a hit unless it is its first).
+  void countRun(Specialization &S);
+
+  /// Guards Cache and Stats (but Hits, counted without it).
+  mutable std::mutex CacheMutex;
+  /// Signalled when a build ends.
+  std::condition_variable Built;
+  /// Most recently used first. A null specialization is being built by
+  /// the thread that missed it first.
+  std::list<std::pair<CacheKey, std::shared_ptr<Specialization>>> Cache;
   CacheStats Stats;
-  /// Where the CPU backend places its programs' activation arenas: one
-  /// block for all (they never run at once), so a new shape reuses the
-  /// memory earlier ones touched.
-  std::shared_ptr<cpu::ArenaRegion> Arena;
+  std::atomic<uint64_t> Hits{0};
+  /// Where the CPU backend's runs take their activation arenas: one pool
+  /// for all of the session's programs, so a new shape reuses memory
+  /// earlier runs touched and N concurrent runs hold N arenas.
+  std::shared_ptr<cpu::ArenaPool> Arena;
 };
 
 /// The layout target of the CPU backend on this machine (cpu-avx512 or

@@ -445,7 +445,6 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const int64_t CG = S.cinPerGroup(), OG = S.coutPerGroup(), Taps = S.taps();
   const int64_t K = CG * Taps;
 
-  ProgramImpl &P = L.getProgram();
   BufferId XB = L.getBuffer(X);
   BufferId RB = Tail.Residual ? L.getBuffer(Tail.Residual) : -1;
   size_t LastIndex = L.getNodeIndex(Tail.Last);
@@ -494,7 +493,6 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
         },
         N.getOperand(1));
     DP.WeightStride = CP;
-    ProgramImpl *PP = &P;
     const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
     const int64_t XCS = S.XC, YCS = S.YC;
     L.addStep(
@@ -503,10 +501,10 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
              (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
              (Tail.Act.isNone() ? "" : Tail.Act.getName()),
          false, 2 * S.Batch * S.outPixels() * S.Cout * S.taps()},
-        Reads, {YB}, [=]() {
-          const float *Xp = PP->f32(XB);
-          float *Yp = PP->f32(YB) + YOffset;
-          const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
+        Reads, {YB}, [=](Frame &Fr) {
+          const float *Xp = Fr.f32(XB);
+          float *Yp = Fr.f32(YB) + YOffset;
+          const float *Rp = RB >= 0 ? Fr.f32(RB) : nullptr;
           for (int64_t B = 0; B < Batch; ++B) {
             if (Planar)
               runDepthwisePlanar(DP, XCS, YCS, Xp + B * XBS, WP,
@@ -634,96 +632,98 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   Name = std::string("conv.") + Form + (Bias.empty() ? "" : "+bias") +
          (Tail.Residual ? "+add" : "") + (Tail.Act.isNone() ? "" : "+") +
          (Tail.Act.isNone() ? "" : Tail.Act.getName());
-  ProgramImpl *PP = &P;
   const int64_t Flops =
       2 * S.Batch * S.outPixels() * S.Cout * S.cinPerGroup() * S.taps();
-  L.addStep({Tail.Result->getName(), Name, false, Flops}, Reads, Writes, [=]() {
-    const ConvShape &S = Plan->S;
-    const DirectInput &DI = Plan->Direct;
-    const float *Xp = PP->f32(XB);
-    float *Yp = PP->f32(YB) + YOffset;
-    const float *Rp = RB >= 0 ? PP->f32(RB) : nullptr;
-    const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
-    const bool Merge = Plan->MergeImages;
-    const int64_t Images = Merge ? S.Batch : 1;
-    for (int64_t B = 0; B < S.Batch / Images; ++B) {
-      const float *XI = Xp + B * S.XB;
-      DirectA DA;
-      if (DI.Enabled) {
-        const float *Src = XI;
-        if (DI.Padded) {
-          float *Pad = PP->f32(PadB);
-          for (int64_t I = 0; I < Images; ++I)
-            padChannelsLast(S, XI + I * S.XB, DI, Pad + I * Plan->ImageStride);
-          Src = Pad;
-        }
-        DA.Base = Src;
-        if (DI.Uniform) {
-          // One segment per image.
-          DA.SegRows = S.outPixels();
-          DA.SegStride = Plan->ImageStride;
-        } else {
-          // Rows of one output row per segment; planes (or, merged,
-          // images) as the outer level.
-          DA.SegRows = S.Out[2];
-          DA.SegStride = S.Stride[1] * DI.RowStride;
-          DA.OuterSegs = S.Out[1];
-          DA.OuterStride =
-              Merge ? Plan->ImageStride : S.Stride[0] * DI.PlaneStride;
-        }
-        DA.RowStride = S.Stride[2] * DI.PixelStride;
-        DA.Width = DI.Width;
-        DA.TapOffsets = DI.TapOffsets.data();
-      }
-      float *Scratch = Plan->ViaScratch ? PP->f32(TB) : nullptr;
-      for (int64_t G = 0; G < S.Group; ++G) {
-        GemmProblem GP;
-        const int64_t YOff = B * S.YB + G * OG * S.YC;
-        GP.C = Scratch ? Scratch + G * OG : Yp + YOff;
-        GP.K = CG * S.taps();
-        GP.Epi.Act = Plan->Act;
-        GP.Epi.Residual = Rp ? Rp + YOff : nullptr;
-        if (Plan->PixelRows) {
-          PixelRowsPacker A(S, XI, G * CG);
-          DirectA DG = DA;
-          GP.M = Images * S.outPixels();
-          GP.N = OG;
-          if (DI.Enabled) {
-            DG.Base = DA.Base + G * CG;
-            GP.Direct = &DG;
-          } else {
-            GP.A = &A;
-          }
-          GP.PackedB = &Plan->Weights[size_t(G)];
-          GP.LdM = Scratch ? S.Cout : PixStride;
-          GP.LdN = Scratch ? 1 : S.YC;
-          GP.Epi.Bias = Plan->Bias->get() + G * OG;
-          GP.Epi.BiasPerRow = false;
-          runGemm(GP, Threads);
-        } else {
-          PixelColsPacker Bp(S, XI, G * CG);
-          GP.M = OG;
-          GP.N = S.outPixels();
-          GP.PackedA = &Plan->Weights[size_t(G)];
-          GP.B = &Bp;
-          GP.LdM = S.YC;
-          GP.LdN = PixStride;
-          GP.Epi.Bias = Plan->Bias->get() + G * OG;
-          GP.Epi.BiasPerRow = true;
-          runGemm(GP, Threads);
-        }
-      }
-      if (Scratch) {
-        // [pixel][channel] -> the output's channel and pixel strides.
-        const int64_t Shape[2] = {S.Cout, S.outPixels()};
-        const int64_t From[2] = {1, S.Cout};
-        const int64_t To[2] = {S.YC, PixStride};
-        copyStrided(2, Shape, reinterpret_cast<const uint8_t *>(Scratch), From,
-                    reinterpret_cast<uint8_t *>(Yp + B * S.YB), To,
-                    sizeof(float), Threads);
-      }
-    }
-  });
+  L.addStep({Tail.Result->getName(), Name, false, Flops}, Reads, Writes,
+            [=](Frame &Fr) {
+              const ConvShape &S = Plan->S;
+              const DirectInput &DI = Plan->Direct;
+              const float *Xp = Fr.f32(XB);
+              float *Yp = Fr.f32(YB) + YOffset;
+              const float *Rp = RB >= 0 ? Fr.f32(RB) : nullptr;
+              const int64_t OG = S.coutPerGroup(), CG = S.cinPerGroup();
+              const bool Merge = Plan->MergeImages;
+              const int64_t Images = Merge ? S.Batch : 1;
+              for (int64_t B = 0; B < S.Batch / Images; ++B) {
+                const float *XI = Xp + B * S.XB;
+                DirectA DA;
+                if (DI.Enabled) {
+                  const float *Src = XI;
+                  if (DI.Padded) {
+                    float *Pad = Fr.f32(PadB);
+                    for (int64_t I = 0; I < Images; ++I)
+                      padChannelsLast(S, XI + I * S.XB, DI,
+                                      Pad + I * Plan->ImageStride);
+                    Src = Pad;
+                  }
+                  DA.Base = Src;
+                  if (DI.Uniform) {
+                    // One segment per image.
+                    DA.SegRows = S.outPixels();
+                    DA.SegStride = Plan->ImageStride;
+                  } else {
+                    // Rows of one output row per segment; planes (or, merged,
+                    // images) as the outer level.
+                    DA.SegRows = S.Out[2];
+                    DA.SegStride = S.Stride[1] * DI.RowStride;
+                    DA.OuterSegs = S.Out[1];
+                    DA.OuterStride = Merge ? Plan->ImageStride
+                                           : S.Stride[0] * DI.PlaneStride;
+                  }
+                  DA.RowStride = S.Stride[2] * DI.PixelStride;
+                  DA.Width = DI.Width;
+                  DA.TapOffsets = DI.TapOffsets.data();
+                }
+                float *Scratch = Plan->ViaScratch ? Fr.f32(TB) : nullptr;
+                for (int64_t G = 0; G < S.Group; ++G) {
+                  GemmProblem GP;
+                  const int64_t YOff = B * S.YB + G * OG * S.YC;
+                  GP.C = Scratch ? Scratch + G * OG : Yp + YOff;
+                  GP.K = CG * S.taps();
+                  GP.Epi.Act = Plan->Act;
+                  GP.Epi.Residual = Rp ? Rp + YOff : nullptr;
+                  if (Plan->PixelRows) {
+                    PixelRowsPacker A(S, XI, G * CG);
+                    DirectA DG = DA;
+                    GP.M = Images * S.outPixels();
+                    GP.N = OG;
+                    if (DI.Enabled) {
+                      DG.Base = DA.Base + G * CG;
+                      GP.Direct = &DG;
+                    } else {
+                      GP.A = &A;
+                    }
+                    GP.PackedB = &Plan->Weights[size_t(G)];
+                    GP.LdM = Scratch ? S.Cout : PixStride;
+                    GP.LdN = Scratch ? 1 : S.YC;
+                    GP.Epi.Bias = Plan->Bias->get() + G * OG;
+                    GP.Epi.BiasPerRow = false;
+                    runGemm(GP, Threads);
+                  } else {
+                    PixelColsPacker Bp(S, XI, G * CG);
+                    GP.M = OG;
+                    GP.N = S.outPixels();
+                    GP.PackedA = &Plan->Weights[size_t(G)];
+                    GP.B = &Bp;
+                    GP.LdM = S.YC;
+                    GP.LdN = PixStride;
+                    GP.Epi.Bias = Plan->Bias->get() + G * OG;
+                    GP.Epi.BiasPerRow = true;
+                    runGemm(GP, Threads);
+                  }
+                }
+                if (Scratch) {
+                  // [pixel][channel] -> the output's channel and pixel strides.
+                  const int64_t Shape[2] = {S.Cout, S.outPixels()};
+                  const int64_t From[2] = {1, S.Cout};
+                  const int64_t To[2] = {S.YC, PixStride};
+                  copyStrided(2, Shape,
+                              reinterpret_cast<const uint8_t *>(Scratch), From,
+                              reinterpret_cast<uint8_t *>(Yp + B * S.YB), To,
+                              sizeof(float), Threads);
+                }
+              }
+            });
   return true;
 }
 
@@ -895,7 +895,6 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
   Plan->Bias = makePaddedFloats(Bias, S.Cout);
   L.own(Plan);
 
-  ProgramImpl *PP = &L.getProgram();
   const BufferId XB = L.getBuffer(X);
   const BufferId YB = L.defineBuffer(Y);
   const BufferId ColB = L.defineScratch(ColBytes);
@@ -905,47 +904,48 @@ bool cpu::lowerConvTranspose(LoweringContext &L, const Node &N,
   const std::string Name =
       std::string("convtranspose.") + Form + (Bias.empty() ? "" : "+bias");
   const int64_t Flops = 2 * S.Batch * InPix * S.Cin * OG * Taps;
-  L.addStep({Y->getName(), Name, false, Flops}, {XB}, {YB, ColB}, [=]() {
-    const ConvTransposeShape &S = Plan->S;
-    const float *Xp = PP->f32(XB);
-    float *Yp = PP->f32(YB);
-    float *Col = PP->f32(ColB);
-    const int64_t XP = S.XS[2];
-    for (int64_t B = 0; B < S.Batch; ++B)
-      for (int64_t G = 0; G < S.Group; ++G) {
-        const float *XG = Xp + B * S.XB + G * CG * S.XC;
-        const float *BiasG = Plan->Bias->get() + G * OG;
-        GemmProblem GP;
-        GP.K = CG;
-        GP.C = Col;
-        if (Plan->PixelRows) {
-          GP.M = InPix;
-          GP.N = ColN;
-          auto A = makeStridedAPacker(XG, XP, S.XC);
-          DirectA DA = DirectA::matrix(XG, InPix, CG, XP);
-          if (S.XC == 1)
-            GP.Direct = &DA;
-          else
-            GP.A = &A;
-          GP.PackedB = &Plan->Weights[size_t(G)];
-          GP.LdM = ColN;
-          GP.LdN = 1;
-          runGemm(GP, Threads);
-          runCol2ImChannelsLast(Plan->Col2Im, Col, BiasG,
-                                Yp + B * S.YB + G * OG, Threads);
-        } else {
-          GP.M = ColN;
-          GP.N = InPix;
-          auto Bp = makeStridedBPacker(XG, S.XC, XP);
-          GP.PackedA = &Plan->Weights[size_t(G)];
-          GP.B = &Bp;
-          GP.LdM = InPix;
-          GP.LdN = 1;
-          runGemm(GP, Threads);
-          runCol2ImChannelsFirst(Plan->Col2Im, Col, BiasG,
-                                 Yp + B * S.YB + G * OG * S.YC, Threads);
-        }
-      }
-  });
+  L.addStep(
+      {Y->getName(), Name, false, Flops}, {XB}, {YB, ColB}, [=](Frame &Fr) {
+        const ConvTransposeShape &S = Plan->S;
+        const float *Xp = Fr.f32(XB);
+        float *Yp = Fr.f32(YB);
+        float *Col = Fr.f32(ColB);
+        const int64_t XP = S.XS[2];
+        for (int64_t B = 0; B < S.Batch; ++B)
+          for (int64_t G = 0; G < S.Group; ++G) {
+            const float *XG = Xp + B * S.XB + G * CG * S.XC;
+            const float *BiasG = Plan->Bias->get() + G * OG;
+            GemmProblem GP;
+            GP.K = CG;
+            GP.C = Col;
+            if (Plan->PixelRows) {
+              GP.M = InPix;
+              GP.N = ColN;
+              auto A = makeStridedAPacker(XG, XP, S.XC);
+              DirectA DA = DirectA::matrix(XG, InPix, CG, XP);
+              if (S.XC == 1)
+                GP.Direct = &DA;
+              else
+                GP.A = &A;
+              GP.PackedB = &Plan->Weights[size_t(G)];
+              GP.LdM = ColN;
+              GP.LdN = 1;
+              runGemm(GP, Threads);
+              runCol2ImChannelsLast(Plan->Col2Im, Col, BiasG,
+                                    Yp + B * S.YB + G * OG, Threads);
+            } else {
+              GP.M = ColN;
+              GP.N = InPix;
+              auto Bp = makeStridedBPacker(XG, S.XC, XP);
+              GP.PackedA = &Plan->Weights[size_t(G)];
+              GP.B = &Bp;
+              GP.LdM = InPix;
+              GP.LdN = 1;
+              runGemm(GP, Threads);
+              runCol2ImChannelsFirst(Plan->Col2Im, Col, BiasG,
+                                     Yp + B * S.YB + G * OG * S.YC, Threads);
+            }
+          }
+      });
   return true;
 }

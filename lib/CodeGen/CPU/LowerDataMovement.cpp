@@ -92,14 +92,13 @@ bool cpu::lowerSplit(LoweringContext &L, const Node &N, const FusedTail &) {
   BufferId XB = L.getBuffer(X);
   for (unsigned I = 0; I < N.getNumResults(); ++I)
     Writes.push_back(L.defineBuffer(N.getResult(I)));
-  ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
   std::string All;
   for (const std::string &S : Names)
     All += (All.empty() ? "" : ",") + S;
-  L.addStep({All, "split", false}, {XB}, Writes, [=]() {
+  L.addStep({All, "split", false}, {XB}, Writes, [=](Frame &Fr) {
     for (size_t I = 0; I < Copies.size(); ++I)
-      runCopy(Copies[I], P->bytes(XB), P->bytes(Writes[I]), Elt, Threads);
+      runCopy(Copies[I], Fr.bytes(XB), Fr.bytes(Writes[I]), Elt, Threads);
   });
   return true;
 }
@@ -116,11 +115,11 @@ bool cpu::lowerSlice(LoweringContext &L, const Node &N, const FusedTail &) {
   C.Src = toVector(Src);
   C.Dst = toVector(getStrides(YT));
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "slice", false}, {XB}, {YB},
-            [=]() { runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads); });
+  L.addStep({Y->getName(), "slice", false}, {XB}, {YB}, [=](Frame &Fr) {
+    runCopy(C, Fr.bytes(XB), Fr.bytes(YB), Elt, Threads);
+  });
   return true;
 }
 
@@ -129,13 +128,12 @@ static void addCopiesStep(LoweringContext &L, const Node &N, const char *Kernel,
                           std::vector<CopyPlan> Copies) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int64_t Elt =
       int64_t(getElementByteSize(X->getType().getElementType()));
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
+  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
     for (const CopyPlan &C : Copies)
-      runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads);
+      runCopy(C, Fr.bytes(XB), Fr.bytes(YB), Elt, Threads);
   });
 }
 
@@ -219,36 +217,36 @@ static bool lowerGatherDynamic(LoweringContext &L, const Node &N,
   }
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
   const int64_t AxisSize = XShape[size_t(Axis)], AxisStride = XS[size_t(Axis)];
   const int Threads = L.getThreads();
   const std::string Where = describeNode(N);
-  L.addStep({Y->getName(), "gather.dynamic", false}, {XB, IB}, {YB}, [=]() {
-    const uint8_t *IBytes = P->bytes(IB);
-    CopyPlan C = Slice;
-    for (size_t K = 0; K < DstOffsets.size(); ++K) {
-      int64_t Index;
-      if (IElt == ElementType::I64) {
-        std::memcpy(&Index, IBytes + K * 8, 8);
-      } else {
-        int32_t I32;
-        std::memcpy(&I32, IBytes + K * 4, 4);
-        Index = I32;
-      }
-      if (Index < -AxisSize || Index >= AxisSize) {
-        P->StepError = Where + ": index " + std::to_string(Index) +
-                       " is out of range for an axis of size " +
-                       std::to_string(AxisSize);
-        return;
-      }
-      if (Index < 0)
-        Index += AxisSize;
-      C.SrcOff = Index * AxisStride;
-      C.DstOff = DstOffsets[K];
-      runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads);
-    }
-  });
+  L.addStep({Y->getName(), "gather.dynamic", false}, {XB, IB}, {YB},
+            [=](Frame &Fr) {
+              const uint8_t *IBytes = Fr.bytes(IB);
+              CopyPlan C = Slice;
+              for (size_t K = 0; K < DstOffsets.size(); ++K) {
+                int64_t Index;
+                if (IElt == ElementType::I64) {
+                  std::memcpy(&Index, IBytes + K * 8, 8);
+                } else {
+                  int32_t I32;
+                  std::memcpy(&I32, IBytes + K * 4, 4);
+                  Index = I32;
+                }
+                if (Index < -AxisSize || Index >= AxisSize) {
+                  Fr.fail(Where + ": index " + std::to_string(Index) +
+                          " is out of range for an axis of size " +
+                          std::to_string(AxisSize));
+                  return;
+                }
+                if (Index < 0)
+                  Index += AxisSize;
+                C.SrcOff = Index * AxisStride;
+                C.DstOff = DstOffsets[K];
+                runCopy(C, Fr.bytes(XB), Fr.bytes(YB), Elt, Threads);
+              }
+            });
   return true;
 }
 
@@ -337,7 +335,6 @@ bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
     C.Dst = {YS[0], YS[1], YS[2], B * CI * YS[1], YS[3], CI * YS[1]};
   }
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
   const int Threads = L.getThreads();
   L.addStep(
@@ -345,7 +342,7 @@ bool cpu::lowerDepthToSpace(LoweringContext &L, const Node &N,
        N.getOpId() == OpId::DepthToSpace ? "depth_to_space" : "space_to_depth",
        false},
       {XB}, {YB},
-      [=]() { runCopy(C, P->bytes(XB), P->bytes(YB), Elt, Threads); });
+      [=](Frame &Fr) { runCopy(C, Fr.bytes(XB), Fr.bytes(YB), Elt, Threads); });
   return true;
 }
 
@@ -470,11 +467,10 @@ bool cpu::lowerPad(LoweringContext &L, const Node &N, const FusedTail &) {
   }
   const int64_t Count = *YT.getNumElements();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
   std::string Kernel = "pad." + Mode;
-  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
-    uint8_t *Out = P->bytes(YB);
+  L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
+    uint8_t *Out = Fr.bytes(YB);
     if (Constant) {
       bool Zero = std::all_of(Fill.begin(), Fill.end(),
                               [](uint8_t B) { return B == 0; });
@@ -484,7 +480,7 @@ bool cpu::lowerPad(LoweringContext &L, const Node &N, const FusedTail &) {
         for (int64_t I = 0; I < Count; ++I)
           std::memcpy(Out + I * Elt, Fill.data(), size_t(Elt));
     }
-    runCopy(Interior, P->bytes(XB), Out, Elt, Threads);
+    runCopy(Interior, Fr.bytes(XB), Out, Elt, Threads);
     for (const CopyPlan &B : Borders)
       runCopy(B, Out, Out, Elt, Threads);
   });
@@ -503,7 +499,6 @@ bool cpu::lowerConcat(LoweringContext &L, const Node &N,
   for (const Value *Op : N.getOperands())
     if (!Op || Op->getType().getElementType() != YT.getElementType())
       return false;
-  ProgramImpl *P = &L.getProgram();
   // Operands their producers wrote in place (LoweringContext::
   // findConcatSlot) are not copied; the buffer exists already then.
   std::vector<BufferId> Reads;
@@ -525,15 +520,16 @@ bool cpu::lowerConcat(LoweringContext &L, const Node &N,
   auto YStr = getStrides(YT);
   const int64_t Elt = int64_t(getElementByteSize(YT.getElementType()));
   const int Threads = L.getThreads();
-  L.addStep({Tail.Result->getName(), "concat", false}, Reads, {YB}, [=]() {
-    for (size_t I = 0; I < Reads.size(); ++I) {
-      auto Shape = Types[I].getStaticShape();
-      auto SStr = getStrides(Types[I]);
-      copyStrided(int(R), Shape.data(), P->bytes(Reads[I]), SStr.data(),
-                  P->bytes(YB) + Offsets[I] * YStr[size_t(Axis)] * Elt,
-                  YStr.data(), Elt, Threads);
-    }
-  });
+  L.addStep(
+      {Tail.Result->getName(), "concat", false}, Reads, {YB}, [=](Frame &Fr) {
+        for (size_t I = 0; I < Reads.size(); ++I) {
+          auto Shape = Types[I].getStaticShape();
+          auto SStr = getStrides(Types[I]);
+          copyStrided(int(R), Shape.data(), Fr.bytes(Reads[I]), SStr.data(),
+                      Fr.bytes(YB) + Offsets[I] * YStr[size_t(Axis)] * Elt,
+                      YStr.data(), Elt, Threads);
+        }
+      });
   return true;
 }
 
@@ -543,17 +539,17 @@ bool cpu::lowerRelayout(LoweringContext &L, const Node &N,
   const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
   if (XT.getRank() > 6)
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   auto Shape = XT.getStaticShape();
   auto XS = getStrides(XT), YS = getStrides(YT);
   const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
   const int Threads = L.getThreads();
   const int R = int(XT.getRank());
-  L.addStep({Tail.Result->getName(), "relayout", false}, {XB}, {YB}, [=]() {
-    copyStrided(R, Shape.data(), P->bytes(XB), XS.data(), P->bytes(YB),
-                YS.data(), Elt, Threads);
-  });
+  L.addStep({Tail.Result->getName(), "relayout", false}, {XB}, {YB},
+            [=](Frame &Fr) {
+              copyStrided(R, Shape.data(), Fr.bytes(XB), XS.data(),
+                          Fr.bytes(YB), YS.data(), Elt, Threads);
+            });
   return true;
 }
 
@@ -579,15 +575,14 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
       std::vector<int64_t> SrcStrides;
       for (int64_t Pd : Perm)
         SrcStrides.push_back(XS[size_t(Pd)]);
-      ProgramImpl *P = &L.getProgram();
       BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
       const int64_t Elt =
           int64_t(getElementByteSize(X->getType().getElementType()));
       const int Threads = L.getThreads();
       const int R = int(YShape.size());
-      L.addStep({Y->getName(), "transpose", false}, {XB}, {YB}, [=]() {
-        copyStrided(R, YShape.data(), P->bytes(XB), SrcStrides.data(),
-                    P->bytes(YB), YS.data(), Elt, Threads);
+      L.addStep({Y->getName(), "transpose", false}, {XB}, {YB}, [=](Frame &Fr) {
+        copyStrided(R, YShape.data(), Fr.bytes(XB), SrcStrides.data(),
+                    Fr.bytes(YB), YS.data(), Elt, Threads);
       });
       return true;
     }
@@ -597,16 +592,16 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     if (!layout::isReshapeBitcast(X->getType(), Y->getType(), NoDims)) {
       const TensorType &XT = X->getType(), &YT = Y->getType();
       const int64_t Elt = int64_t(getElementByteSize(XT.getElementType()));
-      ProgramImpl *P = &L.getProgram();
       const int Threads = L.getThreads();
       CopyPlan Direct;
       if (planReshapeCopy(XT, YT, Direct)) {
         // Elements move in one strided pass (a channel shuffle of a
         // channels-last tensor: a small transposition per pixel).
         BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-        L.addStep({Y->getName(), "reshape.copy", false}, {XB}, {YB}, [=]() {
-          runCopy(Direct, P->bytes(XB), P->bytes(YB), Elt, Threads);
-        });
+        L.addStep({Y->getName(), "reshape.copy", false}, {XB}, {YB},
+                  [=](Frame &Fr) {
+                    runCopy(Direct, Fr.bytes(XB), Fr.bytes(YB), Elt, Threads);
+                  });
         return true;
       }
       // Else through a row-major scratch copy (row-major reshapes are
@@ -623,9 +618,9 @@ bool cpu::lowerView(LoweringContext &L, const Node &N, const FusedTail &Tail) {
       BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
       BufferId SB = L.defineScratch(*XT.getNumElements() * Elt);
       L.addStep({Y->getName(), "reshape.copy.staged", false}, {XB}, {YB, SB},
-                [=]() {
-                  runCopy(In, P->bytes(XB), P->bytes(SB), Elt, Threads);
-                  runCopy(Out, P->bytes(SB), P->bytes(YB), Elt, Threads);
+                [=](Frame &Fr) {
+                  runCopy(In, Fr.bytes(XB), Fr.bytes(SB), Elt, Threads);
+                  runCopy(Out, Fr.bytes(SB), Fr.bytes(YB), Elt, Threads);
                 });
       return true;
     }
@@ -667,12 +662,11 @@ bool cpu::lowerExpand(LoweringContext &L, const Node &N, const FusedTail &) {
   BP.Rank = int(Y->getType().getRank());
   getPhysicalShape(Y->getType(), BP.Shape);
   getBroadcastStrides(X->getType(), Y->getType(), BP.Strides[0]);
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(), "expand." + getElementTypeName(Elt).str(), false},
-            {XB}, {YB}, [=]() {
-              runExpand(Bytes, BP, P->bytes(XB), P->bytes(YB), Threads);
+            {XB}, {YB}, [=](Frame &Fr) {
+              runExpand(Bytes, BP, Fr.bytes(XB), Fr.bytes(YB), Threads);
             });
   return true;
 }
@@ -688,7 +682,6 @@ bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
   if (!To || *To != YT.getElementType() || !From || !Dst ||
       !haveSameElementOrder(XT, YT))
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int64_t Count = *XT.getNumElements();
   const int Threads = L.getThreads();
@@ -697,8 +690,8 @@ bool cpu::lowerCast(LoweringContext &L, const Node &N, const FusedTail &) {
              "cast." + getElementTypeName(XT.getElementType()).str() + "." +
                  getElementTypeName(YT.getElementType()).str(),
              false},
-            {XB}, {YB}, [=]() {
-              runCast(S, D, P->bytes(XB), P->bytes(YB), Count, Threads);
+            {XB}, {YB}, [=](Frame &Fr) {
+              runCast(S, D, Fr.bytes(XB), Fr.bytes(YB), Count, Threads);
             });
   return true;
 }

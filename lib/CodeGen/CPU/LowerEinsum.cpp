@@ -105,7 +105,7 @@ bool isDense(const View &V) {
 /// Collects the stages of one Einsum node; the step runs them in order.
 class EinsumPlanner {
 public:
-  using Stage = std::function<void(ProgramImpl &P, int Threads)>;
+  using Stage = std::function<void(Frame &Fr, int Threads)>;
 
   EinsumPlanner(LoweringContext &L, llvm::ArrayRef<int64_t> Sizes)
       : L(L), Sizes(Sizes.begin(), Sizes.end()) {}
@@ -149,8 +149,8 @@ public:
   /// Zeros over \p Count floats of \p Dst.
   void zero(BufferId Dst, int64_t Count) {
     addKind("zero");
-    Stages.push_back([=](ProgramImpl &P, int) {
-      std::fill(P.f32(Dst), P.f32(Dst) + Count, 0.0f);
+    Stages.push_back([=](Frame &Fr, int) {
+      std::fill(Fr.f32(Dst), Fr.f32(Dst) + Count, 0.0f);
     });
   }
 
@@ -164,9 +164,9 @@ public:
     }
     const BufferId Src = From.Buffer, Dst = To.Buffer;
     addKind("copy");
-    Stages.push_back([=](ProgramImpl &P, int Threads) {
-      copyStrided(int(Shape.size()), Shape.data(), P.bytes(Src), SS.data(),
-                  P.bytes(Dst), DS.data(), sizeof(float), Threads);
+    Stages.push_back([=](Frame &Fr, int Threads) {
+      copyStrided(int(Shape.size()), Shape.data(), Fr.bytes(Src), SS.data(),
+                  Fr.bytes(Dst), DS.data(), sizeof(float), Threads);
     });
   }
 
@@ -205,8 +205,8 @@ public:
     }
     const BufferId Dst = To.Buffer;
     addKind("reduce");
-    Stages.push_back([=](ProgramImpl &P, int Threads) {
-      runReduce(ReduceKind::Sum, Outer, Len, Inner, P.f32(Src), P.f32(Dst),
+    Stages.push_back([=](Frame &Fr, int Threads) {
+      runReduce(ReduceKind::Sum, Outer, Len, Inner, Fr.f32(Src), Fr.f32(Dst),
                 Threads);
     });
   }
@@ -351,9 +351,9 @@ void EinsumPlanner::contract(Operand A, Operand B, const Operand &Out) {
     // One sum per result element (dot products, elementwise products): a
     // plain loop, summed in double, costs less than a GEMM call each.
     addKind("dot");
-    Stages.push_back([=](ProgramImpl &P, int Threads) {
-      const float *Ap = P.f32(AB), *Bp = P.f32(BB);
-      float *Cp = P.f32(CB);
+    Stages.push_back([=](Frame &Fr, int Threads) {
+      const float *Ap = Fr.f32(AB), *Bp = Fr.f32(BB);
+      float *Cp = Fr.f32(CB);
       constexpr int64_t Block = 256;
       parallelFor((Items + Block - 1) / Block, Threads, [&](int64_t Blk) {
         const int64_t End = std::min(Items, (Blk + 1) * Block);
@@ -370,9 +370,9 @@ void EinsumPlanner::contract(Operand A, Operand B, const Operand &Out) {
     return;
   }
   addKind("gemm");
-  Stages.push_back([=](ProgramImpl &P, int Threads) {
-    const float *Ap = P.f32(AB), *Bp = P.f32(BB);
-    float *Cp = P.f32(CB);
+  Stages.push_back([=](Frame &Fr, int Threads) {
+    const float *Ap = Fr.f32(AB), *Bp = Fr.f32(BB);
+    float *Cp = Fr.f32(CB);
     auto RunItem = [&](int64_t Item, int GemmThreads) {
       int64_t OA, OB, OC;
       Offsets(Item, OA, OB, OC);
@@ -482,13 +482,12 @@ bool cpu::lowerEinsum(LoweringContext &L, const Node &N, const FusedTail &) {
   }
   std::vector<BufferId> Writes = {Out.Buffer};
   Writes.insert(Writes.end(), Plan.Scratch.begin(), Plan.Scratch.end());
-  ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
   std::vector<EinsumPlanner::Stage> Stages = std::move(Plan.Stages);
   L.addStep({Y->getName(), Plan.kernelName(), false, Plan.Flops}, Reads, Writes,
-            [=]() {
+            [=](Frame &Fr) {
               for (const EinsumPlanner::Stage &S : Stages)
-                S(*P, Threads);
+                S(Fr, Threads);
             });
   return true;
 }

@@ -26,7 +26,6 @@ bool cpu::lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   if (!getFusableActivation(N, Act) || !isF32(N.getOperand(0)) ||
       !haveSameElementOrder(XT, YT))
     return false;
-  ProgramImpl *P = &L.getProgram();
   const Value *X = N.getOperand(0);
   BufferId XB = L.getBuffer(X);
   const BufferId YB = L.defineOver(Tail.Result, {X}, N);
@@ -34,8 +33,9 @@ bool cpu::lowerUnary(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const int Threads = L.getThreads();
   L.addStep(
       {Tail.Result->getName(), std::string("unary.") + Act.getName(), false},
-      {XB}, {YB},
-      [=]() { runUnary(Act, P->f32(XB), P->f32(YB), Count, Threads); });
+      {XB}, {YB}, [=](Frame &Fr) {
+        runUnary(Act, Fr.f32(XB), Fr.f32(YB), Count, Threads);
+      });
   return true;
 }
 
@@ -56,7 +56,6 @@ static bool lowerSingleOperand(LoweringContext &L, const Node &N,
   const TensorType &XT = X->getType(), &YT = Tail.Result->getType();
   if (!isF32(X) || !haveSameElementOrder(XT, YT))
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Count = *XT.getNumElements();
   const Activation Act = Tail.Act;
@@ -64,8 +63,9 @@ static bool lowerSingleOperand(LoweringContext &L, const Node &N,
   L.addStep({Tail.Result->getName(),
              withTail(std::string("copy.") + N.getOpType().lower(), Tail),
              false},
-            {XB}, {YB},
-            [=]() { runUnary(Act, P->f32(XB), P->f32(YB), Count, Threads); });
+            {XB}, {YB}, [=](Frame &Fr) {
+              runUnary(Act, Fr.f32(XB), Fr.f32(YB), Count, Threads);
+            });
   return true;
 }
 
@@ -115,7 +115,6 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
     Passes.push_back(BP);
   }
 
-  ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads;
   for (unsigned I = 0; I < NumOps; ++I)
     Reads.push_back(L.getBuffer(N.getOperand(I)));
@@ -136,11 +135,11 @@ bool cpu::lowerBinary(LoweringContext &L, const Node &N,
                           : L.defineBuffer(Tail.Result);
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(), withTail(Kernel, Tail), false}, Reads,
-            {YB}, [=]() {
-              float *Yp = P->f32(YB);
+            {YB}, [=](Frame &Fr) {
+              float *Yp = Fr.f32(YB);
               for (size_t K = 0; K < Passes.size(); ++K)
-                runBinary(Passes[K], K ? Yp : P->f32(Reads[0]),
-                          P->f32(Reads[K + 1]), Yp, Threads);
+                runBinary(Passes[K], K ? Yp : Fr.f32(Reads[0]),
+                          Fr.f32(Reads[K + 1]), Yp, Threads);
             });
   return true;
 }

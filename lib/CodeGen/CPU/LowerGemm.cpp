@@ -55,7 +55,6 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
                    int64_t ARow, int64_t ACol, int64_t ABatch,
                    std::shared_ptr<MatmulPlan> Plan, int64_t YBatch,
                    const std::string &Name) {
-  ProgramImpl *P = &L.getProgram();
   BufferId AB = L.getBuffer(A);
   BufferId YB = L.defineBuffer(Tail.Result);
   const int64_t NCols = Plan->B.Extent;
@@ -63,9 +62,9 @@ bool addMatmulStep(LoweringContext &L, const Node &N, const FusedTail &Tail,
   L.own(Plan);
   L.addStep({Tail.Result->getName(), withTail(Name, Tail), false,
              2 * Batch * M * NCols * K},
-            {AB}, {YB}, [=]() {
-              const float *Ap = P->f32(AB);
-              float *Yp = P->f32(YB);
+            {AB}, {YB}, [=](Frame &Fr) {
+              const float *Ap = Fr.f32(AB);
+              float *Yp = Fr.f32(YB);
               for (int64_t B = 0; B < Batch; ++B) {
                 auto AP = makeStridedAPacker(Ap + B * ABatch, ARow, ACol);
                 GemmProblem G;
@@ -140,7 +139,6 @@ static bool lowerGemmOfActivations(LoweringContext &L, const Node &N,
       V *= Beta;
     Bias = makePaddedFloats(Values, NC);
   }
-  ProgramImpl *P = &L.getProgram();
   BufferId AB = L.getBuffer(A), BB = L.getBuffer(B);
   BufferId YB = L.defineBuffer(Tail.Result);
   const Activation Act = Tail.Act;
@@ -152,16 +150,16 @@ static bool lowerGemmOfActivations(LoweringContext &L, const Node &N,
     Reads.push_back(RB);
   L.addStep({Tail.Result->getName(), withTail("gemm.dynamic", Tail), false,
              2 * M * NC * K},
-            Reads, {YB}, [=]() {
+            Reads, {YB}, [=](Frame &Fr) {
               if (CB >= 0)
                 for (int64_t J = 0; J < NC; ++J)
-                  (*Bias)[size_t(J)] = Beta * P->f32(CB)[J];
+                  (*Bias)[size_t(J)] = Beta * Fr.f32(CB)[J];
               Epilogue Epi;
               Epi.Bias = Bias ? Bias->get() : nullptr;
-              Epi.Residual = RB >= 0 ? P->f32(RB) : nullptr;
+              Epi.Residual = RB >= 0 ? Fr.f32(RB) : nullptr;
               Epi.Act = Act;
-              runGemmOfActivations(P->f32(AB), ARow, ACol, P->f32(BB), BRow,
-                                   BCol, M, NC, K, P->f32(YB), NC, 1, Epi,
+              runGemmOfActivations(Fr.f32(AB), ARow, ACol, Fr.f32(BB), BRow,
+                                   BCol, M, NC, K, Fr.f32(YB), NC, 1, Epi,
                                    Threads);
             });
   return true;
@@ -239,20 +237,19 @@ static bool lowerMatMulOfActivations(LoweringContext &L, const Node &N,
   const int64_t BBatch = RB > 2 ? BStr[RB - 3] : 0;
   const int64_t ARow = AStr[R - 2], ACol = AStr[R - 1];
   const int64_t BRow = BStr[RB - 2], BCol = BStr[RB - 1];
-  ProgramImpl *P = &L.getProgram();
   BufferId AB = L.getBuffer(A), BB = L.getBuffer(B);
   BufferId YB = L.defineBuffer(Tail.Result);
   const Activation Act = Tail.Act;
   const int Threads = L.getThreads();
   L.addStep({Tail.Result->getName(), withTail("matmul.dynamic", Tail), false,
              2 * Batch * M * NC * K},
-            {AB, BB}, {YB}, [=]() {
+            {AB, BB}, {YB}, [=](Frame &Fr) {
               Epilogue Epi;
               Epi.Act = Act;
               for (int64_t I = 0; I < Batch; ++I)
-                runGemmOfActivations(P->f32(AB) + I * ABatch, ARow, ACol,
-                                     P->f32(BB) + I * BBatch, BRow, BCol, M, NC,
-                                     K, P->f32(YB) + I * M * NC, NC, 1, Epi,
+                runGemmOfActivations(Fr.f32(AB) + I * ABatch, ARow, ACol,
+                                     Fr.f32(BB) + I * BBatch, BRow, BCol, M, NC,
+                                     K, Fr.f32(YB) + I * M * NC, NC, 1, Epi,
                                      Threads);
             });
   return true;

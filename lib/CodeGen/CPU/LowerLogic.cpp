@@ -115,7 +115,6 @@ bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   BroadcastParams BP;
   if (!getBroadcastParams(N, BP))
     return false;
-  ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads = getOperandBuffers(L, N);
   BufferId YB = L.defineBuffer(N.getResult(0));
   const ArithType Type = TypeIt->second;
@@ -130,9 +129,9 @@ bool cpu::lowerArith(LoweringContext &L, const Node &N, const FusedTail &Tail) {
       {N.getResult(0)->getName(),
        "arith." + N.getOpType().lower() + "." + getElementTypeName(Elt).str(),
        false},
-      Reads, {YB}, [=]() {
-        runArith(*Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
-                 P->bytes(YB), Threads);
+      Reads, {YB}, [=](Frame &Fr) {
+        runArith(*Op, Type, BP, Fr.bytes(Reads[0]), Fr.bytes(Reads[1]),
+                 Fr.bytes(YB), Threads);
       });
   return true;
 }
@@ -153,7 +152,6 @@ bool cpu::lowerCompare(LoweringContext &L, const Node &N, const FusedTail &) {
   BroadcastParams BP;
   if (!getBroadcastParams(N, BP))
     return false;
-  ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads = getOperandBuffers(L, N);
   BufferId YB = L.defineBuffer(N.getResult(0));
   const CompareOp Op = OpIt->second;
@@ -163,9 +161,9 @@ bool cpu::lowerCompare(LoweringContext &L, const Node &N, const FusedTail &) {
       {N.getResult(0)->getName(),
        "compare." + N.getOpType().lower() + "." + getElementTypeName(Elt).str(),
        false},
-      Reads, {YB}, [=]() {
-        runCompare(Op, Type, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
-                   P->bytes(YB), Threads);
+      Reads, {YB}, [=](Frame &Fr) {
+        runCompare(Op, Type, BP, Fr.bytes(Reads[0]), Fr.bytes(Reads[1]),
+                   Fr.bytes(YB), Threads);
       });
   return true;
 }
@@ -177,11 +175,10 @@ bool cpu::lowerNot(LoweringContext &L, const Node &N, const FusedTail &) {
   if (XT.getElementType() != ElementType::Bool ||
       YT.getElementType() != ElementType::Bool || !haveSameElementOrder(XT, YT))
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int64_t Count = *XT.getNumElements();
   L.addStep({Y->getName(), "logic.not", false}, {XB}, {YB},
-            [=]() { runNot(P->bytes(XB), P->bytes(YB), Count); });
+            [=](Frame &Fr) { runNot(Fr.bytes(XB), Fr.bytes(YB), Count); });
   return true;
 }
 
@@ -202,11 +199,11 @@ bool cpu::lowerClassify(LoweringContext &L, const Node &N, const FusedTail &) {
             : Positive           ? FloatClass::PosInf
                                  : FloatClass::NegInf;
   }
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int64_t Count = *XT.getNumElements();
-  L.addStep({Y->getName(), "logic." + N.getOpType().lower(), false}, {XB}, {YB},
-            [=]() { runClassify(Class, P->f32(XB), P->bytes(YB), Count); });
+  L.addStep(
+      {Y->getName(), "logic." + N.getOpType().lower(), false}, {XB}, {YB},
+      [=](Frame &Fr) { runClassify(Class, Fr.f32(XB), Fr.bytes(YB), Count); });
   return true;
 }
 
@@ -273,7 +270,6 @@ bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
           YT.getLayout().getPermutation(YT.getRank()) ||
       !getQuantParams(N, XT, *Q))
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int64_t Count = *XT.getNumElements();
   const int Threads = L.getThreads();
@@ -282,13 +278,13 @@ bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
       std::string(Quantize ? "quantize." : "dequantize.") +
       getElementTypeName(QE).str() + (Q->Channels > 1 ? ".per_axis" : "");
   if (Quantize)
-    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
-      runQuantize(*Q, Type == QuantType::I8, P->f32(XB), P->bytes(YB), Count,
+    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
+      runQuantize(*Q, Type == QuantType::I8, Fr.f32(XB), Fr.bytes(YB), Count,
                   Threads);
     });
   else
-    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=]() {
-      runDequantize(*Q, Type, P->bytes(XB), P->f32(YB), Count, Threads);
+    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
+      runDequantize(*Q, Type, Fr.bytes(XB), Fr.f32(YB), Count, Threads);
     });
   return true;
 }
@@ -307,15 +303,14 @@ bool cpu::lowerWhere(LoweringContext &L, const Node &N, const FusedTail &) {
   BroadcastParams BP;
   if (!getBroadcastParams(N, BP))
     return false;
-  ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads = getOperandBuffers(L, N);
   BufferId YB = L.defineBuffer(N.getResult(0));
   const int Threads = L.getThreads();
   L.addStep({N.getResult(0)->getName(),
              "where." + getElementTypeName(Elt).str(), false},
-            Reads, {YB}, [=]() {
-              runWhere(Bytes, BP, P->bytes(Reads[0]), P->bytes(Reads[1]),
-                       P->bytes(Reads[2]), P->bytes(YB), Threads);
+            Reads, {YB}, [=](Frame &Fr) {
+              runWhere(Bytes, BP, Fr.bytes(Reads[0]), Fr.bytes(Reads[1]),
+                       Fr.bytes(Reads[2]), Fr.bytes(YB), Threads);
             });
   return true;
 }

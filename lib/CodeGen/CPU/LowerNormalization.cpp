@@ -62,7 +62,6 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
   auto Scale = makePaddedFloats(ScaleV, C), Shift = makePaddedFloats(ShiftV, C);
   L.own(Scale);
   L.own(Shift);
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X);
   const BufferId YB = L.defineOver(Tail.Result, {X}, *Tail.Last);
   const Activation Act = Tail.Act;
@@ -70,9 +69,9 @@ bool cpu::lowerBatchNorm(LoweringContext &L, const Node &N,
   L.addStep({Tail.Result->getName(),
              withTail(ChannelsLast ? "batchnorm.nhwc" : "batchnorm.nchw", Tail),
              false},
-            {XB}, {YB}, [=]() {
-              runChannelAffine(ChannelsLast, Batch, C, Pixels, P->f32(XB),
-                               Scale->get(), Shift->get(), Act, P->f32(YB),
+            {XB}, {YB}, [=](Frame &Fr) {
+              runChannelAffine(ChannelsLast, Batch, C, Pixels, Fr.f32(XB),
+                               Scale->get(), Shift->get(), Act, Fr.f32(YB),
                                Threads);
             });
   return true;
@@ -97,11 +96,11 @@ bool cpu::lowerLRN(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   LP.Bias = N.getFloatAttr("bias", 1.0f);
   if (LP.Size < 1)
     return false;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(), LP.Inner == 1 ? "lrn.rows" : "lrn.strided", false},
-            {XB}, {YB}, [=]() { runLRN(LP, P->f32(XB), P->f32(YB), Threads); });
+            {XB}, {YB},
+            [=](Frame &Fr) { runLRN(LP, Fr.f32(XB), Fr.f32(YB), Threads); });
   return true;
 }
 
@@ -133,16 +132,15 @@ bool cpu::lowerInstanceNorm(LoweringContext &L, const Node &N,
     return false;
   const bool ChannelsLast = Order == ChannelOrder::Last;
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
-  ProgramImpl *P = &L.getProgram();
   const BufferId XB = L.getBuffer(X), SB = L.getBuffer(Scale),
                  BB = L.getBuffer(Bias);
   const BufferId YB = L.defineOver(Y, {X}, N);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              ChannelsLast ? "instancenorm.nhwc" : "instancenorm.nchw", false},
-            {XB, SB, BB}, {YB}, [=]() {
-              runInstanceNorm(ChannelsLast, Batch, C, Pixels, P->f32(XB),
-                              P->f32(SB), P->f32(BB), Eps, P->f32(YB), Threads);
+            {XB, SB, BB}, {YB}, [=](Frame &Fr) {
+              runInstanceNorm(ChannelsLast, Batch, C, Pixels, Fr.f32(XB),
+                              Fr.f32(SB), Fr.f32(BB), Eps, Fr.f32(YB), Threads);
             });
   return true;
 }
@@ -229,13 +227,13 @@ bool cpu::lowerLayerNorm(LoweringContext &L, const Node &N,
   auto GammaP = makePaddedFloats(Gamma, Len);
   auto BetaP = makePaddedFloats(Beta, Len);
   const float Eps = N.getFloatAttr("epsilon", 1e-5f);
-  ProgramImpl *P = &L.getProgram();
   const BufferId XB = L.getBuffer(X);
   const BufferId YB = L.defineOver(Y, {X}, N);
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "layernorm.rows", false}, {XB}, {YB}, [=]() {
-    runLayerNorm(Rows, Len, P->f32(XB), GammaP->get(), BetaP->get(), Eps,
-                 P->f32(YB), Threads);
-  });
+  L.addStep({Y->getName(), "layernorm.rows", false}, {XB}, {YB},
+            [=](Frame &Fr) {
+              runLayerNorm(Rows, Len, Fr.f32(XB), GammaP->get(), BetaP->get(),
+                           Eps, Fr.f32(YB), Threads);
+            });
   return true;
 }

@@ -53,7 +53,6 @@ bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     PP.XS[D] = XS[2 + I];
     PP.YS[D] = YS[2 + I];
   }
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
   const int Threads = L.getThreads();
@@ -61,9 +60,9 @@ bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
              std::string(PP.Max ? "pool.max" : "pool.average") +
                  (PP.channelsLast() ? ".nhwc" : ".nchw"),
              false},
-            {XB}, {YB}, [=]() {
+            {XB}, {YB}, [=](Frame &Fr) {
               for (int64_t B = 0; B < Batch; ++B)
-                runPool(PP, P->f32(XB) + B * XBS, P->f32(YB) + B * YBS,
+                runPool(PP, Fr.f32(XB) + B * XBS, Fr.f32(YB) + B * YBS,
                         Threads);
             });
   return true;
@@ -88,7 +87,6 @@ bool cpu::lowerGlobalPool(LoweringContext &L, const Node &N,
   for (unsigned I = 2; I < Rank; ++I)
     Pixels *= Shape[I];
   const bool Max = N.getOpId() == OpId::GlobalMaxPool;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Batch = Shape[0], C = Shape[1], PS = XS[Rank - 1], CS = XS[1],
                 XBS = XS[0], YBS = YS[0], YCS = YS[1];
@@ -97,10 +95,10 @@ bool cpu::lowerGlobalPool(LoweringContext &L, const Node &N,
              std::string(Max ? "pool.global_max" : "pool.global_average") +
                  (CS == 1 ? ".nhwc" : ".nchw"),
              false},
-            {XB}, {YB}, [=]() {
+            {XB}, {YB}, [=](Frame &Fr) {
               for (int64_t B = 0; B < Batch; ++B)
-                runGlobalPool(Max, Pixels, C, PS, CS, P->f32(XB) + B * XBS,
-                              P->f32(YB) + B * YBS, YCS, Threads);
+                runGlobalPool(Max, Pixels, C, PS, CS, Fr.f32(XB) + B * XBS,
+                              Fr.f32(YB) + B * YBS, YCS, Threads);
             });
   return true;
 }

@@ -162,14 +162,14 @@ bool isResultUsed(const Graph &G, const Node &N, unsigned I) {
          (N.getResult(I)->hasUses() || G.isGraphOutput(N.getResult(I)));
 }
 
-/// Reads and checks sequence_lens into \p Len; false (with P.StepError set)
+/// Reads and checks sequence_lens into \p Len; false (with \p Fr failed)
 /// on an entry outside [0, Seq].
-bool readLengths(ProgramImpl &P, const RecurrentPlan &S, BufferId LensB,
+bool readLengths(Frame &Fr, const RecurrentPlan &S, BufferId LensB,
                  std::vector<int64_t> &Len) {
   Len.assign(size_t(S.Batch), S.Seq);
   if (LensB < 0)
     return true;
-  const uint8_t *LP = P.bytes(LensB);
+  const uint8_t *LP = Fr.bytes(LensB);
   for (int64_t B = 0; B < S.Batch; ++B) {
     int64_t V;
     if (S.LensType == ElementType::I32) {
@@ -180,9 +180,8 @@ bool readLengths(ProgramImpl &P, const RecurrentPlan &S, BufferId LensB,
       std::memcpy(&V, LP + 8 * B, 8);
     }
     if (V < 0 || V > S.Seq) {
-      P.StepError = S.Where + ": sequence_lens entry " + std::to_string(B) +
-                    " is " + std::to_string(V) + ", expected 0 to " +
-                    std::to_string(S.Seq);
+      Fr.fail(S.Where + ": sequence_lens entry " + std::to_string(B) + " is " +
+              std::to_string(V) + ", expected 0 to " + std::to_string(S.Seq));
       return false;
     }
     Len[size_t(B)] = V;
@@ -296,7 +295,6 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
   S.Where = describeNode(N);
   L.own(Plan);
 
-  ProgramImpl *P = &L.getProgram();
   std::vector<BufferId> Reads{L.getBuffer(X)};
   const BufferId XB = Reads[0];
   const BufferId LensB = Lens ? L.getBuffer(Lens) : -1;
@@ -334,17 +332,18 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
                                   : "reverse");
   const BufferId YB = Out[0], YHB = Out[1], YCB = Out[2];
   L.addStep(
-      {N.getResult(0)->getName(), Name, false, Flops}, Reads, Writes, [=]() {
+      {N.getResult(0)->getName(), Name, false, Flops}, Reads, Writes,
+      [=](Frame &Fr) {
         const RecurrentPlan &S = *Plan;
         const int64_t H = S.H, GH = S.gateWidth(), Dirs = S.Dirs;
         const bool IsLstm = S.Cell.HasCell;
-        float *Proj = P->f32(ScratchB);
+        float *Proj = Fr.f32(ScratchB);
         float *Rec = Proj + S.Seq * S.Batch * Dirs * GH;
         float *Hs = Rec + S.Batch * GH;
         float *Cs = Hs + S.Batch * H; // LSTM: cells; GRU: reset states.
-        float *Y = YB >= 0 ? P->f32(YB) : nullptr;
+        float *Y = YB >= 0 ? Fr.f32(YB) : nullptr;
         std::vector<int64_t> Len;
-        if (!readLengths(*P, S, LensB, Len))
+        if (!readLengths(Fr, S, LensB, Len))
           return;
         if (Y && LensB >= 0)
           std::memset(Y, 0, size_t(S.Seq * Dirs * S.Batch * H) * 4);
@@ -352,7 +351,7 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
         if (WeightB[0] >= 0) {
           const float *Ptr[4];
           for (unsigned K = 0; K < 4; ++K)
-            Ptr[K] = WeightB[K] >= 0 ? P->f32(WeightB[K]) : nullptr;
+            Ptr[K] = WeightB[K] >= 0 ? Fr.f32(WeightB[K]) : nullptr;
           RunWeights = packWeights(S.Cell, S.LinearBeforeReset, Ptr[0], Ptr[1],
                                    Ptr[2], Ptr[3], Dirs, H, S.In);
         }
@@ -362,7 +361,7 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
         Proj0.M = S.Seq * S.Batch;
         Proj0.N = Dirs * GH;
         Proj0.K = S.In;
-        DirectA XA = DirectA::matrix(P->f32(XB), Proj0.M, S.In, S.XRow);
+        DirectA XA = DirectA::matrix(Fr.f32(XB), Proj0.M, S.In, S.XRow);
         Proj0.Direct = &XA;
         Proj0.PackedB = &Wt.W;
         Proj0.C = Proj;
@@ -370,8 +369,8 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
         Proj0.Epi.Bias = Wt.Bias->get();
         runGemm(Proj0, Threads);
 
-        const float *H0 = H0B >= 0 ? P->f32(H0B) : nullptr;
-        const float *C0 = C0B >= 0 ? P->f32(C0B) : nullptr;
+        const float *H0 = H0B >= 0 ? Fr.f32(H0B) : nullptr;
+        const float *C0 = C0B >= 0 ? Fr.f32(C0B) : nullptr;
         for (int64_t D = 0; D < Dirs; ++D) {
           const bool Backward = D == 1 || !S.ForwardFirst;
           for (int64_t B = 0; B < S.Batch; ++B)
@@ -438,10 +437,10 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
           }
           for (int64_t B = 0; B < S.Batch; ++B) {
             if (YHB >= 0)
-              std::memcpy(P->f32(YHB) + S.stateOffset(D, B), Hs + B * H,
+              std::memcpy(Fr.f32(YHB) + S.stateOffset(D, B), Hs + B * H,
                           size_t(H) * 4);
             if (YCB >= 0)
-              std::memcpy(P->f32(YCB) + S.stateOffset(D, B), Cs + B * H,
+              std::memcpy(Fr.f32(YCB) + S.stateOffset(D, B), Cs + B * H,
                           size_t(H) * 4);
           }
         }

@@ -35,15 +35,14 @@ bool cpu::lowerSoftmax(LoweringContext &L, const Node &N,
   if (!splitAround(XT, Middle, Outer, Len, Inner))
     return false;
   const bool Log = N.getOpId() == OpId::LogSoftmax;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              std::string(Log ? "log_softmax" : "softmax") +
                  (Inner == 1 ? ".rows" : ".strided"),
              false},
-            {XB}, {YB}, [=]() {
-              runSoftmax(Outer, Len, Inner, Log, P->f32(XB), P->f32(YB),
+            {XB}, {YB}, [=](Frame &Fr) {
+              runSoftmax(Outer, Len, Inner, Log, Fr.f32(XB), Fr.f32(YB),
                          Threads);
             });
   return true;
@@ -89,15 +88,14 @@ bool cpu::lowerReduce(LoweringContext &L, const Node &N,
                    [&](const auto &K) { return K.first == N.getOpId(); });
   assert(It != std::end(Kinds) && "lowerReduce on another op");
   const ReduceKind Kind = It->second;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep(
       {Y->getName(),
        "reduce." + N.getOpType().lower() + (Inner == 1 ? ".rows" : ".strided"),
        false},
-      {XB}, {YB}, [=]() {
-        runReduce(Kind, Outer, Len, Inner, P->f32(XB), P->f32(YB), Threads);
+      {XB}, {YB}, [=](Frame &Fr) {
+        runReduce(Kind, Outer, Len, Inner, Fr.f32(XB), Fr.f32(YB), Threads);
       });
   return true;
 }
@@ -143,15 +141,14 @@ bool cpu::lowerCumSum(LoweringContext &L, const Node &N,
   const CumSumType Type = TypeIt->second;
   const bool Exclusive = N.getIntAttr("exclusive", 0) != 0;
   const bool Reverse = N.getIntAttr("reverse", 0) != 0;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              "scan.cumsum." + getElementTypeName(XT.getElementType()).str(),
              false},
-            {XB}, {YB}, [=]() {
+            {XB}, {YB}, [=](Frame &Fr) {
               runCumSum(Type, Outer, Len, Inner, Exclusive, Reverse,
-                        P->bytes(XB), P->bytes(YB), Threads);
+                        Fr.bytes(XB), Fr.bytes(YB), Threads);
             });
   return true;
 }
@@ -176,16 +173,15 @@ bool cpu::lowerArgReduce(LoweringContext &L, const Node &N,
     return false;
   const bool Max = N.getOpId() == OpId::ArgMax;
   const bool Last = N.getIntAttr("select_last_index", 0) != 0;
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              std::string(Max ? "argmax" : "argmin") +
                  (Inner == 1 ? ".rows" : ".strided"),
              false},
-            {XB}, {YB}, [=]() {
-              runArgReduce(Max, Last, Outer, Len, Inner, P->f32(XB),
-                           reinterpret_cast<int64_t *>(P->bytes(YB)), Threads);
+            {XB}, {YB}, [=](Frame &Fr) {
+              runArgReduce(Max, Last, Outer, Len, Inner, Fr.f32(XB),
+                           reinterpret_cast<int64_t *>(Fr.bytes(YB)), Threads);
             });
   return true;
 }

@@ -96,7 +96,6 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     }
   }
   L.own(Params);
-  ProgramImpl *P = &L.getProgram();
   BufferId XB = L.getBuffer(X);
   BufferId YB = Slot ? L.useConcatSlot(Y, *Slot) : L.defineBuffer(Y);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
@@ -105,11 +104,11 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   const int Threads = L.getThreads();
   L.addStep(
       {Y->getName(), ChannelsLast ? "resize.nhwc" : "resize.planes", false},
-      {XB}, {YB}, [=]() {
+      {XB}, {YB}, [=](Frame &Fr) {
         for (int64_t B = 0; B < Batch; ++B)
           for (int64_t C = 0; C < Planes; ++C)
-            runResampleChannelsLast(*Params, P->f32(XB) + B * XBS + C * XCS,
-                                    P->f32(YB) + YOffset + B * YBS + C * YCS,
+            runResampleChannelsLast(*Params, Fr.f32(XB) + B * XBS + C * XCS,
+                                    Fr.f32(YB) + YOffset + B * YBS + C * YCS,
                                     Threads);
       });
   return true;
@@ -143,11 +142,11 @@ bool cpu::lowerGridSample(LoweringContext &L, const Node &N,
   std::copy(XS.begin(), XS.end(), P->XS);
   std::copy(YS.begin(), YS.end(), P->YS);
   L.own(P);
-  ProgramImpl *Prog = &L.getProgram();
   BufferId XB = L.getBuffer(X), GB = L.getBuffer(G), YB = L.defineBuffer(Y);
   const int Threads = L.getThreads();
-  L.addStep({Y->getName(), "grid_sample", false}, {XB, GB}, {YB}, [=]() {
-    runGridSample(*P, Prog->f32(XB), Prog->f32(GB), Prog->f32(YB), Threads);
-  });
+  L.addStep({Y->getName(), "grid_sample", false}, {XB, GB}, {YB},
+            [=](Frame &Fr) {
+              runGridSample(*P, Fr.f32(XB), Fr.f32(GB), Fr.f32(YB), Threads);
+            });
   return true;
 }

@@ -91,18 +91,17 @@ bool cpu::lowerTopK(LoweringContext &L, const Node &N, const FusedTail &) {
     IB = L.defineBuffer(Indices);
     Writes.push_back(IB);
   }
-  ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
   std::string Names = Values->getName();
   if (Indices)
     Names += "," + Indices->getName();
   auto Select = [=](auto Zero) {
     using T = decltype(Zero);
-    return [=]() {
-      const T *XP = reinterpret_cast<const T *>(P->bytes(XB));
-      T *VP = reinterpret_cast<T *>(P->bytes(VB));
+    return [=](Frame &Fr) {
+      const T *XP = reinterpret_cast<const T *>(Fr.bytes(XB));
+      T *VP = reinterpret_cast<T *>(Fr.bytes(VB));
       int64_t *IP =
-          IB >= 0 ? reinterpret_cast<int64_t *>(P->bytes(IB)) : nullptr;
+          IB >= 0 ? reinterpret_cast<int64_t *>(Fr.bytes(IB)) : nullptr;
       parallelFor(int64_t(XRow.size()), Threads, [&](int64_t R) {
         const T *Row = XP + XRow[size_t(R)];
         std::vector<int64_t> Order(static_cast<size_t>(Len));
@@ -128,7 +127,7 @@ bool cpu::lowerTopK(LoweringContext &L, const Node &N, const FusedTail &) {
       });
     };
   };
-  std::function<void()> Run;
+  std::function<void(Frame &)> Run;
   switch (Elt) {
   case ElementType::F64:
     Run = Select(double());
@@ -160,8 +159,8 @@ struct ElementsWalk {
   ElementType IndexType = ElementType::Unknown;
   std::string Where;
 
-  /// The data offset of position \p K, or -1 after setting \p P's error.
-  int64_t dataOffset(ProgramImpl &P, const uint8_t *Indices, size_t K) const {
+  /// The data offset of position \p K, or -1 after failing \p Fr.
+  int64_t dataOffset(Frame &Fr, const uint8_t *Indices, size_t K) const {
     int64_t I;
     if (IndexType == ElementType::I64) {
       std::memcpy(&I, Indices + IndexOffsets[K] * 8, 8);
@@ -171,9 +170,9 @@ struct ElementsWalk {
       I = I32;
     }
     if (I < -AxisSize || I >= AxisSize) {
-      P.StepError = Where + ": index " + std::to_string(I) +
-                    " is out of range for an axis of size " +
-                    std::to_string(AxisSize);
+      Fr.fail(Where + ": index " + std::to_string(I) +
+              " is out of range for an axis of size " +
+              std::to_string(AxisSize));
       return -1;
     }
     return DataOffsets[K] + (I < 0 ? I + AxisSize : I) * AxisStride;
@@ -287,16 +286,14 @@ struct TupleWalk {
   std::vector<int64_t> Dims, Strides; ///< Of the K indexed data dims.
   std::string Where;
 
-  /// The data offset of tuple \p T's slice, or -1 after setting \p P's
-  /// error.
-  int64_t sliceOffset(ProgramImpl &P, const int64_t *Indices, int64_t T) const {
+  /// The data offset of tuple \p T's slice, or -1 after failing \p Fr.
+  int64_t sliceOffset(Frame &Fr, const int64_t *Indices, int64_t T) const {
     int64_t Off = T / TuplesPerBatch * BatchStride;
     for (int64_t J = 0; J < K; ++J) {
       const int64_t I = Indices[T * K + J], Size = Dims[size_t(J)];
       if (I < -Size || I >= Size) {
-        P.StepError = Where + ": index " + std::to_string(I) +
-                      " is out of range for an axis of size " +
-                      std::to_string(Size);
+        Fr.fail(Where + ": index " + std::to_string(I) +
+                " is out of range for an axis of size " + std::to_string(Size));
         return -1;
       }
       Off += (I < 0 ? I + Size : I) * Strides[size_t(J)];
@@ -351,15 +348,14 @@ bool cpu::lowerGatherND(LoweringContext &L, const Node &N, const FusedTail &) {
     return false;
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const size_t Bytes =
       getElementByteSize(X->getType().getElementType()) * size_t(W->SliceElems);
-  L.addStep({Y->getName(), "gather_nd", false}, {XB, IB}, {YB}, [=]() {
-    const uint8_t *XP = P->bytes(XB);
-    const auto *IP = reinterpret_cast<const int64_t *>(P->bytes(IB));
-    uint8_t *YP = P->bytes(YB);
+  L.addStep({Y->getName(), "gather_nd", false}, {XB, IB}, {YB}, [=](Frame &Fr) {
+    const uint8_t *XP = Fr.bytes(XB);
+    const auto *IP = reinterpret_cast<const int64_t *>(Fr.bytes(IB));
+    uint8_t *YP = Fr.bytes(YB);
     for (int64_t T = 0; T < W->Tuples; ++T) {
-      const int64_t From = W->sliceOffset(*P, IP, T);
+      const int64_t From = W->sliceOffset(Fr, IP, T);
       if (From < 0)
         return;
       std::memcpy(YP + size_t(T) * Bytes,
@@ -386,22 +382,21 @@ bool cpu::lowerScatterND(LoweringContext &L, const Node &N, const FusedTail &) {
     return false;
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            UB = L.getBuffer(Updates), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const size_t Size = getElementByteSize(Elt);
   const size_t Total = size_t(*XT.getNumElements()) * Size;
   L.addStep({Y->getName(),
              std::string("scatter_nd") + (R == '=' ? "" : ".") +
                  (R == '=' ? "" : Reduction),
              false},
-            {XB, IB, UB}, {YB}, [=]() {
-              uint8_t *YP = P->bytes(YB);
-              if (YP != P->bytes(XB))
-                std::memcpy(YP, P->bytes(XB), Total);
-              const auto *IP = reinterpret_cast<const int64_t *>(P->bytes(IB));
-              const uint8_t *UP = P->bytes(UB);
+            {XB, IB, UB}, {YB}, [=](Frame &Fr) {
+              uint8_t *YP = Fr.bytes(YB);
+              if (YP != Fr.bytes(XB))
+                std::memcpy(YP, Fr.bytes(XB), Total);
+              const auto *IP = reinterpret_cast<const int64_t *>(Fr.bytes(IB));
+              const uint8_t *UP = Fr.bytes(UB);
               const int64_t S = W->SliceElems;
               for (int64_t T = 0; T < W->Tuples; ++T) {
-                const int64_t To = W->sliceOffset(*P, IP, T);
+                const int64_t To = W->sliceOffset(Fr, IP, T);
                 if (To < 0)
                   return;
                 uint8_t *Dst = YP + size_t(To) * Size;
@@ -426,18 +421,18 @@ bool cpu::lowerGatherElements(LoweringContext &L, const Node &N,
     return false;
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const size_t Elt = getElementByteSize(X->getType().getElementType());
-  L.addStep({Y->getName(), "gather_elements", false}, {XB, IB}, {YB}, [=]() {
-    const uint8_t *XP = P->bytes(XB), *IP = P->bytes(IB);
-    uint8_t *YP = P->bytes(YB);
-    for (size_t K = 0; K < W->SideOffsets.size(); ++K) {
-      const int64_t From = W->dataOffset(*P, IP, K);
-      if (From < 0)
-        return;
-      std::memcpy(YP + W->SideOffsets[K] * Elt, XP + From * Elt, Elt);
-    }
-  });
+  L.addStep({Y->getName(), "gather_elements", false}, {XB, IB}, {YB},
+            [=](Frame &Fr) {
+              const uint8_t *XP = Fr.bytes(XB), *IP = Fr.bytes(IB);
+              uint8_t *YP = Fr.bytes(YB);
+              for (size_t K = 0; K < W->SideOffsets.size(); ++K) {
+                const int64_t From = W->dataOffset(Fr, IP, K);
+                if (From < 0)
+                  return;
+                std::memcpy(YP + W->SideOffsets[K] * Elt, XP + From * Elt, Elt);
+              }
+            });
   return true;
 }
 
@@ -467,20 +462,19 @@ bool cpu::lowerScatterElements(LoweringContext &L, const Node &N,
       Strides(XS.begin(), XS.end());
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            UB = L.getBuffer(Updates), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const size_t Size = getElementByteSize(Elt);
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
              std::string("scatter_elements") + (R == '=' ? "" : ".") +
                  (R == '=' ? "" : Reduction),
              false},
-            {XB, IB, UB}, {YB}, [=]() {
-              uint8_t *YP = P->bytes(YB);
-              copyStrided(int(Shape.size()), Shape.data(), P->bytes(XB),
+            {XB, IB, UB}, {YB}, [=](Frame &Fr) {
+              uint8_t *YP = Fr.bytes(YB);
+              copyStrided(int(Shape.size()), Shape.data(), Fr.bytes(XB),
                           Strides.data(), YP, Strides.data(), Size, Threads);
-              const uint8_t *IP = P->bytes(IB), *UP = P->bytes(UB);
+              const uint8_t *IP = Fr.bytes(IB), *UP = Fr.bytes(UB);
               for (size_t K = 0; K < W->SideOffsets.size(); ++K) {
-                const int64_t To = W->dataOffset(*P, IP, K);
+                const int64_t To = W->dataOffset(Fr, IP, K);
                 if (To < 0)
                   return;
                 const uint8_t *From = UP + W->SideOffsets[K] * Size;

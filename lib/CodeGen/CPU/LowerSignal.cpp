@@ -84,28 +84,28 @@ bool cpu::lowerSTFT(LoweringContext &L, const Node &N, const FusedTail &) {
                                 Length);
   L.own(Plan);
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
-  ProgramImpl *P = &L.getProgram();
   const int Threads = L.getThreads();
   const int64_t Flops = 2 * Plan->Batch * Plan->Frames * Plan->Columns * Length;
-  L.addStep({Y->getName(), "stft.gemm", false, Flops}, {XB}, {YB}, [=]() {
-    static const int64_t NoOffset = 0;
-    DirectA D;
-    D.Base = P->f32(XB);
-    D.SegRows = Plan->Frames;
-    D.SegStride = Plan->SignalStride;
-    D.RowStride = Plan->Step;
-    D.Width = Plan->Length;
-    D.TapOffsets = &NoOffset;
-    GemmProblem G;
-    G.M = Plan->Batch * Plan->Frames;
-    G.N = Plan->Columns;
-    G.K = Plan->Length;
-    G.Direct = &D;
-    G.PackedB = &Plan->Basis;
-    G.C = P->f32(YB);
-    G.LdM = Plan->ResultRowStride;
-    G.LdN = 1;
-    runGemm(G, Threads);
-  });
+  L.addStep({Y->getName(), "stft.gemm", false, Flops}, {XB}, {YB},
+            [=](Frame &Fr) {
+              static const int64_t NoOffset = 0;
+              DirectA D;
+              D.Base = Fr.f32(XB);
+              D.SegRows = Plan->Frames;
+              D.SegStride = Plan->SignalStride;
+              D.RowStride = Plan->Step;
+              D.Width = Plan->Length;
+              D.TapOffsets = &NoOffset;
+              GemmProblem G;
+              G.M = Plan->Batch * Plan->Frames;
+              G.N = Plan->Columns;
+              G.K = Plan->Length;
+              G.Direct = &D;
+              G.PackedB = &Plan->Basis;
+              G.C = Fr.f32(YB);
+              G.LdM = Plan->ResultRowStride;
+              G.LdN = 1;
+              runGemm(G, Threads);
+            });
   return true;
 }

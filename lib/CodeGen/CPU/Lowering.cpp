@@ -225,7 +225,7 @@ LoweringContext::defineOver(const Value *Result,
 
 void LoweringContext::addStep(StepInfo Info, std::vector<BufferId> Reads,
                               std::vector<BufferId> Writes,
-                              std::function<void()> Run) {
+                              std::function<void(Frame &)> Run) {
   P.Infos.push_back(Info);
   P.Steps.push_back(
       {std::move(Info), std::move(Reads), std::move(Writes), std::move(Run)});
@@ -333,7 +333,6 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
   runtime::ReferenceKernel K = runtime::lookupReferenceKernel(N.getOpId());
   if (N.isOpaque() || !K)
     return makeNodeError(N, "no kernel for op '" + N.getOpType() + "'");
-  ProgramImpl &P = L.getProgram();
   std::vector<BufferId> Reads, Writes;
   std::vector<TensorType> OperandTypes, ResultTypes;
   for (const Value *Op : N.getOperands()) {
@@ -353,9 +352,8 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
   std::vector<BufferId> R = Reads, W = Writes;
   R.erase(std::remove(R.begin(), R.end(), -1), R.end());
   W.erase(std::remove(W.begin(), W.end(), -1), W.end());
-  ProgramImpl *PP = &P;
   const Node *NP = &N;
-  L.addStep(Info, R, W, [=]() {
+  L.addStep(Info, R, W, [=](Frame &Fr) {
     std::vector<Tensor> Ops(Reads.size());
     std::vector<const Tensor *> OpPtrs(Reads.size(), nullptr);
     for (size_t I = 0; I < Reads.size(); ++I) {
@@ -363,7 +361,7 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
         continue;
       const TensorType &T = OperandTypes[I];
       Ops[I] = Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
-      copyBytes(Ops[I].getMutableBytes().data(), PP->bytes(Reads[I]),
+      copyBytes(Ops[I].getMutableBytes().data(), Fr.bytes(Reads[I]),
                 Ops[I].getBytes().size());
       OpPtrs[I] = &Ops[I];
     }
@@ -372,12 +370,12 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
       if (Writes[I] >= 0)
         Res[I] = Tensor::zeros(ResultTypes[I]);
     if (llvm::Error E = K(*NP, OpPtrs, Res)) {
-      PP->StepError = llvm::toString(std::move(E));
+      Fr.fail(llvm::toString(std::move(E)));
       return;
     }
     for (size_t I = 0; I < Writes.size(); ++I)
       if (Writes[I] >= 0)
-        copyBytes(PP->bytes(Writes[I]), Res[I].getBytes().data(),
+        copyBytes(Fr.bytes(Writes[I]), Res[I].getBytes().data(),
                   Res[I].getBytes().size());
   });
   return llvm::Error::success();
@@ -410,10 +408,6 @@ llvm::Error checkTypes(const Graph &G) {
           return E;
   return llvm::Error::success();
 }
-
-void freeArena(void *P) { std::free(P); }
-/// An arena in an ArenaRegion: the region frees it.
-void keepArena(void *) {}
 
 } // namespace
 
@@ -480,23 +474,19 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   P->ArenaBytes = Plan.ArenaBytes;
   // A vector's worth of slack: SIMD tails may read (never write) past the
   // end of the last buffer.
-  size_t ArenaAlloc = size_t((Plan.ArenaBytes + 64 + 63) / 64 * 64);
-  // In the caller's shared region when it fits: kernels write every
-  // element they read later, so what another program left there is never
-  // read (its own arena's zeros never were either).
-  if (uint8_t *Shared = Opts.Arena ? Opts.Arena->place(ArenaAlloc) : nullptr) {
-    P->Arena = std::unique_ptr<uint8_t[], void (*)(void *)>(Shared, keepArena);
-    P->Owned.push_back(Opts.Arena);
-    return std::make_unique<Program>(std::move(P));
-  }
-  void *Mem = std::aligned_alloc(64, ArenaAlloc);
-  if (!Mem)
+  P->ArenaAlloc = size_t((Plan.ArenaBytes + 64 + 63) / 64 * 64);
+  // Runs take their arenas from the caller's pool (a session's: what
+  // another program left there is never read, since kernels write every
+  // element they read later), else from one of the program's own. One is
+  // made now, so that a program whose arena cannot be had is an error here
+  // and its first run finds it ready.
+  P->Arenas = Opts.Arena ? Opts.Arena : std::make_shared<ArenaPool>(0);
+  uint8_t *First = P->Arenas->acquire(P->ArenaAlloc);
+  if (!First)
     return makeGraphError(G, "cannot allocate the " +
                                  llvm::Twine(Plan.ArenaBytes) +
                                  "-byte activation arena");
-  std::memset(Mem, 0, ArenaAlloc);
-  P->Arena = std::unique_ptr<uint8_t[], void (*)(void *)>(
-      static_cast<uint8_t *>(Mem), freeArena);
+  P->Arenas->release(First);
   return std::make_unique<Program>(std::move(P));
 }
 
@@ -525,8 +515,31 @@ std::string Program::getSimdTarget() {
   return hwy::TargetName(hwy::SupportedAndGeneratedTargets().front());
 }
 
-/// Copies \p Inputs into \p P's arena and runs its steps.
-static llvm::Error feedAndRun(ProgramImpl &P, const TensorMap &Inputs) {
+namespace {
+
+/// An arena of a program's pool, held for one run.
+class ArenaLease {
+public:
+  explicit ArenaLease(ProgramImpl &P)
+      : Pool(*P.Arenas), Base(Pool.acquire(P.ArenaAlloc)) {}
+  ~ArenaLease() {
+    if (Base)
+      Pool.release(Base);
+  }
+  ArenaLease(const ArenaLease &) = delete;
+  ArenaLease &operator=(const ArenaLease &) = delete;
+  uint8_t *get() const { return Base; }
+
+private:
+  ArenaPool &Pool;
+  uint8_t *Base;
+};
+
+} // namespace
+
+/// Copies \p Inputs into \p F's arena and runs \p P's steps there.
+static llvm::Error feedAndRun(ProgramImpl &P, Frame &F,
+                              const TensorMap &Inputs) {
   // The caller's tensors are read in place; a default or a relayout is
   // made here.
   std::vector<Tensor> Made;
@@ -534,36 +547,52 @@ static llvm::Error feedAndRun(ProgramImpl &P, const TensorMap &Inputs) {
   if (!Bound)
     return Bound.takeError();
   for (size_t K = 0; K < P.Inputs.size(); ++K)
-    copyBytes(P.bytes(P.Inputs[K].Buffer), (*Bound)[K]->getBytes().data(),
+    copyBytes(F.bytes(P.Inputs[K].Buffer), (*Bound)[K]->getBytes().data(),
               (*Bound)[K]->getBytes().size());
-  P.StepError.reset();
-  if (P.Profile)
-    P.StepSeconds.resize(P.Steps.size(), 0.0);
+  const bool Profile = P.Profile;
+  std::vector<double> Seconds(Profile ? P.Steps.size() : 0, 0.0);
   for (size_t I = 0; I < P.Steps.size(); ++I) {
     auto Start = std::chrono::steady_clock::now();
-    P.Steps[I].Run();
-    if (P.Profile)
-      P.StepSeconds[I] += std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - Start)
-                              .count();
-    if (P.StepError)
+    P.Steps[I].Run(F);
+    if (Profile)
+      Seconds[I] = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - Start)
+                       .count();
+    if (F.getError())
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     *P.StepError);
+                                     *F.getError());
   }
-  if (P.Profile)
+  if (Profile) {
+    std::lock_guard<std::mutex> Lock(P.ProfileM);
+    P.StepSeconds.resize(P.Steps.size(), 0.0);
+    for (size_t I = 0; I < Seconds.size(); ++I)
+      P.StepSeconds[I] += Seconds[I];
     ++P.ProfiledRuns;
+  }
   return llvm::Error::success();
+}
+
+/// The error of a run that found no memory for its arena.
+static llvm::Error noArena(const ProgramImpl &P) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "cannot allocate a " +
+                                     std::to_string(P.ArenaBytes) +
+                                     "-byte activation arena for this run");
 }
 
 llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   ProgramImpl &P = *Impl;
-  if (llvm::Error E = feedAndRun(P, Inputs))
+  ArenaLease Arena(P);
+  if (!Arena.get())
+    return noArena(P);
+  Frame F(P, Arena.get());
+  if (llvm::Error E = feedAndRun(P, F, Inputs))
     return E;
   TensorMap Out;
   for (const ProgramImpl::Binding &B : P.Outputs) {
     Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
              B.Type.getLayout());
-    copyBytes(T.getMutableBytes().data(), P.bytes(B.Buffer),
+    copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
               T.getBytes().size());
     Out[B.Name] = std::move(T);
   }
@@ -576,18 +605,22 @@ llvm::Error Program::runInto(const TensorMap &Inputs, TensorMap &Outputs) {
     if (llvm::Error E = runtime::checkOutput(
             Outputs, B.Name, B.Type.getElementType(), B.Type.getStaticShape()))
       return E;
-  if (llvm::Error E = feedAndRun(P, Inputs))
+  ArenaLease Arena(P);
+  if (!Arena.get())
+    return noArena(P);
+  Frame F(P, Arena.get());
+  if (llvm::Error E = feedAndRun(P, F, Inputs))
     return E;
   for (const ProgramImpl::Binding &B : P.Outputs) {
     Tensor &Dst = Outputs.find(B.Name)->second;
     if (Dst.getLayout() == B.Type.getLayout()) {
-      copyBytes(Dst.getMutableBytes().data(), P.bytes(B.Buffer),
+      copyBytes(Dst.getMutableBytes().data(), F.bytes(B.Buffer),
                 Dst.getBytes().size());
       continue;
     }
     Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
              B.Type.getLayout());
-    copyBytes(T.getMutableBytes().data(), P.bytes(B.Buffer),
+    copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
               T.getBytes().size());
     runtime::copyTensor(T, Dst);
   }

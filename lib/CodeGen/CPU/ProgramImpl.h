@@ -1,8 +1,9 @@
 //===- ProgramImpl.h - Program internals, the lowering context --*- C++ -*-===//
 //
 // Private to lib/CodeGen/CPU. A program is a list of steps (closures over
-// buffer ids) and the storage they run on: one arena for activations,
-// placed by the memory planner once every step is known, and the
+// buffer ids, run in a Frame) and what they run on: the activations'
+// offsets in an arena, placed by the memory planner once every step is
+// known (each run takes an arena from the program's pool), and the
 // constants. Lowering functions, one per op family (Lower*.cpp), add
 // steps through a LoweringContext.
 //
@@ -28,11 +29,36 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 namespace strider {
 namespace cpu {
 
 using BufferId = int;
+class ProgramImpl;
+
+/// One run's view of a program's buffers: activations in the arena the
+/// run was given (each concurrent run has its own; see ArenaPool),
+/// constants where the program keeps them. Steps take it as their
+/// argument, so a program's steps can run in several frames at once.
+class Frame {
+public:
+  Frame(const ProgramImpl &P, uint8_t *Arena) : P(P), Arena(Arena) {}
+  inline uint8_t *bytes(BufferId B) const;
+  float *f32(BufferId B) const { return reinterpret_cast<float *>(bytes(B)); }
+  /// Records that a step failed (a reference kernel's error, an index out
+  /// of range): the run stops after it and returns the first message.
+  void fail(std::string Message) {
+    if (!Error)
+      Error = std::move(Message);
+  }
+  const llvm::Optional<std::string> &getError() const { return Error; }
+
+private:
+  const ProgramImpl &P;
+  uint8_t *Arena;
+  llvm::Optional<std::string> Error;
+};
 
 struct BufferInfo {
   int64_t Bytes = 0;
@@ -44,7 +70,7 @@ public:
   struct Step {
     StepInfo Info;
     std::vector<BufferId> Reads, Writes;
-    std::function<void()> Run;
+    std::function<void(Frame &)> Run;
   };
   using Binding = codegen::IOBinding;
 
@@ -54,7 +80,10 @@ public:
   /// copied; an artifact's stays in its mapping).
   std::vector<TensorDataRef> Constants;
   std::vector<int> ConstantSlot; ///< Per buffer: index in Constants.
-  std::unique_ptr<uint8_t[], void (*)(void *)> Arena{nullptr, nullptr};
+  /// Where runs take their arenas, and the bytes each needs (the plan's,
+  /// plus slack for SIMD tails that read past the last buffer).
+  std::shared_ptr<ArenaPool> Arenas;
+  size_t ArenaAlloc = 0;
   /// Packed weights and other data the steps own.
   std::vector<std::shared_ptr<const void>> Owned;
   std::vector<Step> Steps;
@@ -62,21 +91,20 @@ public:
   std::vector<Binding> Inputs, Outputs;
   int Threads = 1;
   bool Profile = false;
-  /// Set by a step that failed (a reference kernel's error); run() stops
-  /// and returns it.
-  llvm::Optional<std::string> StepError;
+  /// Profiled runs add their step times under ProfileM.
+  std::mutex ProfileM;
   std::vector<double> StepSeconds;
   unsigned ProfiledRuns = 0;
   int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
 
-  uint8_t *bytes(BufferId B) {
-    if (Buffers[B].IsConstant) // Read only: no step writes a constant.
-      return const_cast<uint8_t *>(
-          Constants[size_t(ConstantSlot[B])]->getBytes().data());
-    return Arena.get() + Offsets[B];
-  }
-  float *f32(BufferId B) { return reinterpret_cast<float *>(bytes(B)); }
 };
+
+inline uint8_t *Frame::bytes(BufferId B) const {
+  if (P.Buffers[B].IsConstant) // Read only: no step writes a constant.
+    return const_cast<uint8_t *>(
+        P.Constants[size_t(P.ConstantSlot[B])]->getBytes().data());
+  return Arena + P.Offsets[B];
+}
 
 using codegen::ChannelOrder;
 using codegen::getBroadcastStrides;
@@ -159,7 +187,7 @@ public:
   size_t getNodeIndex(const Node *N) const { return Order->getNodeIndex(N); }
 
   void addStep(StepInfo Info, std::vector<BufferId> Reads,
-               std::vector<BufferId> Writes, std::function<void()> Run);
+               std::vector<BufferId> Writes, std::function<void(Frame &)> Run);
 
   /// Constant floats derived from weights, under \p Key (see
   /// DerivedStore), from the constant \p Source (null: not one

@@ -26,6 +26,8 @@ public:
   run(const runtime::TensorMap &Inputs) override {
     return runtime::runReference(G, Inputs);
   }
+  /// The interpreter keeps a run's tensors on the run's own stack.
+  bool isReentrant() const override { return true; }
 
 private:
   const Graph &G;

@@ -10,10 +10,12 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -493,6 +495,54 @@ TEST_F(Fixture, SessionsRunConcurrently) {
     EXPECT_EQ(G, Want);
   strider_session_free(A);
   strider_session_free(B);
+}
+
+TEST_F(Fixture, OneSessionRunsOnManyThreads) {
+  // Serial results per batch size, then four threads on one session, each
+  // preparing its own batch size: output_info answers for the calling
+  // thread's last prepare, and every run matches bit for bit.
+  strider_session *Single = session();
+  std::map<int64_t, std::vector<float>> In, Want;
+  for (int64_t N : {1, 2, 3, 4}) {
+    In[N] = image(N);
+    Want[N] = run(Single, In[N], N);
+  }
+  strider_session_free(Single);
+  for (int Threads : {1, 2}) {
+    strider_session *S = session("cpu", Threads);
+    std::atomic<int> Bad{0};
+    std::vector<std::thread> Callers;
+    for (int64_t N : {1, 2, 3, 4})
+      Callers.emplace_back([&, N] {
+        std::vector<float> Input = In.at(N);
+        std::vector<int64_t> Shape{N, 3, 32, 32};
+        DLTensor X = view(Input.data(), F32, Shape);
+        for (int R = 0; R < 8; ++R) {
+          if (strider_session_prepare(S, &X, 1) != STRIDER_OK) {
+            ++Bad;
+            return;
+          }
+          strider_tensor_info Info;
+          if (strider_session_output_info(S, 0, &Info) != STRIDER_OK ||
+              Info.ndim != 2 || Info.shape[0] != N)
+            ++Bad;
+          if (run(S, Input, N) != Want.at(N))
+            ++Bad;
+        }
+      });
+    for (std::thread &T : Callers)
+      T.join();
+    EXPECT_EQ(Bad.load(), 0) << Threads << " kernel thread(s)";
+    EXPECT_EQ(strider_session_num_programs_built(S), 4u);
+    // A thread that has not prepared the session has no output shapes.
+    std::thread Fresh([&] {
+      strider_tensor_info Info;
+      EXPECT_FAILS(strider_session_output_info(S, 0, &Info),
+                   STRIDER_ERROR_INVALID_ARGUMENT, "this thread has not");
+    });
+    Fresh.join();
+    strider_session_free(S);
+  }
 }
 
 } // namespace

@@ -52,7 +52,7 @@ runtime::TensorMap input() {
 struct Compiled {
   std::shared_ptr<const Model> M;
   std::unique_ptr<Session> S;
-  Specialization *Spec = nullptr;
+  std::shared_ptr<Specialization> Spec;
   std::shared_ptr<cpu::DerivedStore> Recorded;
   std::unique_ptr<cpu::Program> Program;
   std::string Bytes;

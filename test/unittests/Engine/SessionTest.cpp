@@ -12,7 +12,11 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <thread>
 
 using namespace strider;
 using namespace strider::engine;
@@ -65,7 +69,7 @@ TEST(Session, TheCacheIsBoundedByMemory) {
   EXPECT_GT(C.BuildSeconds, 0.0);
 }
 
-TEST(Session, ProgramsOfOneSessionShareTheirArenaRegion) {
+TEST(Session, ProgramsOfOneSessionShareTheirArenaPool) {
   auto M = Model::load(STRIDER_SAMPLE_MODEL);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
   SessionOptions RefOpts;
@@ -95,19 +99,140 @@ TEST(Session, ProgramsOfOneSessionShareTheirArenaRegion) {
             << "batch " << N << " row " << B;
       }
   }
-  // The CPU backend places an arena in a region it fits, else its own.
+  // A program's first arena is made when it is compiled: in a reservation
+  // where it fits, else an ordinary allocation.
   auto Spec = (*Cpu)->prepare(Session::getKey(imageOf(2)));
   ASSERT_TRUE(bool(Spec));
-  auto Big = std::make_shared<cpu::ArenaRegion>(size_t(1) << 24);
-  auto Small = std::make_shared<cpu::ArenaRegion>(64);
-  for (const auto &R : {Big, Small}) {
+  auto Big = std::make_shared<cpu::ArenaPool>(size_t(1) << 24);
+  auto Small = std::make_shared<cpu::ArenaPool>(64);
+  for (const auto &Pool : {Big, Small}) {
     codegen::BackendOptions BO;
-    BO.Arena = R;
+    BO.Arena = Pool;
     auto P = cpu::getBackend().compile(*(*Spec)->G, BO);
     ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-    EXPECT_EQ(R->getNumPlaced(), R == Big ? 1u : 0u);
+    EXPECT_EQ(Pool->getNumArenas(), 1u);
+    auto Out = (*P)->run(imageOf(2));
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    EXPECT_EQ(Pool->getNumArenas(), 1u); // The run reused it.
+    EXPECT_EQ(Pool->getNumAcquired(), 2u);
   }
   EXPECT_GE(Big->getLargest(), size_t((*Spec)->Program->getArenaBytes()));
+}
+
+TEST(ArenaPool, RunsInFlightHoldArenasOfTheirOwn) {
+  for (size_t Reserve : {size_t(1) << 20, size_t(0)}) {
+    cpu::ArenaPool Pool(Reserve);
+    uint8_t *A = Pool.acquire(1000);
+    uint8_t *B = Pool.acquire(1000);
+    ASSERT_TRUE(A && B);
+    EXPECT_NE(A, B);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(A) % 64, 0u);
+    A[999] = 1;
+    B[999] = 2;
+    Pool.release(A);
+    // A free arena is handed out again, with what was left in it.
+    uint8_t *C = Pool.acquire(500);
+    EXPECT_EQ(C, A);
+    EXPECT_EQ(C[999], 1);
+    Pool.release(B);
+    // A larger request grows a free arena rather than making another.
+    uint8_t *D = Pool.acquire(200000);
+    ASSERT_NE(D, nullptr);
+    D[199999] = 3;
+    EXPECT_EQ(Pool.getNumArenas(), 2u);
+    EXPECT_EQ(Pool.getLargest(), 200000u);
+    Pool.release(C);
+    Pool.release(D);
+    EXPECT_EQ(Pool.getNumAcquired(), 4u);
+  }
+}
+
+/// Inputs of batch \p N whose values depend on \p Seed.
+runtime::TensorMap seededImage(int64_t N, unsigned Seed) {
+  runtime::TensorMap In = imageOf(N);
+  runtime::Tensor &X = In["image"];
+  for (int64_t I = 0; I < X.getNumElements(); ++I)
+    X.setDouble(I, double((I * 37 + Seed * 11) % 101) / 50.0 - 1.0);
+  return In;
+}
+
+TEST(Session, ConcurrentRunsOfOneSessionMatchSerialRuns) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  // What each (batch, seed) computes, one run at a time.
+  const int64_t Batches[] = {1, 2, 3};
+  const unsigned Seeds = 4;
+  auto Serial = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(Serial)) << llvm::toString(Serial.takeError());
+  std::map<std::pair<int64_t, unsigned>, runtime::Tensor> Want;
+  for (int64_t N : Batches)
+    for (unsigned Seed = 0; Seed < Seeds; ++Seed) {
+      auto Out = (*Serial)->run(seededImage(N, Seed));
+      ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+      Want[{N, Seed}] = Out->at("logits");
+    }
+  // Four threads on one session (kernels on 1 and on 2 threads), over
+  // three shapes with room for two: runs overlap, builds overlap runs, and
+  // specializations are evicted while other threads may be running them.
+  for (int Threads : {1, 2}) {
+    SessionOptions Opts;
+    Opts.Threads = Threads;
+    Opts.MaxSpecializations = 2;
+    auto S = Session::create(*M, Opts);
+    ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+    std::atomic<int> Mismatches{0}, Failures{0};
+    std::vector<std::thread> Callers;
+    const int Rounds = 12;
+    for (int T = 0; T < 4; ++T)
+      Callers.emplace_back([&, T] {
+        for (int R = 0; R < Rounds; ++R) {
+          const int64_t N = Batches[(T + R) % 3];
+          const unsigned Seed = unsigned(T + 3 * R) % Seeds;
+          runtime::TensorMap In = seededImage(N, Seed);
+          auto Out = (*S)->run(In);
+          if (!Out) {
+            llvm::consumeError(Out.takeError());
+            ++Failures;
+            continue;
+          }
+          const runtime::Tensor &G = Out->at("logits"), &W = Want.at({N, Seed});
+          if (G.getShape() != W.getShape() ||
+              std::memcmp(G.getBytes().data(), W.getBytes().data(),
+                          W.getBytes().size()) != 0)
+            ++Mismatches;
+        }
+      });
+    for (std::thread &T : Callers)
+      T.join();
+    EXPECT_EQ(Failures.load(), 0) << Threads << " kernel thread(s)";
+    EXPECT_EQ(Mismatches.load(), 0) << Threads << " kernel thread(s)";
+    const Session::CacheStats C = (*S)->getCacheStats();
+    EXPECT_EQ(C.Hits + C.Builds, uint64_t(4 * Rounds));
+    EXPECT_LE((*S)->getNumCached(), 2u);
+    EXPECT_EQ(C.Builds - C.Evictions, (*S)->getNumCached());
+  }
+}
+
+TEST(Session, ThreadsWantingOneNewShapeWaitForOneBuild) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  std::vector<std::thread> Callers;
+  std::atomic<int> Failures{0};
+  for (int T = 0; T < 4; ++T)
+    Callers.emplace_back([&] {
+      auto Out = (*S)->run(imageOf(5));
+      if (!Out) {
+        llvm::consumeError(Out.takeError());
+        ++Failures;
+      }
+    });
+  for (std::thread &T : Callers)
+    T.join();
+  EXPECT_EQ(Failures.load(), 0);
+  EXPECT_EQ((*S)->getNumBuilt(), 1u);
+  EXPECT_EQ((*S)->getCacheStats().Hits, 3u);
 }
 
 TEST(Session, SpecializationsShareTheModelsPackedWeights) {

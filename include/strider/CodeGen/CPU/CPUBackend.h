@@ -78,32 +78,42 @@ private:
   std::unique_ptr<Impl> I;
 };
 
-/// One block of address space that the activation arenas of several
-/// programs share: each program whose arena fits starts it at the block's
-/// base, which never moves (the block is reserved once, inaccessible;
-/// placing an arena makes its prefix accessible, and pages become memory
-/// as runs touch them). Only programs that never run at the same
-/// time may share one (a session's: it serves one call at a time); they
-/// keep the block alive. A program whose arena does not fit, or every
-/// program where the reservation fails, allocates its own.
-class ArenaRegion {
+/// The activation arenas that runs of programs take and give back: one
+/// pool serves every program of a session (or one program), and holds as
+/// many arenas as runs were ever in flight at once. A run takes a free
+/// arena of at least its program's size and returns it when it ends, so
+/// runs one after another reuse the memory earlier runs touched, and N
+/// concurrent runs hold N arenas. An arena is a block of address space
+/// reserved inaccessible (no commit charge) whose prefix is opened as the
+/// runs it serves need it; pages become memory as they are touched. With
+/// no reservation, or one that fails or is too small, an arena is an
+/// ordinary zeroed allocation. Thread-safe; programs keep their pool
+/// alive.
+class ArenaPool {
 public:
-  /// Reserves \p Capacity bytes of address space.
-  explicit ArenaRegion(size_t Capacity);
-  ~ArenaRegion();
-  ArenaRegion(const ArenaRegion &) = delete;
-  ArenaRegion &operator=(const ArenaRegion &) = delete;
-  /// The base for an arena of \p Bytes, or null when it does not fit.
-  uint8_t *place(size_t Bytes);
-  /// Arenas placed so far, and the largest.
-  unsigned getNumPlaced() const { return Placed; }
-  size_t getLargest() const { return Largest; }
+  /// Each arena reserves \p ReserveBytes of address space (0: arenas are
+  /// ordinary allocations of the size asked for).
+  explicit ArenaPool(size_t ReserveBytes);
+  ~ArenaPool();
+  ArenaPool(const ArenaPool &) = delete;
+  ArenaPool &operator=(const ArenaPool &) = delete;
+
+  /// A free arena of at least \p Bytes, 64-byte aligned, holding what an
+  /// earlier run left there (zeros the first time), or null when the
+  /// memory cannot be had. Give it back with release().
+  uint8_t *acquire(size_t Bytes);
+  void release(uint8_t *Arena);
+
+  /// Arenas made so far (the most held at once), the largest size asked
+  /// for, and the acquire() calls served.
+  size_t getNumArenas() const;
+  size_t getLargest() const;
+  uint64_t getNumAcquired() const;
 
 private:
-  uint8_t *Base = nullptr;
-  /// Reserved bytes, the accessible prefix, and the largest arena placed.
-  size_t Capacity = 0, Accessible = 0, Largest = 0;
-  unsigned Placed = 0;
+  const size_t ReserveBytes;
+  struct State;
+  std::unique_ptr<State> S;
 };
 
 struct CPUOptions {
@@ -112,8 +122,9 @@ struct CPUOptions {
   /// Derived constants to reuse and record; null: everything is derived
   /// from the weights. The program keeps a reference.
   std::shared_ptr<DerivedStore> Derived;
-  /// Where the activation arena goes (see ArenaRegion); null: its own.
-  std::shared_ptr<ArenaRegion> Arena;
+  /// Where runs take their activation arenas (see ArenaPool); null: a
+  /// pool of the program's own, of ordinary allocations.
+  std::shared_ptr<ArenaPool> Arena;
 };
 
 /// One kernel call of a program, for reports (--verbose).
@@ -121,8 +132,9 @@ using StepInfo = codegen::StepInfo;
 
 class ProgramImpl;
 
-/// An executable program. Not reentrant: one run at a time (the arena is
-/// shared by every run).
+/// An executable program. Reentrant: any number of threads may run it at
+/// once, each run in an arena of its own from the program's ArenaPool
+/// (setProfiling must not race with runs).
 class Program final : public codegen::Executable {
 public:
   explicit Program(std::unique_ptr<ProgramImpl> Impl);
@@ -142,6 +154,7 @@ public:
   llvm::Error runInto(const runtime::TensorMap &Inputs,
                       runtime::TensorMap &Outputs) override;
 
+  bool isReentrant() const override { return true; }
   llvm::ArrayRef<StepInfo> getSteps() const override;
   /// With profiling on, run() adds each step's wall time to a total per
   /// step (seconds; in the order of getSteps()), and counts the runs.
