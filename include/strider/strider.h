@@ -183,6 +183,13 @@ strider_session_options_set_tuning_file(strider_session_options *options,
 STRIDER_API strider_status
 strider_session_options_set_optimize(strider_session_options *options,
                                      int optimize);
+/* What the session's cache of programs (one per set of input shapes) may
+ * keep: the least recently used is evicted while more than max_programs
+ * (>= 1; default 64) are cached or their activation arenas take more than
+ * max_bytes (>= 0; default 1 GiB). The program just built is kept
+ * whatever its size. */
+STRIDER_API strider_status strider_session_options_set_cache_limits(
+    strider_session_options *options, size_t max_programs, int64_t max_bytes);
 
 /* Sessions ----------------------------------------------------------------*/
 

@@ -597,6 +597,26 @@ strider_session_options_set_optimize(strider_session_options *options,
   return STRIDER_OK;
 }
 
+strider_status strider_session_options_set_cache_limits(
+    strider_session_options *options, size_t max_programs, int64_t max_bytes) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_cache_limits: options is NULL");
+  if (max_programs < 1 || max_programs > UINT32_MAX)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_cache_limits: max_programs must "
+                "be from 1 to 4294967295 (got " +
+                    llvm::Twine(uint64_t(max_programs)) + ")");
+  if (max_bytes < 0)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_cache_limits: max_bytes must not "
+                "be negative (got " +
+                    llvm::Twine(max_bytes) + ")");
+  options->Opts.MaxSpecializations = unsigned(max_programs);
+  options->Opts.MaxCacheBytes = max_bytes;
+  return STRIDER_OK;
+}
+
 strider_status
 strider_session_options_set_tuning_file(strider_session_options *options,
                                         const char *path) {

@@ -175,6 +175,9 @@ class InferenceSession:
       canonicalization or layout assignment);
     - ``dims``: sizes of symbolic dims, {"N": 1}, beyond what the fed
       shapes bind;
+    - ``cache_programs``, ``cache_bytes``: what the cache of programs may
+      keep (default 64 programs whose activation arenas take at most
+      1 GiB; the least recently used is evicted);
     - ``tuning_file``: a table written by ``strider-compile --tune`` for
       the session's target: an ONNX model's layouts are costed by its
       measurements, and backend="cuda" runs the cuDNN algorithms it holds.
@@ -189,7 +192,8 @@ class InferenceSession:
     """
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
-                 device=0, precision="fp32", tuning_file=None):
+                 device=0, precision="fp32", tuning_file=None, cache_programs=64,
+                 cache_bytes=1 << 30):
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
             with tempfile.TemporaryDirectory(prefix="strider-") as tmp:
@@ -210,6 +214,12 @@ class InferenceSession:
                 check(lib.strider_session_options_set_device(
                     options, _capi.DLDevice(_capi.KDL_CUDA, int(device))))
             check(lib.strider_session_options_set_precision(options, str(precision).encode()))
+            if int(cache_programs) < 1 or int(cache_bytes) < 0:
+                raise StriderError(
+                    f"cache_programs must be at least 1 and cache_bytes at least 0 "
+                    f"(got {cache_programs}, {cache_bytes})", Status.INVALID_ARGUMENT)
+            check(lib.strider_session_options_set_cache_limits(
+                options, int(cache_programs), int(cache_bytes)))
             if tuning_file is not None:
                 check(lib.strider_session_options_set_tuning_file(
                     options, os.fsencode(tuning_file)))

@@ -69,6 +69,17 @@ def test_matches_onnxruntime_and_reuses_programs(resnet_block, ort_run):
     assert info["build_seconds"] > 0
 
 
+def test_cache_limits(resnet_block):
+    sess = strider.InferenceSession(resnet_block, cache_programs=1)
+    for batch in (1, 2, 1):
+        sess.run(None, {"image": images(batch, seed=batch)})
+    # Room for one program: each batch change evicts the other's.
+    assert sess.cache_info["programs_built"] == 3
+    assert sess.cache_info["cache_hits"] == 0
+    with pytest.raises(strider.StriderError, match="cache_programs must be at least 1"):
+        strider.InferenceSession(resnet_block, cache_programs=0)
+
+
 def test_options(resnet_block, ort_run):
     x = images(2)
     (want,) = ort_run(resnet_block, {"image": x})

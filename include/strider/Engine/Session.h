@@ -153,8 +153,9 @@ struct SessionOptions {
   /// one is evicted while more than MaxSpecializations are cached or their
   /// programs' activation arenas exceed MaxCacheBytes (counted per
   /// program: an upper bound, since a CPU session's programs share one
-  /// block; the packed weights are the model's). The one just built is
-  /// kept whatever its size.
+  /// pool of arenas, as many as runs were in flight at once; the packed
+  /// weights are the model's). The one just built is kept whatever its
+  /// size.
   unsigned MaxSpecializations = 64;
   int64_t MaxCacheBytes = int64_t(1) << 30;
   /// cuda: the device ordinal, and what convolutions and matmuls

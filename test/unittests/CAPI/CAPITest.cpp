@@ -497,6 +497,31 @@ TEST_F(Fixture, SessionsRunConcurrently) {
   strider_session_free(B);
 }
 
+TEST_F(Fixture, CacheLimitsEvictPrograms) {
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  EXPECT_FAILS(strider_session_options_set_cache_limits(O, 0, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "max_programs must be");
+  EXPECT_FAILS(strider_session_options_set_cache_limits(O, 1, -1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "max_bytes must not");
+  EXPECT_FAILS(strider_session_options_set_cache_limits(nullptr, 1, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "options is NULL");
+  ASSERT_EQ(strider_session_options_set_cache_limits(O, 1, int64_t(1) << 30),
+            STRIDER_OK);
+  strider_session *S = nullptr;
+  ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+      << strider_last_error();
+  strider_session_options_free(O);
+  // Room for one program: batches 1, 2, 1 build three.
+  for (int64_t N : {1, 2, 1}) {
+    std::vector<float> In = image(N);
+    run(S, In, N);
+  }
+  EXPECT_EQ(strider_session_num_programs_built(S), 3u);
+  EXPECT_EQ(strider_session_num_cache_hits(S), 0u);
+  strider_session_free(S);
+}
+
 TEST_F(Fixture, OneSessionRunsOnManyThreads) {
   // Serial results per batch size, then four threads on one session, each
   // preparing its own batch size: output_info answers for the calling
