@@ -345,7 +345,7 @@ struct strider_session {
 
   /// The calling thread's entry; null if it has none yet and \p Make is
   /// false.
-  Prepared *getPrepared(bool Make) {
+  Prepared *getPrepared(bool Make) const {
     std::lock_guard<std::mutex> Lock(Threads->Mutex);
     auto It = Threads->ByThread.find(Me.Token);
     if (It != Threads->ByThread.end())
@@ -745,9 +745,7 @@ strider_status strider_session_prepare(strider_session *session,
 strider_status strider_session_output_info(const strider_session *session,
                                            size_t index,
                                            strider_tensor_info *info) {
-  const Prepared *P =
-      session ? const_cast<strider_session *>(session)->getPrepared(false)
-              : nullptr;
+  const Prepared *P = session ? session->getPrepared(false) : nullptr;
   if (session && !P)
     return fail(STRIDER_ERROR_INVALID_ARGUMENT,
                 "strider_session_output_info: this thread has not prepared "

@@ -537,9 +537,19 @@ private:
 
 } // namespace
 
-/// Copies \p Inputs into \p F's arena and runs \p P's steps there.
-static llvm::Error feedAndRun(ProgramImpl &P, Frame &F,
-                              const TensorMap &Inputs) {
+/// Takes an arena from \p P's pool for this run, copies \p Inputs into
+/// it, runs \p P's steps there, and hands the frame to \p ReadOutputs
+/// before the arena goes back.
+static llvm::Error
+runInArena(ProgramImpl &P, const TensorMap &Inputs,
+           llvm::function_ref<void(const Frame &)> ReadOutputs) {
+  ArenaLease Arena(P);
+  if (!Arena.get())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot allocate a " +
+                                       std::to_string(P.ArenaBytes) +
+                                       "-byte activation arena for this run");
+  Frame F(P, Arena.get());
   // The caller's tensors are read in place; a default or a relayout is
   // made here.
   std::vector<Tensor> Made;
@@ -569,33 +579,23 @@ static llvm::Error feedAndRun(ProgramImpl &P, Frame &F,
       P.StepSeconds[I] += Seconds[I];
     ++P.ProfiledRuns;
   }
+  ReadOutputs(F);
   return llvm::Error::success();
-}
-
-/// The error of a run that found no memory for its arena.
-static llvm::Error noArena(const ProgramImpl &P) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "cannot allocate a " +
-                                     std::to_string(P.ArenaBytes) +
-                                     "-byte activation arena for this run");
 }
 
 llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   ProgramImpl &P = *Impl;
-  ArenaLease Arena(P);
-  if (!Arena.get())
-    return noArena(P);
-  Frame F(P, Arena.get());
-  if (llvm::Error E = feedAndRun(P, F, Inputs))
-    return E;
   TensorMap Out;
-  for (const ProgramImpl::Binding &B : P.Outputs) {
-    Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
-             B.Type.getLayout());
-    copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
-              T.getBytes().size());
-    Out[B.Name] = std::move(T);
-  }
+  if (llvm::Error E = runInArena(P, Inputs, [&](const Frame &F) {
+        for (const ProgramImpl::Binding &B : P.Outputs) {
+          Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+                   B.Type.getLayout());
+          copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
+                    T.getBytes().size());
+          Out[B.Name] = std::move(T);
+        }
+      }))
+    return E;
   return Out;
 }
 
@@ -605,24 +605,19 @@ llvm::Error Program::runInto(const TensorMap &Inputs, TensorMap &Outputs) {
     if (llvm::Error E = runtime::checkOutput(
             Outputs, B.Name, B.Type.getElementType(), B.Type.getStaticShape()))
       return E;
-  ArenaLease Arena(P);
-  if (!Arena.get())
-    return noArena(P);
-  Frame F(P, Arena.get());
-  if (llvm::Error E = feedAndRun(P, F, Inputs))
-    return E;
-  for (const ProgramImpl::Binding &B : P.Outputs) {
-    Tensor &Dst = Outputs.find(B.Name)->second;
-    if (Dst.getLayout() == B.Type.getLayout()) {
-      copyBytes(Dst.getMutableBytes().data(), F.bytes(B.Buffer),
-                Dst.getBytes().size());
-      continue;
+  return runInArena(P, Inputs, [&](const Frame &F) {
+    for (const ProgramImpl::Binding &B : P.Outputs) {
+      Tensor &Dst = Outputs.find(B.Name)->second;
+      if (Dst.getLayout() == B.Type.getLayout()) {
+        copyBytes(Dst.getMutableBytes().data(), F.bytes(B.Buffer),
+                  Dst.getBytes().size());
+        continue;
+      }
+      Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
+               B.Type.getLayout());
+      copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
+                T.getBytes().size());
+      runtime::copyTensor(T, Dst);
     }
-    Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
-             B.Type.getLayout());
-    copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
-              T.getBytes().size());
-    runtime::copyTensor(T, Dst);
-  }
-  return llvm::Error::success();
+  });
 }
