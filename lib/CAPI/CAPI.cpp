@@ -489,6 +489,34 @@ strider_status strider_model_output_info(const strider_model *model,
                  "strider_model_output_info");
 }
 
+strider_status strider_model_input_dim_range(const strider_model *model,
+                                             size_t index, int32_t axis,
+                                             int64_t *min, int64_t *max) {
+  if (!model || !min || !max)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_model_input_dim_range: model, min or max is NULL");
+  llvm::ArrayRef<const Value *> Inputs = model->M->getInputs();
+  if (index >= Inputs.size())
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_model_input_dim_range: input " + llvm::Twine(index) +
+                    " of " + llvm::Twine(Inputs.size()));
+  const TensorType &T = Inputs[index]->getType();
+  if (!T.hasRank() || axis < 0 || unsigned(axis) >= T.getRank())
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_model_input_dim_range: input '" +
+                    Inputs[index]->getName() + "' (" + T.str() +
+                    ") has no dim " + llvm::Twine(axis));
+  const Dim &D = T.getDim(unsigned(axis));
+  *min = D.isStatic() ? D.getSize() : 0;
+  *max = D.isStatic() ? D.getSize() : INT64_MAX;
+  for (const engine::InputRange &R : model->M->getInputRanges())
+    if (R.Input == Inputs[index]->getName() && R.Axis == unsigned(axis)) {
+      *min = R.Min;
+      *max = R.Max;
+    }
+  return STRIDER_OK;
+}
+
 strider_status
 strider_session_options_create(strider_session_options **options) {
   return guarded([&]() -> strider_status {
@@ -709,6 +737,13 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
                                               ", the model expects " + T.str());
     }
     Key[Name] = {Elt, Shape};
+  }
+  {
+    std::map<std::string, std::vector<int64_t>> Shapes;
+    for (const auto &[Name, Fed] : Key)
+      Shapes[Name] = Fed.second;
+    if (llvm::Error E = M.checkInputRanges(Shapes))
+      return fail(STRIDER_ERROR_TENSOR, std::move(E));
   }
   // Inputs that decide an If's branch key the specialization by value:
   // read where the host can (a prepare without data, or with them in GPU

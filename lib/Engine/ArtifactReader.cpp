@@ -65,22 +65,26 @@ class MappedStore final : public cpu::DerivedStore {
 public:
   explicit MappedStore(std::shared_ptr<const void> Owner)
       : Owner(std::move(Owner)) {}
-  /// The artifact's graph names the keys: any source is its own.
+  /// The artifact's graph names the keys: any source is its own. What it
+  /// does not hold (shapes it was not packed at) is packed by the first
+  /// specialization that needs it and shared by later ones.
   std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
-                                    const TensorData *) const override {
+                                    const TensorData *Source) const override {
     auto It = Entries.find(Key);
     if (It == Entries.end() || It->second.second != Count)
-      return nullptr;
+      return Packed.find(Key, Count, Source);
     return std::shared_ptr<const float>(Owner, It->second.first);
   }
-  /// Specializations the artifact does not cover derive their own.
-  void add(llvm::StringRef, std::shared_ptr<const float>, size_t,
-           const TensorDataRef &) override {}
+  void add(llvm::StringRef Key, std::shared_ptr<const float> Data, size_t Count,
+           const TensorDataRef &Source) override {
+    Packed.add(Key, std::move(Data), Count, Source);
+  }
 
   llvm::StringMap<std::pair<const float *, size_t>> Entries;
 
 private:
   std::shared_ptr<const void> Owner;
+  cpu::SharedDerivedStore Packed;
 };
 
 /// A name field of the header: NUL-padded text without other NULs.
@@ -286,6 +290,18 @@ readArtifactImpl(llvm::ArrayRef<uint8_t> Bytes,
     auto [Key, Value] = Line.split('=');
     if (Key == "derived_format")
       A.DerivedFormat = Value.str();
+    if (Key != "input_range")
+      continue;
+    // AXIS MIN MAX NAME (the name is the rest of the line).
+    InputRange R;
+    auto [AxisText, Rest] = Value.split(' ');
+    auto [MinText, Rest2] = Rest.split(' ');
+    auto [MaxText, Input] = Rest2.split(' ');
+    if (AxisText.getAsInteger(10, R.Axis) || MinText.getAsInteger(10, R.Min) ||
+        MaxText.getAsInteger(10, R.Max) || Input.empty())
+      return Fail("malformed input_range line '" + Line + "'");
+    R.Input = Input.str();
+    A.Ranges.push_back(std::move(R));
   }
   auto Store = std::make_shared<MappedStore>(Owner);
   llvm::ArrayRef<uint8_t> Index = Sections[format::DerivedIndex];
@@ -335,9 +351,43 @@ readArtifactImpl(llvm::ArrayRef<uint8_t> Bytes,
     return G.takeError();
   if (llvm::Error E = verifyGraph(**G))
     return E;
+  if (llvm::Error E = checkInputRanges(**G, A.Ranges))
+    return Fail(llvm::toString(std::move(E)));
   (*G)->setSourceFile(Name.str());
   A.G = std::move(*G);
   return A;
+}
+
+llvm::Error engine::checkInputRanges(const Graph &G,
+                                     llvm::ArrayRef<InputRange> Ranges) {
+  auto Fail = [](const llvm::Twine &Msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+  };
+  for (size_t I = 0; I < Ranges.size(); ++I) {
+    const InputRange &R = Ranges[I];
+    const Value *In = G.lookupValue(R.Input);
+    if (!In || !In->isGraphInput())
+      return Fail("shape range of '" + R.Input + "': no such graph input");
+    if (R.Input.find('\n') != std::string::npos)
+      return Fail("shape range of an input whose name holds a newline");
+    const TensorType &T = In->getType();
+    if (!T.hasRank() || R.Axis >= T.getRank())
+      return Fail("shape range of '" + R.Input + "': it has no dim " +
+                  llvm::Twine(R.Axis) + " (" + T.str() + ")");
+    if (T.getDim(R.Axis).isStatic())
+      return Fail("shape range of '" + R.Input + "': dim " +
+                  llvm::Twine(R.Axis) + " is static (" + T.str() +
+                  "); a range needs a dynamic dim");
+    if (R.Min < 1 || R.Max < R.Min)
+      return Fail("shape range of '" + R.Input + "' dim " +
+                  llvm::Twine(R.Axis) + ": " + llvm::Twine(R.Min) + ".." +
+                  llvm::Twine(R.Max) + " is not a range 1 <= LO <= HI");
+    for (size_t J = 0; J < I; ++J)
+      if (Ranges[J].Input == R.Input && Ranges[J].Axis == R.Axis)
+        return Fail("shape range of '" + R.Input + "' dim " +
+                    llvm::Twine(R.Axis) + " given twice");
+  }
+  return llvm::Error::success();
 }
 
 namespace {

@@ -77,7 +77,10 @@ std::shared_ptr<cpu::DerivedStore> engine::createRecordingStore() {
 llvm::Error engine::writeArtifact(llvm::raw_ostream &OS, const Graph &G,
                                   llvm::StringRef Target,
                                   const cpu::DerivedStore *Recorded,
-                                  llvm::StringRef DerivedFormat) {
+                                  llvm::StringRef DerivedFormat,
+                                  llvm::ArrayRef<InputRange> Ranges) {
+  if (llvm::Error E = checkInputRanges(G, Ranges))
+    return E;
   const auto *Rec = dynamic_cast<const RecordingStore *>(Recorded);
   if (Recorded && !Rec)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -92,6 +95,10 @@ llvm::Error engine::writeArtifact(llvm::raw_ostream &OS, const Graph &G,
   }
   std::string Meta = "derived_format=" + DerivedFormat.str() + "\n" +
                      "source=" + G.getSourceFile() + "\n";
+  for (const InputRange &R : Ranges)
+    Meta += "input_range=" + std::to_string(R.Axis) + " " +
+            std::to_string(R.Min) + " " + std::to_string(R.Max) + " " +
+            R.Input + "\n";
   std::string Index, Data;
   if (Rec)
     for (const auto &[Key, Entry] : Rec->Entries) {

@@ -46,6 +46,7 @@ Model::load(llvm::StringRef Path, const LoadOptions &Opts) {
       return A.takeError();
     M->G = std::move(A->G);
     M->Derived = std::move(A->Derived);
+    M->Ranges = std::move(A->Ranges);
     M->FromArtifact = true;
   } else if (!llvm::StringRef(M->File).endswith(".lir")) {
     ImportOptions IO;
@@ -98,4 +99,22 @@ const Graph &Model::getPreparedGraph() const {
       Prepared = std::move(P);
   });
   return Prepared ? *Prepared : *G;
+}
+
+llvm::Error Model::checkInputRanges(
+    const std::map<std::string, std::vector<int64_t>> &Shapes) const {
+  for (const InputRange &R : Ranges) {
+    auto Fed = Shapes.find(R.Input);
+    if (Fed == Shapes.end() || R.Axis >= Fed->second.size())
+      continue; // Specialization names a missing input or a wrong rank.
+    const int64_t Size = Fed->second[R.Axis];
+    if (Size < R.Min || Size > R.Max)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          File + ": input '" + R.Input + "' dim " + std::to_string(R.Axis) +
+              " is " + std::to_string(Size) + ", outside the range " +
+              std::to_string(R.Min) + ".." + std::to_string(R.Max) +
+              " the model was compiled for (strider-compile --shape)");
+  }
+  return llvm::Error::success();
 }

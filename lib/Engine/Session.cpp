@@ -124,6 +124,10 @@ ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
 /// strider-compile's default pipeline after specialization: canonicalize,
 /// then layout assignment for \p Target, costed by \p Tuning when given
 /// (as ONNX Runtime optimizes at session creation). Returns what it did.
+/// The graph is inferred already (specialization ends at inference's fixed
+/// point), so the pipeline's first inference is left out; it is verified
+/// once, at the end, and layout assignment writes no report (nobody reads
+/// it): what a new shape costs is kept to what it must do.
 static llvm::Expected<std::string>
 optimizeGraph(Graph &G, llvm::StringRef Target,
               std::shared_ptr<layout::TuningTable> Tuning) {
@@ -132,14 +136,20 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
   if (!Layout)
     return Layout.takeError();
   Layout->Tuning = std::move(Tuning);
+  Layout->Explain = false;
   PipelineOptions Opts;
   Opts.Layout = std::move(*Layout);
   size_t Before = G.getNumNodes();
   PassManager PM;
-  llvm::cantFail(parsePassPipeline(getDefaultPipeline(), PM));
+  llvm::cantFail(
+      parsePassPipeline("canonicalize,infer-shapes,layout-assignment", PM));
   PM.configure(Opts);
+  PM.setVerifyEach(false);
   if (llvm::Error E = PM.run(G))
     return E;
+  if (llvm::Error E = verifyGraph(G))
+    return makeError("graph fails verification after optimization: " +
+                     llvm::toString(std::move(E)));
   unsigned Relayouts = 0;
   for (const Node *N : G.nodes())
     Relayouts += N->getOpId() == OpId::Relayout;
@@ -170,6 +180,11 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     if (!Key.count(In->getName()))
       return makeError(File + ": missing input '" + In->getName() + "' (" +
                        In->getType().str() + ")");
+  std::map<std::string, std::vector<int64_t>> Shapes;
+  for (const auto &[Name, Fed] : Key)
+    Shapes[Name] = Fed.second;
+  if (llvm::Error E = M->checkInputRanges(Shapes))
+    return E;
 
   auto S = std::make_unique<Specialization>();
   for (const Value *In : M->getControlInputs()) {
@@ -182,6 +197,11 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     B.InputValues[Name] = V->second;
     S->BoundValues[Name] = V->second;
   }
+  using Clock = std::chrono::steady_clock;
+  auto Since = [](Clock::time_point T) {
+    return std::chrono::duration<double>(Clock::now() - T).count();
+  };
+  auto Phase = Clock::now();
   // An optimized ONNX model specializes the graph its shape-independent
   // rewrites were done on once, for every session and shape.
   S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
@@ -205,6 +225,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
       Did += (I ? ", " : "") + S->Specialized.BoundValues[I];
     Did += ")";
   }
+  S->Times.Specialize = Since(Phase);
+  Phase = Clock::now();
   if (M->isArtifact()) {
     Did += "; layouts as compiled (artifact)";
   } else if (!M->isFromOnnx()) {
@@ -235,6 +257,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     Did += "; " + R->summary();
   }
   S->Summary = std::move(Did);
+  S->Times.Optimize = Since(Phase);
+  Phase = Clock::now();
   codegen::BackendOptions BO = getBackendOptions(Opts);
   BO.Derived = M->getDerived();
   BO.Arena = Arena;
@@ -242,6 +266,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   if (!P)
     return P.takeError();
   S->Program = std::move(*P);
+  S->Times.Lower = Since(Phase);
   return S;
 }
 
@@ -297,6 +322,7 @@ Session::prepare(const ShapeKey &Key, const ValueKey &Values) {
   Mine->second = Made;
   Cache.splice(Cache.begin(), Cache, Mine);
   Stats.LastBuildSeconds = Seconds;
+  Stats.LastBuild = Made->Times;
   Stats.BuildSeconds += Seconds;
   ++Stats.Builds;
   Stats.CachedBytes += getCachedBytes(*Made);

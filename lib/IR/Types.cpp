@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <mutex>
 #include <numeric>
 
 using namespace strider;
@@ -98,7 +100,13 @@ Dim Dim::getStatic(int64_t Size) {
 
 Dim Dim::getSymbol(llvm::StringRef Name) {
   Dim D;
-  D.Symbol = Name.str();
+  if (Name.empty())
+    return D;
+  static std::mutex PoolMutex;
+  // Entries stay where they are allocated when the table grows.
+  static llvm::StringSet<> *Pool = new llvm::StringSet<>();
+  std::lock_guard<std::mutex> Lock(PoolMutex);
+  D.Symbol = Pool->insert(Name).first->getKey();
   return D;
 }
 

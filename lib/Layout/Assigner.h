@@ -85,6 +85,16 @@ private:
   void buildViewTerms();
   void buildMixedConvTerms();
   void applyMode();
+  /// Fix the variables LayoutOptions::Keep names (after applyMode).
+  void applyKept();
+  /// Fill Report.NodeLabels from the solution.
+  void recordLabels();
+  /// The name a node's labels are kept under: its first result's.
+  static llvm::StringRef getLabelKey(const Node &N) {
+    return N.getNumResults() && N.getResult(0)
+               ? llvm::StringRef(N.getResult(0)->getName())
+               : llvm::StringRef();
+  }
   /// The operands \p N reads in its layout, and the results it writes in it.
   void getBoundValues(const Node &N, llvm::SmallVectorImpl<unsigned> &Operands,
                       llvm::SmallVectorImpl<unsigned> &Results) const;

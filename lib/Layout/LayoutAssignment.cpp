@@ -529,6 +529,34 @@ void Assigner::applyMode() {
     }
 }
 
+void Assigner::applyKept() {
+  if (!Opts.Keep)
+    return;
+  auto Fix = [&](unsigned Var, const std::string &Key) {
+    auto It = Opts.Keep->find(Key);
+    if (It == Opts.Keep->end() || It->second > 1 || VarFixed[Var] ||
+        Problem.getUnary(Var, It->second) >= InfiniteCost)
+      return;
+    Problem.fix(Var, It->second);
+    ++Report.NumKeptLabels;
+  };
+  for (const auto &[N, V] : NodeVar)
+    if (!getLabelKey(*N).empty())
+      Fix(V, getLabelKey(*N).str());
+  for (const auto &[N, V] : InputVar)
+    if (!getLabelKey(*N).empty())
+      Fix(V, getLabelKey(*N).str() + "#input");
+}
+
+void Assigner::recordLabels() {
+  for (const auto &[N, V] : NodeVar)
+    if (!getLabelKey(*N).empty())
+      Report.NodeLabels[getLabelKey(*N).str()] = Labels[V];
+  for (const auto &[N, V] : InputVar)
+    if (!getLabelKey(*N).empty())
+      Report.NodeLabels[getLabelKey(*N).str() + "#input"] = Labels[V];
+}
+
 llvm::Expected<LayoutReport> Assigner::run() {
   dropRelayouts();
   // Tuning sees the graph as it is costed (no relayout between a conv and
@@ -556,6 +584,7 @@ llvm::Expected<LayoutReport> Assigner::run() {
     (Uniform ? Report.AllChannelsLastCost : Report.AllChannelsFirstCost) = C;
   }
   applyMode();
+  applyKept();
 
   std::unique_ptr<LayoutSolver> Solver = createMinCutSolver();
   llvm::Expected<LayoutSolution> Sol = Solver->solve(Problem);
@@ -564,6 +593,8 @@ llvm::Expected<LayoutReport> Assigner::run() {
                                  llvm::toString(Sol.takeError()));
   Labels = std::move(Sol->Labels);
   Report.EstimatedCost = Sol->TotalCost;
+  if (Opts.RecordLabels)
+    recordLabels();
   // Measured convs are counted before materialization puts relayouts
   // between convs and their readers (which changes their tuning keys).
   if (Opts.Tuning) {
@@ -574,9 +605,11 @@ llvm::Expected<LayoutReport> Assigner::run() {
         Report.NumMeasuredConvs += Model.isMeasured(*N);
       }
   }
-  explain();
+  if (Opts.Explain)
+    explain();
   materialize();
-  fillReport(Report);
+  if (Opts.Explain)
+    fillReport(Report);
   return std::move(Report);
 }
 

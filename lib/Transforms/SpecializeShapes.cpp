@@ -208,18 +208,18 @@ strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
   // Ifs whose conditions folded (on shapes, or on inputs bound to values)
   // become their taken branches, whose nodes the next round infers.
   std::unique_ptr<Pass> Inline = createInlineIfPass();
-  auto Before = getSignature(G);
+  // Inference is idempotent: once folding and inlining leave an inferred
+  // graph as it was, inferring it again would change nothing either.
   for (unsigned Round = 1; Round <= MaxRounds; ++Round) {
     if (llvm::Error E = inferShapes(G, Conflicts))
       return E;
+    auto Inferred = getSignature(G);
     if (llvm::Error E = Fold->run(G))
       return E;
     if (llvm::Error E = Inline->run(G))
       return E;
-    auto After = getSignature(G);
-    if (After == Before)
+    if (getSignature(G) == Inferred)
       return Round;
-    Before = std::move(After);
   }
   // Not settled (a pathological model); one last inference keeps the
   // types consistent with the folded graph.

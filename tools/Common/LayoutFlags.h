@@ -16,6 +16,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <set>
+#include <vector>
+
 namespace strider {
 namespace toolflags {
 
@@ -53,7 +56,10 @@ static llvm::cl::list<std::string> ShapeFlags(
     llvm::cl::desc("Specialize the graph to a static input shape, e.g. "
                    "x=1x3x640x640 (repeatable): every dynamic dim is bound, "
                    "shapes are inferred and folded, and layouts are costed "
-                   "on real sizes"),
+                   "on real sizes. strider-compile also takes ranges, e.g. "
+                   "x=1x3x48x100..1000: the dim stays dynamic, the artifact "
+                   "serves every size in the range (and refuses others), "
+                   "and layouts are costed at the range's upper end"),
     llvm::cl::value_desc("INPUT=AxBxC"), llvm::cl::cat(LayoutFlagsCat));
 static llvm::cl::list<std::string> BindFlags(
     "bind",
@@ -100,33 +106,59 @@ parseLayoutFlags(bool CreateTuning = false) {
   return Opts;
 }
 
+/// A --shape with a range (LO..HI) for at least one dim: Min and Max per
+/// axis, equal where the dim is one size.
+struct ShapeRangeFlag {
+  std::string Input;
+  llvm::SmallVector<int64_t, 6> Min, Max;
+};
+
 /// The bindings of --shape, --bind and --dim, or an error naming a
-/// malformed flag.
-inline llvm::Expected<ShapeBindings> parseShapeFlags() {
+/// malformed flag. A --shape with a range goes to \p Ranges (an error
+/// when it is null: only strider-compile takes ranges).
+inline llvm::Expected<ShapeBindings>
+parseShapeFlags(std::vector<ShapeRangeFlag> *Ranges = nullptr) {
   auto Bad = [](const std::string &Flag, const char *Expected) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "bad " + Flag + " (expected " + Expected +
                                        ")");
   };
   ShapeBindings B;
+  std::set<std::string> Seen;
   for (const std::string &S : ShapeFlags) {
     auto [Name, Dims] = llvm::StringRef(S).rsplit('=');
     if (Name.empty() || Name.size() == S.size())
       return Bad("--shape '" + S + "'", "INPUT=AxBxC");
-    llvm::SmallVector<int64_t, 6> Shape;
+    ShapeRangeFlag R;
+    R.Input = Name.str();
     llvm::SmallVector<llvm::StringRef, 6> Parts;
     if (!Dims.empty())
       Dims.split(Parts, 'x');
     for (llvm::StringRef P : Parts) {
-      int64_t N;
-      if (P.getAsInteger(10, N) || N < 0)
+      auto [Lo, Hi] = P.split("..");
+      int64_t Min, Max;
+      if (Lo.getAsInteger(10, Min) || Min < 0)
         return Bad("--shape '" + S + "'", "INPUT=AxBxC, sizes >= 0");
-      Shape.push_back(N);
+      Max = Min;
+      if (P.contains("..")) {
+        if (!Ranges)
+          return Bad("--shape '" + S + "'",
+                     "INPUT=AxBxC; ranges LO..HI are for strider-compile");
+        if (Hi.getAsInteger(10, Max) || Max < Min || Min < 1)
+          return Bad("--shape '" + S + "'",
+                     "a range LO..HI with 1 <= LO <= HI");
+      }
+      R.Min.push_back(Min);
+      R.Max.push_back(Max);
     }
-    if (!B.InputShapes.emplace(Name.str(), Shape).second)
+    if (!Seen.insert(R.Input).second)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "--shape given twice for input '" + Name +
                                          "'");
+    if (R.Min != R.Max)
+      Ranges->push_back(std::move(R));
+    else
+      B.InputShapes.emplace(R.Input, R.Min);
   }
   for (const std::string &S : BindFlags) {
     auto [Name, List] = llvm::StringRef(S).split('=');

@@ -365,6 +365,66 @@ static void printKernelCoverage(const Graph &G,
     OS << "  " << U << "\n";
 }
 
+/// Binds the one-size dims of the ranged --shape flags \p Flags in
+/// \p Shapes (as dims of the model's symbols, so that the ranged dims stay
+/// dynamic), and fills \p Ranges and \p AtMax, the ranged inputs at their
+/// ranges' upper ends. Errors name the flag.
+static llvm::Error bindRanges(const Graph &G,
+                              llvm::ArrayRef<toolflags::ShapeRangeFlag> Flags,
+                              ShapeBindings &Shapes,
+                              std::vector<engine::InputRange> &Ranges,
+                              ShapeBindings &AtMax) {
+  std::map<std::string, std::pair<int64_t, int64_t>> Ranged;
+  for (const toolflags::ShapeRangeFlag &F : Flags) {
+    auto Bad = [&](const llvm::Twine &Msg) {
+      return makeToolError("--shape " + F.Input + "=...: " + Msg);
+    };
+    const Value *In = G.lookupValue(F.Input);
+    if (!In || !In->isGraphInput())
+      return Bad("the model has no input '" + F.Input + "'");
+    const TensorType &T = In->getType();
+    if (!T.hasRank() || T.getRank() != F.Min.size())
+      return Bad("gives " + llvm::Twine(F.Min.size()) + " dims, the input is " +
+                 T.str());
+    for (unsigned A = 0; A < F.Min.size(); ++A) {
+      const Dim &D = T.getDim(A);
+      const std::string Key = D.isSymbol() ? D.getSymbol().str()
+                                           : F.Input + ":" + std::to_string(A);
+      if (F.Min[A] == F.Max[A]) {
+        if (D.isStatic()) {
+          if (D.getSize() != F.Min[A])
+            return Bad("dim " + llvm::Twine(A) + " is " +
+                       llvm::Twine(D.getSize()) + " in the model, not " +
+                       llvm::Twine(F.Min[A]));
+          continue;
+        }
+        auto [It, New] = Shapes.Dims.emplace(Key, F.Min[A]);
+        if (Ranged.count(Key) || (!New && It->second != F.Min[A]))
+          return Bad("dim '" + Key + "' is given two sizes");
+        continue;
+      }
+      if (D.isStatic())
+        return Bad("dim " + llvm::Twine(A) + " is " + llvm::Twine(D.getSize()) +
+                   " in the model; a range needs a dynamic dim");
+      auto [It, New] = Ranged.emplace(Key, std::make_pair(F.Min[A], F.Max[A]));
+      if (Shapes.Dims.count(Key) ||
+          (!New && It->second != std::make_pair(F.Min[A], F.Max[A])))
+        return Bad("dim '" + Key + "' is given two sizes");
+      Ranges.push_back({F.Input, A, F.Min[A], F.Max[A]});
+    }
+    AtMax.InputShapes[F.Input] = F.Max;
+  }
+  return llvm::Error::success();
+}
+
+static std::string describeRanges(llvm::ArrayRef<engine::InputRange> Ranges) {
+  std::string S;
+  for (const engine::InputRange &R : Ranges)
+    S += (S.empty() ? "" : ", ") + R.Input + " dim " + std::to_string(R.Axis) +
+         " " + std::to_string(R.Min) + ".." + std::to_string(R.Max);
+  return S;
+}
+
 static int compile() {
   auto Start = std::chrono::steady_clock::now();
   llvm::Expected<PipelineOptions> Opts = parseOptions();
@@ -387,9 +447,16 @@ static int compile() {
   Graph &G = **GraphOrErr;
   // --shape specializes ahead of time; --dim alone only costs, but must
   // name a dim of the model.
-  llvm::Expected<ShapeBindings> Shapes = toolflags::parseShapeFlags();
+  std::vector<toolflags::ShapeRangeFlag> RangeFlags;
+  llvm::Expected<ShapeBindings> Shapes =
+      toolflags::parseShapeFlags(&RangeFlags);
   if (!Shapes)
     return fail(Shapes.takeError());
+  // A range keeps its dim dynamic; its other dims are bound.
+  std::vector<engine::InputRange> Ranges;
+  ShapeBindings AtMax;
+  if (llvm::Error E = bindRanges(G, RangeFlags, *Shapes, Ranges, AtMax))
+    return fail(std::move(E));
   // An If decided by an input's value compiles only for a given value.
   for (const Value *In : findControlInputs(G))
     if (!Shapes->InputValues.count(In->getName()))
@@ -397,7 +464,8 @@ static int compile() {
           InputFilename + ": input '" + In->getName() +
           "' decides which branch an If takes: give its value with --bind " +
           In->getName() + "=VALUE"));
-  if (!Shapes->InputShapes.empty() || !Shapes->InputValues.empty()) {
+  if (!Shapes->InputShapes.empty() || !Shapes->InputValues.empty() ||
+      !Ranges.empty()) {
     SpecializeResult Specialized;
     if (llvm::Error E = specializeShapes(G, *Shapes, &Specialized))
       return fail(
@@ -410,15 +478,29 @@ static int compile() {
   }
   std::vector<PrecisionReport> PrecisionReports;
   Opts->PrecisionReports = &PrecisionReports;
-  PassManager PM;
-  llvm::cantFail(parsePassPipeline(getDefaultPipeline(), PM));
+  std::string Pipeline = getDefaultPipeline().str();
   if (Opts->Precision.Half != ElementType::Unknown)
-    llvm::cantFail(parsePassPipeline("assign-precision", PM));
-  PM.configure(*Opts);
-  if (llvm::Error E = PM.run(G)) {
-    llvm::errs() << llvm::toString(std::move(E)) << "\n";
-    return 1;
-  } // Canonicalization inlined the Ifs whose conditions fold; the rest
+    Pipeline += ",assign-precision";
+  if (!Ranges.empty()) {
+    // Layouts costed on the graph at the ranges' upper ends, then kept
+    // for the graph that serves the whole range.
+    for (const engine::InputRange &R : Ranges)
+      if (const Dim &D = G.lookupValue(R.Input)->getType().getDim(R.Axis);
+          D.isSymbol())
+        Opts->Layout.Dims.bind(D.getSymbol(), R.Max);
+    if (llvm::Error E = runPipelineAtSizes(G, AtMax, Pipeline, *Opts))
+      return fail(
+          makeToolError(InputFilename + ": " + llvm::toString(std::move(E))));
+  } else {
+    PassManager PM;
+    llvm::cantFail(parsePassPipeline(Pipeline, PM));
+    PM.configure(*Opts);
+    if (llvm::Error E = PM.run(G)) {
+      llvm::errs() << llvm::toString(std::move(E)) << "\n";
+      return 1;
+    }
+  }
+  // Canonicalization inlined the Ifs whose conditions fold; the rest
   // cannot be compiled.
   if (llvm::Error E = checkIfsFolded(G))
     return fail(std::move(E));
@@ -466,7 +548,20 @@ static int compile() {
     return Cleanup(std::move(E));
   // model.strider: the graph, its weights, and (static shapes) the
   // constants packed for this machine's kernels.
-  const LoweredGraph Lowered = lowerForTarget(G, Opts->Layout);
+  // A graph for shape ranges is lowered at their upper ends: its kernels
+  // are checked and its constants packed there (the keys are the same at
+  // every size in the range).
+  std::unique_ptr<Graph> AtMaxGraph;
+  if (!Ranges.empty()) {
+    AtMaxGraph = G.clone();
+    if (llvm::Error E = specializeShapes(*AtMaxGraph, AtMax))
+      return Cleanup(makeToolError(InputFilename +
+                                   ": at the ranges' upper "
+                                   "ends: " +
+                                   llvm::toString(std::move(E))));
+  }
+  const LoweredGraph Lowered =
+      lowerForTarget(AtMaxGraph ? *AtMaxGraph : G, Opts->Layout);
   // cuda-plan.txt: what the CUDA backend will launch (static shapes).
   if (Lowered.Program && Opts->Layout.Target->Name.startswith("cuda-"))
     if (llvm::Error E =
@@ -483,7 +578,7 @@ static int compile() {
               return engine::writeArtifact(
                   OS, G, Opts->Layout.Target->Name,
                   Lowered.Program ? Lowered.Recorded.get() : nullptr,
-                  cpu::getDerivedFormat());
+                  cpu::getDerivedFormat(), Ranges);
             }))
       return Cleanup(std::move(E));
   }
@@ -511,7 +606,8 @@ static int compile() {
     Report.printSummary(llvm::outs());
     if (!PrecisionReports.empty())
       llvm::outs() << PrecisionReports.back().summary() << " (precision.txt)\n";
-    printKernelCoverage(G, Opts->Layout, Lowered, llvm::outs());
+    printKernelCoverage(AtMaxGraph ? *AtMaxGraph : G, Opts->Layout, Lowered,
+                        llvm::outs());
     if (WriteArtifact)
       llvm::outs() << "artifact: " << OutputDir << "/model.strider"
                    << (Lowered.Program
@@ -520,6 +616,10 @@ static int compile() {
                            : std::string(" (no packed constants: dynamic "
                                          "shapes are packed at first run)"))
                    << "\n";
+    if (!Ranges.empty())
+      llvm::outs() << "shape ranges: " << describeRanges(Ranges)
+                   << " (layouts costed, kernels checked and constants "
+                      "packed at the upper ends; other sizes are refused)\n";
     llvm::outs() << "report: " << OutputDir << "/report.txt, " << OutputDir
                  << "/report.json; graph: " << OutputDir << "/layout.dot"
                  << (HasSvg ? ", layout.svg" : "") << "\n";

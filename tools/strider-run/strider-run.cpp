@@ -343,8 +343,10 @@ struct RunResult {
     int64_t ArenaBytes = 0, UnplannedBytes = 0, ConstantBytes = 0;
   };
   llvm::Optional<ProgramStats> Program;
-  /// Seconds the session took to specialize, optimize and lower the model.
+  /// Seconds the session took to specialize, optimize and lower the model,
+  /// and each phase's.
   double BuildSeconds = 0;
+  engine::Specialization::BuildTimes BuildPhases;
 };
 
 /// --profile: the slowest kernel calls and the time per kernel kind.
@@ -501,6 +503,7 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
 
   RunResult R;
   R.BuildSeconds = Run.getCacheStats().LastBuildSeconds;
+  R.BuildPhases = Run.getCacheStats().LastBuild;
   const std::string KernelTarget = Prog.getKernelTarget();
   if (!KernelTarget.empty()) {
     RunResult::ProgramStats PS;
@@ -616,6 +619,11 @@ static void printJson(const RunResult &R, llvm::json::OStream &J) {
       J.attribute("constant_bytes", R.Program->ConstantBytes);
     });
   J.attribute("build_ms", R.BuildSeconds * 1e3);
+  J.attributeObject("build_phases_ms", [&] {
+    J.attribute("specialize", R.BuildPhases.Specialize * 1e3);
+    J.attribute("optimize", R.BuildPhases.Optimize * 1e3);
+    J.attribute("lower", R.BuildPhases.Lower * 1e3);
+  });
   J.attributeArray("outputs", [&] {
     for (unsigned K = 0; K < R.Names.size(); ++K)
       J.object([&] {

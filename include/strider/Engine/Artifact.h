@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class raw_ostream;
@@ -45,14 +46,33 @@ constexpr uint32_t ArtifactFormatVersion = 1;
 /// must outlive the write).
 std::shared_ptr<cpu::DerivedStore> createRecordingStore();
 
+/// The sizes one dynamic dim of a graph input may take: what an artifact
+/// compiled with a shape range serves (strider-compile --shape
+/// x=1x3x48x100..1000 gives {x, 3, 100, 1000}).
+struct InputRange {
+  std::string Input;
+  unsigned Axis = 0;
+  int64_t Min = 1, Max = 1;
+  bool operator==(const InputRange &O) const {
+    return Input == O.Input && Axis == O.Axis && Min == O.Min && Max == O.Max;
+  }
+};
+
 /// Writes \p G (layouts assigned, for layout target \p Target) and what
 /// \p Recorded recorded (a createRecordingStore() store, or null: none)
 /// as an artifact to \p OS. \p DerivedFormat names the kernels the
-/// derived data was packed for (cpu::getDerivedFormat()).
+/// derived data was packed for (cpu::getDerivedFormat()). \p Ranges are
+/// the sizes its dynamic input dims may take (each must name a dynamic dim
+/// of a graph input of \p G).
 llvm::Error writeArtifact(llvm::raw_ostream &OS, const Graph &G,
                           llvm::StringRef Target,
                           const cpu::DerivedStore *Recorded,
-                          llvm::StringRef DerivedFormat);
+                          llvm::StringRef DerivedFormat,
+                          llvm::ArrayRef<InputRange> Ranges = {});
+
+/// Error unless every range of \p Ranges names a dynamic dim of a graph
+/// input of \p G, with 1 <= Min <= Max, at most one range per dim.
+llvm::Error checkInputRanges(const Graph &G, llvm::ArrayRef<InputRange> Ranges);
 
 struct Artifact {
   std::unique_ptr<Graph> G;
@@ -62,6 +82,8 @@ struct Artifact {
   std::string DerivedFormat; ///< Kernels it was packed for.
   std::string StriderVersion;
   size_t DerivedArrays = 0;
+  /// The input sizes it serves (empty: any its graph accepts).
+  std::vector<InputRange> Ranges;
 };
 
 /// The version string of this build ("0.1.0").

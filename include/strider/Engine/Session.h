@@ -23,6 +23,7 @@
 #ifndef STRIDER_ENGINE_SESSION_H
 #define STRIDER_ENGINE_SESSION_H
 
+#include "strider/Engine/Artifact.h"
 #include "strider/IR/Types.h"
 #include "strider/Runtime/DeviceTensor.h"
 #include "strider/Runtime/Reference.h"
@@ -103,6 +104,13 @@ public:
   }
   /// Whether it was loaded from an artifact.
   bool isArtifact() const { return FromArtifact; }
+  /// The sizes its dynamic input dims may take (an artifact compiled with
+  /// shape ranges; empty: any the graph accepts). Sessions refuse others.
+  llvm::ArrayRef<InputRange> getInputRanges() const { return Ranges; }
+  /// Error unless the shapes in \p Shapes (by input name) lie in
+  /// getInputRanges(), naming the input, dim, size and range.
+  llvm::Error checkInputRanges(
+      const std::map<std::string, std::vector<int64_t>> &Shapes) const;
 
   /// The inputs a caller feeds, in graph order: graph inputs without
   /// default data (inputs with defaults are constants unless a tool feeds
@@ -125,6 +133,7 @@ private:
   bool FromOnnx = false;
   bool FromArtifact = false;
   std::shared_ptr<cpu::DerivedStore> Derived;
+  std::vector<InputRange> Ranges;
   std::vector<std::string> Warnings;
   std::vector<const Value *> Inputs, Outputs, ControlInputs;
 };
@@ -196,6 +205,12 @@ struct Specialization {
   std::string Summary;
   /// The session's backend's program for G.
   std::unique_ptr<codegen::Executable> Program;
+  /// Where its build's time went, in seconds: binding the shapes and
+  /// folding (specialize), the optimizing pipeline (ONNX input; with
+  /// assign-precision) and the backend's lowering.
+  struct BuildTimes {
+    double Specialize = 0, Optimize = 0, Lower = 0;
+  } Times;
   /// Runs of Program so far.
   std::atomic<uint64_t> Runs{0};
   /// Held through each run of a program that is not reentrant
@@ -263,6 +278,8 @@ public:
     /// Seconds spent building (specializing, optimizing, lowering), in
     /// all and the last build.
     double BuildSeconds = 0, LastBuildSeconds = 0;
+    /// The last build's phases.
+    Specialization::BuildTimes LastBuild;
     /// Specializations evicted, and the bytes the cached ones hold now.
     uint64_t Evictions = 0;
     int64_t CachedBytes = 0;

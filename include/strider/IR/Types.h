@@ -64,6 +64,9 @@ inline bool isInteger(ElementType Ty) {
 }
 
 /// One logical dimension: a static size, a named symbol (`N`), or unknown.
+/// Trivially copyable: a symbol's name is interned once per process (the
+/// names stay until it exits), so copying shapes allocates nothing and two
+/// dims of the same symbol hold the same characters.
 class Dim {
 public:
   /// An unknown dimension (`?`).
@@ -82,13 +85,15 @@ public:
   llvm::StringRef getSymbol() const { return Symbol; }
 
   bool operator==(const Dim &O) const {
-    return Size == O.Size && Symbol == O.Symbol;
+    // Interned: equal names are the same characters.
+    return Size == O.Size && Symbol.data() == O.Symbol.data() &&
+           Symbol.size() == O.Symbol.size();
   }
   bool operator!=(const Dim &O) const { return !(*this == O); }
 
 private:
   int64_t Size = -1;
-  std::string Symbol;
+  llvm::StringRef Symbol;
 };
 
 /// A physical layout: Perm[i] is the logical dim stored at physical

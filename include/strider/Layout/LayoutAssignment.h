@@ -52,6 +52,17 @@ struct LayoutOptions {
   /// kernels); needs Tuning.
   std::function<llvm::Error(const Graph &, const DimBindings &, TuningTable &)>
       Tune;
+  /// Say why each value got its layout and list every value, relayout and
+  /// copy in the report; off, the report has only the costs (a session
+  /// building a specialization per input shape reads none of it).
+  bool Explain = true;
+  /// Record every node's label in LayoutReport::NodeLabels.
+  bool RecordLabels = false;
+  /// Labels to keep (another solution's LayoutReport::NodeLabels, such as
+  /// that of this graph specialized to representative sizes): each node
+  /// they name whose variable may take the label there is fixed to it;
+  /// the rest are solved as usual.
+  std::shared_ptr<const std::map<std::string, uint8_t>> Keep;
 };
 
 /// Parse `auto|nchw|nhwc` (`ncdhw`/`ndhwc`, `channels-first`/`-last` too).
@@ -124,6 +135,13 @@ struct LayoutReport {
   Cost EstimatedCost = 0;
   Cost AllChannelsFirstCost = 0;
   Cost AllChannelsLastCost = 0;
+  /// With LayoutOptions::RecordLabels: the label (0 channels-first, 1
+  /// channels-last) of each node's variable, by the name of the node's
+  /// first result, and of the layout a mixed-kernel conv reads, by that
+  /// name and "#input".
+  std::map<std::string, uint8_t> NodeLabels;
+  /// Nodes whose label LayoutOptions::Keep fixed.
+  unsigned NumKeptLabels = 0;
 
   /// FileCheck-able text form: totals, then one line per value, relayout
   /// and copy.

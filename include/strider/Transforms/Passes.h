@@ -45,6 +45,22 @@ llvm::StringRef getDefaultPipeline();
 /// specialization starts from its result.
 llvm::StringRef getPreparePipeline();
 
+struct PipelineOptions;
+struct ShapeBindings;
+
+/// Runs \p Pipeline (which ends in layout-assignment) on \p G, whose inputs
+/// keep symbolic dims, with the layouts costed at representative sizes:
+/// first on a copy of \p G specialized to \p Sizes, whose chosen labels
+/// are then kept for the same nodes of \p G (LayoutOptions::Keep; nodes
+/// the copy folded away are solved on \p G). Shape inference does not
+/// carry a symbolic height through a strided conv (the result's dims are
+/// unknown, costed as 1); the copy costs every kernel at its real size.
+/// Layout reports go to \p Opts' as usual, the copy's first. Errors say
+/// which graph failed.
+llvm::Error runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
+                               llvm::StringRef Pipeline,
+                               const PipelineOptions &Opts);
+
 } // namespace strider
 
 #endif // STRIDER_TRANSFORMS_PASSES_H

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -625,6 +626,55 @@ TEST(CAPI, InputsDecidingAnIfAreReadByValue) {
       << strider_last_error();
   strider_session_free(S);
   strider_model_free(M);
+}
+
+// An artifact compiled for a range of batch sizes (strider-compile
+// --shape image=1..4x3x32x32) says so and refuses batches outside it.
+TEST(ShapeRanges, ArtifactServesItsRangeOnly) {
+  char Dir[] = "/tmp/strider-capi-ranges-XXXXXX";
+  ASSERT_NE(mkdtemp(Dir), nullptr);
+  const std::string Out = std::string(Dir) + "/out";
+  const std::string Cmd = std::string(STRIDER_COMPILE_TOOL) + " " +
+                          modelPath() + " -o " + Out +
+                          " --shape image=1..4x3x32x32 --quiet --svg=false";
+  ASSERT_EQ(std::system(Cmd.c_str()), 0) << Cmd;
+  strider_model *M = nullptr;
+  ASSERT_EQ(strider_model_load(Out.c_str(), &M), STRIDER_OK)
+      << strider_last_error();
+  int64_t Min = -1, Max = -1;
+  ASSERT_EQ(strider_model_input_dim_range(M, 0, 0, &Min, &Max), STRIDER_OK);
+  EXPECT_EQ(Min, 1);
+  EXPECT_EQ(Max, 4);
+  ASSERT_EQ(strider_model_input_dim_range(M, 0, 1, &Min, &Max), STRIDER_OK);
+  EXPECT_EQ(Min, 3);
+  EXPECT_EQ(Max, 3);
+  EXPECT_EQ(strider_model_input_dim_range(M, 0, 4, &Min, &Max),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(strider_model_input_dim_range(M, 1, 0, &Min, &Max),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  strider_session *S = nullptr;
+  ASSERT_EQ(strider_session_create(M, nullptr, &S), STRIDER_OK)
+      << strider_last_error();
+  for (int64_t N : {4, 1, 5}) {
+    std::vector<float> In = image(N), Logits(size_t(N * 10));
+    std::vector<int64_t> InShape{N, 3, 32, 32}, OutShape{N, 10};
+    DLTensor I = view(In.data(), F32, InShape);
+    DLTensor O = view(Logits.data(), F32, OutShape);
+    const strider_status St = strider_session_run(S, &I, 1, &O, 1);
+    if (N <= 4) {
+      EXPECT_EQ(St, STRIDER_OK) << strider_last_error();
+      continue;
+    }
+    EXPECT_EQ(St, STRIDER_ERROR_TENSOR);
+    EXPECT_NE(std::string(strider_last_error())
+                  .find("input 'image' dim 0 is 5, outside the range 1..4"),
+              std::string::npos)
+        << strider_last_error();
+  }
+  strider_session_free(S);
+  strider_model_free(M);
+  const std::string Clean = "rm -rf " + std::string(Dir);
+  EXPECT_EQ(std::system(Clean.c_str()), 0);
 }
 
 } // namespace

@@ -9,32 +9,41 @@
 #include "strider/IR/Graph.h"
 #include "strider/Runtime/Tensor.h"
 
+#include "strider/Transforms/Specialize.h"
+
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <fstream>
 
 using namespace strider;
 using namespace strider::engine;
 
 namespace {
 
-/// Counts arrays a lowering had to derive itself.
+/// Counts arrays a lowering had to derive itself (and with Forward, adds
+/// them to the store it wraps).
 class CountingStore final : public cpu::DerivedStore {
 public:
-  explicit CountingStore(std::shared_ptr<cpu::DerivedStore> Inner)
-      : Inner(std::move(Inner)) {}
+  explicit CountingStore(std::shared_ptr<cpu::DerivedStore> Inner,
+                         bool Forward = false)
+      : Inner(std::move(Inner)), Forward(Forward) {}
   std::shared_ptr<const float> find(llvm::StringRef Key, size_t Count,
                                     const TensorData *Source) const override {
     return Inner->find(Key, Count, Source);
   }
-  void add(llvm::StringRef, std::shared_ptr<const float>, size_t,
-           const TensorDataRef &) override {
+  void add(llvm::StringRef Key, std::shared_ptr<const float> Data, size_t Count,
+           const TensorDataRef &Source) override {
     ++Added;
+    if (Forward)
+      Inner->add(Key, std::move(Data), Count, Source);
   }
   std::shared_ptr<cpu::DerivedStore> Inner;
+  bool Forward;
   unsigned Added = 0;
 };
 
@@ -184,6 +193,97 @@ TEST(Artifact, ForeignVersionTargetAndKernelsAreRefused) {
                 "not a Strider artifact"),
             std::string::npos);
   EXPECT_NE(errorOf("").find("not a Strider artifact"), std::string::npos);
+}
+
+/// The sample model's graph as imported (its batch dim N symbolic), as
+/// artifact bytes with \p Ranges and no packed constants.
+std::string symbolicArtifact(std::shared_ptr<const Model> &M,
+                             llvm::ArrayRef<InputRange> Ranges) {
+  M = llvm::cantFail(Model::load(STRIDER_SAMPLE_MODEL));
+  std::string Bytes;
+  llvm::raw_string_ostream OS(Bytes);
+  llvm::cantFail(writeArtifact(OS, M->getGraph(), getDefaultTarget(), nullptr,
+                               cpu::getDerivedFormat(), Ranges));
+  OS.flush();
+  return Bytes;
+}
+
+TEST(Artifact, InputRangesRoundTripAndBadOnesAreRefused) {
+  std::shared_ptr<const Model> M;
+  const std::vector<InputRange> Ranges = {{"image", 0, 1, 4}};
+  auto A = read(symbolicArtifact(M, Ranges));
+  ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+  EXPECT_EQ(A->Ranges, Ranges);
+  auto WriteError = [&](InputRange R) {
+    std::string Bytes;
+    llvm::raw_string_ostream OS(Bytes);
+    llvm::Error E = writeArtifact(OS, M->getGraph(), getDefaultTarget(),
+                                  nullptr, cpu::getDerivedFormat(), {R});
+    return E ? llvm::toString(std::move(E)) : std::string();
+  };
+  EXPECT_NE(WriteError({"image", 1, 1, 4}).find("dim 1 is static"),
+            std::string::npos);
+  EXPECT_NE(WriteError({"nope", 0, 1, 4}).find("no such graph input"),
+            std::string::npos);
+  EXPECT_NE(WriteError({"image", 0, 3, 2}).find("is not a range"),
+            std::string::npos);
+  EXPECT_NE(WriteError({"image", 7, 1, 2}).find("has no dim 7"),
+            std::string::npos);
+}
+
+TEST(Artifact, WithoutPackedConstantsItPacksOnceForEveryShape) {
+  std::shared_ptr<const Model> M;
+  auto A = read(symbolicArtifact(M, {}));
+  ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+  EXPECT_EQ(A->DerivedArrays, 0u);
+  unsigned Packed = 0;
+  for (int64_t N : {1, 3, 2}) {
+    auto G = A->G->clone();
+    ShapeBindings B;
+    B.InputShapes["image"] = {N, 3, 32, 32};
+    ASSERT_FALSE(bool(specializeShapes(*G, B)));
+    auto Counting = std::make_shared<CountingStore>(A->Derived, true);
+    cpu::CPUOptions CO;
+    CO.Derived = Counting;
+    auto P = cpu::compileForCPU(*G, CO);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    if (N == 1)
+      Packed = Counting->Added;
+    else
+      EXPECT_EQ(Counting->Added, 0u) << "batch " << N << " packed again";
+  }
+  EXPECT_GT(Packed, 0u);
+}
+
+TEST(Artifact, SessionsRefuseShapesOutsideItsRanges) {
+  std::shared_ptr<const Model> Source;
+  const std::string Bytes = symbolicArtifact(Source, {{"image", 0, 1, 4}});
+  llvm::SmallString<128> Path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("ranges", "strider", Path));
+  {
+    std::ofstream F(Path.c_str(), std::ios::binary);
+    F.write(Bytes.data(), std::streamsize(Bytes.size()));
+  }
+  auto M = Model::load(Path);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  EXPECT_EQ((*M)->getInputRanges().size(), 1u);
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  for (int64_t N : {1, 4}) {
+    runtime::TensorMap In;
+    In["image"] = runtime::Tensor(ElementType::F32, {N, 3, 32, 32});
+    auto Out = (*S)->run(In);
+    EXPECT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+  }
+  runtime::TensorMap In;
+  In["image"] = runtime::Tensor(ElementType::F32, {5, 3, 32, 32});
+  auto Out = (*S)->run(In);
+  ASSERT_FALSE(bool(Out));
+  EXPECT_NE(llvm::toString(Out.takeError())
+                .find("input 'image' dim 0 is 5, outside the range 1..4"),
+            std::string::npos);
+  EXPECT_EQ((*S)->getNumBuilt(), 2u);
+  (void)llvm::sys::fs::remove(Path);
 }
 
 } // namespace

@@ -1,0 +1,57 @@
+//===- PipelineAtSizes.cpp - Optimize a symbolic graph at given sizes -----===//
+//
+// A graph compiled for a range of input shapes keeps its symbolic dims, and
+// layout assignment on it costs what shape inference cannot size (the
+// spatial dims after the first strided conv) as 1. Here a copy specialized
+// to representative sizes is optimized first, and its layout choices are
+// kept for the symbolic graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strider/IR/Graph.h"
+#include "strider/Transforms/Pass.h"
+#include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Specialize.h"
+
+using namespace strider;
+
+static llvm::Error runPipeline(Graph &G, llvm::StringRef Pipeline,
+                               const PipelineOptions &Opts) {
+  PassManager PM;
+  if (llvm::Error E = parsePassPipeline(Pipeline, PM))
+    return E;
+  PM.configure(Opts);
+  return PM.run(G);
+}
+
+llvm::Error strider::runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
+                                        llvm::StringRef Pipeline,
+                                        const PipelineOptions &Opts) {
+  std::unique_ptr<Graph> Copy = G.clone();
+  if (llvm::Error E = specializeShapes(*Copy, Sizes))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "specializing to the representative sizes: " +
+            llvm::toString(std::move(E)));
+  std::vector<layout::LayoutReport> CopyReports;
+  PipelineOptions AtSizes = Opts;
+  AtSizes.LayoutReports =
+      Opts.LayoutReports ? Opts.LayoutReports : &CopyReports;
+  AtSizes.Layout.RecordLabels = true;
+  AtSizes.Layout.Keep = nullptr;
+  const size_t Before = AtSizes.LayoutReports->size();
+  if (llvm::Error E = runPipeline(*Copy, Pipeline, AtSizes))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "at the representative sizes: " +
+                                       llvm::toString(std::move(E)));
+  if (AtSizes.LayoutReports->size() == Before)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "pipeline '" + Pipeline +
+                                       "' assigns no layouts");
+  PipelineOptions Symbolic = Opts;
+  Symbolic.Layout.Keep = std::make_shared<const std::map<std::string, uint8_t>>(
+      std::move(AtSizes.LayoutReports->back().NodeLabels));
+  AtSizes.LayoutReports->back().NodeLabels.clear();
+  return runPipeline(G, Pipeline, Symbolic);
+}
