@@ -182,19 +182,16 @@ strider::evaluateDimExpression(llvm::StringRef Expr,
 // Fixed point of inference and folding
 //===----------------------------------------------------------------------===//
 
-/// Everything inference and folding can change: each node's op and its
-/// result types, in order.
-static std::vector<std::pair<OpId, std::vector<TensorType>>>
-getSignature(const Graph &G) {
-  std::vector<std::pair<OpId, std::vector<TensorType>>> S;
+/// The nodes of \p G and their ops, in order: what folding and inlining
+/// change when they change anything (they replace nodes by constants or
+/// by a branch's nodes, and erase what is dead; they do not retype a node
+/// they keep, and inference, which does, is run before and compared by
+/// itself).
+static std::vector<std::pair<const Node *, OpId>> getSignature(const Graph &G) {
+  std::vector<std::pair<const Node *, OpId>> S;
   S.reserve(G.getNumNodes());
-  for (const Node *N : G.nodes()) {
-    std::vector<TensorType> Types;
-    for (unsigned I = 0; I < N->getNumResults(); ++I)
-      Types.push_back(N->hasResult(I) ? N->getResult(I)->getType()
-                                      : TensorType());
-    S.emplace_back(N->getOpId(), std::move(Types));
-  }
+  for (const Node *N : G.nodes())
+    S.emplace_back(N, N->getOpId());
   return S;
 }
 
