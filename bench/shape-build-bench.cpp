@@ -6,11 +6,13 @@
 // the build's phases (specialize, optimize, lower), its first run and the
 // repeat, and at the end their medians over the shapes after the first
 // (whose build also prepares the model and packs the weights). Run it
-// under perf to see where a build goes. A benchmark: run it by hand, not
-// from ctest.
+// under perf to see where a build goes. With RANGE (LO..HI), the session
+// is given that input range for the swept dim (SessionOptions::
+// InputRanges: an ONNX model is optimized once for the range). A
+// benchmark: run it by hand, not from ctest.
 //
-//   strider-bench-shape-build MODEL INPUT BASE AXIS SIZE,SIZE,...
-//   e.g. rec.onnx x 1x3x48x320 3 100,131,162
+//   strider-bench-shape-build MODEL INPUT BASE AXIS SIZE,SIZE,... [RANGE]
+//   e.g. rec.onnx x 1x3x48x320 3 100,131,162 100..1000
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +33,8 @@ using namespace strider;
 static int usage(const char *Why) {
   llvm::errs() << "strider-bench-shape-build: " << Why
                << "\nusage: strider-bench-shape-build MODEL INPUT BASE AXIS "
-                  "SIZE,SIZE,... (BASE e.g. 1x3x48x320; AXIS the dim swept)\n";
+                  "SIZE,SIZE,... [LO..HI] (BASE e.g. 1x3x48x320; AXIS the dim "
+                  "swept; LO..HI its input range)\n";
   return 1;
 }
 
@@ -56,7 +59,7 @@ static double median(std::vector<double> V) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6)
+  if (argc != 6 && argc != 7)
     return usage("wrong number of arguments");
   llvm::SmallVector<int64_t, 6> Base, Sizes;
   unsigned Axis;
@@ -71,7 +74,17 @@ int main(int argc, char **argv) {
     llvm::errs() << llvm::toString(M.takeError()) << "\n";
     return 1;
   }
-  auto S = engine::Session::create(*M, engine::SessionOptions());
+  engine::SessionOptions Opts;
+  if (argc == 7) {
+    auto [Lo, Hi] = llvm::StringRef(argv[6]).split("..");
+    engine::InputRange R;
+    R.Input = argv[2];
+    R.Axis = Axis;
+    if (Lo.getAsInteger(10, R.Min) || Hi.getAsInteger(10, R.Max))
+      return usage("bad RANGE");
+    Opts.InputRanges.push_back(R);
+  }
+  auto S = engine::Session::create(*M, Opts);
   if (!S) {
     llvm::errs() << llvm::toString(S.takeError()) << "\n";
     return 1;

@@ -2,34 +2,47 @@
 """Many input shapes through one session: Strider against ONNX Runtime.
 
 Usage:
-    shape_bench.py [--only NAME ...] [--shapes HxW,HxW,...] [--passes P]
-                   [--threads T] [--concurrent-shape HxW] [--runs R]
+    shape_bench.py [--suite set|thirdparty] [--only NAME ...]
+                   [--shapes HxW,HxW,...] [--passes P] [--threads T]
+                   [--ranges] [--concurrent-shape HxW] [--runs R]
                    [--trials K] [--models-dir DIR] [--work-dir DIR]
                    [--build DIR] [--site DIR]
 
 Applications feed a model whatever shapes arrive (an OCR recognizer a width
-per text line, a detector a page or frame size) through one session. For
-each model of make_model_set.py's full set (default resnet50 and
-mobilenetv2; DIR/<name>.onnx, generated into build/cpu-bench/models when
-missing) this makes a copy whose input height and width are symbolic, then
-opens one Strider session (strider.InferenceSession, the package installed
-from BUILD into WORK/site, or the one already installed in --site DIR: an
-older build's, to compare) and one ONNX Runtime session (ORT_ENABLE_ALL,
-intra_op_num_threads = T, inter_op_num_threads = 1) in this process and
-runs every shape of --shapes twice in a row on each, --passes times over
-the list (a second pass finds Strider's programs cached: its cache keeps
-64 programs of at most 1 GiB of arenas). Per model it prints:
+per text line, a detector a page or frame size) through one session.
+
+--suite set (default): each model of make_model_set.py's full set (default
+resnet50 and mobilenetv2; DIR/<name>.onnx, generated into
+build/cpu-bench/models when missing) as a copy whose input height and
+width are symbolic, fed --shapes. --suite thirdparty: the third-party
+models of scripts/real_models.py that take many shapes (fetched into its
+cache), each fed the shapes its application feeds (THIRD_PARTY_SHAPES:
+30 text-line widths for recognizers, 28 page or frame sizes for detectors,
+1-20 s of audio, 16-256 characters).
+
+Per model, one Strider session (strider.InferenceSession, the package
+installed from BUILD into WORK/site, or the one already installed in
+--site DIR: an older build's, to compare) and one ONNX Runtime session
+(ORT_ENABLE_ALL, intra_op_num_threads = T, inter_op_num_threads = 1) in
+this process run every shape twice in a row, --passes times over the list
+(a second pass finds Strider's programs cached: its cache keeps 64
+programs of at most 1 GiB of arenas). With --ranges the Strider session
+is given the input ranges the shapes span (input_ranges: the model is
+optimized once for them). Per model it prints:
 
   * new-shape cost: the first run at a shape minus the repeat right after
-    it, median over the first pass's shapes, for both (the first shape's
-    includes Strider's once-per-model preparation and weight packing);
+    it, median and worst over the first pass's shapes but the first (whose
+    cost includes Strider's once-per-model preparation and weight
+    packing), for both; and how many shapes cost Strider more than
+    max(2 ms, 5% of their run);
   * the total time of all runs of both and their ratio (Strider / ORT);
   * Strider's programs built, cache hits and build seconds (cache_info);
   * one session shared by 1 and by 2 Python threads at one shape
-    (--concurrent-shape, kernels on one thread each): runs per second of
-    each, the 2-caller / 1-caller scaling of both, and whether every
-    output of the concurrent runs is bit for bit the serial one (Strider;
-    median of --trials trials of --runs runs per caller).
+    (--concurrent-shape, or a third-party model's first shape; kernels on
+    one thread each): runs per second of each, the 2-caller / 1-caller
+    scaling of both, and whether every output of the concurrent runs is
+    bit for bit the serial one (Strider; median of --trials trials of
+    --runs runs per caller).
 
 The machine (CPU, cores) and Strider's kernel ISA come first. Timings
 are medians of one process on a shared machine: compare ratios, not
@@ -98,11 +111,24 @@ def kernel_isa(build, work):
         return "unknown"
 
 
-def bench(path, feeds, passes, threads):
+def feed_ranges(feeds):
+    """{input: {axis: (min, max)}} over the dims that vary across FEEDS."""
+    ranges = {}
+    for name in feeds[0]:
+        shapes = [f[name].shape for f in feeds]
+        for axis in range(len(shapes[0])):
+            sizes = [sh[axis] for sh in shapes]
+            if min(sizes) != max(sizes):
+                ranges.setdefault(name, {})[axis] = (min(sizes), max(sizes))
+    return ranges
+
+
+def bench(path, feeds, passes, threads, ranges=False):
     """Runs every feed of FEEDS twice in a row on a Strider and an ORT
     session, PASSES times over the list. Returns the total seconds of each,
     the first pass's new-shape costs (ms, per feed), the repeat runs' times
-    (ms, per feed) and Strider's cache_info."""
+    (ms, per feed) and Strider's cache_info. With RANGES, the Strider
+    session is given the input ranges the feeds span (input_ranges)."""
     import onnxruntime as ort
     import strider
     so = ort.SessionOptions()
@@ -110,7 +136,9 @@ def bench(path, feeds, passes, threads):
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     runners = {
-        "strider": strider.InferenceSession(str(path), threads=threads),
+        "strider": strider.InferenceSession(
+            str(path), threads=threads,
+            **({"input_ranges": feed_ranges(feeds)} if ranges else {})),
         "ort": ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]),
     }
     total = {k: 0.0 for k in runners}
@@ -267,6 +295,8 @@ def main():
     ap.add_argument("--concurrent-shape", default="224x224")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--ranges", action="store_true",
+                    help="give Strider's session the input ranges the shapes span")
     ap.add_argument("--models-dir", type=Path, default=ROOT / "build/cpu-bench/models")
     ap.add_argument("--work-dir", type=Path, default=ROOT / "build/shape-bench")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
@@ -289,7 +319,7 @@ def main():
                              f"there are {sorted(THIRD_PARTY_SHAPES)}")
         models = third_party_models(args.only)
     print(f"machine: {machine_line()}; kernels {kernel_isa(build, args.work_dir)}; "
-          f"threads {args.threads}; "
+          f"threads {args.threads}; {'input ranges; ' if args.ranges else ''}"
           f"{args.passes} passes over each model's shapes, each run twice")
     print("new shape: first run minus the repeat (ms), median and worst; over: shapes "
           "costing more than max(2 ms, 5% of their run)")
@@ -297,7 +327,8 @@ def main():
           f"{'total ms':>19} {'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
     print(f"{'':28} {'strider':>7} {'worst':>7} {'ort':>7} {'':>4} {'strider':>9} {'ort':>9}")
     for name, path, feeds in models:
-        total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads)
+        total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads,
+                                               args.ranges)
         over = sum(1 for c, t in zip(new_shape["strider"], steady["strider"])
                    if c > max(2.0, 0.05 * t))
         cache = (f"{info['programs_built']:6d} {info['cache_hits']:5d} "

@@ -199,6 +199,19 @@ strider_session_options_set_optimize(strider_session_options *options,
 STRIDER_API strider_status strider_session_options_set_cache_limits(
     strider_session_options *options, size_t max_programs, int64_t max_bytes);
 
+/* The sizes dim `axis` of input `input` may take, min..max (1 <= min <=
+ * max; setting a dim again replaces its range), as strider-compile --shape
+ * x=1x3x48x100..1000 records them in an artifact: runs with other sizes
+ * fail with STRIDER_ERROR_TENSOR. An ONNX model (optimized) is then
+ * optimized once for every shape in the ranges, its layouts costed at
+ * their upper ends (its other dynamic dims at the first shape run), so
+ * that a new shape is only specialized and lowered; without ranges each
+ * new shape is optimized for itself. strider_session_create checks that
+ * each range names a dynamic dim of an input. */
+STRIDER_API strider_status strider_session_options_set_input_range(
+    strider_session_options *options, const char *input, int32_t axis,
+    int64_t min, int64_t max);
+
 /* Sessions ----------------------------------------------------------------*/
 
 /* options NULL: defaults (cpu backend, 1 thread). */

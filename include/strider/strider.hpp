@@ -187,6 +187,18 @@ public:
     check(strider_session_options_set_optimize(O, On ? 1 : 0));
     return *this;
   }
+  /// strider_session_options_set_input_range.
+  SessionOptions &inputRange(const std::string &Input, int32_t Axis,
+                             int64_t Min, int64_t Max) {
+    check(strider_session_options_set_input_range(O, Input.c_str(), Axis, Min,
+                                                  Max));
+    return *this;
+  }
+  /// strider_session_options_set_cache_limits.
+  SessionOptions &cacheLimits(size_t MaxPrograms, int64_t MaxBytes) {
+    check(strider_session_options_set_cache_limits(O, MaxPrograms, MaxBytes));
+    return *this;
+  }
   const strider_session_options *get() const { return O; }
 
 private:

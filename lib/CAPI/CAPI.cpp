@@ -518,6 +518,30 @@ strider_status strider_model_input_dim_range(const strider_model *model,
 }
 
 strider_status
+strider_session_options_set_input_range(strider_session_options *options,
+                                        const char *input, int32_t axis,
+                                        int64_t min, int64_t max) {
+  if (!options || !input)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_input_range: options or input "
+                "is NULL");
+  if (axis < 0 || min < 1 || max < min)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_input_range: axis " +
+                    llvm::Twine(axis) + ", range " + llvm::Twine(min) + ".." +
+                    llvm::Twine(max) + " (need axis >= 0 and 1 <= min <= max)");
+  auto &Ranges = options->Opts.InputRanges;
+  for (engine::InputRange &R : Ranges)
+    if (R.Input == input && R.Axis == unsigned(axis)) {
+      R.Min = min;
+      R.Max = max;
+      return STRIDER_OK;
+    }
+  Ranges.push_back({input, unsigned(axis), min, max});
+  return STRIDER_OK;
+}
+
+strider_status
 strider_session_options_create(strider_session_options **options) {
   return guarded([&]() -> strider_status {
     if (!options)
@@ -742,7 +766,7 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
     std::map<std::string, std::vector<int64_t>> Shapes;
     for (const auto &[Name, Fed] : Key)
       Shapes[Name] = Fed.second;
-    if (llvm::Error E = M.checkInputRanges(Shapes))
+    if (llvm::Error E = Session->S->checkInputRanges(Shapes))
       return fail(STRIDER_ERROR_TENSOR, std::move(E));
   }
   // Inputs that decide an If's branch key the specialization by value:

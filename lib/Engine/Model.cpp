@@ -101,8 +101,10 @@ const Graph &Model::getPreparedGraph() const {
   return Prepared ? *Prepared : *G;
 }
 
-llvm::Error Model::checkInputRanges(
-    const std::map<std::string, std::vector<int64_t>> &Shapes) const {
+llvm::Error engine::checkShapesInRanges(
+    llvm::ArrayRef<InputRange> Ranges,
+    const std::map<std::string, std::vector<int64_t>> &Shapes,
+    const llvm::Twine &Where, llvm::StringRef Source) {
   for (const InputRange &R : Ranges) {
     auto Fed = Shapes.find(R.Input);
     if (Fed == Shapes.end() || R.Axis >= Fed->second.size())
@@ -111,10 +113,16 @@ llvm::Error Model::checkInputRanges(
     if (Size < R.Min || Size > R.Max)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          File + ": input '" + R.Input + "' dim " + std::to_string(R.Axis) +
-              " is " + std::to_string(Size) + ", outside the range " +
-              std::to_string(R.Min) + ".." + std::to_string(R.Max) +
-              " the model was compiled for (strider-compile --shape)");
+          Where + ": input '" + R.Input + "' dim " + llvm::Twine(R.Axis) +
+              " is " + llvm::Twine(Size) + ", outside the range " +
+              llvm::Twine(R.Min) + ".." + llvm::Twine(R.Max) + " " + Source);
   }
   return llvm::Error::success();
+}
+
+llvm::Error Model::checkInputRanges(
+    const std::map<std::string, std::vector<int64_t>> &Shapes) const {
+  return checkShapesInRanges(
+      Ranges, Shapes, File,
+      "the model was compiled for (strider-compile --shape)");
 }

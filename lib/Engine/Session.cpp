@@ -92,6 +92,8 @@ Session::create(std::shared_ptr<const Model> M, SessionOptions Opts) {
     return E;
   if (llvm::Error E = checkDimBindings(M->getGraph(), Opts.Dims))
     return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
+  if (llvm::Error E = engine::checkInputRanges(M->getGraph(), Opts.InputRanges))
+    return makeError(M->getFile() + ": " + llvm::toString(std::move(E)));
   return std::unique_ptr<Session>(
       new Session(std::move(M), std::move(Opts), **B));
 }
@@ -158,6 +160,55 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
          " nodes, " + std::to_string(Relayouts) + " relayouts)";
 }
 
+llvm::Error Session::checkInputRanges(
+    const std::map<std::string, std::vector<int64_t>> &Shapes) const {
+  if (llvm::Error E = M->checkInputRanges(Shapes))
+    return E;
+  return checkShapesInRanges(Opts.InputRanges, Shapes, M->getFile(),
+                             "the session allows (its input ranges)");
+}
+
+bool Session::usesRangeGraph() const {
+  return !Opts.InputRanges.empty() && M->isFromOnnx() && Opts.Optimize &&
+         M->getControlInputs().empty();
+}
+
+llvm::Expected<const Graph &> Session::getRangeGraph(const ShapeKey &Key) {
+  std::call_once(RangeOnce, [&] {
+    // Costed at the ranges' upper ends; the other dims as Key has them.
+    ShapeBindings AtSizes;
+    AtSizes.Dims = Opts.Dims;
+    for (const auto &[Name, Fed] : Key)
+      AtSizes.InputShapes[Name].assign(Fed.second.begin(), Fed.second.end());
+    for (const InputRange &R : Opts.InputRanges) {
+      auto It = AtSizes.InputShapes.find(R.Input);
+      if (It != AtSizes.InputShapes.end() && R.Axis < It->second.size())
+        It->second[R.Axis] = R.Max;
+    }
+    llvm::Expected<layout::LayoutOptions> Layout =
+        layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
+    if (!Layout) {
+      RangeError = llvm::toString(Layout.takeError());
+      return;
+    }
+    Layout->Tuning = Opts.Tuning;
+    Layout->Explain = false;
+    PipelineOptions PO;
+    PO.Layout = std::move(*Layout);
+    std::unique_ptr<Graph> G = M->getPreparedGraph().clone();
+    if (llvm::Error E =
+            runPipelineAtSizes(*G, AtSizes, getDefaultPipeline(), PO)) {
+      RangeError = M->getFile() + ": optimizing for the input ranges: " +
+                   llvm::toString(std::move(E));
+      return;
+    }
+    RangeGraph = std::move(G);
+  });
+  if (!RangeGraph)
+    return makeError(RangeError);
+  return *RangeGraph;
+}
+
 llvm::Expected<std::unique_ptr<Specialization>>
 Session::build(const ShapeKey &Key, const ValueKey &Values) {
   const Graph &Base = M->getGraph();
@@ -183,7 +234,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   std::map<std::string, std::vector<int64_t>> Shapes;
   for (const auto &[Name, Fed] : Key)
     Shapes[Name] = Fed.second;
-  if (llvm::Error E = M->checkInputRanges(Shapes))
+  if (llvm::Error E = checkInputRanges(Shapes))
     return E;
 
   auto S = std::make_unique<Specialization>();
@@ -203,8 +254,17 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   };
   auto Phase = Clock::now();
   // An optimized ONNX model specializes the graph its shape-independent
-  // rewrites were done on once, for every session and shape.
-  S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
+  // rewrites were done on once, for every session and shape; with input
+  // ranges, the graph optimized once for them.
+  const bool OptimizedForRanges = usesRangeGraph();
+  if (OptimizedForRanges) {
+    llvm::Expected<const Graph &> R = getRangeGraph(Key);
+    if (!R)
+      return R.takeError();
+    S->G = R->clone();
+  } else {
+    S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
+  }
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
   if (llvm::Error E = checkIfsFolded(*S->G))
@@ -229,6 +289,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   Phase = Clock::now();
   if (M->isArtifact()) {
     Did += "; layouts as compiled (artifact)";
+  } else if (OptimizedForRanges) {
+    Did += "; layouts as optimized for the input ranges";
   } else if (!M->isFromOnnx()) {
     Did += "; layouts as compiled";
   } else if (!Opts.Optimize) {

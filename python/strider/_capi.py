@@ -114,6 +114,9 @@ _SIGNATURES = {
     "strider_session_options_set_optimize": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_options_set_cache_limits": (
         _status, [OptionsPtr, ctypes.c_size_t, ctypes.c_int64]),
+    "strider_session_options_set_input_range": (
+        _status, [OptionsPtr, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int64,
+                  ctypes.c_int64]),
     "strider_session_create": (_status, [ModelPtr, OptionsPtr, ctypes.POINTER(SessionPtr)]),
     "strider_session_free": (None, [SessionPtr]),
     "strider_session_prepare": (_status, [SessionPtr, ctypes.POINTER(DLTensor), _size]),

@@ -175,6 +175,12 @@ class InferenceSession:
       canonicalization or layout assignment);
     - ``dims``: sizes of symbolic dims, {"N": 1}, beyond what the fed
       shapes bind;
+    - ``input_ranges``: the sizes dynamic input dims may take, {"x": {3:
+      (100, 1000)}} (input, axis, inclusive range), as ``strider-compile
+      --shape x=1x3x48x100..1000`` records them in an artifact: runs with
+      other sizes raise. An ONNX model is then optimized once for every
+      shape in the ranges (layouts costed at their upper ends), so that a
+      new shape costs only its specialization and lowering;
     - ``cache_programs``, ``cache_bytes``: what the cache of programs may
       keep (default 64 programs whose activation arenas take at most
       1 GiB; the least recently used is evicted);
@@ -193,7 +199,7 @@ class InferenceSession:
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
                  device=0, precision="fp32", tuning_file=None, cache_programs=64,
-                 cache_bytes=1 << 30):
+                 cache_bytes=1 << 30, input_ranges=None):
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
             with tempfile.TemporaryDirectory(prefix="strider-") as tmp:
@@ -225,6 +231,10 @@ class InferenceSession:
                     options, os.fsencode(tuning_file)))
             for symbol, size in (dims or {}).items():
                 check(lib.strider_session_options_set_dim(options, str(symbol).encode(), int(size)))
+            for name, axes in (input_ranges or {}).items():
+                for axis, (low, high) in axes.items():
+                    check(lib.strider_session_options_set_input_range(
+                        options, str(name).encode(), int(axis), int(low), int(high)))
             check(lib.strider_session_create(model, options, ctypes.byref(session)))
         except BaseException:
             lib.strider_model_free(model)

@@ -80,6 +80,22 @@ def test_cache_limits(resnet_block):
         strider.InferenceSession(resnet_block, cache_programs=0)
 
 
+def test_input_ranges(resnet_block, ort_run):
+    sess = strider.InferenceSession(resnet_block, input_ranges={"image": {0: (1, 3)}})
+    for batch in (3, 1, 2):
+        x = images(batch, seed=batch)
+        (want,) = ort_run(resnet_block, {"image": x})
+        (got,) = sess.run(None, {"image": x})
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"batch {batch}")
+    assert sess.cache_info["programs_built"] == 3
+    with pytest.raises(strider.StriderError, match="dim 0 is 4, outside the range 1..3"):
+        sess.run(None, {"image": images(4)})
+    with pytest.raises(strider.StriderError, match="dim 1 is static"):
+        strider.InferenceSession(resnet_block, input_ranges={"image": {1: (1, 3)}})
+    with pytest.raises(strider.StriderError, match="1 <= min <= max"):
+        strider.InferenceSession(resnet_block, input_ranges={"image": {0: (3, 1)}})
+
+
 def test_options(resnet_block, ort_run):
     x = images(2)
     (want,) = ort_run(resnet_block, {"image": x})

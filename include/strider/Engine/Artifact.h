@@ -17,9 +17,11 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +75,14 @@ llvm::Error writeArtifact(llvm::raw_ostream &OS, const Graph &G,
 /// Error unless every range of \p Ranges names a dynamic dim of a graph
 /// input of \p G, with 1 <= Min <= Max, at most one range per dim.
 llvm::Error checkInputRanges(const Graph &G, llvm::ArrayRef<InputRange> Ranges);
+
+/// Error unless each input shape of \p Shapes (by input name) has its
+/// dims in \p Ranges: "WHERE: input 'x' dim 3 is 1200, outside the range
+/// 100..1000 SOURCE".
+llvm::Error
+checkShapesInRanges(llvm::ArrayRef<InputRange> Ranges,
+                    const std::map<std::string, std::vector<int64_t>> &Shapes,
+                    const llvm::Twine &Where, llvm::StringRef Source);
 
 struct Artifact {
   std::unique_ptr<Graph> G;

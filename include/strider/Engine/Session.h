@@ -158,6 +158,13 @@ struct SessionOptions {
   std::string Target;
   /// Sizes of symbolic dims beyond what the fed shapes bind (`--dim`).
   std::map<std::string, int64_t> Dims;
+  /// The sizes dynamic input dims may take, as an artifact compiled with
+  /// strider-compile --shape x=1x3x48x100..1000 records them: other sizes
+  /// are refused. An optimized ONNX model is then optimized once for
+  /// every shape in the ranges (layouts costed at their upper ends, other
+  /// dynamic dims at the first shape run, as strider-compile does), and a
+  /// new shape is only specialized and lowered.
+  std::vector<InputRange> InputRanges;
   /// What the cache of specializations may keep: the least recently used
   /// one is evicted while more than MaxSpecializations are cached or their
   /// programs' activation arenas exceed MaxCacheBytes (counted per
@@ -286,6 +293,11 @@ public:
   };
   CacheStats getCacheStats() const;
 
+  /// Error unless the shapes in \p Shapes (by input name) lie in the
+  /// model's input ranges and the session's (SessionOptions::InputRanges).
+  llvm::Error checkInputRanges(
+      const std::map<std::string, std::vector<int64_t>> &Shapes) const;
+
   static ShapeKey getKey(const runtime::TensorMap &Inputs);
   /// The values of the model's control inputs in \p Inputs (those fed).
   ValueKey getValueKey(const runtime::TensorMap &Inputs) const;
@@ -300,6 +312,16 @@ private:
                               runtime::TensorMap &Rest) const;
   llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key,
                                                         const ValueKey &Values);
+  /// With input ranges on an optimized ONNX model: the prepared graph
+  /// optimized once for the ranges (its dims dynamic), made at the first
+  /// build, whose shapes \p Key size the dims the ranges do not.
+  llvm::Expected<const Graph &> getRangeGraph(const ShapeKey &Key);
+  /// Whether builds specialize getRangeGraph() (input ranges, an optimized
+  /// ONNX model without control inputs).
+  bool usesRangeGraph() const;
+  std::once_flag RangeOnce;
+  std::unique_ptr<Graph> RangeGraph;
+  std::string RangeError;
 
   std::shared_ptr<const Model> M;
   SessionOptions Opts;

@@ -267,6 +267,50 @@ TEST(Session, SpecializationsShareTheModelsPackedWeights) {
               B.getDouble(B.getOffset({0, I})));
 }
 
+TEST(Session, InputRangesOptimizeAnOnnxModelOnce) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  SessionOptions Opts;
+  Opts.InputRanges = {{"image", 0, 1, 3}};
+  auto S = Session::create(*M, Opts);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  auto PerShape = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(PerShape)) << llvm::toString(PerShape.takeError());
+  for (int64_t N : {2, 1, 3}) {
+    runtime::TensorMap In = imageOf(N);
+    runtime::Tensor &X = In["image"];
+    for (int64_t I = 0; I < X.getNumElements(); ++I)
+      X.setDouble(I, double((I * 37) % 101) / 50.0 - 1.0);
+    auto Spec = (*S)->prepare(Session::getKey(In));
+    ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+    EXPECT_NE(
+        (*Spec)->Summary.find("layouts as optimized for the input ranges"),
+        std::string::npos)
+        << (*Spec)->Summary;
+    auto Got = (*S)->run(**Spec, In);
+    auto Want = (*PerShape)->run(In);
+    ASSERT_TRUE(bool(Got) && bool(Want));
+    const runtime::Tensor &A = Got->at("logits"), &B = Want->at("logits");
+    ASSERT_EQ(A.getShape(), B.getShape());
+    for (int64_t I = 0; I < N; ++I)
+      for (int64_t K = 0; K < 10; ++K)
+        EXPECT_NEAR(A.getDouble(A.getOffset({I, K})),
+                    B.getDouble(B.getOffset({I, K})), 1e-4);
+  }
+  auto Outside = (*S)->run(imageOf(4));
+  ASSERT_FALSE(bool(Outside));
+  EXPECT_NE(llvm::toString(Outside.takeError())
+                .find("input 'image' dim 0 is 4, outside the range 1..3 the "
+                      "session allows"),
+            std::string::npos);
+  // A range must name a dynamic dim of an input.
+  Opts.InputRanges = {{"image", 2, 1, 3}};
+  auto Bad = Session::create(*M, Opts);
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("dim 2 is static"),
+            std::string::npos);
+}
+
 TEST(Session, TheModelIsPreparedOnce) {
   auto M = Model::load(STRIDER_SAMPLE_MODEL);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
