@@ -193,9 +193,11 @@ strider_session_options_set_optimize(strider_session_options *options,
                                      int optimize);
 /* What the session's cache of programs (one per set of input shapes) may
  * keep: the least recently used is evicted while more than max_programs
- * (>= 1; default 64) are cached or their activation arenas take more than
- * max_bytes (>= 0; default 1 GiB). The program just built is kept
- * whatever its size. */
+ * (>= 1; default 64) are cached or the memory they hold of their own (the
+ * constants their graphs made for their shapes; the weights are the
+ * model's, and a CPU session's programs share one pool of activation
+ * arenas) exceeds max_bytes (>= 0; default 1 GiB). The program just built
+ * is kept whatever its size. */
 STRIDER_API strider_status strider_session_options_set_cache_limits(
     strider_session_options *options, size_t max_programs, int64_t max_bytes);
 
@@ -249,7 +251,7 @@ STRIDER_API strider_status strider_session_run(strider_session *session,
 
 /* How many programs the session has built: one per distinct set of input
  * shapes it ran, again after an eviction from its cache (which keeps up
- * to 64 programs whose activation arenas take at most 1 GiB). */
+ * to 64 programs, holding at most 1 GiB of their own). */
 STRIDER_API size_t strider_session_num_programs_built(
     const strider_session *session);
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 using namespace strider;
 using namespace strider::engine;
@@ -160,6 +161,26 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
          " nodes, " + std::to_string(Relayouts) + " relayouts)";
 }
 
+/// The data of every constant of \p G.
+static std::set<const TensorData *> getConstantData(const Graph &G) {
+  std::set<const TensorData *> Data;
+  for (const Node *N : G.nodes())
+    if (N->getOpId() == OpId::Constant && N->getNumResults())
+      if (const TensorData *D = N->getResult(0)->getConstantData())
+        Data.insert(D);
+  return Data;
+}
+
+/// The bytes of the constants of \p G whose data is not in \p Shared.
+static int64_t getOwnedBytes(const Graph &G,
+                             const std::set<const TensorData *> &Shared) {
+  int64_t Bytes = 0;
+  for (const TensorData *D : getConstantData(G))
+    if (!Shared.count(D))
+      Bytes += int64_t(D->getBytes().size());
+  return Bytes;
+}
+
 llvm::Error Session::checkInputRanges(
     const std::map<std::string, std::vector<int64_t>> &Shapes) const {
   if (llvm::Error E = M->checkInputRanges(Shapes))
@@ -265,6 +286,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   } else {
     S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   }
+  const std::set<const TensorData *> Shared = getConstantData(*S->G);
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
   if (llvm::Error E = checkIfsFolded(*S->G))
@@ -329,14 +351,15 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     return P.takeError();
   S->Program = std::move(*P);
   S->Times.Lower = Since(Phase);
+  S->OwnedBytes = getOwnedBytes(*S->G, Shared);
   return S;
 }
 
-/// The memory a cached specialization holds of its own: its program's
-/// activation arena (its packed weights are the model's).
-static int64_t getCachedBytes(const Specialization &S) {
-  return S.Program ? S.Program->getArenaBytes() : 0;
-}
+/// The memory a cached specialization holds of its own: the constants its
+/// graph made for its shapes (folded shape chains, constants of shapes).
+/// Its weights and packed weights are the model's, and a CPU session's
+/// activation arenas are one pool that every program runs in.
+static int64_t getCachedBytes(const Specialization &S) { return S.OwnedBytes; }
 
 llvm::Expected<std::shared_ptr<Specialization>>
 Session::prepare(const ShapeKey &Key, const ValueKey &Values) {

@@ -182,14 +182,14 @@ class InferenceSession:
       shape in the ranges (layouts costed at their upper ends), so that a
       new shape costs only its specialization and lowering;
     - ``cache_programs``, ``cache_bytes``: what the cache of programs may
-      keep (default 64 programs whose activation arenas take at most
-      1 GiB; the least recently used is evicted);
+      keep (default 64 programs holding at most 1 GiB of their own: the
+      constants made for their shapes; the least recently used is evicted);
     - ``tuning_file``: a table written by ``strider-compile --tune`` for
       the session's target: an ONNX model's layouts are costed by its
       measurements, and backend="cuda" runs the cuDNN algorithms it holds.
 
     Programs are built per distinct set of input shapes and cached (up to
-    64, whose activation arenas take at most 1 GiB). ``run`` may be called
+    64, holding at most 1 GiB of their own). ``run`` may be called
     from any number of threads at once: the GIL is released during the
     library's calls and the session takes no lock of its own for a run, so
     runs on one session overlap (each in an activation arena of its own).

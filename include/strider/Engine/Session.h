@@ -166,12 +166,13 @@ struct SessionOptions {
   /// new shape is only specialized and lowered.
   std::vector<InputRange> InputRanges;
   /// What the cache of specializations may keep: the least recently used
-  /// one is evicted while more than MaxSpecializations are cached or their
-  /// programs' activation arenas exceed MaxCacheBytes (counted per
-  /// program: an upper bound, since a CPU session's programs share one
-  /// pool of arenas, as many as runs were in flight at once; the packed
-  /// weights are the model's). The one just built is kept whatever its
-  /// size.
+  /// one is evicted while more than MaxSpecializations are cached or the
+  /// memory they hold of their own exceeds MaxCacheBytes (the constants
+  /// their graphs made for their shapes, Specialization::OwnedBytes: the
+  /// weights and packed weights are the model's, and a CPU session's
+  /// programs run in one pool of activation arenas, as many as runs were
+  /// in flight at once, whatever the number cached). The one just built
+  /// is kept whatever its size.
   unsigned MaxSpecializations = 64;
   int64_t MaxCacheBytes = int64_t(1) << 30;
   /// cuda: the device ordinal, and what convolutions and matmuls
@@ -218,6 +219,9 @@ struct Specialization {
   struct BuildTimes {
     double Specialize = 0, Optimize = 0, Lower = 0;
   } Times;
+  /// Bytes of the constants its graph made for its shapes (what the
+  /// cache counts against SessionOptions::MaxCacheBytes).
+  int64_t OwnedBytes = 0;
   /// Runs of Program so far.
   std::atomic<uint64_t> Runs{0};
   /// Held through each run of a program that is not reentrant

@@ -65,37 +65,12 @@ struct RecurrentWeights {
   std::vector<float> Peep;    ///< LSTM: Dirs * 3H entries, or empty.
 };
 
-/// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
-/// be null).
-RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
-                             const float *W, const float *R, const float *B,
-                             const float *P, int64_t Dirs, int64_t H,
-                             int64_t In) {
-  RecurrentWeights Out;
+/// The projection bias (and GRU's recurrent bias) from row-major \p B and
+/// the peepholes \p P (either may be null) into \p Out.
+void packBiases(const CellInfo &Cell, bool LinearBeforeReset, const float *B,
+                const float *P, int64_t Dirs, int64_t H,
+                RecurrentWeights &Out) {
   const int64_t GH = Cell.Gates * H;
-  auto WF = [&](int64_t Col, int64_t K) {
-    return W[Col * In + K]; // Col = d * Gates * H + gate row.
-  };
-  WeightPacker<decltype(WF)> WP(WF);
-  Out.W = packB(WP, Dirs * GH, In);
-  const bool SplitR = Cell.Op == OpId::GRU && !LinearBeforeReset;
-  for (int64_t D = 0; D < Dirs; ++D) {
-    Out.R.emplace_back();
-    // Columns [Col0, Col0 + Cols) of R[d]^T.
-    auto Pack = [&](int64_t Col0, int64_t Cols) {
-      auto RF = [&](int64_t Col, int64_t K) {
-        return R[(D * GH + Col0 + Col) * H + K];
-      };
-      WeightPacker<decltype(RF)> RP(RF);
-      Out.R.back().push_back(packB(RP, Cols, H));
-    };
-    if (SplitR) {
-      Pack(0, 2 * H);
-      Pack(2 * H, H);
-    } else {
-      Pack(0, GH);
-    }
-  }
   std::vector<float> Bias(size_t(Dirs * GH), 0.0f);
   const bool HasRecBias = Cell.Op == OpId::GRU && LinearBeforeReset;
   if (HasRecBias)
@@ -114,6 +89,113 @@ RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
   Out.Bias = makePaddedFloats(Bias, Dirs * GH);
   if (P)
     Out.Peep.assign(P, P + Dirs * 3 * H);
+}
+
+/// Whether GRU's recurrent weights are packed as two operands (the r and
+/// z gates, then h).
+bool splitsRecurrence(const CellInfo &Cell, bool LinearBeforeReset) {
+  return Cell.Op == OpId::GRU && !LinearBeforeReset;
+}
+
+/// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
+/// be null).
+RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
+                             const float *W, const float *R, const float *B,
+                             const float *P, int64_t Dirs, int64_t H,
+                             int64_t In) {
+  RecurrentWeights Out;
+  const int64_t GH = Cell.Gates * H;
+  auto WF = [&](int64_t Col, int64_t K) {
+    return W[Col * In + K]; // Col = d * Gates * H + gate row.
+  };
+  WeightPacker<decltype(WF)> WP(WF);
+  Out.W = packB(WP, Dirs * GH, In);
+  const bool SplitR = splitsRecurrence(Cell, LinearBeforeReset);
+  for (int64_t D = 0; D < Dirs; ++D) {
+    Out.R.emplace_back();
+    // Columns [Col0, Col0 + Cols) of R[d]^T.
+    auto Pack = [&](int64_t Col0, int64_t Cols) {
+      auto RF = [&](int64_t Col, int64_t K) {
+        return R[(D * GH + Col0 + Col) * H + K];
+      };
+      WeightPacker<decltype(RF)> RP(RF);
+      Out.R.back().push_back(packB(RP, Cols, H));
+    };
+    if (SplitR) {
+      Pack(0, 2 * H);
+      Pack(2 * H, H);
+    } else {
+      Pack(0, GH);
+    }
+  }
+  packBiases(Cell, LinearBeforeReset, B, P, Dirs, H, Out);
+  return Out;
+}
+
+/// Packs columns of a row-major matrix (rows \p RowLen floats apart, from
+/// \p Offset) whose floats are fetched on first use: not at all when the
+/// derived store already holds the panels.
+class LazyRowsPacker final : public BPacker {
+public:
+  LazyRowsPacker(llvm::function_ref<const float *()> Get, int64_t Offset,
+                 int64_t RowLen)
+      : Get(Get), Offset(Offset), RowLen(RowLen) {}
+  void pack(int64_t N0, int Cols, int64_t K0, int64_t KC, int NR,
+            float *Dst) const override {
+    if (!Base)
+      Base = Get() + Offset;
+    for (int64_t K = 0; K < KC; ++K)
+      for (int R = 0; R < NR; ++R)
+        Dst[K * NR + R] = R < Cols ? Base[(N0 + R) * RowLen + K0 + K] : 0.0f;
+  }
+
+private:
+  llvm::function_ref<const float *()> Get;
+  int64_t Offset, RowLen;
+  mutable const float *Base = nullptr;
+};
+
+/// packWeights for constant operands \p Vals (W, R, B, P; the last two may
+/// be null), the GEMM panels through the lowering's derived store under
+/// \p Key, so that every specialization of a model shares one packing and
+/// W and R are read only when the store lacks it.
+RecurrentWeights packConstantWeights(LoweringContext &L, const std::string &Key,
+                                     const CellInfo &Cell,
+                                     bool LinearBeforeReset,
+                                     const Value *const (&Vals)[4],
+                                     int64_t Dirs, int64_t H, int64_t In) {
+  std::vector<float> Floats[4];
+  auto Get = [&](unsigned K) -> const float * {
+    if (!Vals[K])
+      return nullptr;
+    if (Floats[K].empty())
+      Floats[K] = getConstantFloats(Vals[K]);
+    return Floats[K].data();
+  };
+  RecurrentWeights Out;
+  const int64_t GH = Cell.Gates * H;
+  // Named: a packer keeps a reference to its getter.
+  auto GetW = [&] { return Get(0); };
+  auto GetR = [&] { return Get(1); };
+  LazyRowsPacker WP(GetW, 0, In);
+  Out.W = L.packConstantB(Key + "/W", WP, Dirs * GH, In, Vals[0]);
+  const bool SplitR = splitsRecurrence(Cell, LinearBeforeReset);
+  for (int64_t D = 0; D < Dirs; ++D) {
+    Out.R.emplace_back();
+    auto Pack = [&](int64_t Col0, int64_t Cols) {
+      LazyRowsPacker RP(GetR, (D * GH + Col0) * H, H);
+      Out.R.back().push_back(L.packConstantB(Key + "/R" + std::to_string(D) +
+                                                 "c" + std::to_string(Col0),
+                                             RP, Cols, H, Vals[1]));
+    };
+    if (SplitR) {
+      Pack(0, 2 * H);
+      Pack(2 * H, H);
+    } else {
+      Pack(0, GH);
+    }
+  }
+  packBiases(Cell, LinearBeforeReset, Get(2), Get(3), Dirs, H, Out);
   return Out;
 }
 
@@ -282,15 +364,16 @@ bool lowerRecurrence(LoweringContext &L, const Node &N, const CellInfo &Cell) {
     AllConstant &= !Operand(WeightOperands[K]) ||
                    Operand(WeightOperands[K])->getConstantData();
   if (AllConstant) {
-    std::vector<float> Vals[4];
-    const float *Ptr[4] = {nullptr, nullptr, nullptr, nullptr};
+    const Value *Vals[4] = {nullptr, nullptr, nullptr, nullptr};
     for (unsigned K = 0; K < NumWeights; ++K)
-      if (const Value *V = Operand(WeightOperands[K])) {
-        Vals[K] = getConstantFloats(V);
-        Ptr[K] = Vals[K].data();
-      }
-    S.Weights = packWeights(Cell, S.LinearBeforeReset, Ptr[0], Ptr[1], Ptr[2],
-                            Ptr[3], Dirs, H, S.In);
+      Vals[K] = Operand(WeightOperands[K]);
+    // Keyed by the node's first result (Y, Y_h or Y_c: whichever it has).
+    std::string Key = "rnn";
+    for (unsigned I = 0; I < N.getNumResults() && Key == "rnn"; ++I)
+      if (N.hasResult(I))
+        Key += "/" + N.getResult(I)->getName();
+    S.Weights = packConstantWeights(L, Key, Cell, S.LinearBeforeReset, Vals,
+                                    Dirs, H, S.In);
   }
   S.Where = describeNode(N);
   L.own(Plan);

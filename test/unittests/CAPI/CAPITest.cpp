@@ -628,6 +628,45 @@ TEST(CAPI, InputsDecidingAnIfAreReadByValue) {
   strider_model_free(M);
 }
 
+TEST_F(Fixture, InputRangesRefuseOtherSizes) {
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  EXPECT_EQ(strider_session_options_set_input_range(O, "image", 0, 3, 2),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(strider_session_options_set_input_range(O, "image", -1, 1, 2),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(strider_session_options_set_input_range(O, nullptr, 0, 1, 2),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  // A static dim cannot take a range: refused when the session is made.
+  ASSERT_EQ(strider_session_options_set_input_range(O, "image", 2, 1, 2),
+            STRIDER_OK);
+  strider_session *S = nullptr;
+  EXPECT_EQ(strider_session_create(M, O, &S), STRIDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(strider_last_error()).find("dim 2 is static"),
+            std::string::npos)
+      << strider_last_error();
+  strider_session_options_free(O);
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_input_range(O, "image", 0, 1, 2),
+            STRIDER_OK);
+  ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+      << strider_last_error();
+  strider_session_options_free(O);
+  std::vector<float> Two = image(2);
+  const std::vector<float> Logits = run(S, Two, 2);
+  EXPECT_TRUE(std::isfinite(Logits[0]));
+  std::vector<float> In = image(3), Out(30);
+  std::vector<int64_t> InShape{3, 3, 32, 32}, OutShape{3, 10};
+  DLTensor I = view(In.data(), F32, InShape);
+  DLTensor T = view(Out.data(), F32, OutShape);
+  EXPECT_EQ(strider_session_run(S, &I, 1, &T, 1), STRIDER_ERROR_TENSOR);
+  EXPECT_NE(std::string(strider_last_error())
+                .find("dim 0 is 3, outside the range 1..2 the session allows"),
+            std::string::npos)
+      << strider_last_error();
+  strider_session_free(S);
+}
+
 // An artifact compiled for a range of batch sizes (strider-compile
 // --shape image=1..4x3x32x32) says so and refuses batches outside it.
 TEST(ShapeRanges, ArtifactServesItsRangeOnly) {
