@@ -50,6 +50,8 @@ llvm::Error strider::runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
                                    "pipeline '" + Pipeline +
                                        "' assigns no layouts");
   PipelineOptions Symbolic = Opts;
+  // What tuning measures it measured on the copy (the table keeps it).
+  Symbolic.Layout.Tune = nullptr;
   Symbolic.Layout.Keep = std::make_shared<const std::map<std::string, uint8_t>>(
       std::move(AtSizes.LayoutReports->back().NodeLabels));
   AtSizes.LayoutReports->back().NodeLabels.clear();

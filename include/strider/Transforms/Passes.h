@@ -55,8 +55,9 @@ struct ShapeBindings;
 /// the copy folded away are solved on \p G). Shape inference does not
 /// carry a symbolic height through a strided conv (the result's dims are
 /// unknown, costed as 1); the copy costs every kernel at its real size.
-/// Layout reports go to \p Opts' as usual, the copy's first. Errors say
-/// which graph failed.
+/// Layout reports go to \p Opts' as usual, the copy's first; tuning
+/// (LayoutOptions::Tune) times the copy's convs only. Errors say which
+/// graph failed.
 llvm::Error runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
                                llvm::StringRef Pipeline,
                                const PipelineOptions &Opts);
