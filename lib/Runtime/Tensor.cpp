@@ -94,10 +94,20 @@ Tensor Tensor::zeros(const TensorType &T) {
   return Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
 }
 
+Tensor Tensor::copyOf(ElementType Elt, llvm::ArrayRef<int64_t> Shape,
+                      const Layout &L, const uint8_t *Data) {
+  Tensor R(Elt, Shape, L, /*Allocate=*/false);
+  R.Bytes.assign(Data, Data + R.getByteSize());
+  return R;
+}
+
 Tensor Tensor::fromData(const TensorData &D) {
-  Tensor R = zeros(D.getType());
+  const TensorType &T = D.getType();
+  assert(T.hasStaticShape() && T.getElementType() != ElementType::Unknown &&
+         "tensor needs a static shape and a known element type");
+  Tensor R = copyOf(T.getElementType(), T.getStaticShape(), T.getLayout(),
+                    D.getBytes().data());
   assert(R.Bytes.size() == D.getBytes().size() && "data size mismatch");
-  std::copy(D.getBytes().begin(), D.getBytes().end(), R.Bytes.begin());
   return R;
 }
 
@@ -240,12 +250,9 @@ void Tensor::copyElement(int64_t DstOff, const Tensor &Src, int64_t SrcOff) {
 Tensor Tensor::withLayout(const Layout &NewL) const {
   unsigned Rank = getRank();
   assert(NewL.isValidForRank(Rank) && "layout does not suit the rank");
-  Tensor R(Elt, Shape, NewL);
-  if (NewL == L) {
-    llvm::ArrayRef<uint8_t> B = getBytes();
-    R.Bytes.assign(B.begin(), B.end());
-    return R;
-  }
+  if (NewL == L)
+    return copyOf(Elt, Shape, L, getBytes().data());
+  Tensor R(Elt, Shape, NewL, /*Allocate=*/false);
   R.Bytes =
       permuteTensorBytes(getBytes(), Shape, L.getPermutation(Rank),
                          NewL.getPermutation(Rank), getElementByteSize(Elt));

@@ -35,6 +35,10 @@ public:
   static Tensor zeros(const TensorType &T);
   /// The contents of constant data, in its layout.
   static Tensor fromData(const TensorData &D);
+  /// A tensor of its own holding a copy of the bytes at \p Data (its
+  /// elements in \p L's physical order), written once (not zeroed first).
+  static Tensor copyOf(ElementType Elt, llvm::ArrayRef<int64_t> Shape,
+                       const Layout &L, const uint8_t *Data);
   /// A tensor over bytes the caller owns, in layout \p L's physical order,
   /// without copying them: how a caller's buffers reach a run (the C API's
   /// host tensors). \p Data must outlive the view and every tensor moved

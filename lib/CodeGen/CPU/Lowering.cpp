@@ -360,9 +360,8 @@ llvm::Error addFallback(LoweringContext &L, const Node &N) {
       if (Reads[I] < 0)
         continue;
       const TensorType &T = OperandTypes[I];
-      Ops[I] = Tensor(T.getElementType(), T.getStaticShape(), T.getLayout());
-      copyBytes(Ops[I].getMutableBytes().data(), Fr.bytes(Reads[I]),
-                Ops[I].getBytes().size());
+      Ops[I] = Tensor::copyOf(T.getElementType(), T.getStaticShape(),
+                              T.getLayout(), Fr.bytes(Reads[I]));
       OpPtrs[I] = &Ops[I];
     }
     std::vector<Tensor> Res(Writes.size());
@@ -587,13 +586,10 @@ llvm::Expected<TensorMap> Program::run(const TensorMap &Inputs) {
   ProgramImpl &P = *Impl;
   TensorMap Out;
   if (llvm::Error E = runInArena(P, Inputs, [&](const Frame &F) {
-        for (const ProgramImpl::Binding &B : P.Outputs) {
-          Tensor T(B.Type.getElementType(), B.Type.getStaticShape(),
-                   B.Type.getLayout());
-          copyBytes(T.getMutableBytes().data(), F.bytes(B.Buffer),
-                    T.getBytes().size());
-          Out[B.Name] = std::move(T);
-        }
+        for (const ProgramImpl::Binding &B : P.Outputs)
+          Out[B.Name] =
+              Tensor::copyOf(B.Type.getElementType(), B.Type.getStaticShape(),
+                             B.Type.getLayout(), F.bytes(B.Buffer));
       }))
     return E;
   return Out;
