@@ -211,12 +211,14 @@ std::string symbolicArtifact(std::shared_ptr<const Model> &M,
 TEST(Artifact, InputRangesRoundTripAndBadOnesAreRefused) {
   std::shared_ptr<const Model> M;
   const std::vector<InputRange> Ranges = {{"image", 0, 1, 4}};
-  auto A = read(symbolicArtifact(M, Ranges));
+  // The artifact views its bytes: they must outlive it.
+  const std::string Bytes = symbolicArtifact(M, Ranges);
+  auto A = read(Bytes);
   ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
   EXPECT_EQ(A->Ranges, Ranges);
   auto WriteError = [&](InputRange R) {
-    std::string Bytes;
-    llvm::raw_string_ostream OS(Bytes);
+    std::string Written;
+    llvm::raw_string_ostream OS(Written);
     llvm::Error E = writeArtifact(OS, M->getGraph(), getDefaultTarget(),
                                   nullptr, cpu::getDerivedFormat(), {R});
     return E ? llvm::toString(std::move(E)) : std::string();
@@ -233,7 +235,8 @@ TEST(Artifact, InputRangesRoundTripAndBadOnesAreRefused) {
 
 TEST(Artifact, WithoutPackedConstantsItPacksOnceForEveryShape) {
   std::shared_ptr<const Model> M;
-  auto A = read(symbolicArtifact(M, {}));
+  const std::string Bytes = symbolicArtifact(M, {});
+  auto A = read(Bytes);
   ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
   EXPECT_EQ(A->DerivedArrays, 0u);
   unsigned Packed = 0;
