@@ -762,13 +762,8 @@ static strider_status prepare(strider_session *Session, const DLTensor *Inputs,
     }
     Key[Name] = {Elt, Shape};
   }
-  {
-    std::map<std::string, std::vector<int64_t>> Shapes;
-    for (const auto &[Name, Fed] : Key)
-      Shapes[Name] = Fed.second;
-    if (llvm::Error E = Session->S->checkInputRanges(Shapes))
-      return fail(STRIDER_ERROR_TENSOR, std::move(E));
-  }
+  if (llvm::Error E = Session->S->checkInputRanges(Key))
+    return fail(STRIDER_ERROR_TENSOR, std::move(E));
   // Inputs that decide an If's branch key the specialization by value:
   // read where the host can (a prepare without data, or with them in GPU
   // memory, leaves them out and the session says it needs them).

@@ -19,9 +19,10 @@
 #include "strider/Transforms/Precision.h"
 #include "strider/Transforms/Specialize.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <algorithm>
 #include <chrono>
-#include <set>
 
 using namespace strider;
 using namespace strider::engine;
@@ -124,6 +125,23 @@ ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
   return Values;
 }
 
+/// The pipeline options of a session's optimization: layouts for
+/// \p Target, costed by \p Tuning when given, and no report (nobody reads
+/// it).
+static llvm::Expected<PipelineOptions>
+getPipelineOptions(llvm::StringRef Target,
+                   std::shared_ptr<layout::TuningTable> Tuning) {
+  llvm::Expected<layout::LayoutOptions> Layout =
+      layout::parseLayoutOptions(Target, "auto", "model", {});
+  if (!Layout)
+    return Layout.takeError();
+  Layout->Tuning = std::move(Tuning);
+  Layout->Explain = false;
+  PipelineOptions Opts;
+  Opts.Layout = std::move(*Layout);
+  return Opts;
+}
+
 /// strider-compile's default pipeline after specialization: canonicalize,
 /// then layout assignment for \p Target, costed by \p Tuning when given
 /// (as ONNX Runtime optimizes at session creation). Returns what it did.
@@ -134,19 +152,15 @@ ValueKey Session::getValueKey(const runtime::TensorMap &Inputs) const {
 static llvm::Expected<std::string>
 optimizeGraph(Graph &G, llvm::StringRef Target,
               std::shared_ptr<layout::TuningTable> Tuning) {
-  llvm::Expected<layout::LayoutOptions> Layout =
-      layout::parseLayoutOptions(Target, "auto", "model", {});
-  if (!Layout)
-    return Layout.takeError();
-  Layout->Tuning = std::move(Tuning);
-  Layout->Explain = false;
-  PipelineOptions Opts;
-  Opts.Layout = std::move(*Layout);
+  llvm::Expected<PipelineOptions> Opts =
+      getPipelineOptions(Target, std::move(Tuning));
+  if (!Opts)
+    return Opts.takeError();
   size_t Before = G.getNumNodes();
   PassManager PM;
   llvm::cantFail(
       parsePassPipeline("canonicalize,infer-shapes,layout-assignment", PM));
-  PM.configure(Opts);
+  PM.configure(*Opts);
   PM.setVerifyEach(false);
   if (llvm::Error E = PM.run(G))
     return E;
@@ -156,14 +170,14 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
   unsigned Relayouts = 0;
   for (const Node *N : G.nodes())
     Relayouts += N->getOpId() == OpId::Relayout;
-  return "optimized for " + Opts.Layout.Target->Name.str() + " (" +
+  return "optimized for " + Opts->Layout.Target->Name.str() + " (" +
          std::to_string(Before) + " -> " + std::to_string(G.getNumNodes()) +
          " nodes, " + std::to_string(Relayouts) + " relayouts)";
 }
 
 /// The data of every constant of \p G.
-static std::set<const TensorData *> getConstantData(const Graph &G) {
-  std::set<const TensorData *> Data;
+static llvm::DenseSet<const TensorData *> getConstantData(const Graph &G) {
+  llvm::DenseSet<const TensorData *> Data;
   for (const Node *N : G.nodes())
     if (N->getOpId() == OpId::Constant && N->getNumResults())
       if (const TensorData *D = N->getResult(0)->getConstantData())
@@ -173,7 +187,7 @@ static std::set<const TensorData *> getConstantData(const Graph &G) {
 
 /// The bytes of the constants of \p G whose data is not in \p Shared.
 static int64_t getOwnedBytes(const Graph &G,
-                             const std::set<const TensorData *> &Shared) {
+                             const llvm::DenseSet<const TensorData *> &Shared) {
   int64_t Bytes = 0;
   for (const TensorData *D : getConstantData(G))
     if (!Shared.count(D))
@@ -181,8 +195,10 @@ static int64_t getOwnedBytes(const Graph &G,
   return Bytes;
 }
 
-llvm::Error Session::checkInputRanges(
-    const std::map<std::string, std::vector<int64_t>> &Shapes) const {
+llvm::Error Session::checkInputRanges(const ShapeKey &Key) const {
+  std::map<std::string, std::vector<int64_t>> Shapes;
+  for (const auto &[Name, Fed] : Key)
+    Shapes[Name] = Fed.second;
   if (llvm::Error E = M->checkInputRanges(Shapes))
     return E;
   return checkShapesInRanges(Opts.InputRanges, Shapes, M->getFile(),
@@ -206,19 +222,15 @@ llvm::Expected<const Graph &> Session::getRangeGraph(const ShapeKey &Key) {
       if (It != AtSizes.InputShapes.end() && R.Axis < It->second.size())
         It->second[R.Axis] = R.Max;
     }
-    llvm::Expected<layout::LayoutOptions> Layout =
-        layout::parseLayoutOptions(Opts.Target, "auto", "model", {});
-    if (!Layout) {
-      RangeError = llvm::toString(Layout.takeError());
+    llvm::Expected<PipelineOptions> PO =
+        getPipelineOptions(Opts.Target, Opts.Tuning);
+    if (!PO) {
+      RangeError = llvm::toString(PO.takeError());
       return;
     }
-    Layout->Tuning = Opts.Tuning;
-    Layout->Explain = false;
-    PipelineOptions PO;
-    PO.Layout = std::move(*Layout);
     std::unique_ptr<Graph> G = M->getPreparedGraph().clone();
     if (llvm::Error E =
-            runPipelineAtSizes(*G, AtSizes, getDefaultPipeline(), PO)) {
+            runPipelineAtSizes(*G, AtSizes, getDefaultPipeline(), *PO)) {
       RangeError = M->getFile() + ": optimizing for the input ranges: " +
                    llvm::toString(std::move(E));
       return;
@@ -252,10 +264,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     if (!Key.count(In->getName()))
       return makeError(File + ": missing input '" + In->getName() + "' (" +
                        In->getType().str() + ")");
-  std::map<std::string, std::vector<int64_t>> Shapes;
-  for (const auto &[Name, Fed] : Key)
-    Shapes[Name] = Fed.second;
-  if (llvm::Error E = checkInputRanges(Shapes))
+  if (llvm::Error E = checkInputRanges(Key))
     return E;
 
   auto S = std::make_unique<Specialization>();
@@ -286,7 +295,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   } else {
     S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   }
-  const std::set<const TensorData *> Shared = getConstantData(*S->G);
+  const llvm::DenseSet<const TensorData *> Shared = getConstantData(*S->G);
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
   if (llvm::Error E = checkIfsFolded(*S->G))

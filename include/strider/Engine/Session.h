@@ -297,10 +297,9 @@ public:
   };
   CacheStats getCacheStats() const;
 
-  /// Error unless the shapes in \p Shapes (by input name) lie in the
-  /// model's input ranges and the session's (SessionOptions::InputRanges).
-  llvm::Error checkInputRanges(
-      const std::map<std::string, std::vector<int64_t>> &Shapes) const;
+  /// Error unless the shapes of \p Key lie in the model's input ranges
+  /// and the session's (SessionOptions::InputRanges).
+  llvm::Error checkInputRanges(const ShapeKey &Key) const;
 
   static ShapeKey getKey(const runtime::TensorMap &Inputs);
   /// The values of the model's control inputs in \p Inputs (those fed).

@@ -91,47 +91,6 @@ void packBiases(const CellInfo &Cell, bool LinearBeforeReset, const float *B,
     Out.Peep.assign(P, P + Dirs * 3 * H);
 }
 
-/// Whether GRU's recurrent weights are packed as two operands (the r and
-/// z gates, then h).
-bool splitsRecurrence(const CellInfo &Cell, bool LinearBeforeReset) {
-  return Cell.Op == OpId::GRU && !LinearBeforeReset;
-}
-
-/// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
-/// be null).
-RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
-                             const float *W, const float *R, const float *B,
-                             const float *P, int64_t Dirs, int64_t H,
-                             int64_t In) {
-  RecurrentWeights Out;
-  const int64_t GH = Cell.Gates * H;
-  auto WF = [&](int64_t Col, int64_t K) {
-    return W[Col * In + K]; // Col = d * Gates * H + gate row.
-  };
-  WeightPacker<decltype(WF)> WP(WF);
-  Out.W = packB(WP, Dirs * GH, In);
-  const bool SplitR = splitsRecurrence(Cell, LinearBeforeReset);
-  for (int64_t D = 0; D < Dirs; ++D) {
-    Out.R.emplace_back();
-    // Columns [Col0, Col0 + Cols) of R[d]^T.
-    auto Pack = [&](int64_t Col0, int64_t Cols) {
-      auto RF = [&](int64_t Col, int64_t K) {
-        return R[(D * GH + Col0 + Col) * H + K];
-      };
-      WeightPacker<decltype(RF)> RP(RF);
-      Out.R.back().push_back(packB(RP, Cols, H));
-    };
-    if (SplitR) {
-      Pack(0, 2 * H);
-      Pack(2 * H, H);
-    } else {
-      Pack(0, GH);
-    }
-  }
-  packBiases(Cell, LinearBeforeReset, B, P, Dirs, H, Out);
-  return Out;
-}
-
 /// Packs columns of a row-major matrix (rows \p RowLen floats apart, from
 /// \p Offset) whose floats are fetched on first use: not at all when the
 /// derived store already holds the panels.
@@ -155,6 +114,53 @@ private:
   mutable const float *Base = nullptr;
 };
 
+/// The GEMM operands of row-major \p GetW() (the input projection:
+/// Dirs * Gates * H columns of In) and of each direction's R into \p Out,
+/// each packed by \p PackB(Name, Packer, Columns, K); Name ("W", "R0c0",
+/// ...) tells the operands apart.
+template <typename PackFn>
+void packPanels(const CellInfo &Cell, bool LinearBeforeReset,
+                llvm::function_ref<const float *()> GetW,
+                llvm::function_ref<const float *()> GetR, int64_t Dirs,
+                int64_t H, int64_t In, RecurrentWeights &Out, PackFn PackB) {
+  const int64_t GH = Cell.Gates * H;
+  LazyRowsPacker WP(GetW, 0, In); // Column = d * Gates * H + gate row.
+  Out.W = PackB("W", WP, Dirs * GH, In);
+  const bool SplitR = Cell.Op == OpId::GRU && !LinearBeforeReset;
+  for (int64_t D = 0; D < Dirs; ++D) {
+    Out.R.emplace_back();
+    // Columns [Col0, Col0 + Cols) of R[d]^T.
+    auto Pack = [&](int64_t Col0, int64_t Cols) {
+      LazyRowsPacker RP(GetR, (D * GH + Col0) * H, H);
+      Out.R.back().push_back(PackB(
+          "R" + std::to_string(D) + "c" + std::to_string(Col0), RP, Cols, H));
+    };
+    if (SplitR) {
+      Pack(0, 2 * H);
+      Pack(2 * H, H);
+    } else {
+      Pack(0, GH);
+    }
+  }
+}
+
+/// Packs the row-major operands \p W, \p R, \p B and \p P (the last two may
+/// be null).
+RecurrentWeights packWeights(const CellInfo &Cell, bool LinearBeforeReset,
+                             const float *W, const float *R, const float *B,
+                             const float *P, int64_t Dirs, int64_t H,
+                             int64_t In) {
+  RecurrentWeights Out;
+  packPanels(
+      Cell, LinearBeforeReset, [W] { return W; }, [R] { return R; }, Dirs, H,
+      In, Out,
+      [](const std::string &, const BPacker &Packer, int64_t N, int64_t K) {
+        return packB(Packer, N, K);
+      });
+  packBiases(Cell, LinearBeforeReset, B, P, Dirs, H, Out);
+  return Out;
+}
+
 /// packWeights for constant operands \p Vals (W, R, B, P; the last two may
 /// be null), the GEMM panels through the lowering's derived store under
 /// \p Key, so that every specialization of a model shares one packing and
@@ -173,28 +179,14 @@ RecurrentWeights packConstantWeights(LoweringContext &L, const std::string &Key,
     return Floats[K].data();
   };
   RecurrentWeights Out;
-  const int64_t GH = Cell.Gates * H;
-  // Named: a packer keeps a reference to its getter.
-  auto GetW = [&] { return Get(0); };
-  auto GetR = [&] { return Get(1); };
-  LazyRowsPacker WP(GetW, 0, In);
-  Out.W = L.packConstantB(Key + "/W", WP, Dirs * GH, In, Vals[0]);
-  const bool SplitR = splitsRecurrence(Cell, LinearBeforeReset);
-  for (int64_t D = 0; D < Dirs; ++D) {
-    Out.R.emplace_back();
-    auto Pack = [&](int64_t Col0, int64_t Cols) {
-      LazyRowsPacker RP(GetR, (D * GH + Col0) * H, H);
-      Out.R.back().push_back(L.packConstantB(Key + "/R" + std::to_string(D) +
-                                                 "c" + std::to_string(Col0),
-                                             RP, Cols, H, Vals[1]));
-    };
-    if (SplitR) {
-      Pack(0, 2 * H);
-      Pack(2 * H, H);
-    } else {
-      Pack(0, GH);
-    }
-  }
+  packPanels(
+      Cell, LinearBeforeReset, [&] { return Get(0); }, [&] { return Get(1); },
+      Dirs, H, In, Out,
+      [&](const std::string &Name, const BPacker &Packer, int64_t N,
+          int64_t K) {
+        return L.packConstantB(Key + "/" + Name, Packer, N, K,
+                               Name == "W" ? Vals[0] : Vals[1]);
+      });
   packBiases(Cell, LinearBeforeReset, Get(2), Get(3), Dirs, H, Out);
   return Out;
 }
