@@ -8,10 +8,13 @@
 // (whose build also prepares the model and packs the weights). Run it
 // under perf to see where a build goes. With RANGE (LO..HI), the session
 // is given that input range for the swept dim (SessionOptions::
-// InputRanges: an ONNX model is optimized once for the range). A
-// benchmark: run it by hand, not from ctest.
+// InputRanges: an ONNX model is optimized once for the range). With
+// --builds-only first, each shape is only built (Session::prepare), not
+// run: a profile of that is a profile of the builds. A benchmark: run it
+// by hand, not from ctest.
 //
-//   strider-bench-shape-build MODEL INPUT BASE AXIS SIZE,SIZE,... [RANGE]
+//   strider-bench-shape-build [--builds-only] MODEL INPUT BASE AXIS
+//                             SIZE,SIZE,... [RANGE]
 //   e.g. rec.onnx x 1x3x48x320 3 100,131,162 100..1000
 //
 //===----------------------------------------------------------------------===//
@@ -32,9 +35,10 @@ using namespace strider;
 
 static int usage(const char *Why) {
   llvm::errs() << "strider-bench-shape-build: " << Why
-               << "\nusage: strider-bench-shape-build MODEL INPUT BASE AXIS "
-                  "SIZE,SIZE,... [LO..HI] (BASE e.g. 1x3x48x320; AXIS the dim "
-                  "swept; LO..HI its input range)\n";
+               << "\nusage: strider-bench-shape-build [--builds-only] MODEL "
+                  "INPUT BASE AXIS SIZE,SIZE,... [LO..HI] (BASE e.g. "
+                  "1x3x48x320; AXIS the dim swept; LO..HI its input range; "
+                  "--builds-only: build each shape, run none)\n";
   return 1;
 }
 
@@ -59,6 +63,11 @@ static double median(std::vector<double> V) {
 }
 
 int main(int argc, char **argv) {
+  bool BuildsOnly = argc > 1 && llvm::StringRef(argv[1]) == "--builds-only";
+  if (BuildsOnly) {
+    --argc;
+    ++argv;
+  }
   if (argc != 6 && argc != 7)
     return usage("wrong number of arguments");
   llvm::SmallVector<int64_t, 6> Base, Sizes;
@@ -106,6 +115,26 @@ int main(int argc, char **argv) {
     for (int64_t E = 0; E < X.getNumElements(); ++E)
       F[E] = float((E * 7919) % 2001) / 1000.0f - 1.0f;
     In.emplace(argv[2], std::move(X));
+    if (BuildsOnly) {
+      auto Built = (*S)->prepare(engine::Session::getKey(In));
+      if (!Built) {
+        llvm::errs() << llvm::toString(Built.takeError()) << "\n";
+        return 1;
+      }
+      const engine::Session::CacheStats C = (*S)->getCacheStats();
+      const auto &P = C.LastBuild;
+      llvm::outs() << llvm::format("%8lld %9.2f %9.2f %9.2f %9.2f\n",
+                                   (long long)Sizes[I], P.Specialize * 1e3,
+                                   P.Optimize * 1e3, P.Lower * 1e3,
+                                   C.LastBuildSeconds * 1e3);
+      if (I == 0)
+        continue;
+      Spec.push_back(P.Specialize * 1e3);
+      Opt.push_back(P.Optimize * 1e3);
+      Low.push_back(P.Lower * 1e3);
+      Build.push_back(C.LastBuildSeconds * 1e3);
+      continue;
+    }
     auto T0 = Clock::now();
     auto Out = (*S)->run(In);
     auto T1 = Clock::now();

@@ -206,13 +206,24 @@ STRIDER_API strider_status strider_session_options_set_cache_limits(
  * x=1x3x48x100..1000 records them in an artifact: runs with other sizes
  * fail with STRIDER_ERROR_TENSOR. An ONNX model (optimized) is then
  * optimized once for every shape in the ranges, its layouts costed at
- * their upper ends (its other dynamic dims at the first shape run), so
- * that a new shape is only specialized and lowered; without ranges each
- * new shape is optimized for itself. strider_session_create checks that
+ * their upper ends (its other dynamic dims by size class:
+ * strider_session_options_set_optimize_per_shape), so that a new shape
+ * is only specialized and lowered. strider_session_create checks that
  * each range names a dynamic dim of an input. */
 STRIDER_API strider_status strider_session_options_set_input_range(
     strider_session_options *options, const char *input, int32_t axis,
     int64_t min, int64_t max);
+
+/* How an ONNX model (optimized, with dynamic input dims) is optimized for
+ * the shapes it is fed. 0 (the default): once per size class, each
+ * dynamic dim's size rounded up to a power of two (a dim with a range:
+ * the range's upper end), its layouts costed at the class's sizes; a new
+ * shape of a class already optimized is only specialized and lowered
+ * (about half the build). 1: each new shape optimized for itself, as
+ * strider-compile --shape at that shape does. Either way the program a
+ * shape gets depends on that shape only, not on the shapes run before. */
+STRIDER_API strider_status strider_session_options_set_optimize_per_shape(
+    strider_session_options *options, int per_shape);
 
 /* Sessions ----------------------------------------------------------------*/
 
@@ -265,6 +276,12 @@ strider_session_num_cache_hits(const strider_session *session);
  * optimizing and lowering the model for new input shapes), in all. */
 STRIDER_API double
 strider_session_build_seconds(const strider_session *session);
+
+/* How many size classes the session has optimized the model for
+ * (strider_session_options_set_optimize_per_shape; 0 when it optimizes
+ * shape by shape). */
+STRIDER_API size_t
+strider_session_num_size_classes(const strider_session *session);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -542,6 +542,17 @@ strider_session_options_set_input_range(strider_session_options *options,
 }
 
 strider_status
+strider_session_options_set_optimize_per_shape(strider_session_options *options,
+                                               int per_shape) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_optimize_per_shape: options is "
+                "NULL");
+  options->Opts.OptimizePerShape = per_shape != 0;
+  return STRIDER_OK;
+}
+
+strider_status
 strider_session_options_create(strider_session_options **options) {
   return guarded([&]() -> strider_status {
     if (!options)
@@ -889,6 +900,10 @@ size_t strider_session_num_cache_hits(const strider_session *session) {
 
 double strider_session_build_seconds(const strider_session *session) {
   return session ? session->S->getCacheStats().BuildSeconds : 0.0;
+}
+
+size_t strider_session_num_size_classes(const strider_session *session) {
+  return session ? size_t(session->S->getCacheStats().SizeClasses) : 0;
 }
 
 } // extern "C"

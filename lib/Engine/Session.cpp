@@ -20,6 +20,8 @@
 #include "strider/Transforms/Specialize.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <chrono>
@@ -149,6 +151,9 @@ getPipelineOptions(llvm::StringRef Target,
 /// point), so the pipeline's first inference is left out; it is verified
 /// once, at the end, and layout assignment writes no report (nobody reads
 /// it): what a new shape costs is kept to what it must do.
+static const char *const ShapePipeline =
+    "canonicalize,infer-shapes,layout-assignment";
+
 static llvm::Expected<std::string>
 optimizeGraph(Graph &G, llvm::StringRef Target,
               std::shared_ptr<layout::TuningTable> Tuning) {
@@ -158,8 +163,7 @@ optimizeGraph(Graph &G, llvm::StringRef Target,
     return Opts.takeError();
   size_t Before = G.getNumNodes();
   PassManager PM;
-  llvm::cantFail(
-      parsePassPipeline("canonicalize,infer-shapes,layout-assignment", PM));
+  llvm::cantFail(parsePassPipeline(ShapePipeline, PM));
   PM.configure(*Opts);
   PM.setVerifyEach(false);
   if (llvm::Error E = PM.run(G))
@@ -205,41 +209,85 @@ llvm::Error Session::checkInputRanges(const ShapeKey &Key) const {
                              "the session allows (its input ranges)");
 }
 
-bool Session::usesRangeGraph() const {
-  return !Opts.InputRanges.empty() && M->isFromOnnx() && Opts.Optimize &&
-         M->getControlInputs().empty();
+/// The size a dynamic dim of \p N is optimized at: N rounded up to a power
+/// of two (0 and 1 as they are).
+static int64_t getClassSize(int64_t N) {
+  return N <= 1 ? N : int64_t(llvm::PowerOf2Ceil(uint64_t(N)));
 }
 
-llvm::Expected<const Graph &> Session::getRangeGraph(const ShapeKey &Key) {
-  std::call_once(RangeOnce, [&] {
-    // Costed at the ranges' upper ends; the other dims as Key has them.
-    ShapeBindings AtSizes;
-    AtSizes.Dims = Opts.Dims;
-    for (const auto &[Name, Fed] : Key)
-      AtSizes.InputShapes[Name].assign(Fed.second.begin(), Fed.second.end());
-    for (const InputRange &R : Opts.InputRanges) {
-      auto It = AtSizes.InputShapes.find(R.Input);
-      if (It != AtSizes.InputShapes.end() && R.Axis < It->second.size())
-        It->second[R.Axis] = R.Max;
+llvm::Optional<Session::SizeClass>
+Session::getSizeClass(const ShapeKey &Key) const {
+  if (!M->isFromOnnx() || !Opts.Optimize || !M->getControlInputs().empty())
+    return llvm::None;
+  if (Opts.OptimizePerShape && Opts.InputRanges.empty())
+    return llvm::None;
+  const Graph &Base = M->getGraph();
+  SizeClass C;
+  C.AtSizes.Dims = Opts.Dims;
+  bool Dynamic = false;
+  for (const auto &[Name, Fed] : Key) {
+    const TensorType &T = Base.lookupValue(Name)->getType();
+    auto &Shape = C.AtSizes.InputShapes[Name];
+    Shape.assign(Fed.second.begin(), Fed.second.end());
+    C.Id.push_back(int64_t(Shape.size()));
+    for (unsigned I = 0; I < Shape.size(); ++I) {
+      const Dim D = T.hasRank() && I < T.getRank() ? T.getDim(I) : Dim();
+      const bool Bound = D.isSymbol() && Opts.Dims.count(D.getSymbol().str());
+      if (!D.isStatic() && !Bound) {
+        Dynamic = true;
+        auto R = llvm::find_if(Opts.InputRanges, [&](const InputRange &R) {
+          return R.Input == Name && R.Axis == I;
+        });
+        if (R != Opts.InputRanges.end())
+          Shape[I] = R->Max;
+        else if (!Opts.OptimizePerShape)
+          Shape[I] = getClassSize(Shape[I]);
+      }
+      C.Id.push_back(Shape[I]);
     }
-    llvm::Expected<PipelineOptions> PO =
-        getPipelineOptions(Opts.Target, Opts.Tuning);
-    if (!PO) {
-      RangeError = llvm::toString(PO.takeError());
-      return;
-    }
-    std::unique_ptr<Graph> G = M->getPreparedGraph().clone();
-    if (llvm::Error E =
-            runPipelineAtSizes(*G, AtSizes, getDefaultPipeline(), *PO)) {
-      RangeError = M->getFile() + ": optimizing for the input ranges: " +
-                   llvm::toString(std::move(E));
-      return;
-    }
-    RangeGraph = std::move(G);
+    if (!C.Text.empty())
+      C.Text += ", ";
+    C.Text += Name + "=";
+    for (unsigned I = 0; I < Shape.size(); ++I)
+      C.Text += (I ? "x" : "") + std::to_string(Shape[I]);
+  }
+  if (!Dynamic)
+    return llvm::None;
+  return C;
+}
+
+llvm::Expected<const Graph &> Session::getClassGraph(const SizeClass &C) {
+  ClassGraph *Entry;
+  {
+    std::lock_guard<std::mutex> Lock(ClassMutex);
+    std::unique_ptr<ClassGraph> &Slot = Classes[C.Id];
+    if (!Slot)
+      Slot = std::make_unique<ClassGraph>();
+    Entry = Slot.get();
+  }
+  std::call_once(Entry->Once, [&] {
+    llvm::Error E = [&]() -> llvm::Error {
+      llvm::Expected<PipelineOptions> PO =
+          getPipelineOptions(Opts.Target, Opts.Tuning);
+      if (!PO)
+        return PO.takeError();
+      std::unique_ptr<Graph> G = M->getPreparedGraph().clone();
+      // As a per-shape optimization: the graphs are inferred already, and
+      // verified once, at the end.
+      if (llvm::Error E = runPipelineAtSizes(*G, C.AtSizes, ShapePipeline, *PO,
+                                             /*VerifyEach=*/false))
+        return E;
+      Entry->G = std::move(G);
+      return llvm::Error::success();
+    }();
+    if (E)
+      Entry->Error = M->getFile() + ": optimizing for " + C.Text + ": " +
+                     llvm::toString(std::move(E));
+    Entry->Done.store(true, std::memory_order_release);
   });
-  if (!RangeGraph)
-    return makeError(RangeError);
-  return *RangeGraph;
+  if (!Entry->G)
+    return makeError(Entry->Error);
+  return *Entry->G;
 }
 
 llvm::Expected<std::unique_ptr<Specialization>>
@@ -282,19 +330,31 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   auto Since = [](Clock::time_point T) {
     return std::chrono::duration<double>(Clock::now() - T).count();
   };
-  auto Phase = Clock::now();
   // An optimized ONNX model specializes the graph its shape-independent
-  // rewrites were done on once, for every session and shape; with input
-  // ranges, the graph optimized once for them.
-  const bool OptimizedForRanges = usesRangeGraph();
-  if (OptimizedForRanges) {
-    llvm::Expected<const Graph &> R = getRangeGraph(Key);
-    if (!R)
-      return R.takeError();
-    S->G = R->clone();
-  } else {
-    S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
+  // rewrites were done on once, for every session and shape, or that graph
+  // optimized once for the shape's size class. Without input ranges a
+  // class whose graph cannot be made (sizes rounded up that the model
+  // does not accept) has each of its shapes optimized for itself.
+  auto Phase = Clock::now();
+  llvm::Optional<SizeClass> Class = getSizeClass(Key);
+  const Graph *ClassG = nullptr;
+  std::string ClassFailed;
+  if (Class) {
+    llvm::Expected<const Graph &> CG = getClassGraph(*Class);
+    if (CG)
+      ClassG = &*CG;
+    else if (!Opts.InputRanges.empty())
+      return CG.takeError();
+    else
+      ClassFailed = llvm::toString(CG.takeError());
   }
+  // The class's first build optimizes its graph: optimization time.
+  const double ClassSeconds = Since(Phase);
+  Phase = Clock::now();
+  if (ClassG)
+    S->G = ClassG->clone();
+  else
+    S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   const llvm::DenseSet<const TensorData *> Shared = getConstantData(*S->G);
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
     return makeError(File + ": " + llvm::toString(std::move(E)));
@@ -320,8 +380,13 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
   Phase = Clock::now();
   if (M->isArtifact()) {
     Did += "; layouts as compiled (artifact)";
-  } else if (OptimizedForRanges) {
-    Did += "; layouts as optimized for the input ranges";
+  } else if (ClassG) {
+    Did += Opts.InputRanges.empty() ? "; layouts as optimized for the size "
+                                      "class " +
+                                          Class->Text
+                                    : "; layouts as optimized for the input "
+                                      "ranges (" +
+                                          Class->Text + ")";
   } else if (!M->isFromOnnx()) {
     Did += "; layouts as compiled";
   } else if (!Opts.Optimize) {
@@ -331,6 +396,8 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     if (!Summary)
       return Summary.takeError();
     Did += "; " + *Summary;
+    if (!ClassFailed.empty())
+      Did += " (for its shape: " + ClassFailed + ")";
   }
   // Mixed precision: convs and matmuls in half, casts placed by
   // assign-precision (graphs of any origin that are still f32). Only GPU
@@ -350,7 +417,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     Did += "; " + R->summary();
   }
   S->Summary = std::move(Did);
-  S->Times.Optimize = Since(Phase);
+  S->Times.Optimize = ClassSeconds + Since(Phase);
   Phase = Clock::now();
   codegen::BackendOptions BO = getBackendOptions(Opts);
   BO.Derived = M->getDerived();
@@ -452,6 +519,13 @@ Session::CacheStats Session::getCacheStats() const {
   std::lock_guard<std::mutex> Lock(CacheMutex);
   CacheStats C = Stats;
   C.Hits = Hits.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> ClassLock(ClassMutex);
+  for (const auto &[Id, Class] : Classes) {
+    if (!Class->Done.load(std::memory_order_acquire))
+      continue;
+    ++C.SizeClasses;
+    C.FailedSizeClasses += !Class->G;
+  }
   return C;
 }
 

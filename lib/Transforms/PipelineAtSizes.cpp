@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
 #include "strider/Transforms/Pass.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
@@ -17,17 +18,28 @@
 using namespace strider;
 
 static llvm::Error runPipeline(Graph &G, llvm::StringRef Pipeline,
-                               const PipelineOptions &Opts) {
+                               const PipelineOptions &Opts, bool VerifyEach) {
   PassManager PM;
   if (llvm::Error E = parsePassPipeline(Pipeline, PM))
     return E;
   PM.configure(Opts);
-  return PM.run(G);
+  PM.setVerifyEach(VerifyEach);
+  if (llvm::Error E = PM.run(G))
+    return E;
+  if (VerifyEach)
+    return llvm::Error::success();
+  if (llvm::Error E = verifyGraph(G))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "graph fails verification after '" +
+                                       Pipeline +
+                                       "': " + llvm::toString(std::move(E)));
+  return llvm::Error::success();
 }
 
 llvm::Error strider::runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
                                         llvm::StringRef Pipeline,
-                                        const PipelineOptions &Opts) {
+                                        const PipelineOptions &Opts,
+                                        bool VerifyEach) {
   std::unique_ptr<Graph> Copy = G.clone();
   if (llvm::Error E = specializeShapes(*Copy, Sizes))
     return llvm::createStringError(
@@ -41,7 +53,7 @@ llvm::Error strider::runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
   AtSizes.Layout.RecordLabels = true;
   AtSizes.Layout.Keep = nullptr;
   const size_t Before = AtSizes.LayoutReports->size();
-  if (llvm::Error E = runPipeline(*Copy, Pipeline, AtSizes))
+  if (llvm::Error E = runPipeline(*Copy, Pipeline, AtSizes, VerifyEach))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "at the representative sizes: " +
                                        llvm::toString(std::move(E)));
@@ -55,5 +67,5 @@ llvm::Error strider::runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
   Symbolic.Layout.Keep = std::make_shared<const std::map<std::string, uint8_t>>(
       std::move(AtSizes.LayoutReports->back().NodeLabels));
   AtSizes.LayoutReports->back().NodeLabels.clear();
-  return runPipeline(G, Pipeline, Symbolic);
+  return runPipeline(G, Pipeline, Symbolic, VerifyEach);
 }

@@ -117,6 +117,7 @@ _SIGNATURES = {
     "strider_session_options_set_input_range": (
         _status, [OptionsPtr, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int64,
                   ctypes.c_int64]),
+    "strider_session_options_set_optimize_per_shape": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_create": (_status, [ModelPtr, OptionsPtr, ctypes.POINTER(SessionPtr)]),
     "strider_session_free": (None, [SessionPtr]),
     "strider_session_prepare": (_status, [SessionPtr, ctypes.POINTER(DLTensor), _size]),
@@ -128,6 +129,7 @@ _SIGNATURES = {
     "strider_session_num_programs_built": (_size, [SessionPtr]),
     "strider_session_num_cache_hits": (_size, [SessionPtr]),
     "strider_session_build_seconds": (ctypes.c_double, [SessionPtr]),
+    "strider_session_num_size_classes": (_size, [SessionPtr]),
 }
 
 

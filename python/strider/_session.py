@@ -181,6 +181,12 @@ class InferenceSession:
       other sizes raise. An ONNX model is then optimized once for every
       shape in the ranges (layouts costed at their upper ends), so that a
       new shape costs only its specialization and lowering;
+    - ``optimize_per_shape``: False (default) optimizes an ONNX model with
+      dynamic input dims once per size class (each dynamic dim's size
+      rounded up to a power of two, layouts costed at those sizes), and a
+      new shape of a class already seen is only specialized and lowered;
+      True optimizes each new shape for itself. Either way the program a
+      shape gets depends on that shape only;
     - ``cache_programs``, ``cache_bytes``: what the cache of programs may
       keep (default 64 programs holding at most 1 GiB of their own: the
       constants made for their shapes; the least recently used is evicted);
@@ -199,7 +205,7 @@ class InferenceSession:
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
                  device=0, precision="fp32", tuning_file=None, cache_programs=64,
-                 cache_bytes=1 << 30, input_ranges=None):
+                 cache_bytes=1 << 30, input_ranges=None, optimize_per_shape=False):
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
             with tempfile.TemporaryDirectory(prefix="strider-") as tmp:
@@ -216,6 +222,8 @@ class InferenceSession:
             check(lib.strider_session_options_set_threads(options, int(threads)))
             check(lib.strider_session_options_set_backend(options, str(backend).encode()))
             check(lib.strider_session_options_set_optimize(options, 1 if optimize else 0))
+            check(lib.strider_session_options_set_optimize_per_shape(
+                options, 1 if optimize_per_shape else 0))
             if backend == "cuda":
                 check(lib.strider_session_options_set_device(
                     options, _capi.DLDevice(_capi.KDL_CUDA, int(device))))
@@ -273,12 +281,14 @@ class InferenceSession:
         """What the session's cache of compiled programs did so far, a dict:
         programs_built (one per distinct set of input shapes run, again
         after an eviction: the misses), cache_hits (runs that reused the
-        program of an earlier run) and build_seconds (time spent building
-        programs, in all)."""
+        program of an earlier run), build_seconds (time spent building
+        programs, in all) and size_classes (the size classes the model was
+        optimized for; 0 with optimize_per_shape)."""
         return {
             "programs_built": lib.strider_session_num_programs_built(self._session),
             "cache_hits": lib.strider_session_num_cache_hits(self._session),
             "build_seconds": lib.strider_session_build_seconds(self._session),
+            "size_classes": lib.strider_session_num_size_classes(self._session),
         }
 
     def _input_tensors(self, input_feed):

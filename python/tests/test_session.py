@@ -96,6 +96,21 @@ def test_input_ranges(resnet_block, ort_run):
         strider.InferenceSession(resnet_block, input_ranges={"image": {0: (3, 1)}})
 
 
+def test_size_classes(resnet_block, ort_run):
+    # Batches 3 and 4 share the class of 4; 1 is its own.
+    sess = strider.InferenceSession(resnet_block)
+    per_shape = strider.InferenceSession(resnet_block, optimize_per_shape=True)
+    for batch in (3, 4, 1):
+        x = images(batch, seed=batch)
+        (want,) = ort_run(resnet_block, {"image": x})
+        for s in (sess, per_shape):
+            (got,) = s.run(None, {"image": x})
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"batch {batch}")
+    assert sess.cache_info["programs_built"] == 3
+    assert sess.cache_info["size_classes"] == 2
+    assert per_shape.cache_info["size_classes"] == 0
+
+
 def test_options(resnet_block, ort_run):
     x = images(2)
     (want,) = ort_run(resnet_block, {"image": x})

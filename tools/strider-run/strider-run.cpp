@@ -437,6 +437,9 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   SO.EmulateDeviceCode = EmulateDeviceCode;
   SO.Threads = int(Threads);
   SO.Optimize = !NoOptimize;
+  // One shape a run: optimized at its own sizes, as strider-compile
+  // --shape at that shape would.
+  SO.OptimizePerShape = true;
   SO.Target = TargetName;
   if (!TuningFile.empty()) {
     auto Table = layout::TuningTable::readFile(TuningFile);

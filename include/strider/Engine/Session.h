@@ -30,6 +30,7 @@
 #include "strider/Transforms/Specialize.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Optional.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -161,10 +162,21 @@ struct SessionOptions {
   /// The sizes dynamic input dims may take, as an artifact compiled with
   /// strider-compile --shape x=1x3x48x100..1000 records them: other sizes
   /// are refused. An optimized ONNX model is then optimized once for
-  /// every shape in the ranges (layouts costed at their upper ends, other
-  /// dynamic dims at the first shape run, as strider-compile does), and a
-  /// new shape is only specialized and lowered.
+  /// every shape in the ranges (layouts costed at their upper ends, as
+  /// strider-compile does; other dynamic dims by size class, below), and
+  /// a new shape is only specialized and lowered.
   std::vector<InputRange> InputRanges;
+  /// How an optimized ONNX model with dynamic input dims (and no control
+  /// inputs) is optimized for the shapes it is fed. False: once per size
+  /// class, each dynamic dim's size rounded up to a power of two (a range's
+  /// dim: the range's upper end); the class's graph keeps its dims
+  /// dynamic, its layouts costed at the class's sizes, and each new shape
+  /// of the class is only specialized and lowered (about half a per-shape
+  /// build). True: each new shape optimized for itself, layouts costed at
+  /// its own sizes, as strider-compile --shape at that shape does. Either
+  /// way a shape's program depends on its shape only, not on the shapes
+  /// run before it.
+  bool OptimizePerShape = false;
   /// What the cache of specializations may keep: the least recently used
   /// one is evicted while more than MaxSpecializations are cached or the
   /// memory they hold of their own exceeds MaxCacheBytes (the constants
@@ -294,6 +306,10 @@ public:
     /// Specializations evicted, and the bytes the cached ones hold now.
     uint64_t Evictions = 0;
     int64_t CachedBytes = 0;
+    /// Size classes whose graph was optimized (SessionOptions::
+    /// OptimizePerShape), and of those the ones whose graph could not be
+    /// made (their shapes are optimized one by one).
+    uint64_t SizeClasses = 0, FailedSizeClasses = 0;
   };
   CacheStats getCacheStats() const;
 
@@ -315,16 +331,35 @@ private:
                               runtime::TensorMap &Rest) const;
   llvm::Expected<std::unique_ptr<Specialization>> build(const ShapeKey &Key,
                                                         const ValueKey &Values);
-  /// With input ranges on an optimized ONNX model: the prepared graph
-  /// optimized once for the ranges (its dims dynamic), made at the first
-  /// build, whose shapes \p Key size the dims the ranges do not.
-  llvm::Expected<const Graph &> getRangeGraph(const ShapeKey &Key);
-  /// Whether builds specialize getRangeGraph() (input ranges, an optimized
-  /// ONNX model without control inputs).
-  bool usesRangeGraph() const;
-  std::once_flag RangeOnce;
-  std::unique_ptr<Graph> RangeGraph;
-  std::string RangeError;
+  /// The sizes an optimized ONNX model's graph is optimized at for the
+  /// shapes of a key (SessionOptions::OptimizePerShape): every input's fed
+  /// shape with its dynamic dims (but those SessionOptions::Dims binds)
+  /// at their class's size.
+  struct SizeClass {
+    /// The class's sizes, input after input (std::map order): its rank,
+    /// then its dims.
+    std::vector<int64_t> Id;
+    ShapeBindings AtSizes;
+    /// "x=1x3x48x512", for the specialization's summary.
+    std::string Text;
+  };
+  /// \p Key's size class, or None where builds optimize each shape for
+  /// itself (a model without dynamic input dims, or not an optimized ONNX
+  /// model without control inputs, or OptimizePerShape without ranges).
+  llvm::Optional<SizeClass> getSizeClass(const ShapeKey &Key) const;
+  /// The prepared graph optimized once for \p C (its dims dynamic, its
+  /// layouts costed at C's sizes), made at the class's first build.
+  llvm::Expected<const Graph &> getClassGraph(const SizeClass &C);
+  struct ClassGraph {
+    std::once_flag Once;
+    /// Set once G or Error is.
+    std::atomic<bool> Done{false};
+    std::unique_ptr<Graph> G;
+    std::string Error;
+  };
+  /// Guards Classes (not what its entries hold: their Once does).
+  mutable std::mutex ClassMutex;
+  std::map<std::vector<int64_t>, std::unique_ptr<ClassGraph>> Classes;
 
   std::shared_ptr<const Model> M;
   SessionOptions Opts;

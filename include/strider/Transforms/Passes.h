@@ -57,10 +57,12 @@ struct ShapeBindings;
 /// unknown, costed as 1); the copy costs every kernel at its real size.
 /// Layout reports go to \p Opts' as usual, the copy's first; tuning
 /// (LayoutOptions::Tune) times the copy's convs only. Errors say which
-/// graph failed.
+/// graph failed. \p VerifyEach: verify both graphs after every pass
+/// (PassManager::setVerifyEach), else once at the end.
 llvm::Error runPipelineAtSizes(Graph &G, const ShapeBindings &Sizes,
                                llvm::StringRef Pipeline,
-                               const PipelineOptions &Opts);
+                               const PipelineOptions &Opts,
+                               bool VerifyEach = true);
 
 } // namespace strider
 

@@ -165,7 +165,33 @@ TEST_F(Fixture, RunMatchesTheReferenceAndCachesByShape) {
   EXPECT_GT(strider_session_build_seconds(Cpu), 0.0);
   EXPECT_EQ(strider_session_num_cache_hits(nullptr), 0u);
   EXPECT_EQ(strider_session_build_seconds(nullptr), 0.0);
+  // Batches 2 and 3 are two size classes (2 and 4).
+  EXPECT_EQ(strider_session_num_size_classes(Cpu), 2u);
+  EXPECT_EQ(strider_session_num_size_classes(nullptr), 0u);
   strider_session_free(Cpu);
+  strider_session_free(Ref);
+}
+
+TEST_F(Fixture, OptimizePerShapeMakesNoSizeClasses) {
+  strider_session_options *O = nullptr;
+  ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+  ASSERT_EQ(strider_session_options_set_optimize_per_shape(O, 1), STRIDER_OK);
+  strider_session *S = nullptr;
+  ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+      << strider_last_error();
+  strider_session_options_free(O);
+  strider_session *Ref = session("reference");
+  for (int64_t N : {3, 4}) {
+    std::vector<float> In = image(N);
+    std::vector<float> Got = run(S, In, N), Want = run(Ref, In, N);
+    for (size_t I = 0; I < Got.size(); ++I)
+      EXPECT_NEAR(Got[I], Want[I], 1e-4 + 1e-3 * std::fabs(Want[I])) << I;
+  }
+  EXPECT_EQ(strider_session_num_programs_built(S), 2u);
+  EXPECT_EQ(strider_session_num_size_classes(S), 0u);
+  EXPECT_EQ(strider_session_options_set_optimize_per_shape(nullptr, 1),
+            STRIDER_ERROR_INVALID_ARGUMENT);
+  strider_session_free(S);
   strider_session_free(Ref);
 }
 

@@ -3,7 +3,9 @@
 #include "strider/Engine/Session.h"
 #include "strider/CodeGen/Backend.h"
 #include "strider/CodeGen/CPU/CPUBackend.h"
+#include "strider/IR/AsmParser.h"
 #include "strider/IR/Graph.h"
+#include "strider/Import/ONNX.h"
 #include "strider/Runtime/Tensor.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -290,6 +292,128 @@ TEST(Session, InputRangesOptimizeAnOnnxModelOnce) {
             std::string::npos);
 }
 
+/// \p X filled with a pattern of \p Seed.
+void fillImage(runtime::Tensor &X, unsigned Seed) {
+  for (int64_t I = 0; I < X.getNumElements(); ++I)
+    X.setDouble(I, double((I * 37 + Seed * 11) % 101) / 50.0 - 1.0);
+}
+
+TEST(Session, ShapesOfOneSizeClassShareOneOptimizedGraph) {
+  auto M = Model::load(STRIDER_SAMPLE_MODEL);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto S = Session::create(*M, SessionOptions());
+  SessionOptions ExactOpts, RefOpts;
+  ExactOpts.OptimizePerShape = true;
+  RefOpts.Backend = "reference";
+  auto Exact = Session::create(*M, ExactOpts);
+  auto Ref = Session::create(*M, RefOpts);
+  ASSERT_TRUE(S && Exact && Ref);
+  // Batches 3 and 4 round up to the class of 4, 2 is its own class.
+  std::map<int64_t, runtime::TensorMap> Outputs;
+  for (int64_t N : {3, 4, 2}) {
+    runtime::TensorMap In = imageOf(N);
+    fillImage(In["image"], unsigned(N));
+    auto Spec = (*S)->prepare(Session::getKey(In));
+    ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+    const std::string Class = N == 2 ? "image=2x3x32x32" : "image=4x3x32x32";
+    EXPECT_NE((*Spec)->Summary.find("layouts as optimized for the size class " +
+                                    Class),
+              std::string::npos)
+        << (*Spec)->Summary;
+    auto Got = (*S)->run(**Spec, In);
+    auto PerShape = (*Exact)->run(In);
+    auto Want = (*Ref)->run(In);
+    ASSERT_TRUE(Got && PerShape && Want);
+    const runtime::Tensor &A = Got->at("logits"), &B = PerShape->at("logits"),
+                          &W = Want->at("logits");
+    ASSERT_EQ(A.getShape(), W.getShape());
+    for (int64_t I = 0; I < N; ++I)
+      for (int64_t K = 0; K < 10; ++K) {
+        const double V = W.getDouble(W.getOffset({I, K}));
+        EXPECT_NEAR(A.getDouble(A.getOffset({I, K})), V,
+                    1e-4 + 1e-4 * std::fabs(V));
+        EXPECT_NEAR(B.getDouble(B.getOffset({I, K})), V,
+                    1e-4 + 1e-4 * std::fabs(V));
+      }
+    Outputs[N] = std::move(*Got);
+  }
+  Session::CacheStats C = (*S)->getCacheStats();
+  EXPECT_EQ(C.Builds, 3u);
+  EXPECT_EQ(C.SizeClasses, 2u);
+  EXPECT_EQ(C.FailedSizeClasses, 0u);
+  // A session that never ran batch 3 builds batch 4 the same program:
+  // what a shape computes does not depend on the shapes run before it.
+  auto Fresh = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(Fresh)) << llvm::toString(Fresh.takeError());
+  runtime::TensorMap In = imageOf(4);
+  fillImage(In["image"], 4);
+  auto Again = (*Fresh)->run(In);
+  ASSERT_TRUE(bool(Again)) << llvm::toString(Again.takeError());
+  const runtime::Tensor &A = Outputs[4].at("logits"), &B = Again->at("logits");
+  for (int64_t I = 0; I < 4; ++I)
+    for (int64_t K = 0; K < 10; ++K)
+      EXPECT_EQ(A.getDouble(A.getOffset({I, K})),
+                B.getDouble(B.getOffset({I, K})));
+  // Per shape: every build optimizes, no class graph is made.
+  EXPECT_EQ((*Exact)->getCacheStats().SizeClasses, 0u);
+}
+
+// The model needs c's size to be a's plus b's, which sizes rounded up to
+// their classes need not be (3 + 5 = 8, but 4 + 8 != 8).
+constexpr const char *ConcatThenAdd = R"(
+graph @g(%a: tensor<1 x A x f32>, %b: tensor<1 x B x f32>, %c: tensor<1 x C x f32>) {
+  %j = Concat(%a, %b) {axis = 1} : tensor<1 x ? x f32>
+  %y = Add(%j, %c) : tensor<1 x ? x f32>
+  return %y
+}
+)";
+
+TEST(Session, ASizeClassTheModelRejectsIsOptimizedShapeByShape) {
+  auto G = parseGraph(ConcatThenAdd, "concat-then-add.lir");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  llvm::SmallString<128> Path;
+  ASSERT_FALSE(
+      llvm::sys::fs::createTemporaryFile("concat-then-add", "onnx", Path));
+  ASSERT_FALSE(bool(exportONNXFile(**G, Path)));
+  auto M = Model::load(Path);
+  llvm::sys::fs::remove(Path);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  ASSERT_TRUE((*M)->isFromOnnx());
+  auto S = Session::create(*M, SessionOptions());
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  auto Feeds = [](int64_t A, int64_t B) {
+    runtime::TensorMap T;
+    T["a"] = runtime::Tensor(ElementType::F32, {1, A});
+    T["b"] = runtime::Tensor(ElementType::F32, {1, B});
+    T["c"] = runtime::Tensor(ElementType::F32, {1, A + B});
+    for (int64_t I = 0; I < A + B; ++I) {
+      (I < A ? T["a"] : T["b"]).setDouble(I < A ? I : I - A, double(I));
+      T["c"].setDouble(I, 100.0);
+    }
+    return T;
+  };
+  for (auto [A, B] : {std::pair<int64_t, int64_t>{3, 5}, {4, 4}}) {
+    runtime::TensorMap In = Feeds(A, B);
+    auto Spec = (*S)->prepare(Session::getKey(In));
+    ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
+    const std::string &Did = (*Spec)->Summary;
+    if (A == 3) // Classes 4, 8 and 8: the model rejects them.
+      EXPECT_NE(Did.find("(for its shape: "), std::string::npos) << Did;
+    else // Classes 4, 4 and 8: accepted.
+      EXPECT_NE(Did.find("size class a=1x4, b=1x4, c=1x8"), std::string::npos)
+          << Did;
+    auto Out = (*S)->run(**Spec, In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    const runtime::Tensor &Y = Out->at("y");
+    ASSERT_EQ(Y.getNumElements(), A + B);
+    for (int64_t I = 0; I < A + B; ++I)
+      EXPECT_EQ(Y.getDouble(Y.getOffset({0, I})), 100.0 + double(I));
+  }
+  Session::CacheStats C = (*S)->getCacheStats();
+  EXPECT_EQ(C.SizeClasses, 2u);
+  EXPECT_EQ(C.FailedSizeClasses, 1u);
+}
+
 TEST(Session, TheModelIsPreparedOnce) {
   auto M = Model::load(STRIDER_SAMPLE_MODEL);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
@@ -312,7 +436,9 @@ TEST(Session, TheModelIsPreparedOnce) {
 TEST(Session, SpecializationIsOptimizedForTheTarget) {
   auto M = Model::load(STRIDER_SAMPLE_MODEL);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
-  auto S = Session::create(*M, SessionOptions());
+  SessionOptions Opts;
+  Opts.OptimizePerShape = true;
+  auto S = Session::create(*M, Opts);
   ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
   auto Spec = (*S)->prepare(Session::getKey(imageOf(2)));
   ASSERT_TRUE(bool(Spec)) << llvm::toString(Spec.takeError());
