@@ -10,7 +10,8 @@
 // is given that input range for the swept dim (SessionOptions::
 // InputRanges: an ONNX model is optimized once for the range). With
 // --builds-only first, each shape is only built (Session::prepare), not
-// run: a profile of that is a profile of the builds. A benchmark: run it
+// run, and every program is kept (no eviction): a profile of that is a
+// profile of the builds. A benchmark: run it
 // by hand, not from ctest.
 //
 //   strider-bench-shape-build [--builds-only] MODEL INPUT BASE AXIS
@@ -84,6 +85,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   engine::SessionOptions Opts;
+  // Builds only: every program kept, so that no eviction's destruction
+  // lands in a profile of the builds.
+  if (BuildsOnly)
+    Opts.MaxSpecializations = unsigned(Sizes.size()) + 1;
   if (argc == 7) {
     auto [Lo, Hi] = llvm::StringRef(argv[6]).split("..");
     engine::InputRange R;

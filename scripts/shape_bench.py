@@ -30,12 +30,14 @@ programs of at most 1 GiB of arenas). With --ranges the Strider session
 is given the input ranges the shapes span (input_ranges: the model is
 optimized once for them). Per model it prints:
 
-  * new-shape cost: the first run at a shape minus the repeat right after
-    it, median and worst over the first pass's shapes but the first (whose
-    cost includes Strider's once-per-model preparation and weight
-    packing), for both; and how many shapes cost Strider more than
-    max(2 ms, 5% of their run);
-  * the total time of all runs of both and their ratio (Strider / ORT);
+  * new-shape cost: the first run at a shape minus the median of the
+    --repeats runs right after it (default 3: one repeat alone is as noisy
+    as the cost on a shared machine), median and worst over the first
+    pass's shapes but the first (whose cost includes Strider's
+    once-per-model preparation and weight packing), for both; and how many
+    shapes cost Strider more than max(2 ms, 5% of their run);
+  * the total time of all runs of both (each shape's first run and one
+    repeat, every pass) and their ratio (Strider / ORT);
   * Strider's programs built, cache hits and build seconds (cache_info);
   * one session shared by 1 and by 2 Python threads at one shape
     (--concurrent-shape, or a third-party model's first shape; kernels on
@@ -123,12 +125,15 @@ def feed_ranges(feeds):
     return ranges
 
 
-def bench(path, feeds, passes, threads, ranges=False):
+def bench(path, feeds, passes, threads, ranges=False, repeats=3):
     """Runs every feed of FEEDS twice in a row on a Strider and an ORT
-    session, PASSES times over the list. Returns the total seconds of each,
-    the first pass's new-shape costs (ms, per feed), the repeat runs' times
-    (ms, per feed) and Strider's cache_info. With RANGES, the Strider
-    session is given the input ranges the feeds span (input_ranges)."""
+    session, PASSES times over the list; in the first pass each feed's
+    second run is followed by REPEATS - 1 more, not counted in the totals.
+    Returns the total seconds of each (the two runs of every feed), the
+    first pass's new-shape costs (ms, per feed: the first run minus the
+    median of its REPEATS repeats), those medians (ms, per feed) and
+    Strider's cache_info. With RANGES, the Strider session is given the
+    input ranges the feeds span (input_ranges)."""
     import onnxruntime as ort
     import strider
     so = ort.SessionOptions()
@@ -154,8 +159,14 @@ def bench(path, feeds, passes, threads, ranges=False):
                 t2 = time.perf_counter()
                 total[who] += t2 - t0
                 if p == 0:
-                    new_shape[who].append(((t1 - t0) - (t2 - t1)) * 1e3)
-                    steady[who].append((t2 - t1) * 1e3)
+                    again = [t2 - t1]
+                    for _ in range(repeats - 1):
+                        t = time.perf_counter()
+                        sess.run(None, feed)
+                        again.append(time.perf_counter() - t)
+                    repeat = statistics.median(again)
+                    new_shape[who].append(((t1 - t0) - repeat) * 1e3)
+                    steady[who].append(repeat * 1e3)
     # An older package (--site) may predate cache_info.
     info = getattr(runners["strider"], "cache_info", None)
     return total, new_shape, steady, info
@@ -295,6 +306,9 @@ def main():
     ap.add_argument("--concurrent-shape", default="224x224")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="runs after a new shape's first, whose median the "
+                         "new-shape cost is measured against")
     ap.add_argument("--ranges", action="store_true",
                     help="give Strider's session the input ranges the shapes span")
     ap.add_argument("--models-dir", type=Path, default=ROOT / "build/cpu-bench/models")
@@ -321,14 +335,14 @@ def main():
     print(f"machine: {machine_line()}; kernels {kernel_isa(build, args.work_dir)}; "
           f"threads {args.threads}; {'input ranges; ' if args.ranges else ''}"
           f"{args.passes} passes over each model's shapes, each run twice")
-    print("new shape: first run minus the repeat (ms), median and worst; over: shapes "
-          "costing more than max(2 ms, 5% of their run)")
+    print(f"new shape: first run minus the median of {max(1, args.repeats)} repeats (ms), "
+          "median and worst; over: shapes costing more than max(2 ms, 5% of their run)")
     print(f"{'model':20} {'shapes':>6} {'new shape ms':>23} {'over':>4} "
           f"{'total ms':>19} {'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
     print(f"{'':28} {'strider':>7} {'worst':>7} {'ort':>7} {'':>4} {'strider':>9} {'ort':>9}")
     for name, path, feeds in models:
         total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads,
-                                               args.ranges)
+                                               args.ranges, max(1, args.repeats))
         over = sum(1 for c, t in zip(new_shape["strider"], steady["strider"])
                    if c > max(2.0, 0.05 * t))
         cache = (f"{info['programs_built']:6d} {info['cache_hits']:5d} "
