@@ -8,6 +8,13 @@
 // two per one). Border pixels go one at a time, four vectors of channels
 // at a time. Rows of output pixels are spread over threads.
 //
+// Windows 3, 5 or 7 wide at stride 1 or 2 along w (dilation 1) take a
+// faster path for their inside pixels: P of them (8 with 32 vector
+// registers, 4 or 6 with 16) one vector of channels at a time, and per row
+// of taps the (P - 1) * S + K input columns that P windows cover are
+// loaded once, each serving up to K multiply-adds (a 7-wide row at stride
+// 1: 21 loads per 56 multiply-adds, against 70 above).
+//
 //===----------------------------------------------------------------------===//
 
 #undef HWY_TARGET_INCLUDE
@@ -145,6 +152,103 @@ HWY_INLINE void depthwisePixels4(const float *HWY_RESTRICT X, int64_t PixStep,
                      Y + P * YStep + C0, C - C0);
 }
 
+/// \p NP output pixels, \p S input columns apart, whose windows of \p K
+/// columns lie inside the input along w, one vector of channels (at
+/// \p X, \p W, \p Bias, \p Y already offset to it): the sum over \p Rows
+/// rows of taps (row R's input offset Offsets[R * K], its first weight row
+/// Taps[R * K]), each row's input columns loaded once.
+template <int K, int S, int NP>
+HWY_INLINE void
+depthwiseSlide(const float *HWY_RESTRICT X, int64_t XS, const int64_t *Offsets,
+               const int64_t *Taps, int64_t Rows, const float *HWY_RESTRICT W,
+               int64_t WS, const float *HWY_RESTRICT Bias,
+               const float *Residual, int64_t ResStep, const Activation &Act,
+               float *HWY_RESTRICT Y, int64_t YStep) {
+  const hn::ScalableTag<float> d;
+  using V = decltype(hn::Zero(d));
+  constexpr int Cols = (NP - 1) * S + K;
+  V Acc[NP];
+  const V B = hn::LoadU(d, Bias);
+  for (int Px = 0; Px < NP; ++Px)
+    Acc[Px] = B;
+  for (int64_t R = 0; R < Rows; ++R) {
+    // Pointers stepped, not indexed: Cols offsets would not stay in
+    // registers.
+    const float *Src = X + Offsets[R * K];
+    const float *Wt = W + Taps[R * K] * WS;
+    V In[Cols];
+    for (int J = 0; J < Cols; ++J, Src += XS)
+      In[J] = hn::LoadU(d, Src);
+    for (int KW = 0; KW < K; ++KW, Wt += WS) {
+      const V Wv = hn::LoadU(d, Wt);
+      for (int Px = 0; Px < NP; ++Px)
+        Acc[Px] = hn::MulAdd(In[Px * S + KW], Wv, Acc[Px]);
+    }
+  }
+  for (int Px = 0; Px < NP; ++Px) {
+    V A = Acc[Px];
+    if (Residual)
+      A = hn::Add(A, hn::LoadU(d, Residual + Px * ResStep));
+    hn::StoreU(applyActivation(d, Act, A), d, Y + Px * YStep);
+  }
+}
+
+/// Pixels per depthwiseSlide call for a window \p K wide at stride \p S:
+/// what the vector registers hold (accumulators, input columns, a weight).
+template <int K, int S> constexpr int slidePixels() {
+  return HWY_MAX_BYTES >= 64 ? 8 : (K == 3 && S == 1 ? 6 : 4);
+}
+
+/// The inside pixels [\p OW, \p OW + NP) of one output row through
+/// depthwiseSlide, full vectors of channels; the channels past the last
+/// full vector pixel by pixel.
+template <int K, int S>
+void depthwiseSlideRun(const DepthwiseParams &P, const float *Origin,
+                       const int64_t *Offsets, const int64_t *Taps,
+                       int64_t Rows, const float *W, const float *Bias,
+                       const float *Res, const Activation &Act, float *Out) {
+  constexpr int NP = slidePixels<K, S>();
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t C0 = 0;
+  for (; C0 + L <= P.Channels; C0 += L)
+    depthwiseSlide<K, S, NP>(
+        Origin + C0, P.XS[2], Offsets, Taps, Rows, W + C0, P.WeightStride,
+        Bias + C0, Res ? Res + C0 : nullptr, P.YS[2], Act, Out + C0, P.YS[2]);
+  if (C0 < P.Channels)
+    for (int Px = 0; Px < NP; ++Px)
+      depthwisePixel(Origin + Px * S * P.XS[2] + C0, Offsets, Taps, Rows * K,
+                     W + C0, P.WeightStride, Bias + C0,
+                     Res ? Res + Px * P.YS[2] + C0 : nullptr, Act,
+                     Out + Px * P.YS[2] + C0, P.Channels - C0);
+}
+
+using SlideFn = void (*)(const DepthwiseParams &, const float *,
+                         const int64_t *, const int64_t *, int64_t,
+                         const float *, const float *, const float *,
+                         const Activation &, float *);
+
+/// The sliding path for \p P's window along w, or null (another width,
+/// stride or a dilation), and its pixels per call in \p NP.
+SlideFn getSlide(const DepthwiseParams &P, int &NP) {
+  if (P.Dilation[2] != 1 || (P.Stride[2] != 1 && P.Stride[2] != 2))
+    return nullptr;
+  const bool S1 = P.Stride[2] == 1;
+  switch (P.Kernel[2]) {
+  case 3:
+    NP = S1 ? slidePixels<3, 1>() : slidePixels<3, 2>();
+    return S1 ? depthwiseSlideRun<3, 1> : depthwiseSlideRun<3, 2>;
+  case 5:
+    NP = S1 ? slidePixels<5, 1>() : slidePixels<5, 2>();
+    return S1 ? depthwiseSlideRun<5, 1> : depthwiseSlideRun<5, 2>;
+  case 7:
+    NP = S1 ? slidePixels<7, 1>() : slidePixels<7, 2>();
+    return S1 ? depthwiseSlideRun<7, 1> : depthwiseSlideRun<7, 2>;
+  default:
+    return nullptr;
+  }
+}
+
 void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
                       const float *Bias, const float *Residual,
                       const Activation &Act, float *Y, int64_t OD, int64_t OH) {
@@ -190,8 +294,20 @@ void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
     const int64_t BW = OW * P.Stride[2] - P.Pad[2];
     return BW >= 0 && BW + (P.Kernel[2] - 1) * P.Dilation[2] < P.In[2];
   };
+  int SlideNP = 0;
+  const SlideFn Slide = getSlide(P, SlideNP);
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-    // The inside columns are one run: four at a time while they last.
+    // The inside columns are one run: SlideNP at a time where the window
+    // allows, then four at a time while they last.
+    if (Slide && OW + SlideNP - 1 < P.Out[2] && Inside(OW) &&
+        Inside(OW + SlideNP - 1)) {
+      const int64_t BW = OW * P.Stride[2] - P.Pad[2];
+      Slide(P, Row + BW * P.XS[2], Offsets.data(), Taps.data(),
+            InnerTaps / P.Kernel[2], W, Bias,
+            Res ? Res + OW * P.YS[2] : nullptr, Act, Out + OW * P.YS[2]);
+      OW += SlideNP - 1;
+      continue;
+    }
     if (OW + 3 < P.Out[2] && Inside(OW) && Inside(OW + 3)) {
       const int64_t BW = OW * P.Stride[2] - P.Pad[2];
       depthwisePixels4(Row + BW * P.XS[2], P.Stride[2] * P.XS[2],

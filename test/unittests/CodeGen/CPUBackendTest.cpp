@@ -17,6 +17,8 @@
 #include "strider/IR/ShapeInference.h"
 #include "strider/Runtime/Reference.h"
 
+#include "hwy/targets.h"
+#include "llvm/ADT/StringRef.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -122,6 +124,50 @@ const ConvGeom Geometries[] = {
      {11, 14},
      {7, 7},
      {1, 1},
+     {1, 1},
+     {3, 3, 3, 3}},
+    // Windows 3, 5 and 7 wide at stride 1 and 2 slide over rows of
+    // inside pixels (8 at a time at 16 lanes, 4 or 6 at 8), one vector of
+    // channels at a time, the channels past the last full vector (40, 20
+    // and 33 at 16 lanes) pixel by pixel.
+    {"depthwise_slide_3x3",
+     2,
+     40,
+     40,
+     40,
+     {5, 37},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"depthwise_slide_3x3_stride2",
+     1,
+     20,
+     20,
+     20,
+     {7, 45},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"depthwise_slide_5x5",
+     1,
+     16,
+     16,
+     16,
+     {6, 29},
+     {5, 5},
+     {1, 1},
+     {1, 1},
+     {2, 2, 2, 2}},
+    {"depthwise_slide_7x7_stride2",
+     1,
+     33,
+     33,
+     33,
+     {9, 50},
+     {7, 7},
+     {2, 2},
      {1, 1},
      {3, 3, 3, 3}},
     {"depthwise_stride2_tail",
@@ -292,10 +338,8 @@ std::string convParamName(const testing::TestParamInfo<ConvParam> &I) {
          std::to_string(P.Threads);
 }
 
-class ConvKernelTest : public testing::TestWithParam<ConvParam> {};
-
-TEST_P(ConvKernelTest, MatchesReference) {
-  const ConvParam &P = GetParam();
+/// The CPU backend's conv of \p P against the reference interpreter.
+void checkConv(const ConvParam &P) {
   const ConvGeom &C = *P.Geom;
   GraphBuilder B{unsigned(C.Cin * 131 + C.Cout * 7 + int(P.E))};
   std::vector<int64_t> XShape{C.Batch, C.Cin};
@@ -345,6 +389,27 @@ TEST_P(ConvKernelTest, MatchesReference) {
     break;
   }
   B.check(Y, 0, P.Threads);
+}
+
+class ConvKernelTest : public testing::TestWithParam<ConvParam> {};
+
+TEST_P(ConvKernelTest, MatchesReference) { checkConv(GetParam()); }
+
+// The sliding depthwise path holds a different number of pixels per step
+// for each vector width: every SIMD target this machine runs, each
+// compiling and running the program for itself.
+TEST(CPUKernelTest, DepthwiseSlidesOnEverySimdTarget) {
+  const int64_t Supported = hwy::SupportedTargets();
+  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
+    const int64_t Target = Left & -Left;
+    SCOPED_TRACE(hwy::TargetName(Target));
+    hwy::SetSupportedTargetsForTest(Target);
+    for (const ConvGeom &G : Geometries)
+      if (llvm::StringRef(G.Name).startswith("depthwise_slide"))
+        for (Epi E : {Epi::ResidualRelu, Epi::NoBiasClip})
+          checkConv({&G, true, true, E, 1});
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 std::vector<ConvParam> convParams() {
