@@ -3,10 +3,11 @@
 // Windowed pooling (every MaxPool/AveragePool geometry: pads, auto_pad,
 // ceil_mode, dilations, count_include_pad) visits only the taps inside the
 // input. With contiguous channels it vectorizes over channels, one output
-// pixel at a time; otherwise over output positions along the last spatial
-// axis, one channel row at a time. Global pooling reduces over pixels
-// with a vector of channels when channels are contiguous, and along each
-// contiguous channel plane otherwise.
+// pixel at a time (at stride 1 along w over a row's inside pixels as one
+// flat array, whatever the channel count); otherwise over output positions
+// along the last spatial axis, one channel row at a time. Global pooling
+// reduces over pixels with a vector of channels when channels are contiguous,
+// and along each contiguous channel plane otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +71,46 @@ void PoolRowChannelsLastImpl(const PoolParams &P, const float *X, float *Y,
   const TapRange RD = tapRange(P, 0, OD), RH = tapRange(P, 1, OH);
   const int64_t ID = OD * P.Stride[0] - P.PadBegin[0];
   const int64_t IH = OH * P.Stride[1] - P.PadBegin[1];
+  // Dense pixels at stride 1 along w: the output pixels whose windows lie
+  // inside along w are one run whose channels are contiguous, as are
+  // their inputs', so the run is pooled as one flat array (vectors
+  // straddling pixels), whatever the channel count.
+  int64_t FlatLo = 0, FlatHi = 0;
+  if (P.Stride[2] == 1 && P.Dilation[2] == 1 && P.XS[2] == P.Channels &&
+      P.YS[2] == P.Channels) {
+    FlatLo = std::min(P.Out[2], std::max<int64_t>(0, P.PadBegin[2]));
+    FlatHi = std::max(
+        FlatLo, std::min(P.Out[2], P.In[2] - P.Kernel[2] + 1 + P.PadBegin[2]));
+  }
+  if (FlatLo < FlatHi) {
+    const int64_t N = (FlatHi - FlatLo) * P.Channels;
+    const float *Src = X + (FlatLo - P.PadBegin[2]) * P.XS[2];
+    float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + FlatLo * P.YS[2];
+    const auto Scale =
+        hn::Set(d, averageScale(RD.Counted * RH.Counted * P.Kernel[2]));
+    for (int64_t J = 0; J < N; J += L) {
+      const size_t Valid = size_t(std::min<int64_t>(L, N - J));
+      auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
+                       : hn::Zero(d);
+      for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
+        for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
+          const float *Row = Src + (ID + KD * P.Dilation[0]) * P.XS[0] +
+                             (IH + KH * P.Dilation[1]) * P.XS[1] + J;
+          for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
+            const auto V = loadTail(d, Row + KW * P.Channels, Valid);
+            Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
+          }
+        }
+      if (!P.Max)
+        Acc = hn::Mul(Acc, Scale);
+      storeTail(d, Acc, Out + J, Valid);
+    }
+  }
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    if (OW == FlatLo && FlatLo < FlatHi) {
+      OW = FlatHi - 1;
+      continue;
+    }
     const TapRange RW = tapRange(P, 2, OW);
     const int64_t IW = OW * P.Stride[2] - P.PadBegin[2];
     const auto Scale =

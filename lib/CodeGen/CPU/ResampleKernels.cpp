@@ -3,7 +3,10 @@
 // Resize over the spatial dims of a channels-last tensor: the per-axis
 // sampling (runtime::computeResizeSampling, the definition the reference
 // interpreter executes too) is tabulated at compile time as element offsets
-// and weights; each output pixel sums its taps' channel vectors.
+// and weights; each output pixel sums its taps' channel vectors, its taps
+// (offset, weight product) listed once for all its channels. A pixel of
+// one tap of weight 1 (nearest, or an integer scale's aligned sample) is
+// a copy of its source's channels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,9 @@
 #include "SimdTail-inl.h"
 
 #include "hwy/highway.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstring>
 
 HWY_BEFORE_NAMESPACE();
 namespace strider {
@@ -28,20 +34,36 @@ void ResampleRowImpl(const ResampleParams &P, const float *X, float *Y,
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
   const ResampleAxis &AD = P.Axes[0], &AH = P.Axes[1], &AW = P.Axes[2];
+  // The row's taps along d and h, combined: the same for every pixel.
+  llvm::SmallVector<int64_t, 16> RowOff;
+  llvm::SmallVector<float, 16> RowW;
+  for (int64_t I = AD.Begin[OD]; I < AD.Begin[OD + 1]; ++I)
+    for (int64_t J = AH.Begin[OH]; J < AH.Begin[OH + 1]; ++J) {
+      RowOff.push_back(AD.Offset[I] + AH.Offset[J]);
+      RowW.push_back(AD.Weight[I] * AH.Weight[J]);
+    }
+  llvm::SmallVector<int64_t, 64> Off;
+  llvm::SmallVector<float, 64> Wt;
+  float *Row = Y + OD * P.YS[0] + OH * P.YS[1];
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-    float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+    float *Out = Row + OW * P.YS[2];
+    Off.clear();
+    Wt.clear();
+    for (size_t R = 0; R < RowOff.size(); ++R)
+      for (int64_t K = AW.Begin[OW]; K < AW.Begin[OW + 1]; ++K) {
+        Off.push_back(RowOff[R] + AW.Offset[K]);
+        Wt.push_back(RowW[R] * AW.Weight[K]);
+      }
+    if (Off.size() == 1 && Wt[0] == 1.0f) {
+      std::memcpy(Out, X + Off[0], size_t(P.Channels) * sizeof(float));
+      continue;
+    }
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
       auto Acc = hn::Zero(d);
-      for (int64_t I = AD.Begin[OD]; I < AD.Begin[OD + 1]; ++I)
-        for (int64_t J = AH.Begin[OH]; J < AH.Begin[OH + 1]; ++J)
-          for (int64_t K = AW.Begin[OW]; K < AW.Begin[OW + 1]; ++K) {
-            const float *Src =
-                X + AD.Offset[I] + AH.Offset[J] + AW.Offset[K] + C0;
-            const auto V = loadTail(d, Src, Valid);
-            const float W = AD.Weight[I] * AH.Weight[J] * AW.Weight[K];
-            Acc = hn::MulAdd(V, hn::Set(d, W), Acc);
-          }
+      for (size_t T = 0; T < Off.size(); ++T)
+        Acc = hn::MulAdd(loadTail(d, X + Off[T] + C0, Valid), hn::Set(d, Wt[T]),
+                         Acc);
       storeTail(d, Acc, Out + C0, Valid);
     }
   }

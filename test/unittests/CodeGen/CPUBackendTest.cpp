@@ -530,6 +530,10 @@ TEST(CPUKernelTest, MaxAndAveragePoolChannelsLast) {
       {OpId::MaxPool, {3, 2}, {1, 2}, {1, 0, 1, 1}, {2, 1}},
       {OpId::AveragePool, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {OpId::AveragePool, {2, 3}, {2, 1}, {0, 1, 1, 1}, {1, 1}},
+      // Stride 1 along w: a row's inside pixels pooled as one flat array.
+      {OpId::MaxPool, {2, 2}, {1, 1}, {0, 0, 1, 1}, {1, 1}},
+      {OpId::MaxPool, {3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 1}},
+      {OpId::AveragePool, {1, 4}, {1, 1}, {0, 2, 0, 1}, {1, 1}},
   };
   for (const PoolCase &C : Cases)
     for (int64_t Channels : {5, 16, 37}) {
