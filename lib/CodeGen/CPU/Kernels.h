@@ -41,6 +41,22 @@ void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
                         const float *Residual, const Activation &Act, float *Y,
                         int Threads);
 
+/// A group-1 conv with few input channels times taps whose output
+/// channels are contiguous (YS are the output's spatial strides, channel
+/// stride 1), its input read through strides (XC between channels).
+struct DirectConvParams {
+  int64_t Cin = 0, Cout = 0;
+  int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
+  int64_t XC = 0, XS[3], YS[3];
+  int64_t WeightStride = 0; ///< Floats between the packed weight's rows.
+};
+/// \p W has one row per (input channel, tap), channel-major, each of
+/// Cout weights padded to WeightStride, a multiple of 64; \p Bias padded
+/// likewise; \p Residual (laid out as Y) may be null.
+void runDirectConv(const DirectConvParams &P, const float *X, const float *W,
+                   const float *Bias, const float *Residual,
+                   const Activation &Act, float *Y, int Threads);
+
 /// Y = Act(X) over \p Count contiguous elements (Y may be X).
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,
               int Threads);

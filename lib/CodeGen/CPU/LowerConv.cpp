@@ -13,8 +13,11 @@
 //     Reading NHWC and writing NCHW is this form with a strided B.
 //
 // Depthwise convolutions with channels-last input and output have their
-// own SIMD kernel (one vector of channels per tap). The epilogue of the
-// GEMM adds the bias and a residual and applies the activation.
+// own SIMD kernel (one vector of channels per tap), and so do first
+// layers (at most 4 input channels, 64 of them times taps) writing
+// contiguous output channels (DirectConvKernels.cpp: no GEMM for a K of
+// 27). The epilogue adds the bias and a residual and applies the
+// activation.
 //
 // A ConvTranspose (1-3 spatial dims, any stride, padding, dilation, group,
 // output_padding, output_shape or auto_pad) with constant f32 weights is,
@@ -516,6 +519,59 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                            Threads);
           }
         });
+    L.own(Plan);
+    return true;
+  }
+
+  // A first layer (at most 4 input channels, at most 64 of them times
+  // taps) into contiguous output channels: the direct kernel, whose
+  // broadcast inputs need no packing (a GEMM's K would be 27 for RGB 3x3).
+  if (S.Group == 1 && S.YC == 1 && S.Cin <= 4 && S.Cin * Taps <= 64 &&
+      S.Cout <= 256) {
+    DirectConvParams DP;
+    DP.Cin = S.Cin;
+    DP.Cout = S.Cout;
+    for (unsigned D = 0; D < 3; ++D) {
+      DP.In[D] = S.In[D];
+      DP.Out[D] = S.Out[D];
+      DP.Kernel[D] = S.Kernel[D];
+      DP.Stride[D] = S.Stride[D];
+      DP.Dilation[D] = S.Dilation[D];
+      DP.Pad[D] = S.Pad[D];
+      DP.XS[D] = S.XS[D];
+      DP.YS[D] = S.YS[D];
+    }
+    DP.XC = S.XC;
+    // One row per (input channel, tap), output channels padded.
+    const int64_t CP = (S.Cout + 63) / 64 * 64;
+    const float *WP = L.deriveFloats(
+        Key + "/direct" + std::to_string(CP), size_t(K * CP),
+        [&](float *Dst) {
+          const std::vector<float> &WR = Weights();
+          std::fill(Dst, Dst + K * CP, 0.0f);
+          for (int64_t O = 0; O < S.Cout; ++O)
+            for (int64_t R = 0; R < K; ++R)
+              Dst[R * CP + O] = WR[size_t(O * K + R)];
+        },
+        N.getOperand(1));
+    DP.WeightStride = CP;
+    const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
+    L.addStep({Tail.Result->getName(),
+               std::string(S.XC == 1 ? "conv.direct.nhwc"
+                                     : "conv.direct.nchw_to_nhwc") +
+                   "+bias" + (Tail.Residual ? "+add" : "") +
+                   (Tail.Act.isNone() ? "" : "+") +
+                   (Tail.Act.isNone() ? "" : Tail.Act.getName()),
+               false, 2 * S.Batch * S.outPixels() * S.Cout * K},
+              Reads, {YB}, [=](Frame &Fr) {
+                const float *Xp = Fr.f32(XB);
+                float *Yp = Fr.f32(YB) + YOffset;
+                const float *Rp = RB >= 0 ? Fr.f32(RB) : nullptr;
+                for (int64_t B = 0; B < Batch; ++B)
+                  runDirectConv(DP, Xp + B * XBS, WP, Plan->Bias->get(),
+                                Rp ? Rp + B * YBS : nullptr, Plan->Act,
+                                Yp + B * YBS, Threads);
+              });
     L.own(Plan);
     return true;
   }

@@ -170,6 +170,50 @@ const ConvGeom Geometries[] = {
      {2, 2},
      {1, 1},
      {3, 3, 3, 3}},
+    // First layers (at most 4 input channels, 64 of them times taps) run
+    // the direct kernel when the output is channels-last: channel groups
+    // of up to four vectors (70 at 16 lanes: 64 and 6), tails, dilation,
+    // a 3-D window.
+    {"first_3x3_stride2",
+     2,
+     3,
+     16,
+     1,
+     {13, 21},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"first_gray_3x3",
+     1,
+     1,
+     40,
+     1,
+     {9, 30},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"first_wide_out",
+     1,
+     3,
+     70,
+     1,
+     {7, 19},
+     {3, 3},
+     {1, 1},
+     {2, 2},
+     {2, 2, 2, 2}},
+    {"first_3d",
+     1,
+     1,
+     20,
+     1,
+     {5, 6, 11},
+     {3, 3, 3},
+     {1, 1, 1},
+     {1, 1, 1},
+     {1, 1, 1, 1, 1, 1}},
     {"depthwise_stride2_tail",
      2,
      50,
@@ -395,19 +439,22 @@ class ConvKernelTest : public testing::TestWithParam<ConvParam> {};
 
 TEST_P(ConvKernelTest, MatchesReference) { checkConv(GetParam()); }
 
-// The sliding depthwise path holds a different number of pixels per step
-// for each vector width: every SIMD target this machine runs, each
-// compiling and running the program for itself.
-TEST(CPUKernelTest, DepthwiseSlidesOnEverySimdTarget) {
+// The sliding depthwise and the direct first-layer kernels hold a
+// different number of pixels per step for each vector width: every SIMD
+// target this machine runs, each compiling and running the program for
+// itself.
+TEST(CPUKernelTest, SmallConvKernelsOnEverySimdTarget) {
   const int64_t Supported = hwy::SupportedTargets();
   for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
     const int64_t Target = Left & -Left;
     SCOPED_TRACE(hwy::TargetName(Target));
     hwy::SetSupportedTargetsForTest(Target);
     for (const ConvGeom &G : Geometries)
-      if (llvm::StringRef(G.Name).startswith("depthwise_slide"))
-        for (Epi E : {Epi::ResidualRelu, Epi::NoBiasClip})
-          checkConv({&G, true, true, E, 1});
+      if (llvm::StringRef(G.Name).startswith("depthwise_slide") ||
+          llvm::StringRef(G.Name).startswith("first_"))
+        for (bool InCL : {false, true})
+          for (Epi E : {Epi::ResidualRelu, Epi::NoBiasClip})
+            checkConv({&G, InCL, true, E, 1});
   }
   hwy::SetSupportedTargetsForTest(0);
 }
