@@ -11,8 +11,9 @@
 // InputRanges: an ONNX model is optimized once for the range). With
 // --builds-only first, each shape is only built (Session::prepare), not
 // run, and every program is kept (no eviction): a profile of that is a
-// profile of the builds. A benchmark: run it
-// by hand, not from ctest.
+// profile of the builds; each line then ends with the KiB of constants
+// the build made for its shape (Specialization::OwnedBytes). A benchmark: run
+// it by hand, not from ctest.
 //
 //   strider-bench-shape-build [--builds-only] MODEL INPUT BASE AXIS
 //                             SIZE,SIZE,... [RANGE]
@@ -108,7 +109,8 @@ int main(int argc, char **argv) {
     return std::chrono::duration<double, std::milli>(B - A).count();
   };
   llvm::outs() << "    size  special.  optimize     lower     build   1st run"
-                  "    repeat   (ms)\n";
+                  "    repeat   (ms)"
+               << (BuildsOnly ? "  own KiB" : "") << "\n";
   std::vector<double> Spec, Opt, Low, Build, Repeat;
   for (size_t I = 0; I < Sizes.size(); ++I) {
     llvm::SmallVector<int64_t, 6> Shape(Base);
@@ -128,10 +130,11 @@ int main(int argc, char **argv) {
       }
       const engine::Session::CacheStats C = (*S)->getCacheStats();
       const auto &P = C.LastBuild;
-      llvm::outs() << llvm::format("%8lld %9.2f %9.2f %9.2f %9.2f\n",
-                                   (long long)Sizes[I], P.Specialize * 1e3,
-                                   P.Optimize * 1e3, P.Lower * 1e3,
-                                   C.LastBuildSeconds * 1e3);
+      llvm::outs() << llvm::format(
+          "%8lld %9.2f %9.2f %9.2f %9.2f %9s %9s %9.1f\n", (long long)Sizes[I],
+          P.Specialize * 1e3, P.Optimize * 1e3, P.Lower * 1e3,
+          C.LastBuildSeconds * 1e3, static_cast<const char *>(""),
+          static_cast<const char *>(""), double((*Built)->OwnedBytes) / 1024.0);
       if (I == 0)
         continue;
       Spec.push_back(P.Specialize * 1e3);

@@ -209,6 +209,14 @@ llvm::Error Session::checkInputRanges(const ShapeKey &Key) const {
                              "the session allows (its input ranges)");
 }
 
+/// \p Msg prefixed by \p File, unless it names it first already (errors
+/// located at a node do).
+static std::string withFile(const std::string &File, std::string Msg) {
+  if (llvm::StringRef(Msg).startswith(File + ":"))
+    return Msg;
+  return File + ": " + Msg;
+}
+
 /// The size a dynamic dim of \p N is optimized at: N rounded up to a power
 /// of two (0 and 1 as they are).
 static int64_t getClassSize(int64_t N) {
@@ -357,7 +365,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     S->G = (Opts.Optimize ? M->getPreparedGraph() : Base).clone();
   const llvm::DenseSet<const TensorData *> Shared = getConstantData(*S->G);
   if (llvm::Error E = specializeShapes(*S->G, B, &S->Specialized))
-    return makeError(File + ": " + llvm::toString(std::move(E)));
+    return makeError(withFile(File, llvm::toString(std::move(E))));
   if (llvm::Error E = checkIfsFolded(*S->G))
     return E;
   std::string Did = "shapes specialized";
@@ -410,7 +418,7 @@ Session::build(const ShapeKey &Key, const ValueKey &Values) {
     PO.Target = T && T->Name.startswith("cuda-") ? T : nullptr;
     auto R = assignPrecision(*S->G, PO);
     if (!R)
-      return makeError(File + ": " + llvm::toString(R.takeError()));
+      return makeError(withFile(File, llvm::toString(R.takeError())));
     if (llvm::Error E = verifyGraph(*S->G))
       return makeError(
           File + ": after assign-precision: " + llvm::toString(std::move(E)));

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 using namespace strider;
 using namespace strider::runtime;
@@ -50,10 +51,94 @@ llvm::Error checkResultShape(const Node &N, const Tensor &Out,
              TensorType::get(Out.getElementType(), Expected).str());
 }
 
+/// Whether \p T's elements lie in logical row-major order (its strides
+/// those of a row-major tensor, whatever size-1 dims have).
+bool isRowMajor(const Tensor &T) {
+  int64_t Expect = 1;
+  for (int D = int(T.getRank()) - 1; D >= 0; --D) {
+    if (T.getDim(D) != 1 && T.getStrides()[D] != Expect)
+      return false;
+    Expect *= T.getDim(D);
+  }
+  return true;
+}
+
+/// Out[O] = In[InBase + sum O[D] * InStrides[D]] for every index O of
+/// Out, walking both offsets incrementally (no index-to-offset product per
+/// element), elements of \p Size bytes.
+template <size_t Size>
+void walkCopy(const uint8_t *In, llvm::ArrayRef<int64_t> InStrides,
+              int64_t InBase, uint8_t *Out, llvm::ArrayRef<int64_t> Shape,
+              llvm::ArrayRef<int64_t> OutStrides) {
+  const unsigned Rank = Shape.size();
+  for (int64_t D : Shape)
+    if (D == 0)
+      return;
+  Index I(Rank, 0);
+  int64_t InOff = InBase, OutOff = 0;
+  const int64_t Inner = Rank ? Shape[Rank - 1] : 1;
+  const int64_t IS = Rank ? InStrides[Rank - 1] : 0,
+                OS = Rank ? OutStrides[Rank - 1] : 0;
+  while (true) {
+    for (int64_t K = 0; K < Inner; ++K)
+      std::memcpy(Out + (OutOff + K * OS) * int64_t(Size),
+                  In + (InOff + K * IS) * int64_t(Size), Size);
+    // The next row: an odometer over the dims but the last.
+    int D = int(Rank) - 2;
+    for (; D >= 0; --D) {
+      InOff += InStrides[D];
+      OutOff += OutStrides[D];
+      if (++I[D] < Shape[D])
+        break;
+      InOff -= InStrides[D] * Shape[D];
+      OutOff -= OutStrides[D] * Shape[D];
+      I[D] = 0;
+    }
+    if (D < 0)
+      return;
+  }
+}
+
+/// walkCopy of \p In into every element of \p Out (equal element types).
+void copyWalked(const Tensor &In, llvm::ArrayRef<int64_t> InStrides,
+                int64_t InBase, Tensor &Out) {
+  assert(In.getElementType() == Out.getElementType() && "types differ");
+  const uint8_t *Src = In.getBytes().data();
+  uint8_t *Dst = Out.getMutableBytes().data();
+  switch (getElementByteSize(Out.getElementType())) {
+  case 1:
+    return walkCopy<1>(Src, InStrides, InBase, Dst, Out.getShape(),
+                       Out.getStrides());
+  case 2:
+    return walkCopy<2>(Src, InStrides, InBase, Dst, Out.getShape(),
+                       Out.getStrides());
+  case 4:
+    return walkCopy<4>(Src, InStrides, InBase, Dst, Out.getShape(),
+                       Out.getStrides());
+  case 8:
+    return walkCopy<8>(Src, InStrides, InBase, Dst, Out.getShape(),
+                       Out.getStrides());
+  default:
+    forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
+      int64_t Off = InBase;
+      for (unsigned D = 0; D < O.size(); ++D)
+        Off += O[D] * InStrides[D];
+      Out.copyElement(Out.getOffset(O), In, Off);
+    });
+  }
+}
+
 /// Copies \p In to \p Out (equal element counts) in logical row-major
 /// order: the semantics of Reshape, Flatten, Squeeze and Unsqueeze.
 void copyRowMajor(const Tensor &In, Tensor &Out) {
   assert(In.getNumElements() == Out.getNumElements() && "size mismatch");
+  if (In.getElementType() == Out.getElementType() && isRowMajor(In) &&
+      isRowMajor(Out)) {
+    llvm::ArrayRef<uint8_t> B = In.getBytes();
+    if (!B.empty())
+      std::memcpy(Out.getMutableBytes().data(), B.data(), B.size());
+    return;
+  }
   llvm::ArrayRef<int64_t> InShape = In.getShape();
   Index InIdx(InShape.size(), 0);
   forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> OutIdx) {
@@ -91,12 +176,11 @@ llvm::Error transposeKernel(const Node &N, Operands Ins, Results Outs) {
     Expected.push_back(In.getDim(P));
   if (llvm::Error E = checkResultShape(N, Out, Expected))
     return E;
-  Index InIdx(Rank);
-  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
-    for (int64_t I = 0; I != Rank; ++I)
-      InIdx[Perm[I]] = O[I];
-    Out.copyElement(Out.getOffset(O), In, In.getOffset(InIdx));
-  });
+  // Output dim I walks input dim Perm[I].
+  Index InStrides(Rank);
+  for (int64_t I = 0; I != Rank; ++I)
+    InStrides[I] = In.getStrides()[Perm[I]];
+  copyWalked(In, InStrides, 0, Out);
   return llvm::Error::success();
 }
 
@@ -114,12 +198,7 @@ llvm::Error expandKernel(const Node &N, Operands Ins, Results Outs) {
                                 Out.getType().str());
   llvm::SmallVector<int64_t, 6> Strides =
       getBroadcastStrides(In, Out.getShape());
-  forEachIndex(Out.getShape(), [&](llvm::ArrayRef<int64_t> O) {
-    int64_t Off = 0;
-    for (unsigned D = 0, E = O.size(); D != E; ++D)
-      Off += O[D] * Strides[D];
-    Out.copyElement(Out.getOffset(O), In, Off);
-  });
+  copyWalked(In, Strides, 0, Out);
   return llvm::Error::success();
 }
 
@@ -164,11 +243,30 @@ llvm::Error concatKernel(const Node &N, Operands Ins, Results Outs) {
       return makeNodeError(N, "operands cover more than the result's " +
                                   llvm::Twine(Out.getDim(Axis)) +
                                   " elements along the axis");
-    forEachIndex(In->getShape(), [&](llvm::ArrayRef<int64_t> I) {
-      OutIdx.assign(I.begin(), I.end());
-      OutIdx[Axis] += Base;
-      Out.copyElement(Out.getOffset(OutIdx), *In, In->getOffset(I));
-    });
+    if (In->getElementType() == Out.getElementType() && isRowMajor(*In) &&
+        isRowMajor(Out)) {
+      // Row-major both: one block of the operand per outer index.
+      int64_t Outer = 1, Inner = 1;
+      for (int64_t D = 0; D < Axis; ++D)
+        Outer *= Out.getDim(unsigned(D));
+      for (unsigned D = unsigned(Axis) + 1; D < Out.getRank(); ++D)
+        Inner *= Out.getDim(D);
+      const size_t Size = getElementByteSize(Out.getElementType());
+      const int64_t InBlock = In->getDim(unsigned(Axis)) * Inner,
+                    OutBlock = Out.getDim(unsigned(Axis)) * Inner;
+      const uint8_t *Src = In->getBytes().data();
+      uint8_t *Dst = Out.getMutableBytes().data();
+      if (InBlock)
+        for (int64_t O = 0; O < Outer; ++O)
+          std::memcpy(Dst + size_t(O * OutBlock + Base * Inner) * Size,
+                      Src + size_t(O * InBlock) * Size, size_t(InBlock) * Size);
+    } else {
+      forEachIndex(In->getShape(), [&](llvm::ArrayRef<int64_t> I) {
+        OutIdx.assign(I.begin(), I.end());
+        OutIdx[Axis] += Base;
+        Out.copyElement(Out.getOffset(OutIdx), *In, In->getOffset(I));
+      });
+    }
     Base += In->getDim(Axis);
   }
   if (Base != Out.getDim(Axis))

@@ -229,10 +229,16 @@ strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
 // Specialization
 //===----------------------------------------------------------------------===//
 
+/// The sizes symbols and expressions of them take, by interned symbol
+/// (Dim symbols are interned: one spelling, one pointer): each parsed once
+/// per specialization, not once per value that has it.
+using DimValues = llvm::DenseMap<const char *, llvm::Optional<int64_t>>;
+
 /// \p T with every symbol that \p Sizes binds, or that is an expression of
 /// bound symbols, made static.
 static TensorType bindDims(const TensorType &T,
-                           const std::map<std::string, int64_t> &Sizes) {
+                           const std::map<std::string, int64_t> &Sizes,
+                           DimValues &Known) {
   if (!T.hasRank())
     return T;
   llvm::SmallVector<Dim, 6> Dims(T.getShape().begin(), T.getShape().end());
@@ -240,9 +246,11 @@ static TensorType bindDims(const TensorType &T,
   for (Dim &D : Dims) {
     if (!D.isSymbol())
       continue;
-    if (llvm::Optional<int64_t> N =
-            evaluateDimExpression(D.getSymbol(), Sizes)) {
-      D = Dim::getStatic(*N);
+    auto [It, New] = Known.try_emplace(D.getSymbol().data());
+    if (New)
+      It->second = evaluateDimExpression(D.getSymbol(), Sizes);
+    if (It->second) {
+      D = Dim::getStatic(*It->second);
       Changed = true;
     }
   }
@@ -382,6 +390,7 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
 
   // Inputs: fed ones take their shapes, unfed defaults become constants,
   // the others take what the bindings say.
+  DimValues Known;
   std::vector<Value *> Inputs(G.getInputs().begin(), G.getInputs().end());
   for (Value *In : Inputs) {
     const TensorType &T = In->getType();
@@ -393,13 +402,13 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
       R.FoldedInputs.push_back(In->getName());
       foldInput(G, In, In->getDefaultData());
     } else {
-      In->setType(bindDims(T, Sizes));
+      In->setType(bindDims(T, Sizes, Known));
     }
   }
   for (Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       if (Value *V = N->getResult(I))
-        V->setType(bindDims(V->getType(), Sizes));
+        V->setType(bindDims(V->getType(), Sizes, Known));
 
   llvm::Expected<unsigned> Rounds = inferAndFoldToFixedPoint(G, &R.Warnings);
   if (!Rounds)

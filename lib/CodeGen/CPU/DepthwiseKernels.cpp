@@ -337,6 +337,120 @@ void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
   }
 }
 
+/// Acc[OW] += Src[OW * SW] * Wt for OW in [Lo, Hi): vectors of output
+/// positions, their inputs loaded (SW 1), the even lanes of two loads (SW
+/// 2) or one by one.
+HWY_INLINE void accumulatePlaneRow(const float *Src, int64_t SW, float Wt,
+                                   float *Acc, int64_t Lo, int64_t Hi) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const auto WV = hn::Set(d, Wt);
+  int64_t OW = Lo;
+  if (SW == 1)
+    for (; OW + L <= Hi; OW += L)
+      hn::StoreU(hn::MulAdd(hn::LoadU(d, Src + OW), WV, hn::LoadU(d, Acc + OW)),
+                 d, Acc + OW);
+#if HWY_TARGET != HWY_SCALAR
+  else if (SW == 2)
+    // The odd element after the last even one is inside the row while
+    // OW + L < Hi: the last vector's second load reads Src + 2 * OW + 2L - 1.
+    for (; OW + L < Hi; OW += L) {
+      const float *At = Src + 2 * OW;
+      const auto XV = hn::ConcatEven(d, hn::LoadU(d, At + L), hn::LoadU(d, At));
+      hn::StoreU(hn::MulAdd(XV, WV, hn::LoadU(d, Acc + OW)), d, Acc + OW);
+    }
+#endif
+  for (; OW < Hi; ++OW)
+    Acc[OW] += Src[OW * SW] * Wt;
+}
+
+/// Channel \p C of a depthwise conv in any layout: its plane row by row,
+/// each output row summed in a row of accumulators, tap after tap.
+void DepthwisePlaneImpl(const DepthwiseParams &P, int64_t XC, int64_t YC,
+                        const float *X, const float *W, const float *Bias,
+                        const float *Residual, const Activation &Act, float *Y,
+                        int64_t C) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  std::vector<float> Acc(size_t(P.Out[2]));
+  const float *XP = X + C * XC;
+  for (int64_t OD = 0; OD < P.Out[0]; ++OD)
+    for (int64_t OH = 0; OH < P.Out[1]; ++OH) {
+      std::fill(Acc.begin(), Acc.end(), Bias[C]);
+      for (int64_t KD = 0; KD < P.Kernel[0]; ++KD) {
+        const int64_t ID = OD * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
+        if (ID < 0 || ID >= P.In[0])
+          continue;
+        for (int64_t KH = 0; KH < P.Kernel[1]; ++KH) {
+          const int64_t IH = OH * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
+          if (IH < 0 || IH >= P.In[1])
+            continue;
+          const float *Row = XP + ID * P.XS[0] + IH * P.XS[1];
+          const float *WRow =
+              W + (KD * P.Kernel[1] + KH) * P.Kernel[2] * P.WeightStride + C;
+          const int64_t SW = P.Stride[2] * P.XS[2];
+          // Output columns whose taps along w are all inside: [ILo, IHi),
+          // each vector of them summed over the row's taps in a register.
+          int64_t ILo = 0, IHi = P.Out[2];
+          while (ILo < IHi && ILo * P.Stride[2] - P.Pad[2] < 0)
+            ++ILo;
+          while (IHi > ILo && (IHi - 1) * P.Stride[2] - P.Pad[2] +
+                                      (P.Kernel[2] - 1) * P.Dilation[2] >=
+                                  P.In[2])
+            --IHi;
+          // The columns summed in registers: [ILo, Done).
+          int64_t Done = ILo;
+          if (SW == 1 && P.Kernel[2] <= 16) {
+            float Wts[16];
+            for (int64_t KW = 0; KW < P.Kernel[2]; ++KW)
+              Wts[KW] = WRow[KW * P.WeightStride];
+            const float *Src = Row - P.Pad[2] * P.XS[2];
+            for (; Done + L <= IHi; Done += L) {
+              auto A = hn::LoadU(d, Acc.data() + Done);
+              for (int64_t KW = 0; KW < P.Kernel[2]; ++KW)
+                A = hn::MulAdd(
+                    hn::LoadU(d, Src + Done + KW * P.Dilation[2] * P.XS[2]),
+                    hn::Set(d, Wts[KW]), A);
+              hn::StoreU(A, d, Acc.data() + Done);
+            }
+          }
+          IHi = Done;
+          for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
+            const float Wt = WRow[KW * P.WeightStride];
+            // Output columns whose input column is inside, but those
+            // summed above.
+            const int64_t Shift = KW * P.Dilation[2] - P.Pad[2];
+            int64_t Lo = 0, Hi = P.Out[2];
+            while (Lo < Hi && Lo * P.Stride[2] + Shift < 0)
+              ++Lo;
+            while (Hi > Lo && (Hi - 1) * P.Stride[2] + Shift >= P.In[2])
+              --Hi;
+            const float *Src = Row + Shift * P.XS[2];
+            accumulatePlaneRow(Src, SW, Wt, Acc.data(), Lo,
+                               std::min(Hi, std::max(Lo, ILo)));
+            accumulatePlaneRow(Src, SW, Wt, Acc.data(),
+                               std::max(Lo, std::min(Hi, IHi)), Hi);
+          }
+        }
+      }
+      const int64_t YOff = C * YC + OD * P.YS[0] + OH * P.YS[1];
+      int64_t OW = 0;
+      if (P.YS[2] == 1)
+        for (; OW + L <= P.Out[2]; OW += L) {
+          auto V = hn::LoadU(d, Acc.data() + OW);
+          if (Residual)
+            V = hn::Add(V, hn::LoadU(d, Residual + YOff + OW));
+          hn::StoreU(applyActivation(d, Act, V), d, Y + YOff + OW);
+        }
+      for (; OW < P.Out[2]; ++OW) {
+        float V = Acc[size_t(OW)];
+        if (Residual)
+          V += Residual[YOff + OW * P.YS[2]];
+        Y[YOff + OW * P.YS[2]] = applyScalar(Act, V);
+      }
+    }
+}
+
 } // namespace HWY_NAMESPACE
 } // namespace cpu
 } // namespace strider
@@ -347,6 +461,7 @@ namespace strider {
 namespace cpu {
 
 HWY_EXPORT(DepthwiseRowImpl);
+HWY_EXPORT(DepthwisePlaneImpl);
 
 void runDepthwise(const DepthwiseParams &P, const float *X, const float *W,
                   const float *Bias, const float *Residual,
@@ -363,46 +478,8 @@ void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
                         const float *Residual, const Activation &Act, float *Y,
                         int Threads) {
   parallelFor(P.Channels, Threads, [&](int64_t C) {
-    std::vector<float> Acc(size_t(P.Out[2]));
-    const float *XP = X + C * XC;
-    for (int64_t OD = 0; OD < P.Out[0]; ++OD)
-      for (int64_t OH = 0; OH < P.Out[1]; ++OH) {
-        std::fill(Acc.begin(), Acc.end(), Bias[C]);
-        for (int64_t KD = 0; KD < P.Kernel[0]; ++KD) {
-          const int64_t ID = OD * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
-          if (ID < 0 || ID >= P.In[0])
-            continue;
-          for (int64_t KH = 0; KH < P.Kernel[1]; ++KH) {
-            const int64_t IH = OH * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
-            if (IH < 0 || IH >= P.In[1])
-              continue;
-            const float *Row = XP + ID * P.XS[0] + IH * P.XS[1];
-            for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
-              const float Wt = W[((KD * P.Kernel[1] + KH) * P.Kernel[2] + KW) *
-                                     P.WeightStride +
-                                 C];
-              // Output columns whose input column is inside.
-              const int64_t Shift = KW * P.Dilation[2] - P.Pad[2];
-              int64_t Lo = 0, Hi = P.Out[2];
-              while (Lo < Hi && Lo * P.Stride[2] + Shift < 0)
-                ++Lo;
-              while (Hi > Lo && (Hi - 1) * P.Stride[2] + Shift >= P.In[2])
-                --Hi;
-              const int64_t SW = P.Stride[2] * P.XS[2];
-              const float *Src = Row + Shift * P.XS[2];
-              for (int64_t OW = Lo; OW < Hi; ++OW)
-                Acc[size_t(OW)] += Src[OW * SW] * Wt;
-            }
-          }
-        }
-        const int64_t YOff = C * YC + OD * P.YS[0] + OH * P.YS[1];
-        for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-          float V = Acc[size_t(OW)];
-          if (Residual)
-            V += Residual[YOff + OW * P.YS[2]];
-          Y[YOff + OW * P.YS[2]] = applyScalar(Act, V);
-        }
-      }
+    HWY_DYNAMIC_DISPATCH(DepthwisePlaneImpl)
+    (P, XC, YC, X, W, Bias, Residual, Act, Y, C);
   });
 }
 

@@ -412,6 +412,16 @@ TEST(Session, ASizeClassTheModelRejectsIsOptimizedShapeByShape) {
   Session::CacheStats C = (*S)->getCacheStats();
   EXPECT_EQ(C.SizeClasses, 2u);
   EXPECT_EQ(C.FailedSizeClasses, 1u);
+  // Shapes the model itself rejects: one error, located at the node, the
+  // file named once.
+  runtime::TensorMap Bad = Feeds(2, 2);
+  Bad["c"] = runtime::Tensor(ElementType::F32, {1, 5});
+  auto Out = (*S)->run(Bad);
+  ASSERT_FALSE(bool(Out));
+  const std::string Msg = llvm::toString(Out.takeError());
+  EXPECT_EQ(Msg.find(std::string(Path)), 0u) << Msg;
+  EXPECT_EQ(Msg.find(std::string(Path), 1), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("(Add)"), std::string::npos) << Msg;
 }
 
 TEST(Session, TheModelIsPreparedOnce) {
