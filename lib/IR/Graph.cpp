@@ -31,6 +31,12 @@ TensorDataRef Value::getConstantDataRef() const {
   return A->getTensor();
 }
 
+void Value::setType(TensorType T) {
+  Type = std::move(T);
+  if (Def)
+    ++Def->Version;
+}
+
 void Value::addUse(Node *User, unsigned Idx) { Uses.push_back({User, Idx}); }
 
 void Value::removeUse(Node *User, unsigned Idx) {
@@ -72,17 +78,21 @@ void Node::setOperand(unsigned I, Value *V) {
   Operands[I] = V;
   if (V)
     V->addUse(this, I);
+  ++Version;
 }
 
 void Node::addOperand(Value *V) {
+  ++Version;
   Operands.push_back(V);
   if (V)
     V->addUse(this, Operands.size() - 1);
 }
 
 void Node::trimTrailingNullOperands() {
-  while (!Operands.empty() && !Operands.back())
+  while (!Operands.empty() && !Operands.back()) {
     Operands.pop_back();
+    ++Version;
+  }
 }
 
 void Node::dropAllOperands() {
@@ -109,10 +119,12 @@ void Node::setAttr(llvm::StringRef Name, Attribute A) {
     It->Value = std::move(A);
   else
     Attrs.insert(It, NamedAttribute{Name.str(), std::move(A)});
+  ++Version;
 }
 
 void Node::removeAttr(llvm::StringRef Name) {
   llvm::erase_if(Attrs, [&](const NamedAttribute &A) { return A.Name == Name; });
+  ++Version;
 }
 
 int64_t Node::getIntAttr(llvm::StringRef Name, int64_t Default) const {
@@ -182,6 +194,7 @@ Node *Graph::insertNode(std::unique_ptr<Node> N,
   assert(ResultNames.size() == ResultTypes.size() &&
          "one type per result name");
   Node *Raw = N.get();
+  Raw->Serial = ++LastSerial;
   for (Value *V : Operands)
     Raw->addOperand(V);
   for (unsigned I = 0; I < ResultNames.size(); ++I) {
@@ -244,6 +257,7 @@ Node *Graph::rebuildNode(Node *Old, llvm::ArrayRef<TensorType> ResultTypes) {
   assert(ResultTypes.size() == Old->Results.size() && "one type per result");
   std::unique_ptr<Node> N(new Node(this, Old->Id, Old->OpaqueType, Old->Domain));
   Node *Raw = N.get();
+  Raw->Serial = ++LastSerial;
   for (Value *V : Old->Operands)
     Raw->addOperand(V);
   Raw->Attrs = Old->Attrs;

@@ -655,7 +655,7 @@ llvm::Error detail::inferDepthToSpace(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)
     return checkOperandPresent(N, 0, "input");
-  int64_t Block, Square;
+  int64_t Block = 0, Square = 0;
   if (llvm::Error E = readBlockSize(N, Block, Square))
     return E;
   std::string Mode = N.getStringAttr("mode", "DCR");
@@ -694,7 +694,7 @@ llvm::Error detail::inferSpaceToDepth(const Node &N, ResultTypes &Results) {
   const TensorType *X = getOperandType(N, 0);
   if (!X)
     return checkOperandPresent(N, 0, "input");
-  int64_t Block, Square;
+  int64_t Block = 0, Square = 0;
   if (llvm::Error E = readBlockSize(N, Block, Square))
     return E;
   if (llvm::Error E = checkRank(N, *X, "input", 4))

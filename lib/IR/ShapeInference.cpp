@@ -8,6 +8,8 @@
 #include "InferFunctions.h"
 
 #include "strider/IR/Graph.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace strider;
 
@@ -85,12 +87,32 @@ TensorType strider::refineType(const TensorType &Declared,
   return TensorType(Elt, Dims, L);
 }
 
-llvm::Error strider::inferShapes(Graph &G,
-                                 std::vector<std::string> *Conflicts) {
+llvm::Error strider::inferShapes(Graph &G, std::vector<std::string> *Conflicts,
+                                 InferenceMemo *Memo) {
   llvm::SmallVector<TensorType, 4> Inferred;
+  const bool Incremental = Memo && !Memo->Seen.empty();
+  // Incremental: results (and graph inputs) whose consumers must be
+  // inferred again.
+  llvm::DenseSet<const Value *> Dirty;
+  if (Incremental)
+    for (const Value *In : G.getInputs()) {
+      auto It = llvm::find_if(Memo->Inputs,
+                              [&](const auto &P) { return P.first == In; });
+      if (It == Memo->Inputs.end() || It->second != In->getType())
+        Dirty.insert(In);
+    }
   for (Node *N : G.nodes()) {
     if (N->isOpaque())
       continue;
+    bool Changed = false;
+    if (Incremental) {
+      auto It = Memo->Seen.find(N->getSerial());
+      Changed = It == Memo->Seen.end() || It->second != N->getVersion();
+      if (!Changed && llvm::none_of(N->getOperands(), [&](const Value *V) {
+            return V && Dirty.count(V);
+          }))
+        continue;
+    }
     if (llvm::Error E = inferResultTypes(*N, Inferred))
       return E;
     for (unsigned I = 0; I < N->getNumResults(); ++I) {
@@ -98,9 +120,14 @@ llvm::Error strider::inferShapes(Graph &G,
       if (!R)
         continue;
       if (isCompatibleType(R->getType(), Inferred[I])) {
-        R->setType(refineType(R->getType(), Inferred[I]));
+        TensorType Refined = refineType(R->getType(), Inferred[I]);
+        if (Incremental && (Changed || Refined != R->getType()))
+          Dirty.insert(R);
+        R->setType(std::move(Refined));
         continue;
       }
+      if (Incremental)
+        Dirty.insert(R);
       std::string Msg = "result '" + R->getName() + "' declared as " +
                         R->getType().str() + " but inferred as " +
                         Inferred[I].str();
@@ -114,6 +141,14 @@ llvm::Error strider::inferShapes(Graph &G,
                      ? Inferred[I].withLayout(L)
                      : Inferred[I]);
     }
+  }
+  if (Memo) {
+    Memo->Seen.clear();
+    for (const Node *N : G.nodes())
+      Memo->Seen[N->getSerial()] = N->getVersion();
+    Memo->Inputs.clear();
+    for (const Value *In : G.getInputs())
+      Memo->Inputs.emplace_back(In, In->getType());
   }
   return llvm::Error::success();
 }

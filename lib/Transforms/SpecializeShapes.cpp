@@ -207,8 +207,11 @@ strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
   std::unique_ptr<Pass> Inline = createInlineIfPass();
   // Inference is idempotent: once folding and inlining leave an inferred
   // graph as it was, inferring it again would change nothing either.
+  // Each round after the first infers what the previous one's folding and
+  // inlining made or changed (InferenceMemo).
+  InferenceMemo Memo;
   for (unsigned Round = 1; Round <= MaxRounds; ++Round) {
-    if (llvm::Error E = inferShapes(G, Conflicts))
+    if (llvm::Error E = inferShapes(G, Conflicts, &Memo))
       return E;
     auto Inferred = getSignature(G);
     if (llvm::Error E = Fold->run(G))
@@ -220,7 +223,7 @@ strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
   }
   // Not settled (a pathological model); one last inference keeps the
   // types consistent with the folded graph.
-  if (llvm::Error E = inferShapes(G, Conflicts))
+  if (llvm::Error E = inferShapes(G, Conflicts, &Memo))
     return E;
   return MaxRounds;
 }

@@ -53,7 +53,9 @@ public:
   const TensorType &getType() const { return Type; }
   /// Replace the type. Shape inference and the parser use this; passes that
   /// change a value's layout build a new node instead.
-  void setType(TensorType T) { Type = std::move(T); }
+  /// Sets the type (and counts a change of its defining node, see
+  /// Node::getVersion).
+  void setType(TensorType T);
 
   /// The node producing this value; null for graph inputs.
   Node *getDefiningNode() const { return Def; }
@@ -151,11 +153,20 @@ public:
 
   Graph *getGraph() const { return Parent; }
 
+  /// Unique among the nodes its graph ever held (a node made after an
+  /// erased one may take its address, never its serial).
+  uint64_t getSerial() const { return Serial; }
+  /// Counts the changes made to this node since it was created: to its
+  /// operands, its attributes or its results' types. What inference read
+  /// of a node is unchanged while its serial and version are.
+  uint64_t getVersion() const { return Version; }
+
   /// Drop all operands (removing this node from their use lists).
   void dropAllOperands();
 
 private:
   friend class Graph;
+  friend class Value; // Value::setType counts a change of its node.
   Node(Graph *Parent, OpId Id, std::string OpaqueType, std::string Domain)
       : Parent(Parent), Id(Id), OpaqueType(std::move(OpaqueType)),
         Domain(std::move(Domain)) {}
@@ -170,6 +181,7 @@ private:
   Location Loc;
   std::string DocString;
   std::list<std::unique_ptr<Node>>::iterator Self;
+  uint64_t Serial = 0, Version = 0;
 };
 
 /// Model-level information kept for faithful export.
@@ -281,6 +293,8 @@ private:
   std::vector<Value *> Outputs;
   std::list<std::unique_ptr<Node>> Nodes;
   llvm::StringMap<Value *> ValueNames;
+  /// The serial of the last node inserted (Node::getSerial).
+  uint64_t LastSerial = 0;
 };
 
 } // namespace strider

@@ -13,6 +13,7 @@
 
 #include "strider/IR/Types.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -24,6 +25,7 @@ namespace strider {
 
 class Graph;
 class Node;
+class Value;
 
 /// Compute the result types of \p N (one entry per result slot, including
 /// missing ones) from its operands. For opaque nodes the current result
@@ -56,8 +58,19 @@ llvm::Optional<int64_t> getRangeLength(int64_t Start, int64_t Limit,
 /// then inference wins (the declared layout is kept) and a located note per
 /// overridden value is appended to \p Conflicts (how ONNX Runtime treats a
 /// wrong value_info).
-llvm::Error inferShapes(Graph &G,
-                        std::vector<std::string> *Conflicts = nullptr);
+///
+/// With \p Memo, what this call saw of each node (Node::getSerial and
+/// getVersion after inference) is recorded there, and a call given the
+/// memo of an earlier call on the same graph infers only the nodes made
+/// or changed since, and those downstream of a result whose type changed
+/// (a round of shape folding re-infers what it folded, not the graph);
+/// a graph input whose type changed counts as a changed result.
+struct InferenceMemo {
+  llvm::DenseMap<uint64_t, uint64_t> Seen;
+  std::vector<std::pair<const Value *, TensorType>> Inputs;
+};
+llvm::Error inferShapes(Graph &G, std::vector<std::string> *Conflicts = nullptr,
+                        InferenceMemo *Memo = nullptr);
 
 } // namespace strider
 

@@ -127,6 +127,55 @@ Attribute intAttr(int64_t V) { return Attribute::getInt(V); }
 Attribute strAttr(const char *V) { return Attribute::getString(V); }
 
 //===----------------------------------------------------------------------===//
+// Incremental inference
+//===----------------------------------------------------------------------===//
+
+/// The result types of \p G's nodes, in order, as text.
+std::vector<std::string> resultTypes(const Graph &G) {
+  std::vector<std::string> T;
+  for (const Node *N : G.nodes())
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      T.push_back(N->getResult(I) ? N->getResult(I)->getType().str() : "-");
+  return T;
+}
+
+// A memo's later calls infer what changed and what follows it: the types
+// they leave are those a full inference of the same graph finds.
+TEST_F(InferTest, AMemoReinfersWhatChangedAndWhatFollows) {
+  Value *X = input(f32({"N", 4}));
+  Node *R = node(OpId::Relu, {X});
+  Node *Sh = node(OpId::Shape, {R->getResult(0)});
+  Node *Re = node(OpId::Reshape, {R->getResult(0), Sh->getResult(0)});
+  Node *Neg = node(OpId::Neg, {Re->getResult(0)});
+  Value *Y = input(f32({1, 1}));
+  Node *Add = node(OpId::Add, {Neg->getResult(0), Y});
+  (void)Add;
+  auto Full = [&] {
+    std::unique_ptr<Graph> C = G.clone();
+    if (llvm::Error E = inferShapes(*C))
+      ADD_FAILURE() << llvm::toString(std::move(E));
+    return resultTypes(*C);
+  };
+  InferenceMemo Memo;
+  ASSERT_FALSE(bool(inferShapes(G, nullptr, &Memo)));
+  EXPECT_EQ(resultTypes(G), Full());
+  EXPECT_EQ(Neg->getResult(0)->getType().str(), "tensor<? x ? x f32>");
+  // A graph input's new type reaches the nodes after it.
+  X->setType(f32({3, 4}));
+  ASSERT_FALSE(bool(inferShapes(G, nullptr, &Memo)));
+  EXPECT_EQ(Sh->getResult(0)->getType().str(), "tensor<2 x i64>");
+  EXPECT_EQ(R->getResult(0)->getType().str(), "tensor<3 x 4 x f32>");
+  EXPECT_EQ(resultTypes(G), Full());
+  // A folded operand (a new constant node) reaches its users and theirs.
+  Value *Target = ints({2, 6});
+  G.moveBefore(Target->getDefiningNode(), Re);
+  Re->setOperand(1, Target);
+  ASSERT_FALSE(bool(inferShapes(G, nullptr, &Memo)));
+  EXPECT_EQ(Add->getResult(0)->getType().str(), "tensor<2 x 6 x f32>");
+  EXPECT_EQ(resultTypes(G), Full());
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
