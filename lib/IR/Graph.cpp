@@ -327,31 +327,44 @@ std::unique_ptr<Graph> Graph::clone() const {
   auto G = std::make_unique<Graph>(Name);
   G->SourceFile = SourceFile;
   G->Info = Info;
+  // Sized once: the name table, the value map, every vector of a node
+  // and every use list as the original's (a clone is made per shape).
+  G->ValueNames = llvm::StringMap<Value *>(unsigned(ValueNames.size()));
   llvm::DenseMap<const Value *, Value *> Map;
+  Map.reserve(unsigned(ValueNames.size() + InputRefs.size()));
   for (const Value *In : InputRefs) {
     Value *V = G->addInput(In->getName(), In->getType());
     V->setDefaultData(In->getDefaultData());
+    V->Uses.reserve(In->Uses.size());
     Map[In] = V;
   }
   for (const auto &N : Nodes) {
-    llvm::SmallVector<Value *, 4> Operands;
-    for (Value *V : N->Operands)
-      Operands.push_back(V ? Map.lookup(V) : nullptr);
-    llvm::SmallVector<std::string, 2> Names;
-    llvm::SmallVector<TensorType, 2> Types;
-    for (const auto &R : N->Results) {
-      Names.push_back(R ? R->getName() : std::string());
-      Types.push_back(R ? R->getType() : TensorType());
-    }
     std::unique_ptr<Node> Copy(
         new Node(G.get(), N->Id, N->OpaqueType, N->Domain));
-    Node *C = G->insertNode(std::move(Copy), Operands, Names, Types, nullptr);
+    Node *C = Copy.get();
+    C->Serial = ++G->LastSerial;
+    C->Operands.reserve(N->Operands.size());
+    for (Value *V : N->Operands)
+      C->addOperand(V ? Map.lookup(V) : nullptr);
+    C->Results.reserve(N->Results.size());
+    for (unsigned I = 0; I < N->Results.size(); ++I) {
+      const Value *R = N->Results[I].get();
+      if (!R) {
+        C->Results.emplace_back();
+        continue;
+      }
+      std::unique_ptr<Value> V(new Value(G.get(), R->Name, R->Type));
+      V->Def = C;
+      V->ResultIndex = I;
+      V->Uses.reserve(R->Uses.size());
+      G->ValueNames.try_emplace(V->Name, V.get());
+      Map[R] = V.get();
+      C->Results.push_back(std::move(V));
+    }
     C->Attrs = N->Attrs;
     C->Loc = N->Loc;
     C->DocString = N->DocString;
-    for (unsigned I = 0; I < N->Results.size(); ++I)
-      if (N->Results[I])
-        Map[N->Results[I].get()] = C->getResult(I);
+    C->Self = G->Nodes.insert(G->Nodes.end(), std::move(Copy));
   }
   for (const Value *Out : Outputs)
     G->addOutput(Map.lookup(Out));
