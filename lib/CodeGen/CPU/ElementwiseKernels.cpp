@@ -15,6 +15,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "SimdActivation-inl.h"
+#include "SimdTail-inl.h"
 
 #include "hwy/highway.h"
 
@@ -87,6 +88,16 @@ void BinaryRowImpl(BinaryOp Op, const Activation &Act, const float *A,
       const auto AV = SA ? hn::LoadU(d, A + I) : AS;
       const auto BV = SB ? hn::LoadU(d, B + I) : BS;
       hn::StoreU(applyActivation(d, Act, binaryVec(d, Op, AV, BV)), d, Y + I);
+    }
+    // The tail as one partial vector (a channels-last row of 24 channels
+    // is a vector and a tail); lanes past it are computed, not stored.
+    if (I < Count) {
+      const size_t N = size_t(Count - I);
+      const auto AV = SA ? loadTail(d, A + I, N) : AS;
+      const auto BV = SB ? loadTail(d, B + I, N) : BS;
+      storeTail(d, applyActivation(d, Act, binaryVec(d, Op, AV, BV)), Y + I,
+                N);
+      return;
     }
   }
   for (; I < Count; ++I)
