@@ -103,6 +103,9 @@ _SIGNATURES = {
     "strider_model_num_outputs": (_size, [ModelPtr]),
     "strider_model_input_info": (_status, [ModelPtr, _size, ctypes.POINTER(TensorInfo)]),
     "strider_model_output_info": (_status, [ModelPtr, _size, ctypes.POINTER(TensorInfo)]),
+    "strider_model_input_dim_range": (
+        _status, [ModelPtr, _size, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64),
+                  ctypes.POINTER(ctypes.c_int64)]),
     "strider_session_options_create": (_status, [ctypes.POINTER(OptionsPtr)]),
     "strider_session_options_free": (None, [OptionsPtr]),
     "strider_session_options_set_threads": (_status, [OptionsPtr, ctypes.c_int]),

@@ -74,9 +74,14 @@ class NodeArg:
     is the memory order the model reads or writes without converting
     ("nchw", "nhwc", "[0, 2, 1]"; "" for a row-major rank < 3 tensor) and
     ``dim_order`` the same as logical dims from outermost to innermost.
+    ``ranges`` (inputs only; {} for outputs) maps each dynamic dim whose
+    sizes are bounded to its inclusive (min, max): the ranges of an
+    artifact compiled with ``strider-compile --shape x=1x3x48x100..1000``
+    and the session's ``input_ranges`` (both apply: runs outside either
+    raise).
     """
 
-    __slots__ = ("name", "shape", "type", "dtype", "layout", "dim_order")
+    __slots__ = ("name", "shape", "type", "dtype", "layout", "dim_order", "ranges")
 
     def __init__(self, info):
         self.name = info.name.decode("utf-8")
@@ -98,6 +103,7 @@ class NodeArg:
                     self.shape.append(None)
             self.dim_order = [int(info.dim_order[i]) for i in range(info.ndim)]
         self.layout = info.layout.decode("utf-8") if info.layout else ""
+        self.ranges = {}
 
     def __repr__(self):
         return (
@@ -148,6 +154,25 @@ def _tensor_info(get, handle, index):
     info = TensorInfo()
     check(get(handle, index, ctypes.byref(info)))
     return info
+
+
+def _input_ranges(model, index, arg, session_ranges):
+    """{axis: (min, max)} of input INDEX's bounded dynamic dims: the
+    model's (strider_model_input_dim_range) narrowed by SESSION_RANGES."""
+    ranges = {}
+    for axis, size in enumerate(arg.shape or []):
+        if isinstance(size, int):
+            continue
+        low, high = ctypes.c_int64(), ctypes.c_int64()
+        check(lib.strider_model_input_dim_range(model, index, axis, ctypes.byref(low),
+                                                ctypes.byref(high)))
+        lo, hi = low.value, high.value
+        if axis in session_ranges:
+            lo = max(lo, int(session_ranges[axis][0]))
+            hi = min(hi, int(session_ranges[axis][1]))
+        if lo > 0 or hi < 2**63 - 1:
+            ranges[axis] = (lo, hi)
+    return ranges
 
 
 def _free(session, model):
@@ -256,6 +281,8 @@ class InferenceSession:
             NodeArg(_tensor_info(lib.strider_model_input_info, model, i))
             for i in range(lib.strider_model_num_inputs(model))
         ]
+        for i, arg in enumerate(self._inputs):
+            arg.ranges = _input_ranges(model, i, arg, (input_ranges or {}).get(arg.name, {}))
         self._outputs = [
             NodeArg(_tensor_info(lib.strider_model_output_info, model, i))
             for i in range(lib.strider_model_num_outputs(model))

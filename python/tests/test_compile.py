@@ -39,6 +39,18 @@ def test_compiled_directory_runs_the_same(resnet_block, ort_run, tmp_path):
         np.testing.assert_allclose(got, ort_run(resnet_block, {"image": x})[0], rtol=1e-3, atol=1e-4)
 
 
+def test_shape_ranges_reach_the_session(resnet_block, tmp_path):
+    out = strider.compile(resnet_block, tmp_path / "ranged", shapes={"image": "1..4x3x32x32"})
+    sess = strider.InferenceSession(out)
+    assert sess.get_inputs()[0].ranges == {0: (1, 4)}
+    # The session's own range narrows the artifact's.
+    narrow = strider.InferenceSession(out, input_ranges={"image": {0: (2, 3)}})
+    assert narrow.get_inputs()[0].ranges == {0: (2, 3)}
+    assert sess.run(None, {"image": images(4)})[0].shape == (4, 10)
+    with pytest.raises(StriderError, match="outside the range 1..4"):
+        sess.run(None, {"image": images(5)})
+
+
 def test_options_become_flags(resnet_block, tmp_path, capsys):
     out = strider.compile(
         resnet_block,

@@ -82,6 +82,8 @@ def test_cache_limits(resnet_block):
 
 def test_input_ranges(resnet_block, ort_run):
     sess = strider.InferenceSession(resnet_block, input_ranges={"image": {0: (1, 3)}})
+    assert sess.get_inputs()[0].ranges == {0: (1, 3)}
+    assert strider.InferenceSession(resnet_block).get_inputs()[0].ranges == {}
     for batch in (3, 1, 2):
         x = images(batch, seed=batch)
         (want,) = ort_run(resnet_block, {"image": x})
