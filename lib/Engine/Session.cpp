@@ -144,6 +144,11 @@ getPipelineOptions(llvm::StringRef Target,
   return Opts;
 }
 
+/// The pipeline a specialized graph (and a size class's graph) is
+/// optimized with: the default pipeline without its first inference.
+static const char *const ShapePipeline =
+    "canonicalize,infer-shapes,layout-assignment";
+
 /// strider-compile's default pipeline after specialization: canonicalize,
 /// then layout assignment for \p Target, costed by \p Tuning when given
 /// (as ONNX Runtime optimizes at session creation). Returns what it did.
@@ -151,9 +156,6 @@ getPipelineOptions(llvm::StringRef Target,
 /// point), so the pipeline's first inference is left out; it is verified
 /// once, at the end, and layout assignment writes no report (nobody reads
 /// it): what a new shape costs is kept to what it must do.
-static const char *const ShapePipeline =
-    "canonicalize,infer-shapes,layout-assignment";
-
 static llvm::Expected<std::string>
 optimizeGraph(Graph &G, llvm::StringRef Target,
               std::shared_ptr<layout::TuningTable> Tuning) {
