@@ -253,18 +253,8 @@ void DepthwiseRowImpl(const DepthwiseParams &P, const float *X, const float *W,
                       const float *Bias, const float *Residual,
                       const Activation &Act, float *Y, int64_t OD, int64_t OH) {
   // Taps inside the input along d and h are the same for the whole row.
-  int64_t Lo[3], Hi[3], Base[3];
-  const int64_t RowPos[2] = {OD, OH};
-  for (int Dm = 0; Dm < 2; ++Dm) {
-    Base[Dm] = RowPos[Dm] * P.Stride[Dm] - P.Pad[Dm];
-    Lo[Dm] = 0;
-    while (Lo[Dm] < P.Kernel[Dm] && Base[Dm] + Lo[Dm] * P.Dilation[Dm] < 0)
-      ++Lo[Dm];
-    Hi[Dm] = P.Kernel[Dm];
-    while (Hi[Dm] > Lo[Dm] &&
-           Base[Dm] + (Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
-      --Hi[Dm];
-  }
+  const RowTaps RT = getRowTaps(P, OD, OH);
+  const int64_t *Lo = RT.Lo, *Hi = RT.Hi, *Base = RT.Base;
   const int64_t MaxTaps = P.Kernel[0] * P.Kernel[1] * P.Kernel[2];
   // Offsets (from the pixel at the window's origin) and weight rows of
   // the taps inside the input, for pixels whose window lies inside along

@@ -142,18 +142,8 @@ void DirectConvRowImpl(const DirectConvParams &P, const float *X,
                        const Activation &Act, float *Y, int64_t OD,
                        int64_t OH) {
   // Taps inside the input along d and h are the same for the whole row.
-  int64_t Lo[2], Hi[2], Base[2];
-  const int64_t RowPos[2] = {OD, OH};
-  for (int Dm = 0; Dm < 2; ++Dm) {
-    Base[Dm] = RowPos[Dm] * P.Stride[Dm] - P.Pad[Dm];
-    Lo[Dm] = 0;
-    while (Lo[Dm] < P.Kernel[Dm] && Base[Dm] + Lo[Dm] * P.Dilation[Dm] < 0)
-      ++Lo[Dm];
-    Hi[Dm] = P.Kernel[Dm];
-    while (Hi[Dm] > Lo[Dm] &&
-           Base[Dm] + (Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
-      --Hi[Dm];
-  }
+  const RowTaps RT = getRowTaps(P, OD, OH);
+  const int64_t *Lo = RT.Lo, *Hi = RT.Hi, *Base = RT.Base;
   // Input offsets (from the pixel at the window's origin) and weight rows
   // of the taps inside along d and h, and along w over [KWLo, KWHi).
   llvm::SmallVector<int64_t, 64> Off, Rows;

@@ -22,10 +22,38 @@ namespace cpu {
 
 /// A depthwise convolution of one image, channels contiguous (stride 1)
 /// in input and output; spatial dims normalized to 3.
-struct DepthwiseParams {
-  int64_t Channels = 0;
+/// A conv's window over its spatial dims (d, h, w; fewer dims are 1 and
+/// come first).
+struct ConvWindow {
   int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
-  int64_t XS[3], YS[3];     ///< Element strides of the spatial dims.
+  int64_t XS[3], YS[3]; ///< Element strides of the spatial dims.
+};
+
+/// The taps along d and h [Lo, Hi) that lie inside the input for output
+/// row (\p OD, \p OH), and the input row and plane of the window's origin
+/// (Base): the same for every pixel of the row.
+struct RowTaps {
+  int64_t Lo[2], Hi[2], Base[2];
+};
+inline RowTaps getRowTaps(const ConvWindow &P, int64_t OD, int64_t OH) {
+  RowTaps R;
+  const int64_t RowPos[2] = {OD, OH};
+  for (int Dm = 0; Dm < 2; ++Dm) {
+    R.Base[Dm] = RowPos[Dm] * P.Stride[Dm] - P.Pad[Dm];
+    R.Lo[Dm] = 0;
+    while (R.Lo[Dm] < P.Kernel[Dm] &&
+           R.Base[Dm] + R.Lo[Dm] * P.Dilation[Dm] < 0)
+      ++R.Lo[Dm];
+    R.Hi[Dm] = P.Kernel[Dm];
+    while (R.Hi[Dm] > R.Lo[Dm] &&
+           R.Base[Dm] + (R.Hi[Dm] - 1) * P.Dilation[Dm] >= P.In[Dm])
+      --R.Hi[Dm];
+  }
+  return R;
+}
+
+struct DepthwiseParams : ConvWindow {
+  int64_t Channels = 0;
   int64_t WeightStride = 0; ///< Floats between taps of the packed weight.
 };
 /// \p W is tap-major ([tap][channel], channels padded to WeightStride),
@@ -44,10 +72,9 @@ void runDepthwisePlanar(const DepthwiseParams &P, int64_t XC, int64_t YC,
 /// A group-1 conv with few input channels times taps whose output
 /// channels are contiguous (YS are the output's spatial strides, channel
 /// stride 1), its input read through strides (XC between channels).
-struct DirectConvParams {
+struct DirectConvParams : ConvWindow {
   int64_t Cin = 0, Cout = 0;
-  int64_t In[3], Out[3], Kernel[3], Stride[3], Dilation[3], Pad[3];
-  int64_t XC = 0, XS[3], YS[3];
+  int64_t XC = 0;           ///< Elements between input channels.
   int64_t WeightStride = 0; ///< Floats between the packed weight's rows.
 };
 /// \p W has one row per (input channel, tap), channel-major, each of

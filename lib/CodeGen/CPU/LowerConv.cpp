@@ -95,6 +95,21 @@ struct ConvShape {
   int64_t cinPerGroup() const { return Cin / Group; }
   int64_t coutPerGroup() const { return Cout / Group; }
   int64_t taps() const { return Kernel[0] * Kernel[1] * Kernel[2]; }
+  /// The spatial geometry, as the SIMD kernels take it.
+  ConvWindow window() const {
+    ConvWindow W;
+    for (unsigned D = 0; D < 3; ++D) {
+      W.In[D] = In[D];
+      W.Out[D] = Out[D];
+      W.Kernel[D] = Kernel[D];
+      W.Stride[D] = Stride[D];
+      W.Dilation[D] = Dilation[D];
+      W.Pad[D] = Pad[D];
+      W.XS[D] = XS[D];
+      W.YS[D] = YS[D];
+    }
+    return W;
+  }
   int64_t outPixels() const { return Out[0] * Out[1] * Out[2]; }
   /// Stride between consecutive output pixels when spatial dims nest in
   /// order (d, h, w) with nothing in between, else 0.
@@ -473,17 +488,8 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   if (S.Group == S.Cin && S.Group == S.Cout) {
     const bool Planar = S.XC != 1 || S.YC != 1;
     DepthwiseParams DP;
+    static_cast<ConvWindow &>(DP) = S.window();
     DP.Channels = S.Cin;
-    for (unsigned D = 0; D < 3; ++D) {
-      DP.In[D] = S.In[D];
-      DP.Out[D] = S.Out[D];
-      DP.Kernel[D] = S.Kernel[D];
-      DP.Stride[D] = S.Stride[D];
-      DP.Dilation[D] = S.Dilation[D];
-      DP.Pad[D] = S.Pad[D];
-      DP.XS[D] = S.XS[D];
-      DP.YS[D] = S.YS[D];
-    }
     // Weights tap-major, channels padded to a vector multiple.
     const int64_t CP = (S.Cin + 63) / 64 * 64;
     const float *WP = L.deriveFloats(
@@ -529,18 +535,9 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   if (S.Group == 1 && S.YC == 1 && S.Cin <= 4 && S.Cin * Taps <= 64 &&
       S.Cout <= 256) {
     DirectConvParams DP;
+    static_cast<ConvWindow &>(DP) = S.window();
     DP.Cin = S.Cin;
     DP.Cout = S.Cout;
-    for (unsigned D = 0; D < 3; ++D) {
-      DP.In[D] = S.In[D];
-      DP.Out[D] = S.Out[D];
-      DP.Kernel[D] = S.Kernel[D];
-      DP.Stride[D] = S.Stride[D];
-      DP.Dilation[D] = S.Dilation[D];
-      DP.Pad[D] = S.Pad[D];
-      DP.XS[D] = S.XS[D];
-      DP.YS[D] = S.YS[D];
-    }
     DP.XC = S.XC;
     // One row per (input channel, tap), output channels padded.
     const int64_t CP = (S.Cout + 63) / 64 * 64;

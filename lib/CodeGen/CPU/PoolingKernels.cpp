@@ -63,6 +63,29 @@ HWY_INLINE float averageScale(int64_t Count) {
   return Count ? 1.0f / float(Count) : std::numeric_limits<float>::quiet_NaN();
 }
 
+/// One vector (\p Valid lanes) of a channels-last pool: the max or
+/// average over the window rows \p RD x \p RH and the taps [KWLo, KWHi)
+/// along w, \p KWStep elements apart, from \p Origin (the window's origin
+/// with the lanes' offset).
+template <class D>
+HWY_INLINE hn::Vec<D> poolVector(D d, const PoolParams &P, const TapRange &RD,
+                                 const TapRange &RH, const float *Origin,
+                                 int64_t KWLo, int64_t KWHi, int64_t KWStep,
+                                 size_t Valid, hn::Vec<D> Scale) {
+  auto Acc =
+      P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+  for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
+    for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
+      const float *Row =
+          Origin + KD * P.Dilation[0] * P.XS[0] + KH * P.Dilation[1] * P.XS[1];
+      for (int64_t KW = KWLo; KW < KWHi; ++KW) {
+        const auto V = loadTail(d, Row + KW * KWStep, Valid);
+        Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
+      }
+    }
+  return P.Max ? Acc : hn::Mul(Acc, Scale);
+}
+
 /// Channels-last: output row (OD, OH), a vector of channels per tap.
 void PoolRowChannelsLastImpl(const PoolParams &P, const float *X, float *Y,
                              int64_t OD, int64_t OH) {
@@ -88,22 +111,13 @@ void PoolRowChannelsLastImpl(const PoolParams &P, const float *X, float *Y,
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + FlatLo * P.YS[2];
     const auto Scale =
         hn::Set(d, averageScale(RD.Counted * RH.Counted * P.Kernel[2]));
+    const float *Origin = Src + ID * P.XS[0] + IH * P.XS[1];
     for (int64_t J = 0; J < N; J += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, N - J));
-      auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
-                       : hn::Zero(d);
-      for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
-        for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
-          const float *Row = Src + (ID + KD * P.Dilation[0]) * P.XS[0] +
-                             (IH + KH * P.Dilation[1]) * P.XS[1] + J;
-          for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
-            const auto V = loadTail(d, Row + KW * P.Channels, Valid);
-            Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
-          }
-        }
-      if (!P.Max)
-        Acc = hn::Mul(Acc, Scale);
-      storeTail(d, Acc, Out + J, Valid);
+      storeTail(d,
+                poolVector(d, P, RD, RH, Origin + J, 0, P.Kernel[2], P.Channels,
+                           Valid, Scale),
+                Out + J, Valid);
     }
   }
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
@@ -116,23 +130,13 @@ void PoolRowChannelsLastImpl(const PoolParams &P, const float *X, float *Y,
     const auto Scale =
         hn::Set(d, averageScale(RD.Counted * RH.Counted * RW.Counted));
     float *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+    const float *Origin = X + ID * P.XS[0] + IH * P.XS[1] + IW * P.XS[2];
     for (int64_t C0 = 0; C0 < P.Channels; C0 += L) {
       const size_t Valid = size_t(std::min<int64_t>(L, P.Channels - C0));
-      auto Acc = P.Max ? hn::Set(d, -std::numeric_limits<float>::infinity())
-                       : hn::Zero(d);
-      for (int64_t KD = RD.Lo; KD < RD.Hi; ++KD)
-        for (int64_t KH = RH.Lo; KH < RH.Hi; ++KH) {
-          const float *Row = X + (ID + KD * P.Dilation[0]) * P.XS[0] +
-                             (IH + KH * P.Dilation[1]) * P.XS[1] + C0;
-          for (int64_t KW = RW.Lo; KW < RW.Hi; ++KW) {
-            const auto V =
-                loadTail(d, Row + (IW + KW * P.Dilation[2]) * P.XS[2], Valid);
-            Acc = P.Max ? hn::Max(Acc, V) : hn::Add(Acc, V);
-          }
-        }
-      if (!P.Max)
-        Acc = hn::Mul(Acc, Scale);
-      storeTail(d, Acc, Out + C0, Valid);
+      storeTail(d,
+                poolVector(d, P, RD, RH, Origin + C0, RW.Lo, RW.Hi,
+                           P.Dilation[2] * P.XS[2], Valid, Scale),
+                Out + C0, Valid);
     }
   }
 }
