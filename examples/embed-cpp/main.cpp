@@ -126,10 +126,11 @@ int main(int argc, char **argv) {
     // The same shapes again: the cached program runs.
     std::vector<std::vector<unsigned char>> Again = runOnce(A, In, M.numOutputs());
     std::printf("ran at batch %lld on two threads: outputs %s; programs "
-                "built by one session for two runs: %zu\n",
+                "built by one session for two runs: %zu (size classes "
+                "optimized: %zu)\n",
                 (long long)Batch,
                 OutA == OutB && OutA == Again ? "identical" : "DIFFER",
-                A.programsBuilt());
+                A.programsBuilt(), A.sizeClasses());
     return OutA == OutB && OutA == Again ? 0 : 1;
   } catch (const api::Error &E) {
     std::fprintf(stderr, "describe: %s (status %d)\n", E.what(), E.status());

@@ -199,6 +199,11 @@ public:
     check(strider_session_options_set_cache_limits(O, MaxPrograms, MaxBytes));
     return *this;
   }
+  /// strider_session_options_set_optimize_per_shape.
+  SessionOptions &optimizePerShape(bool On) {
+    check(strider_session_options_set_optimize_per_shape(O, On ? 1 : 0));
+    return *this;
+  }
   const strider_session_options *get() const { return O; }
 
 private:
@@ -238,6 +243,8 @@ public:
   size_t programsBuilt() const {
     return strider_session_num_programs_built(S);
   }
+  /// strider_session_num_size_classes.
+  size_t sizeClasses() const { return strider_session_num_size_classes(S); }
 
 private:
   strider_session *S = nullptr;
