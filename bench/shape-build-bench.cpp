@@ -112,6 +112,16 @@ int main(int argc, char **argv) {
                   "    repeat   (ms)"
                << (BuildsOnly ? "  own KiB" : "") << "\n";
   std::vector<double> Spec, Opt, Low, Build, Repeat;
+  // A build's phases, for the medians (not the first shape's, whose build
+  // also prepares the model and packs the weights).
+  auto Record = [&](size_t I, const engine::Session::CacheStats &C) {
+    if (I == 0)
+      return;
+    Spec.push_back(C.LastBuild.Specialize * 1e3);
+    Opt.push_back(C.LastBuild.Optimize * 1e3);
+    Low.push_back(C.LastBuild.Lower * 1e3);
+    Build.push_back(C.LastBuildSeconds * 1e3);
+  };
   for (size_t I = 0; I < Sizes.size(); ++I) {
     llvm::SmallVector<int64_t, 6> Shape(Base);
     Shape[Axis] = Sizes[I];
@@ -135,12 +145,7 @@ int main(int argc, char **argv) {
           P.Specialize * 1e3, P.Optimize * 1e3, P.Lower * 1e3,
           C.LastBuildSeconds * 1e3, static_cast<const char *>(""),
           static_cast<const char *>(""), double((*Built)->OwnedBytes) / 1024.0);
-      if (I == 0)
-        continue;
-      Spec.push_back(P.Specialize * 1e3);
-      Opt.push_back(P.Optimize * 1e3);
-      Low.push_back(P.Lower * 1e3);
-      Build.push_back(C.LastBuildSeconds * 1e3);
+      Record(I, C);
       continue;
     }
     auto T0 = Clock::now();
@@ -162,13 +167,9 @@ int main(int argc, char **argv) {
         "%8lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", (long long)Sizes[I],
         P.Specialize * 1e3, P.Optimize * 1e3, P.Lower * 1e3,
         C.LastBuildSeconds * 1e3, Ms(T0, T1), Ms(T1, T2));
-    if (I == 0)
-      continue;
-    Spec.push_back(P.Specialize * 1e3);
-    Opt.push_back(P.Optimize * 1e3);
-    Low.push_back(P.Lower * 1e3);
-    Build.push_back(C.LastBuildSeconds * 1e3);
-    Repeat.push_back(Ms(T1, T2));
+    Record(I, C);
+    if (I > 0)
+      Repeat.push_back(Ms(T1, T2));
   }
   llvm::outs() << "  median"
                << llvm::format(" %9.2f %9.2f %9.2f %9.2f %9s %9.2f\n",

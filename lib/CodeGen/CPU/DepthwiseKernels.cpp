@@ -364,6 +364,31 @@ void DepthwisePlaneImpl(const DepthwiseParams &P, int64_t XC, int64_t YC,
   const int64_t L = int64_t(hn::Lanes(d));
   std::vector<float> Acc(size_t(P.Out[2]));
   const float *XP = X + C * XC;
+  // Along w, the same for every row: the output columns whose taps are
+  // all inside, [ILo, IHi), of which (at unit stride) the whole vectors
+  // [ILo, Done) are summed over a row's taps in a register; and per tap
+  // the columns whose input column is inside, [TapLo, TapHi).
+  const int64_t SW = P.Stride[2] * P.XS[2];
+  int64_t ILo = 0, IHi = P.Out[2];
+  while (ILo < IHi && ILo * P.Stride[2] - P.Pad[2] < 0)
+    ++ILo;
+  while (IHi > ILo && (IHi - 1) * P.Stride[2] - P.Pad[2] +
+                              (P.Kernel[2] - 1) * P.Dilation[2] >=
+                          P.In[2])
+    --IHi;
+  const bool InRegisters = SW == 1 && P.Kernel[2] <= 16;
+  const int64_t Done = InRegisters ? ILo + (IHi - ILo) / L * L : ILo;
+  std::vector<int64_t> TapLo(size_t(P.Kernel[2])), TapHi(size_t(P.Kernel[2]));
+  for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
+    const int64_t Shift = KW * P.Dilation[2] - P.Pad[2];
+    int64_t Lo = 0, Hi = P.Out[2];
+    while (Lo < Hi && Lo * P.Stride[2] + Shift < 0)
+      ++Lo;
+    while (Hi > Lo && (Hi - 1) * P.Stride[2] + Shift >= P.In[2])
+      --Hi;
+    TapLo[size_t(KW)] = Lo;
+    TapHi[size_t(KW)] = Hi;
+  }
   for (int64_t OD = 0; OD < P.Out[0]; ++OD)
     for (int64_t OH = 0; OH < P.Out[1]; ++OH) {
       std::fill(Acc.begin(), Acc.end(), Bias[C]);
@@ -378,48 +403,29 @@ void DepthwisePlaneImpl(const DepthwiseParams &P, int64_t XC, int64_t YC,
           const float *Row = XP + ID * P.XS[0] + IH * P.XS[1];
           const float *WRow =
               W + (KD * P.Kernel[1] + KH) * P.Kernel[2] * P.WeightStride + C;
-          const int64_t SW = P.Stride[2] * P.XS[2];
-          // Output columns whose taps along w are all inside: [ILo, IHi),
-          // each vector of them summed over the row's taps in a register.
-          int64_t ILo = 0, IHi = P.Out[2];
-          while (ILo < IHi && ILo * P.Stride[2] - P.Pad[2] < 0)
-            ++ILo;
-          while (IHi > ILo && (IHi - 1) * P.Stride[2] - P.Pad[2] +
-                                      (P.Kernel[2] - 1) * P.Dilation[2] >=
-                                  P.In[2])
-            --IHi;
-          // The columns summed in registers: [ILo, Done).
-          int64_t Done = ILo;
-          if (SW == 1 && P.Kernel[2] <= 16) {
+          if (InRegisters) {
             float Wts[16];
             for (int64_t KW = 0; KW < P.Kernel[2]; ++KW)
               Wts[KW] = WRow[KW * P.WeightStride];
             const float *Src = Row - P.Pad[2] * P.XS[2];
-            for (; Done + L <= IHi; Done += L) {
-              auto A = hn::LoadU(d, Acc.data() + Done);
+            for (int64_t OW = ILo; OW < Done; OW += L) {
+              auto A = hn::LoadU(d, Acc.data() + OW);
               for (int64_t KW = 0; KW < P.Kernel[2]; ++KW)
                 A = hn::MulAdd(
-                    hn::LoadU(d, Src + Done + KW * P.Dilation[2] * P.XS[2]),
+                    hn::LoadU(d, Src + OW + KW * P.Dilation[2] * P.XS[2]),
                     hn::Set(d, Wts[KW]), A);
-              hn::StoreU(A, d, Acc.data() + Done);
+              hn::StoreU(A, d, Acc.data() + OW);
             }
           }
-          IHi = Done;
+          // Each tap over its inside columns but those summed above.
           for (int64_t KW = 0; KW < P.Kernel[2]; ++KW) {
             const float Wt = WRow[KW * P.WeightStride];
-            // Output columns whose input column is inside, but those
-            // summed above.
-            const int64_t Shift = KW * P.Dilation[2] - P.Pad[2];
-            int64_t Lo = 0, Hi = P.Out[2];
-            while (Lo < Hi && Lo * P.Stride[2] + Shift < 0)
-              ++Lo;
-            while (Hi > Lo && (Hi - 1) * P.Stride[2] + Shift >= P.In[2])
-              --Hi;
-            const float *Src = Row + Shift * P.XS[2];
+            const int64_t Lo = TapLo[size_t(KW)], Hi = TapHi[size_t(KW)];
+            const float *Src = Row + (KW * P.Dilation[2] - P.Pad[2]) * P.XS[2];
             accumulatePlaneRow(Src, SW, Wt, Acc.data(), Lo,
                                std::min(Hi, std::max(Lo, ILo)));
             accumulatePlaneRow(Src, SW, Wt, Acc.data(),
-                               std::max(Lo, std::min(Hi, IHi)), Hi);
+                               std::max(Lo, std::min(Hi, Done)), Hi);
           }
         }
       }
