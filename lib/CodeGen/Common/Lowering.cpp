@@ -78,6 +78,17 @@ std::vector<float> codegen::getConstantFloats(const Value *V, bool WidenHalf) {
   const bool Half = E == ElementType::F16 || E == ElementType::BF16;
   if (E != ElementType::F32 && !(WidenHalf && Half))
     return {};
+  // A row-major f32 constant is copied once, straight from its data: the
+  // tensor detour makes two more copies of what may be many megabytes of
+  // fresh pages (a 512 x 8210 classifier weight spent most of a model's
+  // first build there).
+  if (E == ElementType::F32 && D->getType().getLayout() == Layout()) {
+    const auto Bytes = D->getBytes();
+    std::vector<float> Out(Bytes.size() / sizeof(float));
+    if (!Out.empty())
+      std::memcpy(Out.data(), Bytes.data(), Out.size() * sizeof(float));
+    return Out;
+  }
   runtime::Tensor T = runtime::Tensor::fromData(*D).withLayout(Layout());
   std::vector<float> Out(size_t(T.getNumElements()));
   if (E == ElementType::F32 && !Out.empty())
