@@ -201,6 +201,16 @@ strider_session_options_set_optimize(strider_session_options *options,
 STRIDER_API strider_status strider_session_options_set_cache_limits(
     strider_session_options *options, size_t max_programs, int64_t max_bytes);
 
+/* The most one run may allocate on the host, in bytes (a program's
+ * activation arena; the reference backend's live tensors; the
+ * cuda-emulated backend's device memory); 0 (default): the memory
+ * available on the machine when a shape's program is built. A shape whose
+ * program needs more fails (STRIDER_ERROR_RUN, from
+ * strider_session_run or strider_session_prepare) with a message saying
+ * how much it needs, before anything is allocated. */
+STRIDER_API strider_status strider_session_options_set_max_memory(
+    strider_session_options *options, uint64_t max_bytes);
+
 /* The sizes dim `axis` of input `input` may take, min..max (1 <= min <=
  * max; setting a dim again replaces its range), as strider-compile --shape
  * x=1x3x48x100..1000 records them in an artifact: runs with other sizes

@@ -199,6 +199,11 @@ public:
     check(strider_session_options_set_cache_limits(O, MaxPrograms, MaxBytes));
     return *this;
   }
+  /// strider_session_options_set_max_memory.
+  SessionOptions &maxMemory(uint64_t MaxBytes) {
+    check(strider_session_options_set_max_memory(O, MaxBytes));
+    return *this;
+  }
   /// strider_session_options_set_optimize_per_shape.
   SessionOptions &optimizePerShape(bool On) {
     check(strider_session_options_set_optimize_per_shape(O, On ? 1 : 0));

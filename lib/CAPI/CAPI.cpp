@@ -681,6 +681,16 @@ strider_status strider_session_options_set_cache_limits(
 }
 
 strider_status
+strider_session_options_set_max_memory(strider_session_options *options,
+                                       uint64_t max_bytes) {
+  if (!options)
+    return fail(STRIDER_ERROR_INVALID_ARGUMENT,
+                "strider_session_options_set_max_memory: options is NULL");
+  options->Opts.MaxMemory = max_bytes;
+  return STRIDER_OK;
+}
+
+strider_status
 strider_session_options_set_tuning_file(strider_session_options *options,
                                         const char *path) {
   return guarded([&]() -> strider_status {

@@ -45,6 +45,7 @@ static codegen::BackendOptions getBackendOptions(const SessionOptions &Opts) {
   BO.Pinned = Opts.Pinned;
   BO.EmulateDeviceCode = Opts.EmulateDeviceCode;
   BO.Tuning = Opts.Tuning;
+  BO.MaxMemory = Opts.MaxMemory;
   return BO;
 }
 

@@ -10,6 +10,7 @@
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
+#include "strider/Support/Memory.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -101,7 +102,84 @@ llvm::Expected<Tensor> bindInput(const Graph &G, const Value &In,
   return Given.withLayout(T.getLayout());
 }
 
+/// Position in \p Order of the last node reading each value.
+llvm::DenseMap<const Value *, size_t>
+getLastUses(llvm::ArrayRef<const Node *> Order) {
+  llvm::DenseMap<const Value *, size_t> LastUse;
+  for (size_t I = 0, E = Order.size(); I != E; ++I)
+    for (const Value *Op : Order[I]->getOperands())
+      if (Op)
+        LastUse[Op] = I;
+  return LastUse;
+}
+
+/// Whether runReference keeps \p V once made: it is read later or is a
+/// graph output.
+bool isKept(const Value &V, const llvm::DenseSet<const Value *> &Outputs) {
+  return V.hasUses() || Outputs.count(&V);
+}
+
 } // namespace
+
+std::optional<uint64_t> runtime::getReferencePeakBytes(const Graph &G,
+                                                       const Node **PeakNode) {
+  auto BytesOf = [](const Value &V) -> std::optional<uint64_t> {
+    const TensorType &T = V.getType();
+    if (!T.hasStaticShape() || !T.isWithinSizeLimit())
+      return std::nullopt;
+    return uint64_t(*T.getNumElements()) *
+           getElementByteSize(T.getElementType());
+  };
+  std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
+  llvm::DenseMap<const Value *, size_t> LastUse = getLastUses(Order);
+  llvm::DenseSet<const Value *> Outputs(G.getOutputs().begin(),
+                                        G.getOutputs().end());
+  // Each size is at most 2^62 bytes (isWithinSizeLimit); a sum that
+  // reaches MaxRunBytes ends the walk (that run is refused whatever it
+  // frees later), so nothing wraps.
+  uint64_t Live = 0;
+  for (const Value *In : G.getInputs()) {
+    auto B = BytesOf(*In);
+    if (!B)
+      return std::nullopt;
+    if (isKept(*In, Outputs))
+      Live = addSaturated(Live, *B);
+  }
+  uint64_t Peak = Live;
+  if (PeakNode)
+    *PeakNode = nullptr;
+  if (Peak == MaxRunBytes)
+    return Peak;
+  for (size_t I = 0, E = Order.size(); I != E; ++I) {
+    const Node &N = *Order[I];
+    uint64_t Made = 0, Kept = 0;
+    for (unsigned R = 0, RE = N.getNumResults(); R != RE; ++R) {
+      if (!N.hasResult(R))
+        continue;
+      const Value &V = *N.getResult(R);
+      auto B = BytesOf(V);
+      if (!B)
+        return std::nullopt;
+      Made = addSaturated(Made, *B);
+      if (isKept(V, Outputs))
+        Kept = addSaturated(Kept, *B);
+    }
+    if (addSaturated(Live, Made) > Peak) {
+      Peak = addSaturated(Live, Made);
+      if (PeakNode)
+        *PeakNode = &N;
+    }
+    if (Peak == MaxRunBytes)
+      return Peak;
+    llvm::DenseSet<const Value *> Freed;
+    for (const Value *Op : N.getOperands())
+      if (Op && LastUse.lookup(Op) == I && !Outputs.count(Op) &&
+          Freed.insert(Op).second)
+        Live -= *BytesOf(*Op);
+    Live += Kept;
+  }
+  return Peak;
+}
 
 llvm::Expected<TensorMap> runtime::runReference(const Graph &G,
                                                 const TensorMap &Inputs) {
@@ -114,13 +192,8 @@ llvm::Expected<TensorMap> runtime::runReference(const Graph &G,
       return makeGraphError(G, "unknown input '" + KV.first + "'");
   }
 
-  // Position of the last node reading each value; graph outputs are kept.
   std::vector<const Node *> Order(G.nodes().begin(), G.nodes().end());
-  llvm::DenseMap<const Value *, size_t> LastUse;
-  for (size_t I = 0, E = Order.size(); I != E; ++I)
-    for (const Value *Op : Order[I]->getOperands())
-      if (Op)
-        LastUse[Op] = I;
+  llvm::DenseMap<const Value *, size_t> LastUse = getLastUses(Order);
   llvm::DenseSet<const Value *> Outputs(G.getOutputs().begin(),
                                         G.getOutputs().end());
 
@@ -160,7 +233,7 @@ llvm::Expected<TensorMap> runtime::runReference(const Graph &G,
         Live.erase(Op);
     for (unsigned R = 0, RE = N.getNumResults(); R != RE; ++R) {
       const Value *V = N.getResult(R);
-      if (!V || (!V->hasUses() && !Outputs.count(V)))
+      if (!V || !isKept(*V, Outputs))
         continue;
       assert(Results[R].getType() == V->getType() &&
              "kernel changed its result's type");

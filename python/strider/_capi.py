@@ -117,6 +117,7 @@ _SIGNATURES = {
     "strider_session_options_set_optimize": (_status, [OptionsPtr, ctypes.c_int]),
     "strider_session_options_set_cache_limits": (
         _status, [OptionsPtr, ctypes.c_size_t, ctypes.c_int64]),
+    "strider_session_options_set_max_memory": (_status, [OptionsPtr, ctypes.c_uint64]),
     "strider_session_options_set_input_range": (
         _status, [OptionsPtr, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int64,
                   ctypes.c_int64]),

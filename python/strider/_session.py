@@ -215,6 +215,11 @@ class InferenceSession:
     - ``cache_programs``, ``cache_bytes``: what the cache of programs may
       keep (default 64 programs holding at most 1 GiB of their own: the
       constants made for their shapes; the least recently used is evicted);
+    - ``max_memory``: the most one run may allocate on the host, in bytes
+      (activations; the reference backend's tensors); None (default): the
+      memory available on the machine when a shape's program is built. A
+      shape whose program needs more raises when it is first run, saying
+      how much it needs;
     - ``tuning_file``: a table written by ``strider-compile --tune`` for
       the session's target: an ONNX model's layouts are costed by its
       measurements, and backend="cuda" runs the cuDNN algorithms it holds.
@@ -230,7 +235,8 @@ class InferenceSession:
 
     def __init__(self, path, threads=1, backend="cpu", optimize=True, dims=None,
                  device=0, precision="fp32", tuning_file=None, cache_programs=64,
-                 cache_bytes=1 << 30, input_ranges=None, optimize_per_shape=False):
+                 cache_bytes=1 << 30, input_ranges=None, optimize_per_shape=False,
+                 max_memory=None):
         model = _capi.ModelPtr()
         if isinstance(path, (bytes, bytearray, memoryview)):
             with tempfile.TemporaryDirectory(prefix="strider-") as tmp:
@@ -259,6 +265,13 @@ class InferenceSession:
                     f"(got {cache_programs}, {cache_bytes})", Status.INVALID_ARGUMENT)
             check(lib.strider_session_options_set_cache_limits(
                 options, int(cache_programs), int(cache_bytes)))
+            if max_memory is not None:
+                if int(max_memory) < 1:
+                    raise StriderError(
+                        f"max_memory must be at least 1 byte (got {max_memory})",
+                        Status.INVALID_ARGUMENT)
+                check(lib.strider_session_options_set_max_memory(
+                    options, int(max_memory)))
             if tuning_file is not None:
                 check(lib.strider_session_options_set_tuning_file(
                     options, os.fsencode(tuning_file)))

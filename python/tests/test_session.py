@@ -80,6 +80,19 @@ def test_cache_limits(resnet_block):
         strider.InferenceSession(resnet_block, cache_programs=0)
 
 
+def test_max_memory(resnet_block):
+    # Batch 1 of the 3 x 32 x 32 block fits in 1 MiB, batch 64 does not.
+    sess = strider.InferenceSession(resnet_block, max_memory=1 << 20)
+    (one,) = sess.run(None, {"image": images(1)})
+    with pytest.raises(StriderError, match=r"more than the 1\.0 MiB memory budget") as info:
+        sess.run(None, {"image": images(64)})
+    check_error(info, Status.RUN)
+    (again,) = sess.run(None, {"image": images(1)})
+    np.testing.assert_array_equal(again, one)
+    with pytest.raises(StriderError, match="max_memory must be at least 1 byte"):
+        strider.InferenceSession(resnet_block, max_memory=0)
+
+
 def test_input_ranges(resnet_block, ort_run):
     sess = strider.InferenceSession(resnet_block, input_ranges={"image": {0: (1, 3)}})
     assert sess.get_inputs()[0].ranges == {0: (1, 3)}

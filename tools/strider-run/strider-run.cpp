@@ -18,6 +18,7 @@
 #include "strider/Runtime/Npy.h"
 #include "strider/Runtime/Reference.h"
 #include "strider/Support/FileIO.h"
+#include "strider/Support/Memory.h"
 #include "strider/Transforms/Passes.h"
 #include "strider/Transforms/PipelineOptions.h"
 #include "strider/Transforms/Specialize.h"
@@ -183,6 +184,14 @@ static cl::opt<bool> Quiet("quiet",
                            cl::desc("No status line on stderr (what was "
                                     "done to the graph); warnings stay"),
                            cl::init(false), cl::cat(RunCat));
+static cl::opt<std::string> MaxMemory(
+    "max-memory",
+    cl::desc("The most a run may allocate on the host (activations; the "
+             "reference backend's tensors), e.g. 4G or 512M (K, M, G, T: "
+             "powers of 1024): a program needing more is refused before it "
+             "runs, saying how much it needs. Default: the memory available "
+             "on this machine"),
+    cl::value_desc("size"), cl::cat(RunCat));
 static cl::opt<bool> Json("json",
                           cl::desc("Print one JSON object instead of text"),
                           cl::init(false), cl::cat(RunCat));
@@ -436,6 +445,14 @@ runModel(llvm::StringRef Model, TensorMap Inputs, llvm::StringRef Expected) {
   SO.Pinned = Pinned;
   SO.EmulateDeviceCode = EmulateDeviceCode;
   SO.Threads = int(Threads);
+  if (!MaxMemory.empty()) {
+    std::optional<uint64_t> Bytes = parseByteSize(MaxMemory);
+    if (!Bytes || *Bytes == 0)
+      return toolError("strider-run: --max-memory='" + MaxMemory +
+                       "' is not a byte count above 0 (e.g. 4G, 512M or "
+                       "1000000)");
+    SO.MaxMemory = *Bytes;
+  }
   SO.Optimize = !NoOptimize;
   // One shape a run: optimized at its own sizes, as strider-compile
   // --shape at that shape would.

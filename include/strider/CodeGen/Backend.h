@@ -166,6 +166,11 @@ struct BackendOptions {
   /// runs (a session's pool, shared by its programs); null: each program
   /// has its own.
   std::shared_ptr<cpu::ArenaPool> Arena;
+  /// The most a run may allocate on the host (activation arenas, the
+  /// reference interpreter's live tensors), in bytes; 0: the memory
+  /// available on this machine when the program is compiled. A program
+  /// needing more is refused by compile() (strider/Support/Memory.h).
+  uint64_t MaxMemory = 0;
 };
 
 /// A backend, registered by name (see BackendRegistry.h).

@@ -29,6 +29,7 @@
 
 namespace strider {
 
+class Graph;
 class Node;
 
 namespace codegen {
@@ -43,6 +44,11 @@ struct IOBinding {
 
 /// Bytes of a tensor of static type \p T (0 when a dim is not static).
 int64_t getByteSize(const TensorType &T);
+
+/// \p Why (a memory budget refusal) located at the node of \p G whose
+/// result is the largest tensor, naming that result; at the graph when
+/// no node has a result of static shape.
+llvm::Error makeTooBigError(const Graph &G, const std::string &Why);
 
 /// A dense row-major copy of constant \p V's elements as floats: of an f32
 /// constant, and with \p WidenHalf of an f16 or bf16 one; empty for any

@@ -27,6 +27,9 @@ struct BufferRequest {
 
 struct MemoryPlan {
   std::vector<int64_t> Offsets; ///< One per request, multiples of Alignment.
+  /// At most MaxRunBytes (Support/Memory.h): a plan that would need more
+  /// says that much (offsets then mean nothing) and is refused by the
+  /// memory budget.
   int64_t ArenaBytes = 0;
   /// The largest sum of sizes of buffers live at one step: no plan can be
   /// smaller.

@@ -187,6 +187,12 @@ struct SessionOptions {
   /// is kept whatever its size.
   unsigned MaxSpecializations = 64;
   int64_t MaxCacheBytes = int64_t(1) << 30;
+  /// The most one run may allocate on the host, in bytes (a program's
+  /// activation arena; the reference backend's live tensors; the
+  /// cuda-emulated backend's device memory); 0: the memory available on
+  /// the machine when a shape's program is built. A shape whose program
+  /// needs more is refused when it is built, saying how much it needs.
+  uint64_t MaxMemory = 0;
   /// cuda: the device ordinal, and what convolutions and matmuls
   /// compute in (fp32, tf32, fp16 or bf16; fp16/bf16 run the
   /// assign-precision pass on ONNX input).

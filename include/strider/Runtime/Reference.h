@@ -16,6 +16,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
+
 #include <map>
 #include <string>
 
@@ -53,6 +55,14 @@ ReferenceKernel lookupReferenceKernel(OpId Id);
 /// value must have a static shape (bind symbolic dims and infer shapes
 /// first). Returns the graph outputs by name, in their declared layouts.
 llvm::Expected<TensorMap> runReference(const Graph &G, const TensorMap &Inputs);
+
+/// The most bytes of tensors runReference(\p G) holds at once (its
+/// inputs, the results of the node running and every value still to be
+/// read), and in \p PeakNode the node at which it holds them (null when
+/// the peak is the inputs alone); none when a value's shape is not static.
+/// Kernels' own scratch is not counted.
+std::optional<uint64_t> getReferencePeakBytes(const Graph &G,
+                                              const Node **PeakNode = nullptr);
 
 } // namespace runtime
 } // namespace strider

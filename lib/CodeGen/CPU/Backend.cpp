@@ -97,6 +97,7 @@ public:
     CO.Threads = Opts.Threads;
     CO.Derived = Opts.Derived;
     CO.Arena = Opts.Arena;
+    CO.MaxMemory = Opts.MaxMemory;
     auto P = compileForCPU(G, CO);
     if (!P)
       return P.takeError();

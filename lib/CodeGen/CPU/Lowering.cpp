@@ -12,9 +12,10 @@
 
 #include "ProgramImpl.h"
 
+#include "strider/CodeGen/Fusion.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/Layout/CostModel.h"
-#include "strider/CodeGen/Fusion.h"
+#include "strider/Support/Memory.h"
 
 #include "hwy/targets.h"
 
@@ -479,6 +480,10 @@ cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   // element they read later), else from one of the program's own. One is
   // made now, so that a program whose arena cannot be had is an error here
   // and its first run finds it ready.
+  std::string TooBig =
+      checkMemoryBudget(uint64_t(P->ArenaAlloc), "activations", Opts.MaxMemory);
+  if (!TooBig.empty())
+    return codegen::makeTooBigError(G, TooBig);
   P->Arenas = Opts.Arena ? Opts.Arena : std::make_shared<ArenaPool>(0);
   uint8_t *First = P->Arenas->acquire(P->ArenaAlloc);
   if (!First)

@@ -12,6 +12,7 @@
 #include "strider/CodeGen/CUDA/Tuning.h"
 #include "strider/IR/Diagnostics.h"
 #include "strider/Layout/Tuning.h"
+#include "strider/Support/Memory.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -197,6 +198,13 @@ public:
     auto P = planForCUDA(G, *CO);
     if (!P)
       return P.takeError();
+    // The emulator's device memory is the host's: the arena and a copy
+    // of every constant.
+    std::string TooBig = checkMemoryBudget(
+        uint64_t((*P)->getArenaBytes()) + uint64_t((*P)->getConstantBytes()),
+        "emulated device memory", Opts.MaxMemory);
+    if (!TooBig.empty())
+      return codegen::makeTooBigError(G, TooBig);
     return std::unique_ptr<codegen::Executable>(new EmulatedProgram(
         std::move(*P), Opts.EmulateDeviceCode ? EmulationMode::DeviceCode
                                               : EmulationMode::Models));

@@ -21,6 +21,28 @@ int64_t codegen::getByteSize(const TensorType &T) {
          int64_t(getElementByteSize(T.getElementType()));
 }
 
+llvm::Error codegen::makeTooBigError(const Graph &G, const std::string &Why) {
+  const Node *Largest = nullptr;
+  unsigned Result = 0;
+  int64_t Most = 0;
+  for (const Node *N : G.nodes())
+    for (unsigned R = 0, E = N->getNumResults(); R != E; ++R)
+      if (N->hasResult(R)) {
+        int64_t B = getByteSize(N->getResult(R)->getType());
+        if (B > Most) {
+          Most = B;
+          Largest = N;
+          Result = R;
+        }
+      }
+  if (!Largest)
+    return makeGraphError(G, Why);
+  return makeNodeError(*Largest,
+                       Why + "; the largest tensor is this node's result '" +
+                           Largest->getResult(Result)->getName() + "', " +
+                           Largest->getResult(Result)->getType().str());
+}
+
 std::vector<int64_t> codegen::getConstantInts(const Node &N, unsigned I) {
   if (!N.hasOperand(I))
     return {};

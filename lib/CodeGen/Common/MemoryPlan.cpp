@@ -1,6 +1,7 @@
 //===- MemoryPlan.cpp - Liveness-based buffer placement -------------------===//
 
 #include "strider/CodeGen/MemoryPlan.h"
+#include "strider/Support/Memory.h"
 
 #include <algorithm>
 #include <numeric>
@@ -13,8 +14,14 @@ MemoryPlan codegen::planMemory(llvm::ArrayRef<BufferRequest> Requests,
   MemoryPlan Plan;
   const size_t N = Requests.size();
   Plan.Offsets.assign(N, 0);
+  // Sizes and offsets saturate at MaxRunBytes: a plan that big is refused
+  // by the memory budget, and nothing here wraps.
+  auto Add = [](int64_t A, int64_t B) {
+    return int64_t(addSaturated(uint64_t(A), uint64_t(B)));
+  };
   auto Round = [&](int64_t B) {
-    return (std::max<int64_t>(B, 1) + Alignment - 1) / Alignment * Alignment;
+    B = std::min<int64_t>(std::max<int64_t>(B, 1), int64_t(MaxRunBytes));
+    return (B + Alignment - 1) / Alignment * Alignment;
   };
 
   std::vector<size_t> Order(N);
@@ -37,12 +44,12 @@ MemoryPlan codegen::planMemory(llvm::ArrayRef<BufferRequest> Requests,
     std::vector<std::pair<int64_t, int64_t>> Busy;
     for (const Placed &P : Done)
       if (P.Begin <= R.End && R.Begin <= P.End)
-        Busy.push_back({P.Offset, P.Offset + P.Size});
+        Busy.push_back({P.Offset, Add(P.Offset, P.Size)});
     std::sort(Busy.begin(), Busy.end());
     // The smallest gap that fits (best fit), else the end.
     int64_t Best = -1, BestGap = 0, Cursor = 0;
     for (const auto &B : Busy) {
-      if (B.first >= Cursor + Size) {
+      if (B.first >= Add(Cursor, Size)) {
         int64_t Gap = B.first - Cursor;
         if (Best < 0 || Gap < BestGap) {
           Best = Cursor;
@@ -54,7 +61,7 @@ MemoryPlan codegen::planMemory(llvm::ArrayRef<BufferRequest> Requests,
     if (Best < 0)
       Best = Cursor;
     Plan.Offsets[I] = Best;
-    Plan.ArenaBytes = std::max(Plan.ArenaBytes, Best + Size);
+    Plan.ArenaBytes = std::max(Plan.ArenaBytes, Add(Best, Size));
     Done.push_back({Best, Size, R.Begin, R.End});
   }
 
@@ -70,7 +77,7 @@ MemoryPlan codegen::planMemory(llvm::ArrayRef<BufferRequest> Requests,
     int64_t Live = 0;
     for (const BufferRequest &R : Requests)
       if (R.Begin <= S && S <= R.End)
-        Live += Round(R.Bytes);
+        Live = Add(Live, Round(R.Bytes));
     Plan.PeakLiveBytes = std::max(Plan.PeakLiveBytes, Live);
   }
   return Plan;

@@ -10,6 +10,7 @@
 
 #include "strider/CodeGen/CPU/CPUBackend.h"
 #include "strider/IR/Diagnostics.h"
+#include "strider/Support/Memory.h"
 
 using namespace strider;
 using namespace strider::codegen;
@@ -62,7 +63,14 @@ public:
   /// Any: the interpreter runs every layout.
   bool servesTarget(llvm::StringRef) const override { return true; }
   llvm::Expected<std::unique_ptr<Executable>>
-  compile(const Graph &G, const BackendOptions &) const override {
+  compile(const Graph &G, const BackendOptions &Opts) const override {
+    // A graph whose shapes are not all static is refused at run.
+    const Node *At = nullptr;
+    if (std::optional<uint64_t> Peak = runtime::getReferencePeakBytes(G, &At)) {
+      std::string TooBig = checkMemoryBudget(*Peak, "tensors", Opts.MaxMemory);
+      if (!TooBig.empty())
+        return At ? makeNodeError(*At, TooBig) : makeGraphError(G, TooBig);
+    }
     return std::unique_ptr<Executable>(new ReferenceProgram(G));
   }
 };

@@ -549,6 +549,34 @@ TEST_F(Fixture, CacheLimitsEvictPrograms) {
   strider_session_free(S);
 }
 
+TEST_F(Fixture, MaxMemoryRefusesAShapeThatNeedsMore) {
+  EXPECT_FAILS(strider_session_options_set_max_memory(nullptr, 1),
+               STRIDER_ERROR_INVALID_ARGUMENT, "options is NULL");
+  for (const char *Backend : {"cpu", "reference"}) {
+    strider_session_options *O = nullptr;
+    ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+    ASSERT_EQ(strider_session_options_set_backend(O, Backend), STRIDER_OK);
+    // Batch 1 of the 3 x 32 x 32 model fits in 1 MiB; batch 64 does not.
+    ASSERT_EQ(strider_session_options_set_max_memory(O, 1 << 20), STRIDER_OK);
+    strider_session *S = nullptr;
+    ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+        << strider_last_error();
+    strider_session_options_free(O);
+    std::vector<float> One = image(1);
+    run(S, One, 1);
+    std::vector<float> Many = image(64);
+    std::vector<int64_t> InShape{64, 3, 32, 32}, OutShape{64, 10};
+    std::vector<float> Out(64 * 10);
+    DLTensor In = view(Many.data(), F32, InShape);
+    DLTensor Y = view(Out.data(), F32, OutShape);
+    EXPECT_FAILS(strider_session_run(S, &In, 1, &Y, 1), STRIDER_ERROR_RUN,
+                 "more than the 1.0 MiB memory budget (as set)");
+    // The session goes on serving the shapes that fit.
+    EXPECT_EQ(run(S, One, 1).size(), 10u);
+    strider_session_free(S);
+  }
+}
+
 TEST_F(Fixture, OneSessionRunsOnManyThreads) {
   // Serial results per batch size, then four threads on one session, each
   // preparing its own batch size: output_info answers for the calling

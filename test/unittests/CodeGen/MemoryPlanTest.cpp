@@ -1,6 +1,7 @@
 //===- MemoryPlanTest.cpp - Liveness-based buffer placement ---------------===//
 
 #include "strider/CodeGen/MemoryPlan.h"
+#include "strider/Support/Memory.h"
 
 #include "gtest/gtest.h"
 
@@ -47,4 +48,18 @@ TEST(MemoryPlanTest, ReusesMemoryOfDeadBuffers) {
   MemoryPlan P = planMemory(Reqs, 64);
   EXPECT_EQ(P.PeakLiveBytes, 2048);
   EXPECT_EQ(P.ArenaBytes, 2048);
+}
+
+TEST(MemoryPlanTest, HugeBuffersSaturateInsteadOfWrapping) {
+  // Four live buffers of 2^62 bytes (the most a tensor may have): their
+  // offsets would pass int64; the arena saturates at MaxRunBytes instead.
+  std::vector<BufferRequest> Reqs(4);
+  for (BufferRequest &R : Reqs) {
+    R.Bytes = int64_t(1) << 62;
+    R.Begin = 0;
+    R.End = 3;
+  }
+  MemoryPlan P = planMemory(Reqs, 64);
+  EXPECT_EQ(P.ArenaBytes, int64_t(MaxRunBytes));
+  EXPECT_EQ(P.PeakLiveBytes, int64_t(MaxRunBytes));
 }

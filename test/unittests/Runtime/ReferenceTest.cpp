@@ -1116,3 +1116,30 @@ TEST(InterpreterTest, EveryOpOfTheTableHasAKernel) {
   }
   EXPECT_EQ(runtime::lookupReferenceKernel(OpId::Opaque), nullptr);
 }
+
+//===----------------------------------------------------------------------===//
+// Peak memory of a run.
+//===----------------------------------------------------------------------===//
+
+TEST(ReferencePeakTest, CountsTheLiveTensorsAtEachNode) {
+  // x (24 B) -> a = relu(x) -> b = relu(a) -> y = a + b: x is freed
+  // after a's Relu (48 B live there), so the peak is the Add's a, b and y
+  // (72 B), not x, a and b.
+  Graph G;
+  TensorType T = TensorType::get(F32, {2, 3});
+  Value *X = G.addInput("x", T);
+  Node *A = G.createNode(OpId::Relu, {X}, {"a"}, {T});
+  Node *B = G.createNode(OpId::Relu, {A->getResult(0)}, {"b"}, {T});
+  Node *Y =
+      G.createNode(OpId::Add, {A->getResult(0), B->getResult(0)}, {"y"}, {T});
+  G.addOutput(Y->getResult(0));
+  const Node *At = nullptr;
+  EXPECT_EQ(getReferencePeakBytes(G, &At), uint64_t(72));
+  EXPECT_EQ(At, Y);
+  // A non-static shape has no peak.
+  Node *N =
+      G.createNode(OpId::Relu, {X}, {"w"},
+                   {TensorType(F32, {Dim::getSymbol("N"), Dim::getStatic(3)})});
+  G.addOutput(N->getResult(0));
+  EXPECT_FALSE(getReferencePeakBytes(G).has_value());
+}

@@ -125,6 +125,8 @@ struct CPUOptions {
   /// Where runs take their activation arenas (see ArenaPool); null: a
   /// pool of the program's own, of ordinary allocations.
   std::shared_ptr<ArenaPool> Arena;
+  /// The most a run's activation arena may take (codegen::BackendOptions).
+  uint64_t MaxMemory = 0;
 };
 
 /// One kernel call of a program, for reports (--verbose).

@@ -682,6 +682,62 @@ def huge_resize():
                  [f32("sc", [4], [1, 1, 1e9, 1e9])])
 
 
+# Sizes a tensor may have but no machine here can hold (below the 2^62-byte
+# limit of shape inference): each is refused by the memory budget.
+@case("huge-constant-of-shape")
+def huge_constant_of_shape():
+    # 2^38 f32 elements: 1 TiB, from a 3-element shape.
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos"),
+             helper.make_node("Add", ["c", "x"], ["y"], name="add")]
+    return model(nodes, [vi("x", F32, [1])], [vi("y", F32, None)],
+                 [i64("s", [2**18, 2**10, 2**10])])
+
+
+@case("huge-tile")
+def huge_tile():
+    nodes = [helper.make_node("Tile", ["x", "r"], ["y"], name="tile")]
+    return model(nodes, [vi("x", F32, [1, 4])], [vi("y", F32, None)],
+                 [i64("r", [2**40, 1])])
+
+
+@case("huge-range")
+def huge_range():
+    nodes = [helper.make_node("Range", ["a", "b", "d"], ["r"], name="range"),
+             helper.make_node("Add", ["r", "x"], ["y"], name="add")]
+    f = lambda n, v: raw(n, np.array(v, dtype=np.float32), F32)
+    return model(nodes, [vi("x", F32, [1])], [vi("y", F32, None)],
+                 [f("a", 0.0), f("b", 1e15), f("d", 1.0)])
+
+
+@case("huge-pad")
+def huge_pad():
+    nodes = [helper.make_node("Pad", ["x", "p"], ["y"], name="pad")]
+    return model(nodes, [vi("x", F32, [1, 4])], [vi("y", F32, None)],
+                 [i64("p", [0, 0, 0, 2**40])])
+
+
+@case("huge-onehot")
+def huge_onehot():
+    nodes = [helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="onehot")]
+    return model(nodes, [vi("i", TensorProto.INT64, [4])],
+                 [vi("y", F32, None)],
+                 [i64("d", [2**40]), f32("v", [2], [0.0, 1.0])])
+
+
+@case("huge-arena-sum")
+def huge_arena_sum():
+    # Four live 2^61-byte tensors: each within the 2^62-byte limit, their
+    # sum 2^63 bytes, past int64.
+    n = 2**58
+    nodes = [helper.make_node("Tile", [f"x{i}", "r"], [f"t{i}"], name=f"tile{i}")
+             for i in range(4)]
+    nodes += [helper.make_node("Add", ["t0", "t1"], ["a"], name="add0"),
+              helper.make_node("Add", ["t2", "t3"], ["b"], name="add1"),
+              helper.make_node("Add", ["a", "b"], ["y"], name="add2")]
+    return model(nodes, [vi(f"x{i}", F32, [1, 4]) for i in range(4)],
+                 [vi("y", F32, None)], [i64("r", [n, 1])])
+
+
 @case("negative-initializer-dim")
 def negative_initializer_dim():
     t = TensorProto()
