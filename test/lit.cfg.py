@@ -5,7 +5,7 @@ import lit.formats
 config.name = "Strider"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".lir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "unittests"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "unittests", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.strider_obj_root, "test")
 

@@ -485,6 +485,17 @@ llvm::Error detail::inferGridSample(const Node &N, ResultTypes &Results) {
                             "sizes (" +
                                 llvm::Twine(X->getDim(0).getSize()) + " vs " +
                                 llvm::Twine(G->getDim(0).getSize()) + ")");
+  // Points sampled from an empty spatial extent have no value: refused
+  // (backends would read outside X; found by the onnx fuzzer).
+  auto Positive = [](const Dim &D) { return D.isStatic() && D.getSize() > 0; };
+  bool SamplesSomething = Positive(X->getDim(1));
+  for (unsigned J = 0; J + 1 < Rank; ++J)
+    SamplesSomething &= Positive(G->getDim(J));
+  for (unsigned I = 2; I < Rank && SamplesSomething; ++I)
+    if (X->getDim(I).isStatic() && X->getDim(I).getSize() == 0)
+      return makeNodeError(N, "input 'X' has an empty spatial dim " +
+                                  llvm::Twine(I) +
+                                  " to sample the grid's points from");
   Out.push_back(Batch);
   Out.push_back(X->getDim(1));
   for (unsigned I = 1; I + 1 < Rank; ++I)

@@ -35,7 +35,8 @@ llvm::Error strider::inferResultTypes(const Node &N,
   for (size_t I = 0; I < R.size(); ++I)
     if (!R[I].isWithinSizeLimit())
       return makeNodeError(N, "result " + llvm::Twine(I) + " would be " +
-                                  R[I].str() + ", more than 2^62 bytes");
+                                  R[I].str() + ", " +
+                                  R[I].getSizeLimitProblem());
   // Shape functions may compute fewer results than slots (optional outputs
   // they do not model); pad so callers can index every slot.
   while (R.size() < N.getNumResults())

@@ -271,6 +271,9 @@ llvm::SmallVector<int64_t, 6> TensorType::getStaticShape() const {
 llvm::Optional<int64_t> TensorType::getNumElements() const {
   if (!hasStaticShape())
     return llvm::None;
+  // An empty shape's other dims may overflow a product taken in order.
+  if (llvm::any_of(Shape, [](const Dim &D) { return D.getSize() == 0; }))
+    return 0;
   int64_t N = 1;
   for (const Dim &D : Shape)
     N *= D.getSize();
@@ -278,14 +281,22 @@ llvm::Optional<int64_t> TensorType::getNumElements() const {
 }
 
 bool TensorType::isWithinSizeLimit() const {
-  if (!hasStaticShape() ||
-      llvm::any_of(Shape, [](const Dim &D) { return D.getSize() == 0; }))
+  if (!hasStaticShape())
     return true;
+  // 0 dims count as 1: the strides of an empty tensor must fit too.
   int64_t Bytes = std::max<int64_t>(1, getElementByteSize(Elt));
   for (const Dim &D : Shape)
-    if (llvm::MulOverflow(Bytes, D.getSize(), Bytes) || Bytes > MaxTensorBytes)
+    if (llvm::MulOverflow(Bytes, std::max<int64_t>(D.getSize(), 1), Bytes) ||
+        Bytes > MaxTensorBytes)
       return false;
   return true;
+}
+
+const char *TensorType::getSizeLimitProblem() const {
+  bool Empty = llvm::any_of(
+      Shape, [](const Dim &D) { return D.isStatic() && !D.getSize(); });
+  return Empty ? "empty, but its other dims span more than 2^62 bytes"
+               : "more than 2^62 bytes";
 }
 
 TensorType TensorType::withLayout(Layout NewL) const {

@@ -92,10 +92,10 @@ void LayoutReport::printJSON(llvm::raw_ostream &OS) const {
       }
     });
     J.attributeArray("inputs", [&] {
-      for (const auto &[Name, Type] : Inputs)
+      for (const auto &In : Inputs)
         J.object([&] {
-          J.attribute("name", Name);
-          J.attribute("type", Type);
+          J.attribute("name", In.first);
+          J.attribute("type", In.second);
         });
     });
     J.attributeArray("dynamic_dims", [&] {

@@ -141,7 +141,8 @@ llvm::Expected<Tensor> runtime::parseNpy(llvm::StringRef Bytes,
     L = Layout(Perm);
   }
   Tensor T(Elt, Shape, L);
-  std::memcpy(T.getMutableBytes().data(), Data.data(), Data.size());
+  if (!Data.empty()) // An empty tensor has no bytes to copy (nor a pointer).
+    std::memcpy(T.getMutableBytes().data(), Data.data(), Data.size());
   return T;
 }
 

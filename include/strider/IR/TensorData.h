@@ -22,6 +22,11 @@
 
 namespace strider {
 
+/// \p D truncated toward zero to int64, saturated at the type's bounds (NaN
+/// is 0): the conversion without the undefined behaviour of a plain cast
+/// of an out-of-range double.
+int64_t saturatingToInt64(double D);
+
 class TensorData;
 using TensorDataRef = std::shared_ptr<const TensorData>;
 

@@ -159,10 +159,15 @@ public:
   /// that pass isWithinSizeLimit() do not overflow it.
   llvm::Optional<int64_t> getNumElements() const;
   /// False when the shape is static and a tensor of this type would hold
-  /// more than MaxTensorBytes (computed without overflow; an unknown
-  /// element type counts one byte per element). Shape inference refuses
-  /// results and the importer inputs that fail it.
+  /// more than MaxTensorBytes, or is empty but would with its 0 dims taken
+  /// as 1 (its strides then pass int64): computed without overflow; an
+  /// unknown element type counts one byte per element. Shape inference
+  /// refuses results and the importer inputs that fail it.
   bool isWithinSizeLimit() const;
+  /// Why a type fails isWithinSizeLimit, for messages: "more than 2^62
+  /// bytes", or for an empty one "empty, but its other dims span more than
+  /// 2^62 bytes".
+  const char *getSizeLimitProblem() const;
 
   /// Copies with one component replaced (types are values; nothing mutates
   /// a Value's type in place to change its layout).

@@ -24,7 +24,9 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const unsigned Rank = XT.getRank();
-  if (Rank < 3 || Rank > 5)
+  // An empty result (the reference kernel writes nothing) has no sampling
+  // worth building: its other dims' tables could pass any tensor's size.
+  if (Rank < 3 || Rank > 5 || YT.getNumElements().getValueOr(0) == 0)
     return false;
   // The roi, scales and sizes operands must be constants (or absent).
   std::vector<runtime::Tensor> Ops(4);

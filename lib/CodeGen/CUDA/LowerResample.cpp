@@ -59,7 +59,8 @@ llvm::Error cuda::planResize(PlanContext &C, const Node &N,
   const TensorType &XT = X->getType(), &YT = Y->getType();
   const unsigned Rank = XT.getRank();
   const ChannelOrder XO = getSharedChannelOrder(XT, YT);
-  if (Rank < 3 || Rank > 5 || XO == ChannelOrder::Other)
+  if (Rank < 3 || Rank > 5 || XO == ChannelOrder::Other ||
+      YT.getNumElements().getValueOr(0) == 0)
     return unsupported(N, "Resize from " + XT.str() + " to " + YT.str());
   std::vector<runtime::Tensor> Ops(4);
   const runtime::Tensor *Ptrs[4] = {nullptr, nullptr, nullptr, nullptr};

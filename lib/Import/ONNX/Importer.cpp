@@ -146,7 +146,8 @@ ModelImporter::convertType(const onnx::TypeProto &T, const std::string &Where,
   }
   TensorType Result(Elt, Dims);
   if (!Result.isWithinSizeLimit())
-    return Fail(" is declared " + Result.str() + ", more than 2^62 bytes");
+    return Fail(" is declared " + Result.str() + ", " +
+                Result.getSizeLimitProblem());
   return Result;
 }
 

@@ -70,6 +70,7 @@
 
 #include <cfloat>
 #include <climits>
+#include <cmath>
 #include <cstring>
 
 using namespace strider;
@@ -219,7 +220,15 @@ TensorDataRef scalarOf(ElementType Elt, double V) {
     return llvm::cantFail(
         TensorData::create(TensorType::get(Elt, {}), std::move(Bytes)));
   }
-  return TensorData::fromInt64(Elt, {}, {int64_t(V)});
+  // A bound past the type's range (a float attribute such as Clip's max)
+  // bounds nothing: it becomes the type's extreme.
+  if (Elt != ElementType::Bool) {
+    int Bits = int(getElementByteSize(Elt)) * 8;
+    double Hi = std::ldexp(1.0, isUnsignedInteger(Elt) ? Bits : Bits - 1);
+    double Lo = isUnsignedInteger(Elt) ? 0.0 : -Hi;
+    V = std::max(Lo, std::min(V, Hi - 1));
+  }
+  return TensorData::fromInt64(Elt, {}, {saturatingToInt64(V)});
 }
 
 /// Move an ints attribute into operand \p Index as a 1-D i64 constant.

@@ -196,13 +196,29 @@ TEST(TypesTest, SizeLimitIsCheckedWithoutOverflow) {
   // 2^64 elements: the product wraps to 0 in 64 bits.
   EXPECT_FALSE(
       TensorType::get(ElementType::F32, {Big, Big, 4}).isWithinSizeLimit());
-  // A dim of 0 makes any tensor empty.
-  EXPECT_TRUE(TensorType::get(ElementType::F32, {Big, Big, Big, 0})
-                  .isWithinSizeLimit());
+  // A dim of 0 makes a tensor empty, but its strides still span its other
+  // dims (found by the onnx fuzzer: strides of 2^93 wrapped).
+  TensorType Empty = TensorType::get(ElementType::F32, {Big, Big, Big, 0});
+  EXPECT_FALSE(Empty.isWithinSizeLimit());
+  EXPECT_EQ(Empty.getNumElements(), int64_t(0));
+  EXPECT_STREQ(Empty.getSizeLimitProblem(),
+               "empty, but its other dims span more than 2^62 bytes");
+  EXPECT_TRUE(
+      TensorType::get(ElementType::F32, {Big, 0, 4}).isWithinSizeLimit());
   // Dims not known yet are checked once they are.
   EXPECT_TRUE(TensorType(ElementType::F32, {Dim::getSymbol("n"),
                                             Dim::getStatic(Big), Dim::getStatic(Big)})
                   .isWithinSizeLimit());
   EXPECT_FALSE(TensorType::get(ElementType::Unknown, {Big, Big, 2})
                    .isWithinSizeLimit());
+}
+
+TEST(TensorDataTest, DoublesSaturateToInt64) {
+  // A plain cast of these is undefined (the onnx fuzzer found a Clip bound
+  // of 1.8e34 on an i8 tensor cast so).
+  EXPECT_EQ(saturatingToInt64(1.8e34), INT64_MAX);
+  EXPECT_EQ(saturatingToInt64(-1.8e34), INT64_MIN);
+  EXPECT_EQ(saturatingToInt64(std::nan("")), 0);
+  EXPECT_EQ(saturatingToInt64(-2.9), -2);
+  EXPECT_EQ(saturatingToInt64(9.2233720368547758e18), INT64_MAX);
 }

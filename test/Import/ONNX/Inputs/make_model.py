@@ -294,6 +294,16 @@ def clip_attrs():
                  opset=10)
 
 
+@case("clip-attrs-i8")
+def clip_attrs_i8():
+    # Found by the onnx fuzzer: float bounds past the data type's range (a
+    # plain cast of 1.8e34 to an integer is undefined).
+    nodes = [helper.make_node("Clip", ["x"], ["y"], name="clip", min=-1e30,
+                              max=1.8e34)]
+    return model(nodes, [vi("x", TensorProto.INT8, [3])],
+                 [vi("y", TensorProto.INT8, [3])], opset=10)
+
+
 @case("clip-attrs-f16")
 def clip_attrs_f16():
     nodes = [helper.make_node("Clip", ["x"], ["y"], name="clip", max=6.0)]
@@ -680,6 +690,26 @@ def huge_resize():
     nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs")]
     return model(nodes, [vi("x", F32, [1, 1, 4, 4])], [vi("y", F32, None)],
                  [f32("sc", [4], [1, 1, 1e9, 1e9])])
+
+
+@case("huge-empty-resize")
+def huge_empty_resize():
+    # Found by the onnx fuzzer: scales that make an empty tensor whose other
+    # dims span 1.6e19 elements (its strides overflowed int64).
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs")]
+    return model(nodes, [vi("x", F32, [1, 1, 4, 4])], [vi("y", F32, None)],
+                 [f32("sc", [4], [1e-45, 1e-45, 1e9, 1e9])])
+
+
+@case("empty-resize-long-dim")
+def empty_resize_long_dim():
+    # Found by the onnx fuzzer: an empty result with a dim of 8.4e14; the
+    # sampling tables of that dim took 20 PB before anything noticed the
+    # result has no elements.
+    nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs",
+                              mode="linear")]
+    return model(nodes, [vi("x", F32, [1, 1, 2, 2])], [vi("y", F32, None)],
+                 [i64("sz", [1, 844424930131969, 0, 3])])
 
 
 # Sizes a tensor may have but no machine here can hold (below the 2^62-byte
