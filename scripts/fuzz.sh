@@ -8,7 +8,9 @@
 #
 #   scripts/fuzz.sh [--seconds S | --runs N] [--build DIR] [TARGET...]
 #
-# TARGET: artifact, lir, npy, onnx (default: all four, one after another).
+# TARGET: artifact, lir, npy, onnx (default: all four, one after another),
+# or lower (the onnx target's models lowered and run on the CPU backend;
+# its build takes about ten more minutes).
 # --seconds S: each target runs S seconds (default 30); --runs N: each runs
 # N inputs. Prints each target's executions and peak memory.
 set -euo pipefail
@@ -22,19 +24,24 @@ while [ $# -gt 0 ]; do
     --runs) LIMIT="-runs=$2"; shift 2 ;;
     --build) BUILD="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    artifact|lir|npy|onnx) TARGETS+=("$1"); shift ;;
+    artifact|lir|npy|onnx|lower) TARGETS+=("$1"); shift ;;
     *) echo "fuzz: unknown argument '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(artifact lir npy onnx)
+mkdir -p "$BUILD"
+BUILD="$(cd "$BUILD" && pwd)" # the fuzzers run in their scratch corpora
 CXX_BIN="${STRIDER_FUZZ_CXX:-clang++-14}"
 CC_BIN="${STRIDER_FUZZ_CC:-clang-14}"
 if ! command -v "$CXX_BIN" >/dev/null; then
   echo "fuzz: $CXX_BIN not found (scripts/setup.sh installs clang-14)" >&2
   exit 1
 fi
+LOWERING=OFF
+case " ${TARGETS[*]} " in *" lower "*) LOWERING=ON ;; esac
 cmake -S "$ROOT/test/fuzz" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" >/dev/null
+  -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" \
+  -DSTRIDER_FUZZ_LOWERING="$LOWERING" >/dev/null
 ninja -C "$BUILD" -j "${STRIDER_JOBS:-2}" "${TARGETS[@]/%/-fuzzer}" >"$BUILD/build.log" 2>&1 || {
   tail -40 "$BUILD/build.log" >&2
   echo "fuzz: building the fuzzers failed (log: $BUILD/build.log)" >&2
@@ -52,8 +59,10 @@ for T in "${TARGETS[@]}"; do
   FINDINGS="$BUILD/findings/$T"
   rm -rf "$WORK" "$FINDINGS"
   mkdir -p "$WORK" "$FINDINGS"
-  cp "$ROOT/test/fuzz/corpus/$T"/* "$WORK"/
-  if [ "$T" = onnx ] && [ -n "$NODE_TESTS" ]; then
+  # The lowering target takes the onnx target's seeds.
+  SEEDS="$T"; [ "$T" = lower ] && SEEDS=onnx
+  cp "$ROOT/test/fuzz/corpus/$SEEDS"/* "$WORK"/
+  if [ "$SEEDS" = onnx ] && [ -n "$NODE_TESTS" ]; then
     for M in "$NODE_TESTS"/*/model.onnx; do
       cp "$M" "$WORK/$(basename "$(dirname "$M")").onnx"
     done

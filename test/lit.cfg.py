@@ -21,6 +21,10 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# Sanitized builds reserve terabytes of address space (tests that limit
+# it with ulimit -v cannot run there).
+if config.strider_sanitized:
+    config.available_features.add("sanitizer")
 if config.strider_has_cuda:
     config.available_features.add("cuda")
     # A machine with an NVIDIA GPU and its driver (tests of the no-GPU

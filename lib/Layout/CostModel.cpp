@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,8 +78,11 @@ int64_t CostModel::getNumBytes(const TensorType &T) const {
   int64_t N = getElementByteSize(T.getElementType());
   if (N == 0)
     N = 4;
+  // Costed sizes are not bound by the size limit (a symbol may be costed
+  // at any size): saturate rather than wrap.
   for (const Dim &D : T.getShape())
-    N *= Dims.getCostSize(D);
+    if (llvm::MulOverflow(N, Dims.getCostSize(D), N))
+      return INT64_MAX;
   return N;
 }
 

@@ -30,6 +30,7 @@
 #include "strider/Transforms/Specialize.h"
 
 #include "Common/LayoutFlags.h"
+#include "Common/OutOfMemory.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
@@ -655,5 +656,5 @@ int main(int argc, char **argv) {
       "installed)\n"
       "With --tune --tuning-file=FILE, convs are first timed on this machine "
       "and the layouts chosen by the measured times.\n");
-  return compile();
+  return toolflags::runReportingOutOfMemory("strider-compile", compile);
 }

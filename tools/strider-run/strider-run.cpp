@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Common/OutOfMemory.h"
+
 #include "strider/CodeGen/Registry/BackendRegistry.h"
 #include "strider/Engine/Session.h"
 #include "strider/IR/AsmParser.h"
@@ -831,5 +833,5 @@ int main(int argc, char **argv) {
       "Backends (--backend):\n" +
       codegen::describeBackends();
   cl::ParseCommandLineOptions(argc, argv, Overview);
-  return run();
+  return toolflags::runReportingOutOfMemory("strider-run", run);
 }

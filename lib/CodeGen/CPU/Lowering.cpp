@@ -137,7 +137,8 @@ BufferId LoweringContext::getBuffer(const Value *V) {
   P.ConstantSlot.resize(P.Buffers.size(), -1);
   P.ConstantSlot[B] = int(P.Constants.size());
   P.Constants.push_back(D);
-  P.ConstantBytes += Info.Bytes;
+  P.ConstantBytes =
+      int64_t(addSaturated(uint64_t(P.ConstantBytes), uint64_t(Info.Bytes)));
   BufferOf[V] = B;
   return B;
 }
@@ -148,7 +149,8 @@ BufferId LoweringContext::defineBuffer(const Value *V) {
   Info.Bytes = codegen::getByteSize(V->getType());
   P.Buffers.push_back(Info);
   P.ConstantSlot.resize(P.Buffers.size(), -1);
-  P.UnplannedBytes += Info.Bytes;
+  P.UnplannedBytes =
+      int64_t(addSaturated(uint64_t(P.UnplannedBytes), uint64_t(Info.Bytes)));
   BufferOf[V] = B;
   return B;
 }

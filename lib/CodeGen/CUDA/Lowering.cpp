@@ -17,6 +17,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/LayoutAlgebra.h"
 #include "strider/Runtime/Tensor.h"
+#include "strider/Support/Memory.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -263,7 +264,8 @@ BufferId PlanContext::addConstant(std::vector<uint8_t> Data) {
   Info.Bytes = int64_t(Data.size());
   Info.IsConstant = true;
   Info.Data = std::make_shared<const std::vector<uint8_t>>(std::move(Data));
-  P.ConstantBytes += Info.Bytes;
+  P.ConstantBytes =
+      int64_t(addSaturated(uint64_t(P.ConstantBytes), uint64_t(Info.Bytes)));
   P.Buffers.push_back(std::move(Info));
   return B;
 }

@@ -109,6 +109,69 @@ TEST(CAPI, LoadErrors) {
   strider_session_options_free(nullptr);
 }
 
+/// Graphs asking for sizes no machine has (issue: hostile models), each
+/// refused with a status and a message naming what it needs, never an
+/// abort: at load (the size limit of shape inference) or when the program
+/// for the fed shape is built (the memory budget).
+TEST(CAPI, HostileSizesAreErrors) {
+  struct Case {
+    const char *Name, *Lir, *Says;
+  };
+  const Case Cases[] = {
+      {"tile-2e40",
+       "graph @g(%x: tensor<1 x 4 x f32>) {\n"
+       "  %r = Constant() {value = dense<[1099511627776, 1]> : tensor<2 x "
+       "i64>} : tensor<2 x i64>\n"
+       "  %y = Tile(%x, %r) : tensor<* x f32>\n  return %y\n}\n",
+       "16.0 TiB"},
+      {"constant-of-shape-1tib",
+       "graph @g(%x: tensor<1 x 4 x f32>) {\n"
+       "  %s = Constant() {value = dense<[68719476736, 4]> : tensor<2 x i64>} "
+       ": tensor<2 x i64>\n"
+       "  %c = ConstantOfShape(%s) : tensor<* x f32>\n"
+       "  %y = Add(%c, %x) : tensor<* x f32>\n  return %y\n}\n",
+       " TiB ("},
+      {"expand-2e64",
+       "graph @g(%x: tensor<1 x 4 x f32>) {\n"
+       "  %s = Constant() {value = dense<[2147483648, 2147483648, 4]> : "
+       "tensor<3 x i64>} : tensor<3 x i64>\n"
+       "  %y = Expand(%x, %s) : tensor<* x f32>\n  return %y\n}\n",
+       "more than 2^62 bytes"},
+  };
+  std::vector<float> X(4, 1.0f);
+  std::vector<int64_t> Shape{1, 4};
+  for (const Case &C : Cases) {
+    std::string Path = testing::TempDir() + "capi-hostile-" + C.Name + ".lir";
+    std::ofstream(Path) << C.Lir;
+    strider_model *M = nullptr;
+    strider_status Loaded = strider_model_load(Path.c_str(), &M);
+    if (Loaded != STRIDER_OK) {
+      EXPECT_EQ(Loaded, STRIDER_ERROR_MODEL) << C.Name;
+      EXPECT_NE(std::string(strider_last_error()).find(C.Says),
+                std::string::npos)
+          << C.Name << ": " << strider_last_error();
+      continue;
+    }
+    for (const char *Backend : {"cpu", "reference"}) {
+      strider_session_options *O = nullptr;
+      ASSERT_EQ(strider_session_options_create(&O), STRIDER_OK);
+      ASSERT_EQ(strider_session_options_set_backend(O, Backend), STRIDER_OK);
+      strider_session *S = nullptr;
+      ASSERT_EQ(strider_session_create(M, O, &S), STRIDER_OK)
+          << strider_last_error();
+      strider_session_options_free(O);
+      DLTensor In = view(X.data(), F32, Shape);
+      EXPECT_EQ(strider_session_prepare(S, &In, 1), STRIDER_ERROR_RUN)
+          << C.Name << " on " << Backend;
+      EXPECT_NE(std::string(strider_last_error()).find(C.Says),
+                std::string::npos)
+          << C.Name << " on " << Backend << ": " << strider_last_error();
+      strider_session_free(S);
+    }
+    strider_model_free(M);
+  }
+}
+
 TEST_F(Fixture, Introspection) {
   ASSERT_EQ(strider_model_num_inputs(M), 1u);
   ASSERT_EQ(strider_model_num_outputs(M), 1u);

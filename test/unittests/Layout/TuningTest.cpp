@@ -347,3 +347,16 @@ TEST(TuningTest, CalibrationReproducesMeasurements) {
 }
 
 } // namespace
+
+TEST(TuningTest, SizesOfHugeTypesSaturate) {
+  // Found by the onnx fuzzer: an input declared "x:0" x 3 x 2^62 x "x:3",
+  // costed with its symbols as 1, wrapped int64 (24 * 2^62).
+  DimBindings Dims;
+  CostModel Model(getDefaultTarget(), Dims);
+  TensorType T(ElementType::F32,
+               {Dim::getSymbol("x:0"), Dim::getStatic(3),
+                Dim::getStatic(int64_t(1) << 62), Dim::getSymbol("x:3")});
+  EXPECT_EQ(Model.getNumBytes(T), INT64_MAX);
+  EXPECT_EQ(Model.getRelayoutCost(T), MaxFiniteCost);
+  EXPECT_EQ(Model.getNumBytes(TensorType::get(ElementType::F32, {2, 3})), 24);
+}

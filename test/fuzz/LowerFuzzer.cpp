@@ -1,0 +1,34 @@
+//===- LowerFuzzer.cpp - libFuzzer target on the CPU backend -------------===//
+//
+// The onnx target's way to a runnable graph (ModelPipeline.h), then the CPU
+// backend: lowering (kernel choice, packed constants, the memory plan,
+// within a 256 MiB budget) and, when the run is small, the program on zero
+// inputs. A clean error is fine; a crash, a sanitizer report, a leak or a
+// timeout is a finding. Built only on request (scripts/fuzz.sh lower).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelPipeline.h"
+
+#include "strider/CodeGen/CPU/CPUBackend.h"
+
+using namespace strider;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  std::unique_ptr<Graph> G = fuzz::prepareModel(Data, Size);
+  if (!G)
+    return 0;
+  cpu::CPUOptions Opts;
+  Opts.MaxMemory = uint64_t(256) << 20;
+  auto P = cpu::compileForCPU(*G, Opts);
+  if (!P) {
+    llvm::consumeError(P.takeError());
+    return 0;
+  }
+  if (!fuzz::isSmallRun(*G))
+    return 0;
+  auto Out = (*P)->run(fuzz::zeroInputs(*G));
+  if (!Out)
+    llvm::consumeError(Out.takeError());
+  return 0;
+}

@@ -1,0 +1,153 @@
+//===- ModelPipeline.h - What the model fuzzers share -----------*- C++ -*-===//
+//
+// An ONNX model's way to a runnable graph, as a session takes it: import,
+// the once-per-model preparation, specialization (every graph input at its
+// declared shape, each dynamic dim 2), the shape pipeline (canonicalize,
+// layout assignment for cpu-avx512) and the verifier. A clean error at any
+// step ends the input; an imported or optimized graph that fails the
+// verifier is a finding (abort).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRIDER_TEST_FUZZ_MODELPIPELINE_H
+#define STRIDER_TEST_FUZZ_MODELPIPELINE_H
+
+#include "strider/IR/Graph.h"
+#include "strider/IR/Verifier.h"
+#include "strider/Import/ONNX.h"
+#include "strider/Layout/LayoutAssignment.h"
+#include "strider/Runtime/Reference.h"
+#include "strider/Transforms/Pass.h"
+#include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
+#include "strider/Transforms/Specialize.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace strider {
+namespace fuzz {
+
+/// Stops on an error (fine) or a graph a pass left invalid (a finding).
+inline bool runPipeline(Graph &G, llvm::StringRef Pipeline) {
+  auto Layout = layout::parseLayoutOptions("cpu-avx512", "auto", "model", {});
+  if (!Layout) {
+    llvm::consumeError(Layout.takeError());
+    return false;
+  }
+  PipelineOptions Opts;
+  Opts.Layout = std::move(*Layout);
+  Opts.Layout.Explain = false;
+  PassManager PM;
+  if (llvm::Error E = parsePassPipeline(Pipeline, PM)) {
+    std::fprintf(stderr, "pipeline '%s': %s\n", Pipeline.str().c_str(),
+                 llvm::toString(std::move(E)).c_str());
+    std::abort();
+  }
+  PM.configure(Opts);
+  PM.setVerifyEach(false);
+  if (llvm::Error E = PM.run(G)) {
+    llvm::consumeError(std::move(E));
+    return false;
+  }
+  if (llvm::Error E = verifyGraph(G)) {
+    std::fprintf(stderr, "'%s' succeeded and left an invalid graph: %s\n",
+                 Pipeline.str().c_str(), llvm::toString(std::move(E)).c_str());
+    std::abort();
+  }
+  return true;
+}
+
+/// A bound on the reference interpreter's work: per node, its result's
+/// elements times its largest operand's (a conv's or matmul's FLOPs, a
+/// reduction's reads, are below it). Saturates.
+inline uint64_t workBound(const Graph &G) {
+  uint64_t Work = 0;
+  for (const Node *N : G.nodes()) {
+    uint64_t Out = 0, In = 1;
+    for (unsigned R = 0; R < N->getNumResults(); ++R)
+      if (N->hasResult(R))
+        Out += uint64_t(N->getResult(R)->getType().getNumElements().getValueOr(
+            int64_t(1) << 40));
+    for (const Value *Op : N->getOperands())
+      if (Op)
+        In = std::max(In, uint64_t(Op->getType().getNumElements().getValueOr(
+                              int64_t(1) << 40)));
+    if (Out > (uint64_t(1) << 40) || In > (uint64_t(1) << 40))
+      return UINT64_MAX;
+    Work += Out * In;
+    if (Work > (uint64_t(1) << 60))
+      return UINT64_MAX;
+  }
+  return Work;
+}
+
+/// The graph a session would run for \p Bytes at the shapes above, or
+/// null when a step refuses it.
+inline std::unique_ptr<Graph> prepareModel(const uint8_t *Data, size_t Size) {
+  llvm::StringRef Bytes(reinterpret_cast<const char *>(Data), Size);
+  // External data resolves against a directory that does not exist: a
+  // mutated location reads nothing of the machine.
+  auto G = importONNXBytes(Bytes, "fuzz.onnx", "/nonexistent/strider-fuzz");
+  if (!G) {
+    llvm::consumeError(G.takeError());
+    return nullptr;
+  }
+  if (llvm::Error E = verifyGraph(**G)) {
+    std::fprintf(stderr, "an imported graph fails verification: %s\n",
+                 llvm::toString(std::move(E)).c_str());
+    std::abort();
+  }
+  // The session's once-per-model preparation.
+  if (!runPipeline(**G, getPreparePipeline()))
+    return nullptr;
+  ShapeBindings B;
+  for (const Value *In : (*G)->getInputs()) {
+    const TensorType &T = In->getType();
+    if (!T.hasRank() || In->getDefaultData())
+      continue;
+    llvm::SmallVector<int64_t, 6> Shape;
+    for (const Dim &D : T.getShape())
+      Shape.push_back(D.isStatic() ? D.getSize() : 2);
+    B.InputShapes[In->getName()] = Shape;
+  }
+  if (llvm::Error E = specializeShapes(**G, B)) {
+    llvm::consumeError(std::move(E));
+    return nullptr;
+  }
+  if (llvm::Error E = checkIfsFolded(**G)) {
+    llvm::consumeError(std::move(E));
+    return nullptr;
+  }
+  if (!runPipeline(**G, "canonicalize,infer-shapes,layout-assignment"))
+    return nullptr;
+  return std::move(*G);
+}
+
+/// Whether \p G runs in a few milliseconds: 16 MiB of tensors and 2^24
+/// element-operations at most.
+inline bool isSmallRun(const Graph &G) {
+  auto Peak = runtime::getReferencePeakBytes(G);
+  return Peak && *Peak <= (uint64_t(16) << 20) && workBound(G) <= (1u << 24);
+}
+
+/// Zero tensors for \p G's inputs without default data.
+inline runtime::TensorMap zeroInputs(const Graph &G) {
+  runtime::TensorMap Inputs;
+  for (const Value *In : G.getInputs()) {
+    const TensorType &T = In->getType();
+    if (In->getDefaultData() || !T.hasStaticShape())
+      continue;
+    Inputs[In->getName()] =
+        runtime::Tensor(T.getElementType(), T.getStaticShape());
+  }
+  return Inputs;
+}
+
+} // namespace fuzz
+} // namespace strider
+
+#endif // STRIDER_TEST_FUZZ_MODELPIPELINE_H
