@@ -32,6 +32,22 @@ llvm::Error strider::inferResultTypes(const Node &N,
   }
   if (llvm::Error E = InferTable[static_cast<unsigned>(N.getOpId())](N, R))
     return E;
+  // A view whose shape is read at run time (Reshape's shape, Unsqueeze's
+  // axes) keeps its declared result type: that type must still hold the
+  // input's elements, which every backend copies by the static types
+  // (found by the lowering fuzzer: reads past the input).
+  if (hasOpTrait(N.getOpId(), optrait::View) && !R.empty() &&
+      !R[0].hasStaticShape() && N.hasResult(0) && N.hasOperand(0)) {
+    const TensorType &X = N.getOperand(0)->getType();
+    const TensorType &Declared = N.getResult(0)->getType();
+    auto In = X.getNumElements(), Out = Declared.getNumElements();
+    if (In && Out && *In != *Out && X.isWithinSizeLimit() &&
+        Declared.isWithinSizeLimit())
+      return makeNodeError(N, "result is declared " + Declared.str() + " (" +
+                                  llvm::Twine(*Out) +
+                                  " elements) but the input " + X.str() +
+                                  " has " + llvm::Twine(*In));
+  }
   for (size_t I = 0; I < R.size(); ++I)
     if (!R[I].isWithinSizeLimit())
       return makeNodeError(N, "result " + llvm::Twine(I) + " would be " +

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace strider;
@@ -116,13 +117,18 @@ llvm::Expected<Tensor> runtime::parseNpy(llvm::StringRef Bytes,
   llvm::SmallVector<int64_t, 6> Shape;
   llvm::SmallVector<llvm::StringRef, 6> Parts;
   S.split(Parts, ',', -1, /*KeepEmpty=*/false);
-  uint64_t Count = 1;
+  // Span: the product with 0 dims as 1, so that an empty array's strides
+  // stay small too (the npy fuzzer found an empty one whose other dims
+  // overflowed them).
+  uint64_t Count = 1, Span = 1;
   for (llvm::StringRef P : Parts) {
     int64_t Dim;
     if (P.trim().getAsInteger(10, Dim) || Dim < 0)
       return npyError(Name, "bad shape '" + *ShapeText + "'");
-    if (Dim && Count > (uint64_t(1) << 40) / uint64_t(Dim))
+    uint64_t D = uint64_t(std::max<int64_t>(Dim, 1));
+    if (Span > (uint64_t(1) << 40) / D)
       return npyError(Name, "array too large");
+    Span *= D;
     Count *= uint64_t(Dim);
     Shape.push_back(Dim);
   }

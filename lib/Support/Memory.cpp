@@ -2,7 +2,7 @@
 
 #include "strider/Support/Memory.h"
 
-#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/Optional.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -24,47 +24,47 @@ std::string readSmallFile(const llvm::Twine &Path) {
   return (*Buf)->getBuffer().str();
 }
 
+/// The rest of the first line of \p Text that starts with \p Prefix,
+/// trimmed; none when no line does.
+llvm::Optional<llvm::StringRef> findLineAfter(llvm::StringRef Text,
+                                              llvm::StringRef Prefix) {
+  while (!Text.empty()) {
+    llvm::StringRef Line;
+    std::tie(Line, Text) = Text.split('\n');
+    if (Line.consume_front(Prefix))
+      return Line.trim();
+  }
+  return llvm::None;
+}
+
 /// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
 uint64_t getMemAvailable() {
   std::string Info = readSmallFile("/proc/meminfo");
-  llvm::StringRef Rest(Info);
-  while (!Rest.empty()) {
-    llvm::StringRef Line;
-    std::tie(Line, Rest) = Rest.split('\n');
-    if (!Line.consume_front("MemAvailable:"))
-      continue;
-    Line = Line.trim();
-    uint64_t KiB = 0;
-    if (Line.consume_back("kB") && !Line.trim().getAsInteger(10, KiB))
-      return KiB * 1024;
+  auto Line = findLineAfter(Info, "MemAvailable:");
+  uint64_t KiB = 0;
+  if (!Line || !Line->consume_back("kB") || Line->trim().getAsInteger(10, KiB))
     return 0;
-  }
-  return 0;
+  return KiB * 1024;
 }
 
 /// What this process's cgroup (v2) still lets it allocate; UINT64_MAX
 /// when it sets no limit or none can be read.
 uint64_t getCgroupHeadroom() {
   std::string Groups = readSmallFile("/proc/self/cgroup");
-  llvm::StringRef Rest(Groups);
-  while (!Rest.empty()) {
-    llvm::StringRef Line;
-    std::tie(Line, Rest) = Rest.split('\n');
-    if (!Line.consume_front("0::"))
-      continue;
-    std::string Dir = ("/sys/fs/cgroup" + Line.trim()).str();
-    uint64_t Max = 0, Current = 0;
-    if (llvm::StringRef(readSmallFile(Dir + "/memory.max"))
-            .trim()
-            .getAsInteger(10, Max))
-      return UINT64_MAX; // "max", or no such file.
-    if (llvm::StringRef(readSmallFile(Dir + "/memory.current"))
-            .trim()
-            .getAsInteger(10, Current))
-      Current = 0;
-    return Max > Current ? Max - Current : 0;
-  }
-  return UINT64_MAX;
+  auto Path = findLineAfter(Groups, "0::");
+  if (!Path)
+    return UINT64_MAX;
+  std::string Dir = ("/sys/fs/cgroup" + *Path).str();
+  uint64_t Max = 0, Current = 0;
+  if (llvm::StringRef(readSmallFile(Dir + "/memory.max"))
+          .trim()
+          .getAsInteger(10, Max))
+    return UINT64_MAX; // "max", or no such file.
+  if (llvm::StringRef(readSmallFile(Dir + "/memory.current"))
+          .trim()
+          .getAsInteger(10, Current))
+    Current = 0;
+  return Max > Current ? Max - Current : 0;
 }
 
 } // namespace

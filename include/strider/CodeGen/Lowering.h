@@ -50,6 +50,13 @@ int64_t getByteSize(const TensorType &T);
 /// no node has a result of static shape.
 llvm::Error makeTooBigError(const Graph &G, const std::string &Why);
 
+/// makeTooBigError when \p G's largest tensor alone exceeds the memory
+/// budget \p MaxMemory (Support/Memory.h; \p What names the memory):
+/// checked before lowering, whose tables (a Resize's taps per output
+/// position) grow with the tensors' dims.
+llvm::Error checkLargestTensor(const Graph &G, uint64_t MaxMemory,
+                               llvm::StringRef What);
+
 /// A dense row-major copy of constant \p V's elements as floats: of an f32
 /// constant, and with \p WidenHalf of an f16 or bf16 one; empty for any
 /// other value.

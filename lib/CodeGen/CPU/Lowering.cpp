@@ -421,6 +421,9 @@ llvm::Expected<std::unique_ptr<Program>>
 cpu::compileForCPU(const Graph &G, const CPUOptions &Opts) {
   if (llvm::Error E = checkTypes(G))
     return E;
+  if (llvm::Error E =
+          codegen::checkLargestTensor(G, Opts.MaxMemory, "activations"))
+    return E;
   auto P = std::make_unique<ProgramImpl>();
   P->Threads = std::max(1, Opts.Threads);
   LoweringContext L(G, *P);

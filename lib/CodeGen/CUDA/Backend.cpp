@@ -195,6 +195,9 @@ public:
     auto CO = getCUDAOptions(Opts);
     if (!CO)
       return CO.takeError();
+    if (llvm::Error E = codegen::checkLargestTensor(G, Opts.MaxMemory,
+                                                    "emulated device memory"))
+      return E;
     auto P = planForCUDA(G, *CO);
     if (!P)
       return P.takeError();

@@ -6,6 +6,7 @@
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
 #include "strider/IR/TensorData.h"
+#include "strider/Support/Memory.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -21,20 +22,41 @@ int64_t codegen::getByteSize(const TensorType &T) {
          int64_t(getElementByteSize(T.getElementType()));
 }
 
-llvm::Error codegen::makeTooBigError(const Graph &G, const std::string &Why) {
+/// The node of \p G with the largest result (static types), that result's
+/// index and its bytes; null when none has a static size.
+static const Node *findLargestResult(const Graph &G, unsigned &Result,
+                                     int64_t &Bytes) {
   const Node *Largest = nullptr;
-  unsigned Result = 0;
-  int64_t Most = 0;
+  Bytes = 0;
   for (const Node *N : G.nodes())
     for (unsigned R = 0, E = N->getNumResults(); R != E; ++R)
       if (N->hasResult(R)) {
         int64_t B = getByteSize(N->getResult(R)->getType());
-        if (B > Most) {
-          Most = B;
+        if (B > Bytes) {
+          Bytes = B;
           Largest = N;
           Result = R;
         }
       }
+  return Largest;
+}
+
+llvm::Error codegen::checkLargestTensor(const Graph &G, uint64_t MaxMemory,
+                                        llvm::StringRef What) {
+  unsigned Result = 0;
+  int64_t Most = 0;
+  if (!findLargestResult(G, Result, Most))
+    return llvm::Error::success();
+  std::string TooBig = checkMemoryBudget(uint64_t(Most), What, MaxMemory);
+  if (TooBig.empty())
+    return llvm::Error::success();
+  return makeTooBigError(G, TooBig);
+}
+
+llvm::Error codegen::makeTooBigError(const Graph &G, const std::string &Why) {
+  unsigned Result = 0;
+  int64_t Most = 0;
+  const Node *Largest = findLargestResult(G, Result, Most);
   if (!Largest)
     return makeGraphError(G, Why);
   return makeNodeError(*Largest,

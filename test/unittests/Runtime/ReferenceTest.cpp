@@ -1165,3 +1165,22 @@ TEST(NpyTest, RoundTripsIncludingEmptyTensors) {
     EXPECT_EQ(Back->getBytes(), T.getBytes());
   }
 }
+
+TEST(NpyTest, RefusesEmptyArraysWhoseOtherDimsAreHuge) {
+  // Found by the npy fuzzer: (0, 3, ..., 24444444444444444) has no bytes,
+  // but its strides overflowed int64.
+  std::string Header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3, "
+      "24444444444444444), }";
+  Header.append(64 - (10 + Header.size() + 1) % 64, ' ');
+  Header += '\n';
+  std::string File = "\x93NUMPY";
+  File += char(1);
+  File += char(0);
+  File += char(Header.size() & 0xff);
+  File += char(Header.size() >> 8);
+  File += Header;
+  llvm::Expected<Tensor> T = parseNpy(File, "huge.npy");
+  ASSERT_FALSE(bool(T));
+  EXPECT_EQ(llvm::toString(T.takeError()), "huge.npy: array too large");
+}
