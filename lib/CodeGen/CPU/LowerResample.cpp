@@ -49,8 +49,12 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     llvm::consumeError(Sampling.takeError()); // The reference reports it.
     return false;
   }
-  // Batch and channels must be copied through (one tap of weight 1 at the
-  // same index), nothing extrapolated.
+  // Batch and channels must be copied through (the same sizes, one tap of
+  // weight 1 at the same index), nothing extrapolated. (A channel count
+  // resized from 65 to 1 has that one tap: the lowering fuzzer found the
+  // kernel writing 65 channels into the result's one.)
+  if (XShape[0] != YShape[0] || XShape[1] != YShape[1])
+    return false;
   for (unsigned D = 0; D < Rank; ++D) {
     const runtime::ResizeAxis &A = Sampling->Axes[D];
     for (size_t O = 0; O < A.Taps.size(); ++O) {

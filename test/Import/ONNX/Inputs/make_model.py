@@ -712,6 +712,17 @@ def empty_resize_long_dim():
                  [i64("sz", [1, 844424930131969, 0, 3])])
 
 
+@case("resize-channels")
+def resize_channels():
+    # Found by the lowering fuzzer: 65 channels resized to 1 (one tap of
+    # weight 1) were written whole into the result's one channel.
+    nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs",
+                              mode="linear",
+                              coordinate_transformation_mode="align_corners")]
+    return model(nodes, [vi("x", F32, [1, 65, 2, 2])], [vi("y", F32, None)],
+                 [i64("sz", [1, 1, 3, 3])])
+
+
 # Sizes a tensor may have but no machine here can hold (below the 2^62-byte
 # limit of shape inference): each is refused by the memory budget.
 @case("huge-constant-of-shape")
