@@ -40,13 +40,15 @@ llvm::Error strider::inferResultTypes(const Node &N,
       !R[0].hasStaticShape() && N.hasResult(0) && N.hasOperand(0)) {
     const TensorType &X = N.getOperand(0)->getType();
     const TensorType &Declared = N.getResult(0)->getType();
-    auto In = X.getNumElements(), Out = Declared.getNumElements();
-    if (In && Out && *In != *Out && X.isWithinSizeLimit() &&
-        Declared.isWithinSizeLimit())
-      return makeNodeError(N, "result is declared " + Declared.str() + " (" +
-                                  llvm::Twine(*Out) +
-                                  " elements) but the input " + X.str() +
-                                  " has " + llvm::Twine(*In));
+    // Counted only within the size limit (beyond it the product wraps).
+    if (X.isWithinSizeLimit() && Declared.isWithinSizeLimit()) {
+      auto In = X.getNumElements(), Out = Declared.getNumElements();
+      if (In && Out && *In != *Out)
+        return makeNodeError(N, "result is declared " + Declared.str() + " (" +
+                                    llvm::Twine(*Out) +
+                                    " elements) but the input " + X.str() +
+                                    " has " + llvm::Twine(*In));
+    }
   }
   for (size_t I = 0; I < R.size(); ++I)
     if (!R[I].isWithinSizeLimit())

@@ -62,8 +62,9 @@ inline bool runPipeline(Graph &G, llvm::StringRef Pipeline) {
 }
 
 /// A bound on the reference interpreter's work: per node, its result's
-/// elements times its largest operand's (a conv's or matmul's FLOPs, a
-/// reduction's reads, are below it). Saturates.
+/// elements times its largest operand's or its kernel window's (a conv's
+/// or matmul's FLOPs, a reduction's reads, a pool's visits are below it).
+/// Saturates.
 inline uint64_t workBound(const Graph &G) {
   uint64_t Work = 0;
   for (const Node *N : G.nodes()) {
@@ -76,9 +77,18 @@ inline uint64_t workBound(const Graph &G) {
       if (Op)
         In = std::max(In, uint64_t(Op->getType().getNumElements().getValueOr(
                               int64_t(1) << 40)));
-    if (Out > (uint64_t(1) << 40) || In > (uint64_t(1) << 40))
+    // A pooling window visits every position of its kernel, padding
+    // included (a 3 x 33554431 window over a 5 x 5 input is 10^8 visits
+    // per output): the window's size counts too.
+    uint64_t Window = 1;
+    for (int64_t K : N->getIntsAttr("kernel_shape"))
+      Window = K <= 0 || K > (int64_t(1) << 40) || Window > (uint64_t(1) << 40)
+                   ? UINT64_MAX
+                   : Window * uint64_t(K);
+    if (Out > (uint64_t(1) << 40) || In > (uint64_t(1) << 40) ||
+        Window > (uint64_t(1) << 40))
       return UINT64_MAX;
-    Work += Out * In;
+    Work += Out * std::max(In, Window);
     if (Work > (uint64_t(1) << 60))
       return UINT64_MAX;
   }
