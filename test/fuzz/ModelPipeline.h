@@ -144,12 +144,18 @@ inline bool isSmallRun(const Graph &G) {
   return Peak && *Peak <= (uint64_t(16) << 20) && workBound(G) <= (1u << 24);
 }
 
-/// Zero tensors for \p G's inputs without default data.
+/// Zero tensors for \p G's inputs without default data, up to 16 MiB each
+/// (an unused input is not in the run's peak; a bigger one is left out and
+/// the run refuses the missing input).
 inline runtime::TensorMap zeroInputs(const Graph &G) {
   runtime::TensorMap Inputs;
   for (const Value *In : G.getInputs()) {
     const TensorType &T = In->getType();
-    if (In->getDefaultData() || !T.hasStaticShape())
+    if (In->getDefaultData() || !T.hasStaticShape() ||
+        !T.isWithinSizeLimit() ||
+        uint64_t(*T.getNumElements()) *
+                std::max<uint64_t>(1, getElementByteSize(T.getElementType())) >
+            (uint64_t(16) << 20))
       continue;
     Inputs[In->getName()] =
         runtime::Tensor(T.getElementType(), T.getStaticShape());
