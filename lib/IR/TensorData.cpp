@@ -73,34 +73,20 @@ int64_t strider::saturatingToInt64(double D) {
 
 static void appendConverted(std::vector<uint8_t> &Bytes, ElementType Elt,
                             double V) {
-  // Integers: through int64 (saturated; a double out of a narrower type's
-  // range converted directly is undefined), then modulo 2^bits.
-  const int64_t I = saturatingToInt64(V);
   switch (Elt) {
   case ElementType::F32: return appendScalar<float>(Bytes, float(V));
   case ElementType::F64: return appendScalar<double>(Bytes, V);
   case ElementType::F16: return appendScalar<uint16_t>(Bytes, floatToHalf(float(V)));
   case ElementType::BF16:
     return appendScalar<uint16_t>(Bytes, floatToBfloat16(float(V)));
-  case ElementType::I8:
-    return appendScalar<uint8_t>(Bytes, uint8_t(I));
-  case ElementType::U8:
-    return appendScalar<uint8_t>(Bytes, uint8_t(I));
-  case ElementType::I16:
-    return appendScalar<uint16_t>(Bytes, uint16_t(I));
-  case ElementType::U16:
-    return appendScalar<uint16_t>(Bytes, uint16_t(I));
-  case ElementType::I32:
-    return appendScalar<uint32_t>(Bytes, uint32_t(I));
-  case ElementType::U32:
-    return appendScalar<uint32_t>(Bytes, uint32_t(I));
-  case ElementType::I64:
-    return appendScalar<int64_t>(Bytes, I);
-  case ElementType::U64:
-    return appendScalar<uint64_t>(Bytes, V >= 9.2233720368547758e18 &&
-                                                 V < 18446744073709551616.0
-                                             ? uint64_t(V)
-                                             : uint64_t(I));
+  case ElementType::I8: return appendScalar<int8_t>(Bytes, int8_t(V));
+  case ElementType::U8: return appendScalar<uint8_t>(Bytes, uint8_t(V));
+  case ElementType::I16: return appendScalar<int16_t>(Bytes, int16_t(V));
+  case ElementType::U16: return appendScalar<uint16_t>(Bytes, uint16_t(V));
+  case ElementType::I32: return appendScalar<int32_t>(Bytes, int32_t(V));
+  case ElementType::U32: return appendScalar<uint32_t>(Bytes, uint32_t(V));
+  case ElementType::I64: return appendScalar<int64_t>(Bytes, int64_t(V));
+  case ElementType::U64: return appendScalar<uint64_t>(Bytes, uint64_t(V));
   case ElementType::Bool: return appendScalar<uint8_t>(Bytes, V != 0);
   case ElementType::Unknown: break;
   }

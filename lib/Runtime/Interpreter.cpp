@@ -223,18 +223,10 @@ llvm::Expected<TensorMap> runtime::runReference(const Graph &G,
       if (N.hasResult(R))
         Results[R] = Tensor::zeros(N.getResult(R)->getType());
 
-    // A node whose results are all empty has nothing to compute (and a
-    // kernel's per-dim tables could be as long as an empty result's other
-    // dims: found by the onnx fuzzer).
-    bool AllEmpty = llvm::all_of(Results, [](const Tensor &T) {
-      return T.getElementType() == ElementType::Unknown ||
-             T.getNumElements() == 0;
-    });
     ReferenceKernel Kernel = lookupReferenceKernel(N.getOpId());
     assert(Kernel && "checked by checkGraph");
-    if (!AllEmpty)
-      if (llvm::Error Err = Kernel(N, Operands, Results))
-        return Err;
+    if (llvm::Error Err = Kernel(N, Operands, Results))
+      return Err;
 
     for (const Value *Op : N.getOperands())
       if (Op && LastUse.lookup(Op) == I && !Outputs.count(Op))

@@ -41,28 +41,35 @@ static const Node *findLargestResult(const Graph &G, unsigned &Result,
   return Largest;
 }
 
+/// \p Why located at \p Largest (null: at \p G), naming its result \p R.
+static llvm::Error locateTooBig(const Graph &G, const Node *Largest,
+                                unsigned R, const std::string &Why) {
+  if (!Largest)
+    return makeGraphError(G, Why);
+  return makeNodeError(*Largest,
+                       Why + "; the largest tensor is this node's result '" +
+                           Largest->getResult(R)->getName() + "', " +
+                           Largest->getResult(R)->getType().str());
+}
+
 llvm::Error codegen::checkLargestTensor(const Graph &G, uint64_t MaxMemory,
                                         llvm::StringRef What) {
   unsigned Result = 0;
   int64_t Most = 0;
-  if (!findLargestResult(G, Result, Most))
+  const Node *Largest = findLargestResult(G, Result, Most);
+  if (!Largest)
     return llvm::Error::success();
   std::string TooBig = checkMemoryBudget(uint64_t(Most), What, MaxMemory);
   if (TooBig.empty())
     return llvm::Error::success();
-  return makeTooBigError(G, TooBig);
+  return locateTooBig(G, Largest, Result, TooBig);
 }
 
 llvm::Error codegen::makeTooBigError(const Graph &G, const std::string &Why) {
   unsigned Result = 0;
   int64_t Most = 0;
   const Node *Largest = findLargestResult(G, Result, Most);
-  if (!Largest)
-    return makeGraphError(G, Why);
-  return makeNodeError(*Largest,
-                       Why + "; the largest tensor is this node's result '" +
-                           Largest->getResult(Result)->getName() + "', " +
-                           Largest->getResult(Result)->getType().str());
+  return locateTooBig(G, Largest, Result, Why);
 }
 
 std::vector<int64_t> codegen::getConstantInts(const Node &N, unsigned I) {
