@@ -4,7 +4,7 @@
 Usage:
     shape_bench.py [--suite set|thirdparty] [--only NAME ...]
                    [--shapes HxW,HxW,...] [--passes P] [--threads T]
-                   [--ranges] [--concurrent-shape HxW] [--runs R]
+                   [--ranges] [--per-shape] [--concurrent-shape HxW] [--runs R]
                    [--trials K] [--models-dir DIR] [--work-dir DIR]
                    [--build DIR] [--site DIR]
 
@@ -36,8 +36,10 @@ optimized once for them). Per model it prints:
     pass's shapes but the first (whose cost includes Strider's
     once-per-model preparation and weight packing), for both; and how many
     shapes cost Strider more than max(2 ms, 5% of their run);
-  * the total time of all runs of both (each shape's first run and one
-    repeat, every pass) and their ratio (Strider / ORT);
+  * the time each took to open its session (ORT optimizes the graph and
+    packs the weights there, Strider on its first run), the total time of
+    all runs of both (each shape's first run and one repeat, every pass),
+    their ratio (Strider / ORT) and the ratio of open and runs together;
   * Strider's programs built, cache hits and build seconds (cache_info);
   * one session shared by 1 and by 2 Python threads at one shape
     (--concurrent-shape, or a third-party model's first shape; kernels on
@@ -45,6 +47,9 @@ optimized once for them). Per model it prints:
     scaling of both, and whether every output of the concurrent runs is
     bit for bit the serial one (Strider; median of --trials trials of
     --runs runs per caller).
+
+With --per-shape, each shape's steady run of both (ms, the median of its
+repeats in the first pass) and their ratio follow the model's line.
 
 The machine (CPU, cores) and Strider's kernel ISA come first. Timings
 are medians of one process on a shared machine: compare ratios, not
@@ -129,8 +134,8 @@ def bench(path, feeds, passes, threads, ranges=False, repeats=3):
     """Runs every feed of FEEDS twice in a row on a Strider and an ORT
     session, PASSES times over the list; in the first pass each feed's
     second run is followed by REPEATS - 1 more, not counted in the totals.
-    Returns the total seconds of each (the two runs of every feed), the
-    first pass's new-shape costs (ms, per feed: the first run minus the
+    Returns the seconds each took to open its session, the total seconds
+    of each (the two runs of every feed), the first pass's new-shape costs (ms, per feed: the first run minus the
     median of its REPEATS repeats), those medians (ms, per feed) and
     Strider's cache_info. With RANGES, the Strider session is given the
     input ranges the feeds span (input_ranges)."""
@@ -140,12 +145,20 @@ def bench(path, feeds, passes, threads, ranges=False, repeats=3):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    runners = {
-        "strider": strider.InferenceSession(
+    # Opening a session is timed too: ORT optimizes the graph and packs
+    # the weights there, Strider on its first run (once per model).
+    opening = {
+        "strider": lambda: strider.InferenceSession(
             str(path), threads=threads,
             **({"input_ranges": feed_ranges(feeds)} if ranges else {})),
-        "ort": ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]),
+        "ort": lambda: ort.InferenceSession(str(path), so,
+                                            providers=["CPUExecutionProvider"]),
     }
+    runners, opened = {}, {}
+    for who, make in opening.items():
+        t0 = time.perf_counter()
+        runners[who] = make()
+        opened[who] = time.perf_counter() - t0
     total = {k: 0.0 for k in runners}
     new_shape = {k: [] for k in runners}
     steady = {k: [] for k in runners}
@@ -169,7 +182,7 @@ def bench(path, feeds, passes, threads, ranges=False, repeats=3):
                     steady[who].append(repeat * 1e3)
     # An older package (--site) may predate cache_info.
     info = getattr(runners["strider"], "cache_info", None)
-    return total, new_shape, steady, info
+    return opened, total, new_shape, steady, info
 
 
 def image_feeds(path, shapes):
@@ -309,6 +322,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=3,
                     help="runs after a new shape's first, whose median the "
                          "new-shape cost is measured against")
+    ap.add_argument("--per-shape", action="store_true",
+                    help="also print each shape's steady run (median of the "
+                         "repeats) of both and their ratio")
     ap.add_argument("--ranges", action="store_true",
                     help="give Strider's session the input ranges the shapes span")
     ap.add_argument("--models-dir", type=Path, default=ROOT / "build/cpu-bench/models")
@@ -337,11 +353,15 @@ def main():
           f"{args.passes} passes over each model's shapes, each run twice")
     print(f"new shape: first run minus the median of {max(1, args.repeats)} repeats (ms), "
           "median and worst; over: shapes costing more than max(2 ms, 5% of their run)")
+    print("open: opening the session (ms); total: the runs; ratio: Strider / ORT of "
+          "the runs, and of the session's open and runs together")
     print(f"{'model':20} {'shapes':>6} {'new shape ms':>23} {'over':>4} "
-          f"{'total ms':>19} {'ratio':>6} {'built':>6} {'hits':>5} {'build s':>8}")
-    print(f"{'':28} {'strider':>7} {'worst':>7} {'ort':>7} {'':>4} {'strider':>9} {'ort':>9}")
+          f"{'open ms':>15} {'total ms':>19} {'ratio':>6} {'+open':>6} "
+          f"{'built':>6} {'hits':>5} {'build s':>8}")
+    print(f"{'':28} {'strider':>7} {'worst':>7} {'ort':>7} {'':>4} {'strider':>7} "
+          f"{'ort':>7} {'strider':>9} {'ort':>9}")
     for name, path, feeds in models:
-        total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads,
+        opened, total, new_shape, steady, info = bench(path, feeds, args.passes, args.threads,
                                                args.ranges, max(1, args.repeats))
         over = sum(1 for c, t in zip(new_shape["strider"], steady["strider"])
                    if c > max(2.0, 0.05 * t))
@@ -352,8 +372,15 @@ def main():
         print(f"{name:20} {len(feeds):6d} "
               f"{statistics.median(later):7.1f} {max(later):7.1f} "
               f"{statistics.median(new_shape['ort'][1:] or new_shape['ort']):7.1f} "
-              f"{over:4d} {total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
-              f"{total['strider'] / total['ort']:6.2f} {cache}", flush=True)
+              f"{over:4d} {opened['strider'] * 1e3:7.0f} {opened['ort'] * 1e3:7.0f} "
+              f"{total['strider'] * 1e3:9.0f} {total['ort'] * 1e3:9.0f} "
+              f"{total['strider'] / total['ort']:6.2f} "
+              f"{(total['strider'] + opened['strider']) / (total['ort'] + opened['ort']):6.2f} "
+              f"{cache}", flush=True)
+        if args.per_shape:
+            for feed, s_ms, o_ms in zip(feeds, steady["strider"], steady["ort"]):
+                shape = ",".join("x".join(str(d) for d in v.shape) for v in feed.values())
+                print(f"    {shape:>30} {s_ms:9.2f} {o_ms:9.2f} {s_ms / o_ms:6.2f}")
     print(f"\none session, 1 and 2 calling threads, kernels on 1 thread "
           f"(runs/s, median of {args.trials} x {args.runs} runs per caller)")
     print(f"{'model':20} {'shape':>14} {'strider 1':>10} {'strider 2':>10} {'scale':>6} "

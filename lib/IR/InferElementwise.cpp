@@ -246,7 +246,9 @@ llvm::Error detail::inferIsInf(const Node &N, ResultTypes &Results) {
 
 /// QuantizeLinear/DequantizeLinear's scale (operand 1) and zero point
 /// (operand 2, optional): scalars or single elements, or 1-D along `axis`
-/// with x's extent there.
+/// with x's extent there. A single element is per-tensor, whatever `axis`
+/// says (ONNX Runtime's quantizer writes `axis = 1` on the 1-D biases'
+/// one-element scales; the spec ignores it there).
 static llvm::Error checkQuantParams(const Node &N, const TensorType &X) {
   const TensorType *Scale = getOperandType(N, 1);
   if (!Scale)
@@ -262,7 +264,8 @@ static llvm::Error checkQuantParams(const Node &N, const TensorType &X) {
     if (T->getRank() > 1)
       return makeNodeError(N, llvm::Twine("input '") + Name + "' has type " +
                                   T->str() + ", expected a scalar or 1-D");
-    if (T->getRank() == 0 || !X.hasRank())
+    if (T->getRank() == 0 || !X.hasRank() ||
+        (T->getDim(0).isStatic() && T->getDim(0).getSize() == 1))
       continue;
     auto Axis = normalizeAxis(N, N.getIntAttr("axis", 1), X.getRank());
     if (!Axis)
