@@ -3,7 +3,8 @@
 // The micro-kernel keeps an MR x NR tile of C in registers (NR = two
 // vectors; MR = 14 with 32 vector registers, 6 with 16) and, per k,
 // loads two vectors of the B micro-panel and broadcasts MR scalars of the
-// A micro-panel. Blocking (BLIS order): K in blocks of KC, M in blocks of
+// A micro-panel; a panel of at most one vector of columns (the last of
+// N, or all of a 16-channel conv's on AVX-512) runs a one-vector kernel. Blocking (BLIS order): K in blocks of KC, M in blocks of
 // MC rows whose A panels stay in L2, and for each NR panel of B (in L1)
 // every MR tile of the block. Work items (row block x group of B panels)
 // are spread over threads; each item owns its tiles of C.
@@ -100,8 +101,18 @@ struct TileA {
   const int64_t *TapOffsets = nullptr;
 };
 
-/// Sums an R x NR tile over KC steps of k into C0/C1 (R <= kMR rows).
-template <int R>
+/// Prefetches the B row at \p PB: NR floats, or the first vector's.
+template <bool Two> HWY_INLINE void prefetchB(const float *PB, size_t L) {
+  hwy::Prefetch(PB);
+  if constexpr (Two)
+    hwy::Prefetch(PB + L);
+}
+
+/// Sums an R x NR tile over KC steps of k into C0/C1 (R <= kMR rows);
+/// without \p Two only the first vector of columns, into C0 (a tile of at
+/// most one vector of valid columns: the FMAs of the second would all be
+/// wasted, half of a 16-channel conv's on AVX-512).
+template <int R, bool Two>
 HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
                            int64_t KC, VF (&C0)[kMR], VF (&C1)[kMR]) {
   const DF d;
@@ -111,14 +122,14 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
     const float *HWY_RESTRICT AP = A.Panel;
     for (int64_t K = 0; K < KC; ++K) {
       const VF B0 = hn::LoadU(d, B);
-      const VF B1 = hn::LoadU(d, B + L);
-      hwy::Prefetch(PB);
-      hwy::Prefetch(PB + L);
+      const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
+      prefetchB<Two>(PB, L);
       PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
-        C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+        if constexpr (Two)
+          C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
       }
       AP += kMR;
       B += 2 * L;
@@ -139,14 +150,14 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
           A.RowPtrs[Rr] + Off;
       for (int64_t J = 0; J < Run; ++J) {
         const VF B0 = hn::LoadU(d, B);
-        const VF B1 = hn::LoadU(d, B + L);
-        hwy::Prefetch(PB);
-        hwy::Prefetch(PB + L);
+        const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
+        prefetchB<Two>(PB, L);
         PB += 2 * L;
         STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
           const VF AV = hn::Set(d, Rows[Rr][J]);
           C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
-          C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+          if constexpr (Two)
+            C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
         }
         B += 2 * L;
       }
@@ -156,14 +167,14 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
     const float *HWY_RESTRICT AP = A.Row0 + A.TapOffsets[Tap] + C;
     for (int64_t J = 0; J < Run; ++J) {
       const VF B0 = hn::LoadU(d, B);
-      const VF B1 = hn::LoadU(d, B + L);
-      hwy::Prefetch(PB);
-      hwy::Prefetch(PB + L);
+      const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
+      prefetchB<Two>(PB, L);
       PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr * Ld]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
-        C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
+        if constexpr (Two)
+          C1[Rr] = hn::MulAdd(AV, B1, C1[Rr]);
       }
       ++AP;
       B += 2 * L;
@@ -172,7 +183,10 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
   }
 }
 
-template <int R>
+/// One tile: of two vectors of columns, or (without \p Two, a tile of at
+/// most one vector of valid columns) of one, the second vector's
+/// registers then holding copies of the first's that nothing stores.
+template <int R, bool Two>
 HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
                             int64_t KC, const TileTarget &T) {
   const DF d;
@@ -183,11 +197,11 @@ HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
     C0[Rr] = hn::Zero(d);
     C1[Rr] = hn::Zero(d);
   }
-  accumulate<R>(A, B, KC, C0, C1);
+  accumulate<R, Two>(A, B, KC, C0, C1);
 
   // A full tile with contiguous rows is read and written in place; any
   // other goes through a dense buffer.
-  const bool Direct = T.Cols == NR && T.LdN == 1;
+  const bool Direct = T.Cols == (Two ? NR : int(L)) && T.LdN == 1;
   HWY_ALIGN float Buf[kMR * kMaxNR];
   float *Out = Direct ? T.C : Buf;
   const int64_t OutLd = Direct ? T.LdM : NR;
@@ -196,22 +210,25 @@ HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
       gatherTile(T.C, T.LdM, T.LdN, R, T.Cols, NR, Buf);
     STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
       C0[Rr] = hn::Add(C0[Rr], hn::LoadU(d, Out + Rr * OutLd));
-      C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Out + Rr * OutLd + L));
+      if constexpr (Two)
+        C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Out + Rr * OutLd + L));
     }
   } else {
     if (T.BiasCols) {
       const VF BB0 = hn::LoadU(d, T.BiasCols);
-      const VF BB1 = hn::LoadU(d, T.BiasCols + L);
+      const VF BB1 = Two ? hn::LoadU(d, T.BiasCols + L) : BB0;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         C0[Rr] = hn::Add(C0[Rr], BB0);
-        C1[Rr] = hn::Add(C1[Rr], BB1);
+        if constexpr (Two)
+          C1[Rr] = hn::Add(C1[Rr], BB1);
       }
     }
     if (T.BiasRows) {
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF BR = hn::Set(d, T.BiasRows[Rr]);
         C0[Rr] = hn::Add(C0[Rr], BR);
-        C1[Rr] = hn::Add(C1[Rr], BR);
+        if constexpr (Two)
+          C1[Rr] = hn::Add(C1[Rr], BR);
       }
     }
     if (T.Residual) {
@@ -225,19 +242,22 @@ HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
       }
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         C0[Rr] = hn::Add(C0[Rr], hn::LoadU(d, Res + Rr * ResLd));
-        C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Res + Rr * ResLd + L));
+        if constexpr (Two)
+          C1[Rr] = hn::Add(C1[Rr], hn::LoadU(d, Res + Rr * ResLd + L));
       }
     }
   }
   if (T.Last && !T.Epi->Act.isNone()) {
     STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
       C0[Rr] = applyActivation(d, T.Epi->Act, C0[Rr]);
-      C1[Rr] = applyActivation(d, T.Epi->Act, C1[Rr]);
+      if constexpr (Two)
+        C1[Rr] = applyActivation(d, T.Epi->Act, C1[Rr]);
     }
   }
   STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
     hn::StoreU(C0[Rr], d, Out + Rr * OutLd);
-    hn::StoreU(C1[Rr], d, Out + Rr * OutLd + L);
+    if constexpr (Two)
+      hn::StoreU(C1[Rr], d, Out + Rr * OutLd + L);
   }
   if (!Direct)
     for (int Rr = 0; Rr < R; ++Rr)
@@ -248,17 +268,20 @@ HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
 using TileFn = void (*)(const TileA &, const float *, int64_t,
                         const TileTarget &);
 
-template <int... Rs>
+template <bool Two, int... Rs>
 constexpr std::array<TileFn, sizeof...(Rs)>
 makeTileTable(std::integer_sequence<int, Rs...>) {
-  return {&microTile<Rs + 1>...};
+  return {&microTile<Rs + 1, Two>...};
 }
 
-/// The tile kernel for \p Rows rows (1..kMR).
-TileFn getTile(int Rows) {
-  static constexpr auto Table =
-      makeTileTable(std::make_integer_sequence<int, kMR>());
-  return Table[size_t(Rows - 1)];
+/// The tile kernel for \p Rows rows (1..kMR) and \p Cols valid columns
+/// (one vector's kernel up to a vector of them).
+TileFn getTile(int Rows, int Cols) {
+  static constexpr auto Two =
+      makeTileTable<true>(std::make_integer_sequence<int, kMR>());
+  static constexpr auto One =
+      makeTileTable<false>(std::make_integer_sequence<int, kMR>());
+  return (size_t(Cols) <= hn::Lanes(DF()) ? One : Two)[size_t(Rows - 1)];
 }
 
 /// Computes the tiles \p Tiles and B panels [P0, P1) for K block
@@ -324,7 +347,7 @@ void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
       Tgt.Residual = E.Residual ? E.Residual + Off : nullptr;
       Tgt.BiasCols = E.Bias && !E.BiasPerRow ? E.Bias + N0 : nullptr;
       Tgt.BiasRows = E.Bias && E.BiasPerRow ? E.Bias + Row : nullptr;
-      getTile(Tiles[T].Rows)(A, BP, KC, Tgt);
+      getTile(Tiles[T].Rows, Cols)(A, BP, KC, Tgt);
     }
   }
 }

@@ -459,6 +459,26 @@ TEST(CPUKernelTest, SmallConvKernelsOnEverySimdTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// The GEMM's tiles are one or two vectors of output channels wide (a
+// panel of at most one vector's columns runs the one-vector kernel): 7,
+// 16 and 40 output channels, in both formulations, on every SIMD target.
+TEST(CPUKernelTest, GemmConvTilesOnEverySimdTarget) {
+  const int64_t Supported = hwy::SupportedTargets();
+  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
+    const int64_t Target = Left & -Left;
+    SCOPED_TRACE(hwy::TargetName(Target));
+    hwy::SetSupportedTargetsForTest(Target);
+    for (const ConvGeom &G : Geometries)
+      if (llvm::StringRef(G.Name) == "pointwise" ||
+          llvm::StringRef(G.Name) == "3x3_pad1" ||
+          llvm::StringRef(G.Name) == "3x3_stride2_wide")
+        for (bool InCL : {false, true})
+          for (bool OutCL : {false, true})
+            checkConv({&G, InCL, OutCL, Epi::ResidualRelu, 1});
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 std::vector<ConvParam> convParams() {
   std::vector<ConvParam> Ps;
   for (const ConvGeom &G : Geometries)
