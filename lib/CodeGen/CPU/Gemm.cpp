@@ -4,10 +4,11 @@
 // vectors; MR = 14 with 32 vector registers, 6 with 16) and, per k,
 // loads two vectors of the B micro-panel and broadcasts MR scalars of the
 // A micro-panel; a panel of at most one vector of columns (the last of
-// N, or all of a 16-channel conv's on AVX-512) runs a one-vector kernel. Blocking (BLIS order): K in blocks of KC, M in blocks of
-// MC rows whose A panels stay in L2, and for each NR panel of B (in L1)
-// every MR tile of the block. Work items (row block x group of B panels)
-// are spread over threads; each item owns its tiles of C.
+// N, or all of a 16-channel conv's on AVX-512) runs a one-vector kernel.
+// Blocking (BLIS order): K in blocks of KC, M in blocks of MC rows whose A
+// panels stay in L2, and for each NR panel of B (in L1) every MR tile of the
+// block. Work items (row block x group of B panels) are spread over threads;
+// each item owns its tiles of C.
 //
 // Compiled once per SIMD target by Highway; the dispatcher picks the best
 // target of the machine at run time.
