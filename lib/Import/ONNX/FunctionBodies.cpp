@@ -18,6 +18,16 @@
 //   Hardmax(x)         = 1 where an element's position along the axis
 //                        (an exclusive CumSum of ones) is ArgMax's (the
 //                        first maximum), else 0, in x's type
+//   QLinearConv, QLinearMatMul: the QDQ form, QuantizeLinear(op(
+//                        DequantizeLinear(x), DequantizeLinear(w), bias
+//                        dequantized by x_scale * w_scale)): per-channel
+//                        weights along the output channels (a matmul's
+//                        b along its columns, a along its rows)
+//   ConvInteger, MatMulInteger: Cast<int32>(op(x - x_zero_point, w -
+//                        w_zero_point)), the differences dequantized with
+//                        a scale of 1 and summed in f32: exact while every
+//                        partial sum stays below 2^24 in magnitude (255 x
+//                        255 products: up to 258 of them)
 //
 // Opsets before 18 name the reduced axes in an attribute; their bodies
 // are read at opset 12, whose ReduceSum and ReduceMax take it so too (the
@@ -194,6 +204,58 @@ Mean ()" +
 )";
 }
 
+/// The window attributes of a Conv call, passed on by reference.
+const char *const ConvAttrs =
+    "auto_pad: string = @auto_pad, dilations: ints = @dilations, "
+    "group: int = @group, kernel_shape: ints = @kernel_shape, "
+    "pads: ints = @pads, strides: ints = @strides";
+
+/// ConvInteger's (\p Conv) or MatMulInteger's body for \p Count inputs
+/// (2: no zero points, 3: the first operand's, 4: both).
+std::string getIntegerText(bool Conv, int Count) {
+  const std::string A = Conv ? "x" : "A", B = Conv ? "w" : "B";
+  const std::string ZA = Count > 2 ? (Conv ? ", x_zero_point" : ", a_zero_point") : "";
+  const std::string ZB = Count > 3 ? (Conv ? ", w_zero_point" : ", b_zero_point") : "";
+  // A matmul's A is zero-pointed per row (axis -2), B per column; a
+  // conv's w per output channel.
+  const std::string Op =
+      Conv ? std::string("Conv <") + ConvAttrs + ">" : "MatMul";
+  return std::string("<domain: \"\", opset_import: [\"\": 13]>\n") +
+         (Conv ? "ConvInteger" : "MatMulInteger") + " (" + A + ", " + B + ZA +
+         ZB + ") => (y) {\n" +
+         "  one = Constant <value = float {1}> ()\n" +
+         "  af = DequantizeLinear <axis = " + (Conv ? "1" : "-2") + "> (" + A +
+         ", one" + ZA + ")\n" +
+         "  bf = DequantizeLinear <axis = " + (Conv ? "0" : "-1") + "> (" + B +
+         ", one" + ZB + ")\n" +
+         "  yf = " + Op + " (af, bf)\n" +
+         "  y = Cast <to = 6> (yf)\n}\n";
+}
+
+/// QLinearConv's body (with a bias when \p Bias) or QLinearMatMul's.
+std::string getQLinearText(bool Conv, bool Bias) {
+  const std::string Op =
+      Conv ? std::string("Conv <") + ConvAttrs + ">" : "MatMul";
+  std::string Text =
+      std::string("<domain: \"\", opset_import: [\"\": 13]>\n") +
+      (Conv ? "QLinearConv" : "QLinearMatMul") +
+      " (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, "
+      "y_zero_point" +
+      (Bias ? ", B" : "") + ") => (y) {\n" +
+      "  xf = DequantizeLinear <axis = " + (Conv ? "1" : "-2") +
+      "> (x, x_scale, x_zero_point)\n" +
+      "  wf = DequantizeLinear <axis = " + (Conv ? "0" : "-1") +
+      "> (w, w_scale, w_zero_point)\n";
+  if (Bias)
+    Text += "  b_scale = Mul (x_scale, w_scale)\n"
+            "  bf = DequantizeLinear <axis = 0> (B, b_scale)\n"
+            "  yf = " +
+            Op + " (xf, wf, bf)\n";
+  else
+    Text += "  yf = " + Op + " (xf, wf)\n";
+  return Text + "  y = QuantizeLinear (yf, y_scale, y_zero_point)\n}\n";
+}
+
 /// The fixed entries and those written from a pattern, in match order.
 const std::vector<BodyEntry> &getEntries() {
   static const auto Entries = [] {
@@ -205,6 +267,18 @@ const std::vector<BodyEntry> &getEntries() {
     for (int Count = 1; Count <= 4; ++Count)
       V.push_back(
           {"Mean", 6, INT64_MAX, 15, getMeanText(Count), nullptr, Count});
+    for (int Count = 2; Count <= 4; ++Count) {
+      V.push_back({"ConvInteger", 10, INT64_MAX, 13,
+                   getIntegerText(true, Count), nullptr, Count});
+      V.push_back({"MatMulInteger", 10, INT64_MAX, 13,
+                   getIntegerText(false, Count), nullptr, Count});
+    }
+    V.push_back({"QLinearConv", 10, INT64_MAX, 13,
+                 getQLinearText(true, false), nullptr, 8});
+    V.push_back({"QLinearConv", 10, INT64_MAX, 13,
+                 getQLinearText(true, true), nullptr, 9});
+    V.push_back({"QLinearMatMul", 10, INT64_MAX, 13,
+                 getQLinearText(false, false), nullptr, 8});
     return V;
   }();
   return Entries;

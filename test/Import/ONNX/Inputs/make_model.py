@@ -1018,6 +1018,54 @@ def eyelike_hardmax():
                  opset=17)
 
 
+@case("quantized-operators")
+def quantized_operators():
+    # The forms ORT's quantizer writes: QuantizeLinear, a QLinearConv with
+    # per-channel s8 weights and an int32 bias (its y_scale and zero point
+    # as the next QLinearMatMul's input ones), a QLinearMatMul, and the
+    # dynamic form: DynamicQuantizeLinear feeding a ConvInteger and a
+    # MatMulInteger, their int32 sums scaled back to float.
+    rng = np.random.default_rng(31)
+    w = rng.integers(-127, 128, (8, 3, 3, 3)).astype(np.int8)
+    wu = rng.integers(0, 256, (8, 3, 3, 3)).astype(np.uint8)
+    mw = rng.integers(-127, 128, (6, 5)).astype(np.int8)
+    mu = rng.integers(0, 256, (6, 5)).astype(np.uint8)
+    inits = [
+        f32("xs", [], [0.02]), raw("xz", np.array(128, np.uint8), TensorProto.UINT8),
+        raw("w", w, TensorProto.INT8),
+        f32("ws", [8], np.linspace(0.005, 0.02, 8)),
+        raw("wz", np.zeros(8, np.int8), TensorProto.INT8),
+        raw("b", rng.integers(-500, 500, 8).astype(np.int32), TensorProto.INT32),
+        f32("ys", [], [0.05]), raw("yz", np.array(120, np.uint8), TensorProto.UINT8),
+        raw("mw", mw, TensorProto.INT8), f32("mws", [5], np.linspace(0.01, 0.03, 5)),
+        raw("mwz", np.zeros(5, np.int8), TensorProto.INT8),
+        f32("ms", [], [0.1]), raw("mz", np.array(100, np.uint8), TensorProto.UINT8),
+        raw("wu", wu, TensorProto.UINT8),
+        raw("wuz", np.array(128, np.uint8), TensorProto.UINT8),
+        raw("mu", mu, TensorProto.UINT8),
+        raw("muz", np.array(128, np.uint8), TensorProto.UINT8),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz",
+                                         "ys", "yz", "b"], ["cq"],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("DequantizeLinear", ["cq", "ys", "yz"], ["c"]),
+        helper.make_node("QLinearMatMul", ["cq", "ys", "yz", "mw", "mws",
+                                           "mwz", "ms", "mz"], ["mq"]),
+        helper.make_node("DequantizeLinear", ["mq", "ms", "mz"], ["m"]),
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["dq", "ds", "dz"]),
+        helper.make_node("ConvInteger", ["dq", "wu", "dz", "wuz"], ["ci"],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MatMulInteger", ["dq", "mu", "dz", "muz"], ["mi"]),
+    ]
+    return model(nodes, [vi("x", F32, [1, 3, 5, 6])],
+                 [vi("c", F32, [1, 8, 5, 6]), vi("m", F32, [1, 8, 5, 5]),
+                  vi("ci", TensorProto.INT32, [1, 8, 5, 6]),
+                  vi("mi", TensorProto.INT32, [1, 3, 5, 5])],
+                 inits, opset=13)
+
+
 @case("if-errors")
 def if_errors(out):
     # A branch output nothing defines (OUT itself), a missing else_branch
