@@ -197,11 +197,12 @@ static std::vector<std::pair<const Node *, OpId>> getSignature(const Graph &G) {
 
 llvm::Expected<unsigned>
 strider::inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
-                                  unsigned MaxRounds) {
+                                  unsigned MaxRounds,
+                                  int64_t MaxFoldedElements) {
   // The graph is being bound for a run: a constant of any size it needs
   // (light zoo weights are ConstantOfShape of their shapes) is memory the
-  // run takes anyway; 2^28 elements bounds what one fold may allocate.
-  std::unique_ptr<Pass> Fold = createConstantFoldingPass(int64_t(1) << 28);
+  // run takes anyway; MaxFoldedElements bounds what one fold may allocate.
+  std::unique_ptr<Pass> Fold = createConstantFoldingPass(MaxFoldedElements);
   // Ifs whose conditions folded (on shapes, or on inputs bound to values)
   // become their taken branches, whose nodes the next round infers.
   std::unique_ptr<Pass> Inline = createInlineIfPass();
@@ -413,7 +414,8 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
       if (Value *V = N->getResult(I))
         V->setType(bindDims(V->getType(), Sizes, Known));
 
-  llvm::Expected<unsigned> Rounds = inferAndFoldToFixedPoint(G, &R.Warnings);
+  llvm::Expected<unsigned> Rounds =
+      inferAndFoldToFixedPoint(G, &R.Warnings, 16, B.MaxFoldedElements);
   if (!Rounds)
     return Rounds.takeError();
   R.Rounds = *Rounds;

@@ -2,7 +2,9 @@
 //
 // An ONNX model's way to a runnable graph, as a session takes it: import,
 // the once-per-model preparation, specialization (every graph input at its
-// declared shape, each dynamic dim 2), the shape pipeline (canonicalize,
+// declared shape, each dynamic dim bound to 0, 1, 2, 3 or 7 by a hash of
+// the input's bytes and the dim's place: a mutation rebinds the shapes),
+// the shape pipeline (canonicalize,
 // layout assignment for cpu-avx512) and the verifier. A clean error at any
 // step ends the input; an imported or optimized graph that fails the
 // verifier is a finding (abort).
@@ -114,14 +116,34 @@ inline std::unique_ptr<Graph> prepareModel(const uint8_t *Data, size_t Size) {
   // The session's once-per-model preparation.
   if (!runPipeline(**G, getPreparePipeline()))
     return nullptr;
+  // FNV-1a over the bytes, then over a symbol's name (one size per
+  // symbol) or an anonymous dim's place.
+  auto Step = [](uint64_t H, uint8_t Byte) {
+    return (H ^ Byte) * 1099511628211ull;
+  };
+  uint64_t Hash = 14695981039346656037ull;
+  for (size_t I = 0; I < Size; ++I)
+    Hash = Step(Hash, Data[I]);
+  static const int64_t Sizes[] = {2, 1, 3, 0, 7};
   ShapeBindings B;
+  // Folds of at most 2^22 elements (16 MiB of f32): the default's 2^28
+  // fits the fuzzer's 2 GiB once, not beside its copies.
+  B.MaxFoldedElements = int64_t(1) << 22;
+  uint8_t Place = 0;
   for (const Value *In : (*G)->getInputs()) {
     const TensorType &T = In->getType();
     if (!T.hasRank() || In->getDefaultData())
       continue;
     llvm::SmallVector<int64_t, 6> Shape;
-    for (const Dim &D : T.getShape())
-      Shape.push_back(D.isStatic() ? D.getSize() : 2);
+    for (const Dim &D : T.getShape()) {
+      uint64_t H = Step(Hash, ++Place);
+      if (D.isSymbol()) {
+        H = Hash;
+        for (char C : D.getSymbol())
+          H = Step(H, uint8_t(C));
+      }
+      Shape.push_back(D.isStatic() ? D.getSize() : Sizes[(H >> 32) % 5]);
+    }
     B.InputShapes[In->getName()] = Shape;
   }
   if (llvm::Error E = specializeShapes(**G, B)) {

@@ -30,6 +30,11 @@ class Graph;
 class Value;
 
 /// What a graph is specialized to.
+/// Folds during specialization may create constants of up to 2^28
+/// elements (a specialized graph is bound for a run, whose memory they
+/// are anyway; the memory budget does not count them yet).
+constexpr int64_t DefaultMaxFoldedElements = int64_t(1) << 28;
+
 struct ShapeBindings {
   /// Static logical shapes of graph inputs, by input name.
   std::map<std::string, llvm::SmallVector<int64_t, 6>> InputShapes;
@@ -43,6 +48,9 @@ struct ShapeBindings {
   /// (InputShapes' if given, else its declared one, which must be static),
   /// so the Ifs it decides fold.
   std::map<std::string, std::vector<int64_t>> InputValues;
+  /// The most elements a constant one fold may make (a larger result stays
+  /// an op of the run); inferAndFoldToFixedPoint's default.
+  int64_t MaxFoldedElements = DefaultMaxFoldedElements;
 };
 
 /// Most elements an input bound by value may have.
@@ -91,13 +99,13 @@ llvm::Error checkDimBindings(const Graph &G,
 
 /// Shape inference and constant folding in turn until neither changes the
 /// graph (at most \p MaxRounds rounds). Folds may create constants of up
-/// to 2^28 elements (a specialized graph is bound for a run, whose memory
-/// they are anyway). Declared types that contradict
+/// to \p MaxFoldedElements elements. Declared types that contradict
 /// inference are replaced (notes in \p Conflicts) when it is given, errors
 /// otherwise. Returns the number of rounds run.
 llvm::Expected<unsigned>
 inferAndFoldToFixedPoint(Graph &G, std::vector<std::string> *Conflicts,
-                         unsigned MaxRounds = 16);
+                         unsigned MaxRounds = 16,
+                         int64_t MaxFoldedElements = DefaultMaxFoldedElements);
 
 /// The value of symbolic dim expression \p Expr (integers, symbols, + - *
 /// /, parentheses, floor(), ceil(), min(), max()) under \p Sizes, when it
