@@ -96,36 +96,42 @@ struct TileA {
   /// Direct, for a tile whose rows span segments: each row's start.
   const float *const *RowPtrs = nullptr;
   /// Streamed ahead of use, one B row (NR floats) per k: the next panel's
-  /// B rows during a panel's first tile (B comes from memory then).
+  /// B rows during a panel's first tile (B comes from memory then); null
+  /// for the other tiles, whose B is in L1.
   const float *PrefetchB = nullptr;
   int64_t RowStride = 0, Width = 0, K0 = 0;
   const int64_t *TapOffsets = nullptr;
 };
 
-/// Prefetches the B row at \p PB: NR floats, or the first vector's.
-template <bool Two> HWY_INLINE void prefetchB(const float *PB, size_t L) {
-  hwy::Prefetch(PB);
-  if constexpr (Two)
-    hwy::Prefetch(PB + L);
+/// Prefetches the B row at \p PB (with \p Fetch): NR floats, or the first
+/// vector's.
+template <bool Two, bool Fetch>
+HWY_INLINE void prefetchB(const float *PB, size_t L) {
+  if constexpr (Fetch) {
+    hwy::Prefetch(PB);
+    if constexpr (Two)
+      hwy::Prefetch(PB + L);
+  }
 }
 
 /// Sums an R x NR tile over KC steps of k into C0/C1 (R <= kMR rows);
 /// without \p Two only the first vector of columns, into C0 (a tile of at
 /// most one vector of valid columns: the FMAs of the second would all be
 /// wasted, half of a 16-channel conv's on AVX-512).
-template <int R, bool Two>
+template <int R, bool Two, bool Fetch>
 HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
                            int64_t KC, VF (&C0)[kMR], VF (&C1)[kMR]) {
   const DF d;
   const size_t L = hn::Lanes(d);
-  const float *PB = A.PrefetchB ? A.PrefetchB : B;
+  const float *PB = A.PrefetchB;
   if (A.Panel) {
     const float *HWY_RESTRICT AP = A.Panel;
     for (int64_t K = 0; K < KC; ++K) {
       const VF B0 = hn::LoadU(d, B);
       const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
-      prefetchB<Two>(PB, L);
-      PB += 2 * L;
+      prefetchB<Two, Fetch>(PB, L);
+      if constexpr (Fetch)
+        PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
@@ -152,8 +158,9 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
       for (int64_t J = 0; J < Run; ++J) {
         const VF B0 = hn::LoadU(d, B);
         const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
-        prefetchB<Two>(PB, L);
-        PB += 2 * L;
+        prefetchB<Two, Fetch>(PB, L);
+        if constexpr (Fetch)
+          PB += 2 * L;
         STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
           const VF AV = hn::Set(d, Rows[Rr][J]);
           C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
@@ -169,8 +176,9 @@ HWY_INLINE void accumulate(const TileA &A, const float *HWY_RESTRICT B,
     for (int64_t J = 0; J < Run; ++J) {
       const VF B0 = hn::LoadU(d, B);
       const VF B1 = Two ? hn::LoadU(d, B + L) : B0;
-      prefetchB<Two>(PB, L);
-      PB += 2 * L;
+      prefetchB<Two, Fetch>(PB, L);
+      if constexpr (Fetch)
+        PB += 2 * L;
       STRIDER_UNROLL for (int Rr = 0; Rr < R; ++Rr) {
         const VF AV = hn::Set(d, AP[Rr * Ld]);
         C0[Rr] = hn::MulAdd(AV, B0, C0[Rr]);
@@ -198,7 +206,10 @@ HWY_NOINLINE void microTile(const TileA &A, const float *HWY_RESTRICT B,
     C0[Rr] = hn::Zero(d);
     C1[Rr] = hn::Zero(d);
   }
-  accumulate<R, Two>(A, B, KC, C0, C1);
+  if (A.PrefetchB)
+    accumulate<R, Two, true>(A, B, KC, C0, C1);
+  else
+    accumulate<R, Two, false>(A, B, KC, C0, C1);
 
   // A full tile with contiguous rows is read and written in place; any
   // other goes through a dense buffer.
@@ -334,7 +345,7 @@ void GemmBlockImpl(const GemmProblem &P, const RowTile *Tiles, int64_t NumTiles,
       }
       A.PrefetchB = T == 0 && P.PackedB && Panel + 1 < P1
                         ? P.PackedB->panel(Panel + 1, K0)
-                        : BP;
+                        : nullptr;
       TileTarget Tgt;
       const int64_t Off = Row * P.LdM + N0 * P.LdN;
       Tgt.C = P.C + Off;
