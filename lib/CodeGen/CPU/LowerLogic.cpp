@@ -251,6 +251,22 @@ static bool getQuantParams(const Node &N, const TensorType &XT,
   return XT.getShape()[size_t(Axis)].getSize() == Channels;
 }
 
+/// Whether quantization parameters \p K of \p N (1: scale, 2: zero point)
+/// are one element each, computed at run time (DynamicQuantizeLinear's),
+/// of the types the kernels take: f32 scale, zero point of x's or y's
+/// quantized type \p QE.
+static bool hasRuntimeScalarParams(const Node &N, ElementType QE) {
+  for (unsigned K = 1; K < 3; ++K) {
+    if (!N.hasOperand(K))
+      continue;
+    const TensorType &T = N.getOperand(K)->getType();
+    if (T.getNumElements() != int64_t(1) ||
+        T.getElementType() != (K == 1 ? ElementType::F32 : QE))
+      return false;
+  }
+  return true;
+}
+
 bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *X = N.getOperand(0), *Y = N.getResult(0);
   const TensorType &XT = X->getType(), &YT = Y->getType();
@@ -262,30 +278,56 @@ bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
       {ElementType::I32, QuantType::I32}};
   const auto *TypeIt =
       llvm::find_if(Types, [&](const auto &E) { return E.first == QE; });
-  auto Q = std::make_shared<QuantParams>();
   if (TypeIt == std::end(Types) || (Quantize && QE == ElementType::I32) ||
       (Quantize ? XT : YT).getElementType() != ElementType::F32 ||
       !XT.hasStaticShape() || XT.getShape() != YT.getShape() ||
       XT.getLayout().getPermutation(XT.getRank()) !=
-          YT.getLayout().getPermutation(YT.getRank()) ||
-      !getQuantParams(N, XT, *Q))
+          YT.getLayout().getPermutation(YT.getRank()))
+    return false;
+  auto Q = std::make_shared<QuantParams>();
+  // Constant parameters are read once; one-element ones computed at run
+  // time (dynamic quantization) are read by each run.
+  const bool Runtime = !getQuantParams(N, XT, *Q);
+  if (Runtime && !hasRuntimeScalarParams(N, QE))
     return false;
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Y);
+  BufferId SB = -1, ZB = -1;
+  std::vector<BufferId> Reads{XB};
+  if (Runtime) {
+    SB = L.getBuffer(N.getOperand(1));
+    Reads.push_back(SB);
+    if (N.hasOperand(2)) {
+      ZB = L.getBuffer(N.getOperand(2));
+      Reads.push_back(ZB);
+    }
+  }
   const int64_t Count = *XT.getNumElements();
   const int Threads = L.getThreads();
   const QuantType Type = TypeIt->second;
   const std::string Kernel =
       std::string(Quantize ? "quantize." : "dequantize.") +
       getElementTypeName(QE).str() + (Q->Channels > 1 ? ".per_axis" : "");
-  if (Quantize)
-    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
-      runQuantize(*Q, Type == QuantType::I8, Fr.f32(XB), Fr.bytes(YB), Count,
+  L.addStep({Y->getName(), Kernel, false}, Reads, {YB}, [=](Frame &Fr) {
+    QuantParams Now;
+    const QuantParams *P = Q.get();
+    if (Runtime) {
+      Now.Scales.push_back(Fr.f32(SB)[0]);
+      int32_t Zero = 0;
+      if (ZB >= 0) {
+        const void *Z = Fr.bytes(ZB);
+        Zero = Type == QuantType::U8   ? *static_cast<const uint8_t *>(Z)
+               : Type == QuantType::I8 ? *static_cast<const int8_t *>(Z)
+                                       : *static_cast<const int32_t *>(Z);
+      }
+      Now.Zeros.push_back(Zero);
+      P = &Now;
+    }
+    if (Quantize)
+      runQuantize(*P, Type == QuantType::I8, Fr.f32(XB), Fr.bytes(YB), Count,
                   Threads);
-    });
-  else
-    L.addStep({Y->getName(), Kernel, false}, {XB}, {YB}, [=](Frame &Fr) {
-      runDequantize(*Q, Type, Fr.bytes(XB), Fr.f32(YB), Count, Threads);
-    });
+    else
+      runDequantize(*P, Type, Fr.bytes(XB), Fr.f32(YB), Count, Threads);
+  });
   return true;
 }
 
