@@ -39,7 +39,9 @@
 
 #include "onnx/defs/parser.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cassert>
 #include <iterator>
@@ -62,6 +64,9 @@ struct BodyEntry {
   const char *AttrCondition = nullptr;
   /// The form is for calls with this many inputs; 0 for any number.
   int Inputs = 0;
+  /// The op's domain (null: the default one); a form of another domain is
+  /// for every version of it.
+  const char *Domain = nullptr;
 };
 
 // Attributes an older form's call may give (axes, keepdims), bound by
@@ -256,6 +261,84 @@ std::string getQLinearText(bool Conv, bool Bias) {
   return Text + "  y = QuantizeLinear (yf, y_scale, y_zero_point)\n}\n";
 }
 
+/// The quantized forms of ONNX Runtime's com.microsoft domain its quantizer
+/// writes, as QDQ: Q(op(DQ(x), ...)). \p Op is the body's float op with
+/// its attributes, \p Ins the quantized operands (each with its scale and
+/// zero point after it, as the op's inputs list them).
+std::string getMicrosoftQText(llvm::StringRef Name, llvm::StringRef Op,
+                              llvm::ArrayRef<const char *> Ins) {
+  std::string Inputs, Body, Args;
+  for (const char *In : Ins) {
+    const std::string X(In);
+    Inputs += X + ", " + X + "_scale, " + X + "_zero_point, ";
+    Body += "  " + X + "_f = DequantizeLinear (" + X + ", " + X + "_scale, " +
+            X + "_zero_point)\n";
+    Args += (Args.empty() ? "" : ", ") + X + "_f";
+  }
+  return "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n" +
+         Name.str() + " (" + Inputs + "y_scale, y_zero_point) => (y) {\n" +
+         Body + "  y_f = " + Op.str() + " (" + Args + ")\n" +
+         "  y = QuantizeLinear (y_f, y_scale, y_zero_point)\n}\n";
+}
+
+/// QLinearConcat's body for \p Count quantized inputs (after the output's
+/// scale and zero point, each with its own).
+std::string getQLinearConcatText(int Count) {
+  std::string Inputs = "y_scale, y_zero_point", Body, Args;
+  for (int I = 0; I < Count; ++I) {
+    const std::string X = "x" + std::to_string(I);
+    Inputs += ", " + X + ", " + X + "_scale, " + X + "_zero_point";
+    Body += "  " + X + "_f = DequantizeLinear (" + X + ", " + X + "_scale, " +
+            X + "_zero_point)\n";
+    Args += (I ? ", " : "") + X + "_f";
+  }
+  return "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
+         "QLinearConcat (" +
+         Inputs + ") => (y) {\n" + Body +
+         "  y_f = Concat <axis: int = @axis> (" + Args + ")\n" +
+         "  y = QuantizeLinear (y_f, y_scale, y_zero_point)\n}\n";
+}
+
+/// MatMulIntegerToFloat's body for \p Count inputs (4: A, B and their
+/// scales; 5, 6: their zero points; 7: a bias): DQ(A) x DQ(B) (+ bias),
+/// both zero-pointed and scaled along their last axis.
+std::string getMatMulIntegerToFloatText(int Count) {
+  const char *Names[] = {"A",           "B",           "a_scale", "b_scale",
+                         "a_zero_point", "b_zero_point", "bias"};
+  std::string Inputs;
+  for (int I = 0; I < Count; ++I)
+    Inputs += std::string(I ? ", " : "") + Names[I];
+  std::string Text =
+      "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
+      "MatMulIntegerToFloat (" +
+      Inputs + ") => (y) {\n" +
+      "  a_f = DequantizeLinear <axis = -1> (A, a_scale" +
+      (Count > 4 ? ", a_zero_point" : "") + ")\n" +
+      "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
+      (Count > 5 ? ", b_zero_point" : "") + ")\n";
+  if (Count > 6)
+    return Text + "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
+  return Text + "  y = MatMul (a_f, b_f)\n}\n";
+}
+
+/// DynamicQuantizeMatMul's body for \p Count inputs (3: A, B, b_scale; 4:
+/// B's zero point; 5: a bias): A quantized to u8 as DynamicQuantizeLinear
+/// does, then as MatMulIntegerToFloat.
+std::string getDynamicQuantizeMatMulText(int Count) {
+  std::string Text =
+      std::string("<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
+                  "DynamicQuantizeMatMul (A, B, b_scale") +
+      (Count > 3 ? ", b_zero_point" : "") + (Count > 4 ? ", bias" : "") +
+      ") => (y) {\n"
+      "  a_q, a_scale, a_zero_point = DynamicQuantizeLinear (A)\n"
+      "  a_f = DequantizeLinear (a_q, a_scale, a_zero_point)\n"
+      "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
+      (Count > 3 ? ", b_zero_point" : "") + ")\n";
+  if (Count > 4)
+    return Text + "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
+  return Text + "  y = MatMul (a_f, b_f)\n}\n";
+}
+
 /// The fixed entries and those written from a pattern, in match order.
 const std::vector<BodyEntry> &getEntries() {
   static const auto Entries = [] {
@@ -279,6 +362,39 @@ const std::vector<BodyEntry> &getEntries() {
                  getQLinearText(true, true), nullptr, 9});
     V.push_back({"QLinearMatMul", 10, INT64_MAX, 13,
                  getQLinearText(false, false), nullptr, 8});
+    // ONNX Runtime's com.microsoft forms; pools only channels-first
+    // (channels_last = 1 stays an op no backend runs).
+    const char *MS = "com.microsoft";
+    const std::string Pool =
+        std::string("AveragePool <auto_pad: string = @auto_pad, ceil_mode: int "
+                    "= @ceil_mode, count_include_pad: int = "
+                    "@count_include_pad, kernel_shape: ints = @kernel_shape, "
+                    "pads: ints = @pads, strides: ints = @strides>");
+    const std::pair<const char *, std::string> Unary[] = {
+        {"QLinearSigmoid", "Sigmoid"},
+        {"QLinearLeakyRelu", "LeakyRelu <alpha: float = @alpha>"},
+        {"QLinearGlobalAveragePool", "GlobalAveragePool"},
+        {"QLinearAveragePool", Pool}};
+    for (const auto &[Name, Op] : Unary)
+      V.push_back({Name, 1, INT64_MAX, 13,
+                   getMicrosoftQText(Name, Op, {"x"}),
+                   llvm::StringRef(Name).endswith("Pool") ? "channels_last=0"
+                                                          : nullptr,
+                   5, MS});
+    for (const char *Name : {"QLinearAdd", "QLinearMul"})
+      V.push_back({Name, 1, INT64_MAX, 13,
+                   getMicrosoftQText(Name, llvm::StringRef(Name).drop_front(7),
+                                     {"a", "b"}),
+                   nullptr, 8, MS});
+    for (int Count = 1; Count <= 8; ++Count)
+      V.push_back({"QLinearConcat", 1, INT64_MAX, 13,
+                   getQLinearConcatText(Count), nullptr, 2 + 3 * Count, MS});
+    for (int Count = 4; Count <= 7; ++Count)
+      V.push_back({"MatMulIntegerToFloat", 1, INT64_MAX, 13,
+                   getMatMulIntegerToFloatText(Count), nullptr, Count, MS});
+    for (int Count = 3; Count <= 5; ++Count)
+      V.push_back({"DynamicQuantizeMatMul", 1, INT64_MAX, 13,
+                   getDynamicQuantizeMatMulText(Count), nullptr, Count, MS});
     return V;
   }();
   return Entries;
@@ -309,18 +425,32 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
       return A.name() == Name;
     });
   };
+  const llvm::StringRef Domain =
+      Call.domain() == "ai.onnx" ? "" : llvm::StringRef(Call.domain());
   const std::vector<BodyEntry> &Entries = getEntries();
   for (size_t I = 0; I < Entries.size(); ++I) {
     const BodyEntry &E = Entries[I];
-    if (Call.op_type() != E.OpType || Opset < E.MinOpset || Opset > E.MaxOpset)
+    if (Call.op_type() != E.OpType || Domain != (E.Domain ? E.Domain : ""))
+      continue;
+    if (!E.Domain && (Opset < E.MinOpset || Opset > E.MaxOpset))
       continue;
     if (E.Inputs && Call.input_size() != E.Inputs)
       continue;
     if (E.AttrCondition) {
       llvm::StringRef Cond(E.AttrCondition);
       const bool Negated = Cond.consume_front("!");
-      if (Gives(Cond) == Negated)
+      auto [Name, Value] = Cond.split('=');
+      if (!Value.empty()) {
+        // "name=V": the call leaves the int attribute out or gives V.
+        const auto A = llvm::find_if(
+            Call.attribute(),
+            [&](const onnx::AttributeProto &A) { return A.name() == Name; });
+        if (A != Call.attribute().end() &&
+            std::to_string(A->i()) != Value.str())
+          continue;
+      } else if (Gives(Cond) == Negated) {
         continue;
+      }
     }
     return {getParsedBodies()[I].get(), E.BodyOpset};
   }
@@ -329,6 +459,7 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
 
 bool onnximport::hasStriderFunctionBody(llvm::StringRef OpType, int64_t Opset) {
   return llvm::any_of(getEntries(), [&](const BodyEntry &E) {
-    return OpType == E.OpType && Opset >= E.MinOpset && Opset <= E.MaxOpset;
+    return !E.Domain && OpType == E.OpType && Opset >= E.MinOpset &&
+           Opset <= E.MaxOpset;
   });
 }

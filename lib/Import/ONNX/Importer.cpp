@@ -700,16 +700,20 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
       return Expanded.takeError();
     if (*Expanded)
       return llvm::Error::success();
-    // Else Strider's own body for it, if any.
+  }
+  // Else Strider's own body for it, if any (ops of the default domain and
+  // ONNX Runtime's quantized com.microsoft ones).
+  if (!Info)
     if (FunctionBody SB = getStriderFunctionBody(NP, Opset); SB.Body) {
       // Attributes the call leaves out take the op's schema defaults
       // (Hardmax's axis = -1), else the body ops' own.
       const onnx::OpSchema *S =
-          onnx::OpSchemaRegistry::Schema(NP.op_type(), int(Opset), "");
+          PN.Domain.empty()
+              ? onnx::OpSchemaRegistry::Schema(NP.op_type(), int(Opset), "")
+              : nullptr;
       return inlineFunction(NP, PN, *SB.Body, SB.BodyOpset,
                             S ? &S->attributes() : nullptr);
     }
-  }
   Node *N = Info ? G->createNode(Info->Id, PN.Operands, PN.ResultNames,
                                  PN.ResultTypes)
                  : G->createOpaqueNode(PN.Domain, PN.OpType, PN.Operands,

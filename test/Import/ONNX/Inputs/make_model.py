@@ -1066,6 +1066,62 @@ def quantized_operators():
                  inits, opset=13)
 
 
+@case("quantized-microsoft-ops")
+def quantized_microsoft_ops():
+    # ONNX Runtime's com.microsoft quantized ops, as its quantizer writes
+    # them for channels-first models: elementwise, concat and pools on u8
+    # (each op's output scale and zero point the next one's input ones),
+    # and the matmuls of dynamic quantization with a float result.
+    rng = np.random.default_rng(33)
+    u8 = TensorProto.UINT8
+    ms = "com.microsoft"
+
+    def q(name, scale, zero):
+        return [f32(name + "s", [], [scale]),
+                raw(name + "z", np.array(zero, np.uint8), u8)]
+    inits = (q("x", 0.01, 128) + q("y", 0.004, 0) + q("l", 0.008, 40) +
+             q("a", 0.01, 10) + q("m", 0.003, 5) + q("c", 0.012, 3) +
+             q("p", 0.01, 2) + q("g", 0.009, 1) + q("t", 0.02, 128))
+    bw = rng.integers(-127, 128, (5, 4)).astype(np.int8)
+    inits += [raw("bw", bw, TensorProto.INT8),
+              f32("bws", [4], [0.01, 0.02, 0.015, 0.03]),
+              raw("bwz", np.array([0, 3, -2, 1], np.int8), TensorProto.INT8),
+              f32("bias", [4], [0.5, -0.25, 1.0, 0.0])]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("QLinearSigmoid", ["xq", "xs", "xz", "ys", "yz"],
+                         ["sq"], domain=ms),
+        helper.make_node("QLinearLeakyRelu", ["xq", "xs", "xz", "ls", "lz"],
+                         ["lq"], domain=ms, alpha=0.2),
+        helper.make_node("QLinearAdd", ["sq", "ys", "yz", "lq", "ls", "lz",
+                                        "as", "az"], ["aq"], domain=ms),
+        helper.make_node("QLinearMul", ["sq", "ys", "yz", "lq", "ls", "lz",
+                                        "ms", "mz"], ["mq"], domain=ms),
+        helper.make_node("QLinearConcat", ["cs", "cz", "aq", "as", "az",
+                                           "mq", "ms", "mz"], ["cq"],
+                         domain=ms, axis=1),
+        helper.make_node("QLinearAveragePool", ["cq", "cs", "cz", "ps", "pz"],
+                         ["pq"], domain=ms, kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], channels_last=0),
+        helper.make_node("QLinearGlobalAveragePool",
+                         ["pq", "ps", "pz", "gs", "gz"], ["gq"], domain=ms,
+                         channels_last=0),
+        helper.make_node("DequantizeLinear", ["pq", "ps", "pz"], ["p"]),
+        helper.make_node("DequantizeLinear", ["gq", "gs", "gz"], ["g"]),
+        helper.make_node("QuantizeLinear", ["t", "ts", "tz"], ["tq"]),
+        helper.make_node("MatMulIntegerToFloat",
+                         ["tq", "bw", "ts", "bws", "tz", "bwz", "bias"],
+                         ["mif"], domain=ms),
+        helper.make_node("DynamicQuantizeMatMul",
+                         ["t", "bw", "bws", "bwz", "bias"], ["dqm"],
+                         domain=ms),
+    ]
+    return model(nodes, [vi("x", F32, [1, 4, 6, 6]), vi("t", F32, [3, 5])],
+                 [vi("p", F32, [1, 8, 6, 6]), vi("g", F32, [1, 8, 1, 1]),
+                  vi("mif", F32, [3, 4]), vi("dqm", F32, [3, 4])],
+                 inits, opset=13, extra_opsets=[(ms, 1)])
+
+
 @case("if-errors")
 def if_errors(out):
     # A branch output nothing defines (OUT itself), a missing else_branch
