@@ -303,21 +303,21 @@ std::string getQLinearConcatText(int Count) {
 /// scales; 5, 6: their zero points; 7: a bias): DQ(A) x DQ(B) (+ bias),
 /// both zero-pointed and scaled along their last axis.
 std::string getMatMulIntegerToFloatText(int Count) {
-  const char *Names[] = {"A",           "B",           "a_scale", "b_scale",
-                         "a_zero_point", "b_zero_point", "bias"};
+  const char *Names[] = {
+      "A", "B", "a_scale", "b_scale", "a_zero_point", "b_zero_point", "bias"};
   std::string Inputs;
   for (int I = 0; I < Count; ++I)
     Inputs += std::string(I ? ", " : "") + Names[I];
-  std::string Text =
-      "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
-      "MatMulIntegerToFloat (" +
-      Inputs + ") => (y) {\n" +
-      "  a_f = DequantizeLinear <axis = -1> (A, a_scale" +
-      (Count > 4 ? ", a_zero_point" : "") + ")\n" +
-      "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
-      (Count > 5 ? ", b_zero_point" : "") + ")\n";
+  std::string Text = "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
+                     "MatMulIntegerToFloat (" +
+                     Inputs + ") => (y) {\n" +
+                     "  a_f = DequantizeLinear <axis = -1> (A, a_scale" +
+                     (Count > 4 ? ", a_zero_point" : "") + ")\n" +
+                     "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
+                     (Count > 5 ? ", b_zero_point" : "") + ")\n";
   if (Count > 6)
-    return Text + "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
+    return Text +
+           "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
   return Text + "  y = MatMul (a_f, b_f)\n}\n";
 }
 
@@ -335,7 +335,8 @@ std::string getDynamicQuantizeMatMulText(int Count) {
       "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
       (Count > 3 ? ", b_zero_point" : "") + ")\n";
   if (Count > 4)
-    return Text + "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
+    return Text +
+           "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
   return Text + "  y = MatMul (a_f, b_f)\n}\n";
 }
 
@@ -376,11 +377,10 @@ const std::vector<BodyEntry> &getEntries() {
         {"QLinearGlobalAveragePool", "GlobalAveragePool"},
         {"QLinearAveragePool", Pool}};
     for (const auto &[Name, Op] : Unary)
-      V.push_back({Name, 1, INT64_MAX, 13,
-                   getMicrosoftQText(Name, Op, {"x"}),
-                   llvm::StringRef(Name).endswith("Pool") ? "channels_last=0"
-                                                          : nullptr,
-                   5, MS});
+      V.push_back(
+          {Name, 1, INT64_MAX, 13, getMicrosoftQText(Name, Op, {"x"}),
+           llvm::StringRef(Name).endswith("Pool") ? "channels_last=0" : nullptr,
+           5, MS});
     for (const char *Name : {"QLinearAdd", "QLinearMul"})
       V.push_back({Name, 1, INT64_MAX, 13,
                    getMicrosoftQText(Name, llvm::StringRef(Name).drop_front(7),
@@ -442,9 +442,10 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
       auto [Name, Value] = Cond.split('=');
       if (!Value.empty()) {
         // "name=V": the call leaves the int attribute out or gives V.
-        const auto A = llvm::find_if(
-            Call.attribute(),
-            [&](const onnx::AttributeProto &A) { return A.name() == Name; });
+        const auto A =
+            llvm::find_if(Call.attribute(), [&](const onnx::AttributeProto &A) {
+              return A.name() == Name;
+            });
         if (A != Call.attribute().end() &&
             std::to_string(A->i()) != Value.str())
           continue;
