@@ -408,6 +408,11 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
     } else {
       In->setType(bindDims(T, Sizes, Known));
     }
+    // A declared 2^62 dim beside a bound one: no tensor has that size.
+    if (!In->getType().isWithinSizeLimit())
+      return makeError("input '" + In->getName() + "' is " +
+                       In->getType().str() + ": " +
+                       In->getType().getSizeLimitProblem());
   }
   for (Node *N : G.nodes())
     for (unsigned I = 0; I < N->getNumResults(); ++I)

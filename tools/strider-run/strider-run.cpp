@@ -272,6 +272,11 @@ static llvm::Error fillRandomInputs(const engine::Model &M,
         Shape.push_back(1);
     }
     ElementType Elt = T.getElementType();
+    // A declared 2^62 dim beside a bound one: no tensor has that size.
+    const TensorType Fill = TensorType::get(Elt, Shape);
+    if (!Fill.isWithinSizeLimit())
+      return toolError("random input '" + In->getName() + "' would be " +
+                       Fill.str() + ": " + Fill.getSizeLimitProblem());
     Tensor R(Elt, Shape);
     std::uniform_real_distribution<double> Real(-1.0, 1.0);
     std::uniform_int_distribution<int64_t> Int(0, 9);

@@ -101,4 +101,25 @@ TEST(SpecializeShapesTest, ReportsConflictsAndUnknownNames) {
   EXPECT_EQ(llvm::toString(std::move(E2)), "the model has no input 'c'");
 }
 
+TEST(SpecializeShapesTest, RefusesBindingsPastTheSizeLimit) {
+  // A declared 2^62 dim is within the limit until the dim beside it is
+  // bound to 7 (found by the lowering fuzzer); bound to 0, the tensor is
+  // empty but its strides still overflow.
+  for (int64_t H : {7, 0}) {
+    Graph G;
+    G.addInput("x", TensorType(ElementType::F32,
+                               {Dim::getStatic(3), Dim::getSymbol("H"),
+                                Dim::getStatic(int64_t(1) << 62)}));
+    ShapeBindings B;
+    B.Dims["H"] = H;
+    llvm::Error E = specializeShapes(G, B);
+    ASSERT_TRUE(bool(E));
+    EXPECT_EQ(llvm::toString(std::move(E)),
+              "input 'x' is tensor<3 x " + std::to_string(H) +
+                  " x 4611686018427387904 x f32>: " +
+                  (H ? "more than 2^62 bytes"
+                     : "empty, but its other dims span more than 2^62 bytes"));
+  }
+}
+
 } // namespace

@@ -678,6 +678,15 @@ def huge_input():
     return model(nodes, [x], [vi("y", F32, None)])
 
 
+@case("huge-input-dynamic")
+def huge_input_dynamic():
+    # A 2^62 dim beside a dynamic one (found by the lowering fuzzer): the
+    # declared type is within the limit until the dynamic dim is bound.
+    x = vi("x", F32, [1, 3, "H", 2**62])
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    return model(nodes, [x], [vi("y", F32, None)])
+
+
 @case("huge-expand")
 def huge_expand():
     nodes = [helper.make_node("Expand", ["x", "s"], ["y"], name="e")]
