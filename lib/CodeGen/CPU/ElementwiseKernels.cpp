@@ -19,6 +19,10 @@
 
 #include "hwy/highway.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 HWY_BEFORE_NAMESPACE();
 namespace strider {
 namespace cpu {
@@ -134,6 +138,68 @@ void AffinePlaneImpl(const float *X, float S, float T, const Activation &Act,
     Y[I] = applyScalar(Act, X[I] * S + T);
 }
 
+/// Y = saturate(round(X / Scale) + Zero) over \p N elements (halves to
+/// even; NaN gives the zero point), 8-bit Y of type T.
+template <typename T>
+void quantizeRow(const float *X, T *Y, int64_t N, float Scale, float Zero) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> d8;
+  const int64_t L = int64_t(hn::Lanes(df));
+  const float Lo = float(std::numeric_limits<T>::min()),
+              Hi = float(std::numeric_limits<T>::max());
+  // Clamped before rounding (to integers, so the result is the same).
+  const auto QLo = hn::Set(df, Lo - Zero), QHi = hn::Set(df, Hi - Zero);
+  const auto S = hn::Set(df, Scale), Z = hn::Set(df, Zero);
+  int64_t I = 0;
+  for (; I + L <= N; I += L) {
+    const auto V = hn::Div(hn::LoadU(df, X + I), S);
+    const auto C = hn::Min(hn::Max(V, QLo), QHi);
+    const auto Q = hn::IfThenElse(hn::Eq(V, V), hn::Add(hn::Round(C), Z), Z);
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, Q)), d8, Y + I);
+  }
+  for (; I < N; ++I) {
+    const float V = X[I] / Scale;
+    const float C = std::min(std::max(V, Lo - Zero), Hi - Zero);
+    Y[I] = V != V ? T(Zero) : T(int32_t(std::nearbyint(C) + Zero));
+  }
+}
+
+void QuantizeU8Impl(const float *X, uint8_t *Y, int64_t N, float Scale,
+                    float Zero) {
+  quantizeRow(X, Y, N, Scale, Zero);
+}
+void QuantizeI8Impl(const float *X, int8_t *Y, int64_t N, float Scale,
+                    float Zero) {
+  quantizeRow(X, Y, N, Scale, Zero);
+}
+
+/// Y = (X - Zero) * Scale over \p N 8-bit elements of type T.
+template <typename T>
+void dequantizeRow(const T *X, float *Y, int64_t N, float Scale, float Zero) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> d8;
+  const int64_t L = int64_t(hn::Lanes(df));
+  const auto S = hn::Set(df, Scale), Z = hn::Set(df, Zero);
+  int64_t I = 0;
+  for (; I + L <= N; I += L) {
+    const auto V = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, X + I)));
+    hn::StoreU(hn::Mul(hn::Sub(V, Z), S), df, Y + I);
+  }
+  for (; I < N; ++I)
+    Y[I] = (float(X[I]) - Zero) * Scale;
+}
+
+void DequantizeU8Impl(const uint8_t *X, float *Y, int64_t N, float Scale,
+                      float Zero) {
+  dequantizeRow(X, Y, N, Scale, Zero);
+}
+void DequantizeI8Impl(const int8_t *X, float *Y, int64_t N, float Scale,
+                      float Zero) {
+  dequantizeRow(X, Y, N, Scale, Zero);
+}
+
 } // namespace HWY_NAMESPACE
 } // namespace cpu
 } // namespace strider
@@ -144,6 +210,27 @@ namespace strider {
 namespace cpu {
 
 HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(QuantizeU8Impl);
+HWY_EXPORT(QuantizeI8Impl);
+HWY_EXPORT(DequantizeU8Impl);
+HWY_EXPORT(DequantizeI8Impl);
+
+void quantizeRow(const float *X, uint8_t *Y, int64_t N, float Scale,
+                 float Zero) {
+  HWY_DYNAMIC_DISPATCH(QuantizeU8Impl)(X, Y, N, Scale, Zero);
+}
+void quantizeRow(const float *X, int8_t *Y, int64_t N, float Scale,
+                 float Zero) {
+  HWY_DYNAMIC_DISPATCH(QuantizeI8Impl)(X, Y, N, Scale, Zero);
+}
+void dequantizeRow(const uint8_t *X, float *Y, int64_t N, float Scale,
+                   float Zero) {
+  HWY_DYNAMIC_DISPATCH(DequantizeU8Impl)(X, Y, N, Scale, Zero);
+}
+void dequantizeRow(const int8_t *X, float *Y, int64_t N, float Scale,
+                   float Zero) {
+  HWY_DYNAMIC_DISPATCH(DequantizeI8Impl)(X, Y, N, Scale, Zero);
+}
 
 /// Rows of \p Len elements per work item: short rows (a channels-last
 /// tensor of few channels) are grouped to about 4096 elements, so that

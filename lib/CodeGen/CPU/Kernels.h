@@ -166,6 +166,15 @@ struct QuantParams {
   std::vector<int32_t> Zeros;
   int64_t Channels = 1, Stride = 1;
 };
+/// One run of 8-bit quantization (SIMD): Y = saturate(round(X / Scale) +
+/// Zero), halves to even, NaN to Zero; and its inverse, (X - Zero) * Scale.
+void quantizeRow(const float *X, uint8_t *Y, int64_t N, float Scale,
+                 float Zero);
+void quantizeRow(const float *X, int8_t *Y, int64_t N, float Scale, float Zero);
+void dequantizeRow(const uint8_t *X, float *Y, int64_t N, float Scale,
+                   float Zero);
+void dequantizeRow(const int8_t *X, float *Y, int64_t N, float Scale,
+                   float Zero);
 void runQuantize(const QuantParams &Q, bool Signed, const float *X, void *Y,
                  int64_t Count, int Threads);
 void runDequantize(const QuantParams &Q, QuantType XType, const void *X,

@@ -414,16 +414,9 @@ void forEachChannelRun(const QuantParams &Q, int64_t Count, int Threads, Fn F) {
 template <typename T>
 void quantizeTyped(const QuantParams &Q, const float *X, T *Y, int64_t Count,
                    int Threads) {
-  const float Lo = float(std::numeric_limits<T>::min()),
-              Hi = float(std::numeric_limits<T>::max());
   forEachChannelRun(Q, Count, Threads, [&](int64_t B, int64_t E, int64_t C) {
-    const float Scale = Q.Scales[size_t(C)];
-    const float Zero = float(Q.Zeros[size_t(C)]);
-    for (int64_t I = B; I < E; ++I) {
-      // Halves to even (the default rounding mode).
-      const float V = std::nearbyint(X[I] / Scale) + Zero;
-      Y[I] = V != V ? T(Zero) : T(std::min(std::max(V, Lo), Hi));
-    }
+    quantizeRow(X + B, Y + B, E - B, Q.Scales[size_t(C)],
+                float(Q.Zeros[size_t(C)]));
   });
 }
 
@@ -432,9 +425,13 @@ void dequantizeTyped(const QuantParams &Q, const T *X, float *Y, int64_t Count,
                      int Threads) {
   forEachChannelRun(Q, Count, Threads, [&](int64_t B, int64_t E, int64_t C) {
     const float Scale = Q.Scales[size_t(C)];
-    const int64_t Zero = Q.Zeros[size_t(C)];
-    for (int64_t I = B; I < E; ++I)
-      Y[I] = float(int64_t(X[I]) - Zero) * Scale;
+    if constexpr (sizeof(T) == 1) {
+      dequantizeRow(X + B, Y + B, E - B, Scale, float(Q.Zeros[size_t(C)]));
+    } else {
+      const int64_t Zero = Q.Zeros[size_t(C)];
+      for (int64_t I = B; I < E; ++I)
+        Y[I] = float(int64_t(X[I]) - Zero) * Scale;
+    }
   });
 }
 

@@ -14,6 +14,7 @@
 #include "Kernels.h"
 #include "ProgramImpl.h"
 
+#include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/LayoutAlgebra.h"
 
 #include <iterator>
@@ -280,9 +281,7 @@ bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
       llvm::find_if(Types, [&](const auto &E) { return E.first == QE; });
   if (TypeIt == std::end(Types) || (Quantize && QE == ElementType::I32) ||
       (Quantize ? XT : YT).getElementType() != ElementType::F32 ||
-      !XT.hasStaticShape() || XT.getShape() != YT.getShape() ||
-      XT.getLayout().getPermutation(XT.getRank()) !=
-          YT.getLayout().getPermutation(YT.getRank()))
+      !XT.hasStaticShape() || !codegen::haveSameElementOrder(XT, YT))
     return false;
   auto Q = std::make_shared<QuantParams>();
   // Constant parameters are read once; one-element ones computed at run

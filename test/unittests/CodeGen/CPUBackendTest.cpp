@@ -1372,6 +1372,45 @@ TEST(CPUKernelTest, QuantizeDequantizeRoundTrips) {
           "dequantize.i32");
 }
 
+// The 8-bit rows are SIMD (a vector width per target, then a scalar tail):
+// runs of 77 elements per channel (channels-first), halfway cases, values
+// past the range and NaN, against the reference on every target.
+TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
+  const int64_t Supported = hwy::SupportedTargets();
+  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
+    const int64_t Target = Left & -Left;
+    SCOPED_TRACE(hwy::TargetName(Target));
+    hwy::SetSupportedTargetsForTest(Target);
+    for (bool PerChannel : {false, true}) {
+      GraphBuilder B(40 + PerChannel);
+      Value *X = B.input({1, 3, 7, 11});
+      auto &T = B.Inputs[X->getName()];
+      float *P = reinterpret_cast<float *>(T.getMutableBytes().data());
+      for (int64_t I = 0; I < T.getNumElements(); ++I)
+        P[I] = P[I] * 60.0f;
+      const float Specials[] = {0.125f, 0.375f, -0.625f, 1e9f, -1e9f, NAN,
+                                2.5f,   -3.5f,  1e-8f};
+      for (size_t I = 0; I < std::size(Specials); ++I) {
+        P[I * 13] = Specials[I];
+        P[T.getNumElements() - 1 - int64_t(I)] = Specials[I];
+      }
+      const ElementType QE = PerChannel ? ElementType::I8 : ElementType::U8;
+      Value *Scale = PerChannel ? B.constant({3}, {0.25f, 0.5f, 0.125f})
+                                : B.constant({}, {0.25f});
+      TensorDataRef ZD = PerChannel ? TensorData::fromInt64(QE, {3}, {0, -3, 5})
+                                    : TensorData::fromInt64(QE, {}, {128});
+      Node *ZN = B.G.createNode(OpId::Constant, {}, {"zp"}, {ZD->getType()});
+      ZN->setAttr("value", Attribute::getTensor(ZD));
+      Value *Q = B.op(OpId::QuantizeLinear, {X, Scale, ZN->getResult(0)});
+      Value *D = B.op(OpId::DequantizeLinear, {Q, Scale, ZN->getResult(0)});
+      B.G.addOutput(Q);
+      B.check(D, 0, 0,
+              PerChannel ? "dequantize.i8.per_axis" : "dequantize.u8");
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(CPUKernelTest, XorAndFloatClassification) {
   GraphBuilder B(10);
   Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));
