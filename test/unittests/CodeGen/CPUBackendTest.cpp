@@ -1388,8 +1388,8 @@ TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
       float *P = reinterpret_cast<float *>(T.getMutableBytes().data());
       for (int64_t I = 0; I < T.getNumElements(); ++I)
         P[I] = P[I] * 60.0f;
-      const float Specials[] = {0.125f, 0.375f, -0.625f, 1e9f, -1e9f, NAN,
-                                2.5f,   -3.5f,  1e-8f};
+      const float Specials[] = {0.125f, 0.375f, -0.625f, 1e9f, -1e9f,
+                                NAN,    2.5f,   -3.5f,   1e-8f};
       for (size_t I = 0; I < std::size(Specials); ++I) {
         P[I * 13] = Specials[I];
         P[T.getNumElements() - 1 - int64_t(I)] = Specials[I];
@@ -1404,8 +1404,7 @@ TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
       Value *Q = B.op(OpId::QuantizeLinear, {X, Scale, ZN->getResult(0)});
       Value *D = B.op(OpId::DequantizeLinear, {Q, Scale, ZN->getResult(0)});
       B.G.addOutput(Q);
-      B.check(D, 0, 0,
-              PerChannel ? "dequantize.i8.per_axis" : "dequantize.u8");
+      B.check(D, 0, 0, PerChannel ? "dequantize.i8.per_axis" : "dequantize.u8");
     }
   }
   hwy::SetSupportedTargetsForTest(0);
