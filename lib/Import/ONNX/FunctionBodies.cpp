@@ -439,7 +439,9 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
     if (E.AttrCondition) {
       llvm::StringRef Cond(E.AttrCondition);
       const bool Negated = Cond.consume_front("!");
-      auto [Name, Value] = Cond.split('=');
+      const std::pair<llvm::StringRef, llvm::StringRef> Split =
+          Cond.split('=');
+      const llvm::StringRef Name = Split.first, Value = Split.second;
       if (!Value.empty()) {
         // "name=V": the call leaves the int attribute out or gives V.
         const auto A =
