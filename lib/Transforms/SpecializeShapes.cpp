@@ -405,6 +405,7 @@ llvm::Error strider::specializeShapes(Graph &G, const ShapeBindings &B,
     } else if (In->getDefaultData()) {
       R.FoldedInputs.push_back(In->getName());
       foldInput(G, In, In->getDefaultData());
+      continue; // The input is gone: a constant now.
     } else {
       In->setType(bindDims(T, Sizes, Known));
     }
