@@ -340,6 +340,41 @@ std::string getDynamicQuantizeMatMulText(int Count) {
   return Text + "  y = MatMul (a_f, b_f)\n}\n";
 }
 
+/// QGemm's body for \p Count inputs (6: no bias; 7: an int32 bias C; 8, 9:
+/// a quantized result, with its zero point at 9), its B per column (axis
+/// 0 of B when \p TransB): alpha x (DQ(A) x DQ(B) + C x a_scale x b_scale),
+/// the form ONNX Runtime computes.
+std::string getQGemmText(int Count, bool TransB) {
+  const char *Names[] = {"A", "a_scale", "a_zero_point", "B", "b_scale",
+                         "b_zero_point", "C", "y_scale", "y_zero_point"};
+  std::string Inputs;
+  for (int I = 0; I < Count; ++I)
+    Inputs += std::string(I ? ", " : "") + Names[I];
+  std::string Text =
+      "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
+      "QGemm (" +
+      Inputs + ") => (y) {\n" +
+      "  a_f = DequantizeLinear (A, a_scale, a_zero_point)\n" +
+      "  b_f = DequantizeLinear <axis = " + (TransB ? "0" : "1") +
+      "> (B, b_scale, b_zero_point)\n";
+  const std::string Gemm = "Gemm <alpha: float = @alpha, beta: float = "
+                           "@alpha, transA: int = @transA, transB: int = "
+                           "@transB>";
+  const std::string Out = Count > 7 ? "y_f" : "y";
+  if (Count > 6)
+    Text += "  c_scale = Mul (a_scale, b_scale)\n"
+            "  c_i = Cast <to = 1> (C)\n"
+            "  c_f = Mul (c_i, c_scale)\n"
+            "  " +
+            Out + " = " + Gemm + " (a_f, b_f, c_f)\n";
+  else
+    Text += "  " + Out + " = " + Gemm + " (a_f, b_f)\n";
+  if (Count > 7)
+    Text += std::string("  y = QuantizeLinear (y_f, y_scale") +
+            (Count > 8 ? ", y_zero_point" : "") + ")\n";
+  return Text + "}\n";
+}
+
 /// The fixed entries and those written from a pattern, in match order.
 const std::vector<BodyEntry> &getEntries() {
   static const auto Entries = [] {
@@ -381,6 +416,19 @@ const std::vector<BodyEntry> &getEntries() {
           {Name, 1, INT64_MAX, 13, getMicrosoftQText(Name, Op, {"x"}),
            llvm::StringRef(Name).endswith("Pool") ? "channels_last=0" : nullptr,
            5, MS});
+    // QLinearSoftmax's `opset` names the Softmax whose semantics it has:
+    // 13 on, one axis (before 13, a 2-D coercion: no body).
+    static const std::vector<std::string> SoftmaxOpsets = [] {
+      std::vector<std::string> Conds;
+      for (int Opset = 13; Opset <= 23; ++Opset)
+        Conds.push_back("opset=" + std::to_string(Opset));
+      return Conds;
+    }();
+    for (const std::string &Cond : SoftmaxOpsets)
+      V.push_back({"QLinearSoftmax", 1, INT64_MAX, 13,
+                   getMicrosoftQText("QLinearSoftmax",
+                                     "Softmax <axis: int = @axis>", {"x"}),
+                   Cond.c_str(), 5, MS});
     for (const char *Name : {"QLinearAdd", "QLinearMul"})
       V.push_back({Name, 1, INT64_MAX, 13,
                    getMicrosoftQText(Name, llvm::StringRef(Name).drop_front(7),
@@ -395,6 +443,11 @@ const std::vector<BodyEntry> &getEntries() {
     for (int Count = 3; Count <= 5; ++Count)
       V.push_back({"DynamicQuantizeMatMul", 1, INT64_MAX, 13,
                    getDynamicQuantizeMatMulText(Count), nullptr, Count, MS});
+    // transB absent or 0 first; any other transB is 1.
+    for (bool TransB : {false, true})
+      for (int Count = 6; Count <= 9; ++Count)
+        V.push_back({"QGemm", 1, INT64_MAX, 13, getQGemmText(Count, TransB),
+                     TransB ? nullptr : "transB=0", Count, MS});
     return V;
   }();
   return Entries;

@@ -1124,10 +1124,27 @@ def quantized_microsoft_ops():
         helper.make_node("DynamicQuantizeMatMul",
                          ["t", "bw", "bws", "bwz", "bias"], ["dqm"],
                          domain=ms),
+        # QGemm of B [N, K] (transB) with an int32 bias, quantized, and at
+        # half alpha with a float result.
+        helper.make_node("QGemm", ["tq", "ts", "tz", "gw", "bws", "bwz",
+                                   "gc", "qs", "qz"], ["qgq"], domain=ms,
+                         transB=1),
+        helper.make_node("DequantizeLinear", ["qgq", "qs", "qz"], ["qg"]),
+        helper.make_node("QGemm", ["tq", "ts", "tz", "bw", "bws", "bwz",
+                                   "gc"], ["qgf"], domain=ms, alpha=0.5),
+        helper.make_node("QLinearSoftmax", ["tq", "ts", "tz", "ss", "sz"],
+                         ["smq"], domain=ms, axis=-1, opset=13),
+        helper.make_node("DequantizeLinear", ["smq", "ss", "sz"], ["sm"]),
     ]
+    inits += [raw("gw", np.ascontiguousarray(bw.T), TensorProto.INT8),
+              raw("gc", rng.integers(-300, 300, 4).astype(np.int32),
+                  TensorProto.INT32)]
+    inits += q("q", 0.05, 100) + q("s", 1.0 / 256, 0)
     return model(nodes, [vi("x", F32, [1, 4, 6, 6]), vi("t", F32, [3, 5])],
                  [vi("p", F32, [1, 8, 6, 6]), vi("g", F32, [1, 8, 1, 1]),
-                  vi("mif", F32, [3, 4]), vi("dqm", F32, [3, 4])],
+                  vi("mif", F32, [3, 4]), vi("dqm", F32, [3, 4]),
+                  vi("qg", F32, [3, 4]), vi("qgf", F32, [3, 4]),
+                  vi("sm", F32, [3, 5])],
                  inits, opset=13, extra_opsets=[(ms, 1)])
 
 
