@@ -318,6 +318,12 @@ struct ResampleParams {
 };
 void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
                              int Threads);
+/// The same when every output pixel has one tap of weight 1 (nearest, an
+/// integer scale's aligned samples), for elements of any \p Bytes (8-bit
+/// activations of a quantized model): each pixel a copy of its source's
+/// channels.
+void runResampleCopy(const ResampleParams &P, const uint8_t *X, uint8_t *Y,
+                     unsigned Bytes, int Threads);
 
 /// GridSample of an N x C x H x W image with element strides XS by a
 /// dense N x OH x OW x 2 grid into Y (strides YS): each output point's

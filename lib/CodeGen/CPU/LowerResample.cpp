@@ -1,8 +1,10 @@
 //===- LowerResample.cpp - Resize and GridSample --------------------------===//
 //
 // Resize (nearest, linear and cubic; tap tables per spatial axis built
-// at compile time, ResampleKernels.cpp) in either layout, and GridSample
-// of f32 tensors.
+// at compile time, ResampleKernels.cpp) in either layout, of f32 tensors,
+// and of any element type where each output element copies one input
+// element (a quantized model's nearest upsampling of u8); GridSample of
+// f32 tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +22,15 @@ using namespace strider::cpu;
 bool cpu::lowerResize(LoweringContext &L, const Node &N,
                       const FusedTail &Tail) {
   const Value *X = N.getOperand(0), *Y = Tail.Result;
-  if (!isF32(X) || Tail.Residual || !Tail.Act.isNone())
+  if (Tail.Residual || !Tail.Act.isNone())
     return false;
   const TensorType &XT = X->getType(), &YT = Y->getType();
+  // Other element types (a quantized model's u8) only where every output
+  // element copies one input element.
+  const bool F32 = isF32(X);
+  const unsigned Bytes = getElementByteSize(XT.getElementType());
+  if (!F32 && (Bytes == 0 || XT.getElementType() != YT.getElementType()))
+    return false;
   const unsigned Rank = XT.getRank();
   // An empty result (the reference kernel writes nothing) has no sampling
   // worth building: its other dims' tables could pass any tensor's size.
@@ -60,8 +68,10 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
     for (size_t O = 0; O < A.Taps.size(); ++O) {
       if (A.Extrapolated[O])
         return false;
-      if (D < 2 && (A.Taps[O].size() != 1 || A.Taps[O][0].Index != int64_t(O) ||
-                    A.Taps[O][0].Weight != 1.0))
+      const bool Copy = A.Taps[O].size() == 1 && A.Taps[O][0].Weight == 1.0;
+      if (D < 2 && (!Copy || A.Taps[O][0].Index != int64_t(O)))
+        return false;
+      if (!F32 && !Copy)
         return false;
     }
   }
@@ -108,6 +118,21 @@ bool cpu::lowerResize(LoweringContext &L, const Node &N,
   const int64_t Planes = ChannelsLast ? 1 : XShape[1];
   const int64_t XCS = XS[1], YCS = YS[1];
   const int Threads = L.getThreads();
+  if (!F32) {
+    L.addStep({Y->getName(),
+               std::string(ChannelsLast ? "resize.nhwc." : "resize.planes.") +
+                   getElementTypeName(XT.getElementType()).str(),
+               false},
+              {XB}, {YB}, [=](Frame &Fr) {
+                for (int64_t B = 0; B < Batch; ++B)
+                  for (int64_t C = 0; C < Planes; ++C)
+                    runResampleCopy(
+                        *Params, Fr.bytes(XB) + (B * XBS + C * XCS) * Bytes,
+                        Fr.bytes(YB) + (YOffset + B * YBS + C * YCS) * Bytes,
+                        Bytes, Threads);
+              });
+    return true;
+  }
   L.addStep(
       {Y->getName(), ChannelsLast ? "resize.nhwc" : "resize.planes", false},
       {XB}, {YB}, [=](Frame &Fr) {

@@ -87,6 +87,22 @@ void runResampleChannelsLast(const ResampleParams &P, const float *X, float *Y,
   });
 }
 
+void runResampleCopy(const ResampleParams &P, const uint8_t *X, uint8_t *Y,
+                     unsigned Bytes, int Threads) {
+  const ResampleAxis &AD = P.Axes[0], &AH = P.Axes[1], &AW = P.Axes[2];
+  const size_t PixelBytes = size_t(P.Channels) * Bytes;
+  parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
+    const int64_t OD = R / P.Out[1], OH = R % P.Out[1];
+    const int64_t Row = AD.Offset[size_t(AD.Begin[OD])] +
+                        AH.Offset[size_t(AH.Begin[OH])];
+    uint8_t *Out = Y + (OD * P.YS[0] + OH * P.YS[1]) * Bytes;
+    for (int64_t OW = 0; OW < P.Out[2]; ++OW)
+      std::memcpy(Out + OW * P.YS[2] * Bytes,
+                  X + (Row + AW.Offset[size_t(AW.Begin[OW])]) * Bytes,
+                  PixelBytes);
+  });
+}
+
 void runGridSample(const GridSampleParams &P, const float *X, const float *G,
                    float *Y, int Threads) {
   parallelFor(P.N * P.OH, Threads, [&](int64_t Row) {

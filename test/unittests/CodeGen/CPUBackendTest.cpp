@@ -1591,6 +1591,37 @@ TEST(CPUKernelTest, ResizeEveryLayout) {
     }
 }
 
+// A quantized model's u8 activations: nearest samples are copies of
+// their source's bytes, in every layout; linear needs the float kernel
+// (the reference runs it).
+TEST(CPUKernelTest, ResizeOf8BitCopiesNearestSamples) {
+  for (const char *Mode : {"nearest", "linear"})
+    for (auto [InCL, OutCL] : {std::pair(true, true), std::pair(false, false),
+                               std::pair(true, false)}) {
+      GraphBuilder B(91);
+      Value *X = B.input({1, 19, 5, 6}, layoutFor(InCL, 4));
+      TensorDataRef ZD = TensorData::fromInt64(ElementType::U8, {}, {100});
+      Node *ZN = B.G.createNode(OpId::Constant, {}, {"zp"}, {ZD->getType()});
+      ZN->setAttr("value", Attribute::getTensor(ZD));
+      Value *Q = B.op(OpId::QuantizeLinear,
+                      {X, B.constant({}, {0.05f}), ZN->getResult(0)}, {},
+                      layoutFor(InCL, 4));
+      Node *Empty = B.G.createNode(OpId::Constant, {}, {"roi"},
+                                   {TensorType::get(ElementType::F32, {0})});
+      Empty->setAttr("value",
+                     Attribute::getTensor(TensorData::fromFloat({0}, {})));
+      Value *Y = B.op(OpId::Resize,
+                      {Q, Empty->getResult(0),
+                       B.constant({4}, {1, 1, 2, 1.5f})},
+                      {{"mode", Attribute::getString(Mode)}});
+      B.setLayout(Y, layoutFor(OutCL, 4));
+      if (llvm::StringRef(Mode) == "nearest")
+        B.check(Y, 0, 0, InCL && OutCL ? "resize.nhwc.u8" : "resize.planes.u8");
+      else
+        B.check(Y, 1, 0, "reference.Resize");
+    }
+}
+
 TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
   for (bool CL : {false, true})
     for (int64_t Axis : {1, 3, -2})
