@@ -93,8 +93,8 @@ void runResampleCopy(const ResampleParams &P, const uint8_t *X, uint8_t *Y,
   const size_t PixelBytes = size_t(P.Channels) * Bytes;
   parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
     const int64_t OD = R / P.Out[1], OH = R % P.Out[1];
-    const int64_t Row = AD.Offset[size_t(AD.Begin[OD])] +
-                        AH.Offset[size_t(AH.Begin[OH])];
+    const int64_t Row =
+        AD.Offset[size_t(AD.Begin[OD])] + AH.Offset[size_t(AH.Begin[OH])];
     uint8_t *Out = Y + (OD * P.YS[0] + OH * P.YS[1]) * Bytes;
     for (int64_t OW = 0; OW < P.Out[2]; ++OW)
       std::memcpy(Out + OW * P.YS[2] * Bytes,

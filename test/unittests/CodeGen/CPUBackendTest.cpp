@@ -1610,10 +1610,10 @@ TEST(CPUKernelTest, ResizeOf8BitCopiesNearestSamples) {
                                    {TensorType::get(ElementType::F32, {0})});
       Empty->setAttr("value",
                      Attribute::getTensor(TensorData::fromFloat({0}, {})));
-      Value *Y = B.op(OpId::Resize,
-                      {Q, Empty->getResult(0),
-                       B.constant({4}, {1, 1, 2, 1.5f})},
-                      {{"mode", Attribute::getString(Mode)}});
+      Value *Y =
+          B.op(OpId::Resize,
+               {Q, Empty->getResult(0), B.constant({4}, {1, 1, 2, 1.5f})},
+               {{"mode", Attribute::getString(Mode)}});
       B.setLayout(Y, layoutFor(OutCL, 4));
       if (llvm::StringRef(Mode) == "nearest")
         B.check(Y, 0, 0, InCL && OutCL ? "resize.nhwc.u8" : "resize.planes.u8");
