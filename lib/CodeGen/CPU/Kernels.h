@@ -302,6 +302,10 @@ struct PoolParams {
 /// output positions along the last spatial dim (gathered when strided) for
 /// the windows inside the input, the edges one by one.
 void runPool(const PoolParams &P, const float *X, float *Y, int Threads);
+/// MaxPool of 8-bit elements (scalar; kernels up to 64 taps per axis).
+void runMaxPool(const PoolParams &P, const uint8_t *X, uint8_t *Y,
+                int Threads);
+void runMaxPool(const PoolParams &P, const int8_t *X, int8_t *Y, int Threads);
 
 /// Resize of one channels-last image over its (up to 3, normalized)
 /// spatial dims: output position o of axis d reads input taps

@@ -16,8 +16,12 @@ using namespace strider::cpu;
 
 bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
   const Value *X = N.getOperand(0);
-  // MaxPool's Indices result has no kernel.
-  if (!isF32(X) || N.hasResult(1) || Tail.Residual || !Tail.Act.isNone())
+  // MaxPool's Indices result has no kernel; MaxPool of u8 and i8 has a
+  // scalar one (a quantized model's).
+  const ElementType Elt = X->getType().getElementType();
+  const bool Bytes = Elt == ElementType::U8 || Elt == ElementType::I8;
+  if (!(isF32(X) || (Bytes && N.getOpId() == OpId::MaxPool)) ||
+      N.hasResult(1) || Tail.Residual || !Tail.Act.isNone())
     return false;
   const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
   const unsigned Rank = XT.getRank();
@@ -53,9 +57,33 @@ bool cpu::lowerPool(LoweringContext &L, const Node &N, const FusedTail &Tail) {
     PP.XS[D] = XS[2 + I];
     PP.YS[D] = YS[2 + I];
   }
+  // 8-bit: kernels of at most 64 taps per axis (the scalar kernel's
+  // tables).
+  if (Bytes && llvm::any_of(PP.Kernel, [](int64_t K) { return K > 64; }))
+    return false;
   BufferId XB = L.getBuffer(X), YB = L.defineBuffer(Tail.Result);
   const int64_t Batch = XShape[0], XBS = XS[0], YBS = YS[0];
   const int Threads = L.getThreads();
+  if (Bytes) {
+    const bool Signed = Elt == ElementType::I8;
+    L.addStep({Tail.Result->getName(),
+               std::string("pool.max") +
+                   (PP.channelsLast() ? ".nhwc." : ".nchw.") +
+                   getElementTypeName(Elt).str(),
+               false},
+              {XB}, {YB}, [=](Frame &Fr) {
+                for (int64_t B = 0; B < Batch; ++B) {
+                  uint8_t *In = Fr.bytes(XB) + B * XBS,
+                          *Out = Fr.bytes(YB) + B * YBS;
+                  if (Signed)
+                    runMaxPool(PP, reinterpret_cast<const int8_t *>(In),
+                               reinterpret_cast<int8_t *>(Out), Threads);
+                  else
+                    runMaxPool(PP, In, Out, Threads);
+                }
+              });
+    return true;
+  }
   L.addStep({Tail.Result->getName(),
              std::string(PP.Max ? "pool.max" : "pool.average") +
                  (PP.channelsLast() ? ".nhwc" : ".nchw"),

@@ -21,6 +21,8 @@
 
 #include "hwy/highway.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -273,6 +275,52 @@ void runPool(const PoolParams &P, const float *X, float *Y, int Threads) {
     HWY_DYNAMIC_DISPATCH(PoolRowPlaneImpl)
     (P, X, Y, I / Rows, R / P.Out[1], R % P.Out[1]);
   });
+}
+
+/// MaxPool of 8-bit elements (a quantized model's activations: the max of
+/// quantized values is the quantized max), one output row per work item,
+/// each pixel's channels maxed tap by tap.
+template <typename T>
+static void maxPoolTyped(const PoolParams &P, const T *X, T *Y, int Threads) {
+  auto Taps = [&](int D, int64_t O, int64_t *Pos) {
+    int Count = 0;
+    for (int64_t K = 0; K < P.Kernel[D]; ++K) {
+      const int64_t I = O * P.Stride[D] - P.PadBegin[D] + K * P.Dilation[D];
+      if (I >= 0 && I < P.In[D])
+        Pos[Count++] = I;
+    }
+    return Count;
+  };
+  parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
+    const int64_t OD = R / P.Out[1], OH = R % P.Out[1];
+    llvm::SmallVector<int64_t, 16> Rows;
+    int64_t DPos[64], HPos[64], WPos[64];
+    const int ND = Taps(0, OD, DPos), NH = Taps(1, OH, HPos);
+    for (int I = 0; I < ND; ++I)
+      for (int J = 0; J < NH; ++J)
+        Rows.push_back(DPos[I] * P.XS[0] + HPos[J] * P.XS[1]);
+    for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+      T *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+      for (int64_t C = 0; C < P.Channels; ++C)
+        Out[C * P.YC] = std::numeric_limits<T>::lowest();
+      const int NW = Taps(2, OW, WPos);
+      for (int64_t Row : Rows)
+        for (int K = 0; K < NW; ++K) {
+          const T *In = X + Row + WPos[K] * P.XS[2];
+          for (int64_t C = 0; C < P.Channels; ++C)
+            Out[C * P.YC] = std::max(Out[C * P.YC], In[C * P.XC]);
+        }
+    }
+  });
+}
+
+void runMaxPool(const PoolParams &P, const uint8_t *X, uint8_t *Y,
+                int Threads) {
+  maxPoolTyped(P, X, Y, Threads);
+}
+
+void runMaxPool(const PoolParams &P, const int8_t *X, int8_t *Y, int Threads) {
+  maxPoolTyped(P, X, Y, Threads);
 }
 
 void runGlobalPool(bool Max, int64_t Pixels, int64_t Channels,

@@ -1622,6 +1622,39 @@ TEST(CPUKernelTest, ResizeOf8BitCopiesNearestSamples) {
     }
 }
 
+// MaxPool of a quantized model's u8 and i8 activations (YOLOv8's SPPF
+// pools them), in both layouts, against the reference.
+TEST(CPUKernelTest, MaxPoolOf8BitActivations) {
+  for (ElementType QE : {ElementType::U8, ElementType::I8})
+    for (bool CL : {true, false})
+      for (bool Strided : {false, true}) {
+        GraphBuilder B(92);
+        Value *X = B.input({1, 19, 9, 11}, layoutFor(CL, 4));
+        TensorDataRef ZD = TensorData::fromInt64(
+            QE, {}, {QE == ElementType::U8 ? 100 : -3});
+        Node *ZN = B.G.createNode(OpId::Constant, {}, {"zp"}, {ZD->getType()});
+        ZN->setAttr("value", Attribute::getTensor(ZD));
+        Value *Q = B.op(OpId::QuantizeLinear,
+                        {X, B.constant({}, {0.05f}), ZN->getResult(0)}, {},
+                        layoutFor(CL, 4));
+        std::vector<std::pair<std::string, Attribute>> A =
+            Strided
+                ? std::vector<std::pair<std::string, Attribute>>{
+                      {"kernel_shape", Attribute::getInts({3, 3})},
+                        {"strides", Attribute::getInts({2, 2})},
+                        {"dilations", Attribute::getInts({1, 2})},
+                        {"pads", Attribute::getInts({1, 2, 1, 2})}}
+                : std::vector<std::pair<std::string, Attribute>>{
+                      {"kernel_shape", Attribute::getInts({5, 5})},
+                        {"pads", Attribute::getInts({2, 2, 2, 2})}};
+        Value *Y = B.op(OpId::MaxPool, {Q}, A);
+        B.setLayout(Y, layoutFor(CL, 4));
+        B.check(Y, 0, 0,
+                std::string("pool.max.") + (CL ? "nhwc." : "nchw.") +
+                    getElementTypeName(QE).str());
+      }
+}
+
 TEST(CPUKernelTest, SoftmaxAndReductionsAlongAnyAxis) {
   for (bool CL : {false, true})
     for (int64_t Axis : {1, 3, -2})
