@@ -348,8 +348,9 @@ bool cpu::lowerGatherND(LoweringContext &L, const Node &N, const FusedTail &) {
     return false;
   BufferId XB = L.getBuffer(X), IB = L.getBuffer(Indices),
            YB = L.defineBuffer(Y);
-  const size_t Bytes =
-      getElementByteSize(X->getType().getElementType()) * size_t(W->SliceElems);
+  const size_t ElemBytes = getElementByteSize(X->getType().getElementType());
+  // An empty slice (a 0 dim after the tuple's) copies nothing.
+  const size_t Bytes = ElemBytes * size_t(W->SliceElems);
   L.addStep({Y->getName(), "gather_nd", false}, {XB, IB}, {YB}, [=](Frame &Fr) {
     const uint8_t *XP = Fr.bytes(XB);
     const auto *IP = reinterpret_cast<const int64_t *>(Fr.bytes(IB));
@@ -359,7 +360,7 @@ bool cpu::lowerGatherND(LoweringContext &L, const Node &N, const FusedTail &) {
       if (From < 0)
         return;
       std::memcpy(YP + size_t(T) * Bytes,
-                  XP + size_t(From) * (Bytes / size_t(W->SliceElems)), Bytes);
+                  XP + size_t(From) * ElemBytes, Bytes);
     }
   });
   return true;
