@@ -439,35 +439,38 @@ class ConvKernelTest : public testing::TestWithParam<ConvParam> {};
 
 TEST_P(ConvKernelTest, MatchesReference) { checkConv(GetParam()); }
 
+/// Runs \p F once on each SIMD target this machine runs (each compiling
+/// and running its programs for that target), then restores dispatch.
+template <typename Fn> void forEachSimdTarget(Fn F) {
+  for (int64_t Left = hwy::SupportedTargets(); Left != 0; Left &= Left - 1) {
+    const int64_t Target = Left & -Left;
+    SCOPED_TRACE(hwy::TargetName(Target));
+    hwy::SetSupportedTargetsForTest(Target);
+    F();
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 // The sliding depthwise and the direct first-layer kernels hold a
 // different number of pixels per step for each vector width: every SIMD
 // target this machine runs, each compiling and running the program for
 // itself.
 TEST(CPUKernelTest, SmallConvKernelsOnEverySimdTarget) {
-  const int64_t Supported = hwy::SupportedTargets();
-  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
-    const int64_t Target = Left & -Left;
-    SCOPED_TRACE(hwy::TargetName(Target));
-    hwy::SetSupportedTargetsForTest(Target);
+  forEachSimdTarget([] {
     for (const ConvGeom &G : Geometries)
       if (llvm::StringRef(G.Name).startswith("depthwise_slide") ||
           llvm::StringRef(G.Name).startswith("first_"))
         for (bool InCL : {false, true})
           for (Epi E : {Epi::ResidualRelu, Epi::NoBiasClip})
             checkConv({&G, InCL, true, E, 1});
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 // The GEMM's tiles are one or two vectors of output channels wide (a
 // panel of at most one vector's columns runs the one-vector kernel): 7,
 // 16 and 40 output channels, in both formulations, on every SIMD target.
 TEST(CPUKernelTest, GemmConvTilesOnEverySimdTarget) {
-  const int64_t Supported = hwy::SupportedTargets();
-  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
-    const int64_t Target = Left & -Left;
-    SCOPED_TRACE(hwy::TargetName(Target));
-    hwy::SetSupportedTargetsForTest(Target);
+  forEachSimdTarget([] {
     for (const ConvGeom &G : Geometries)
       if (llvm::StringRef(G.Name) == "pointwise" ||
           llvm::StringRef(G.Name) == "3x3_pad1" ||
@@ -475,8 +478,7 @@ TEST(CPUKernelTest, GemmConvTilesOnEverySimdTarget) {
         for (bool InCL : {false, true})
           for (bool OutCL : {false, true})
             checkConv({&G, InCL, OutCL, Epi::ResidualRelu, 1});
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 std::vector<ConvParam> convParams() {
@@ -1376,11 +1378,7 @@ TEST(CPUKernelTest, QuantizeDequantizeRoundTrips) {
 // runs of 77 elements per channel (channels-first), halfway cases, values
 // past the range and NaN, against the reference on every target.
 TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
-  const int64_t Supported = hwy::SupportedTargets();
-  for (int64_t Left = Supported; Left != 0; Left &= Left - 1) {
-    const int64_t Target = Left & -Left;
-    SCOPED_TRACE(hwy::TargetName(Target));
-    hwy::SetSupportedTargetsForTest(Target);
+  forEachSimdTarget([] {
     for (bool PerChannel : {false, true}) {
       GraphBuilder B(40 + PerChannel);
       Value *X = B.input({1, 3, 7, 11});
@@ -1406,8 +1404,7 @@ TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
       B.G.addOutput(Q);
       B.check(D, 0, 0, PerChannel ? "dequantize.i8.per_axis" : "dequantize.u8");
     }
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 TEST(CPUKernelTest, XorAndFloatClassification) {
