@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionBodies.h"
+#include "ModelImporter.h"
 
 #include "onnx/defs/parser.h"
 
@@ -60,7 +61,8 @@ struct BodyEntry {
   int64_t BodyOpset;
   std::string Text;
   /// The form is for calls that give this attribute ("!name": that lack
-  /// it); null for every call.
+  /// it; "name=V", "name>=V": that leave the int attribute out or give V,
+  /// or at least V); null for every call.
   const char *AttrCondition = nullptr;
   /// The form is for calls with this many inputs; 0 for any number.
   int Inputs = 0;
@@ -261,6 +263,32 @@ std::string getQLinearText(bool Conv, bool Bias) {
   return Text + "  y = QuantizeLinear (yf, y_scale, y_zero_point)\n}\n";
 }
 
+/// Appends quantized operand \p X with its scale and zero point to a
+/// body's \p Inputs, its dequantization to \p Body, and the result's name
+/// to \p Args.
+void addQuantizedInput(const std::string &X, std::string &Inputs,
+                       std::string &Body, std::string &Args) {
+  Inputs += (Inputs.empty() ? "" : ", ") + X + ", " + X + "_scale, " + X +
+            "_zero_point";
+  Body += "  " + X + "_f = DequantizeLinear (" + X + ", " + X + "_scale, " + X +
+          "_zero_point)\n";
+  Args += (Args.empty() ? "" : ", ") + X + "_f";
+}
+
+/// The first \p Count of \p Names, comma-separated.
+std::string joinFirst(llvm::ArrayRef<const char *> Names, int Count) {
+  std::string Out;
+  for (int I = 0; I < Count; ++I)
+    Out += std::string(I ? ", " : "") + Names[size_t(I)];
+  return Out;
+}
+
+/// A float matmul body's last statements: y = a_f x b_f (+ bias).
+std::string matMulTail(bool Bias) {
+  return Bias ? "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n"
+              : "  y = MatMul (a_f, b_f)\n}\n";
+}
+
 /// The quantized forms of ONNX Runtime's com.microsoft domain its quantizer
 /// writes, as QDQ: Q(op(DQ(x), ...)). \p Op is the body's float op with
 /// its attributes, \p Ins the quantized operands (each with its scale and
@@ -268,15 +296,10 @@ std::string getQLinearText(bool Conv, bool Bias) {
 std::string getMicrosoftQText(llvm::StringRef Name, llvm::StringRef Op,
                               llvm::ArrayRef<const char *> Ins) {
   std::string Inputs, Body, Args;
-  for (const char *In : Ins) {
-    const std::string X(In);
-    Inputs += X + ", " + X + "_scale, " + X + "_zero_point, ";
-    Body += "  " + X + "_f = DequantizeLinear (" + X + ", " + X + "_scale, " +
-            X + "_zero_point)\n";
-    Args += (Args.empty() ? "" : ", ") + X + "_f";
-  }
+  for (const char *In : Ins)
+    addQuantizedInput(In, Inputs, Body, Args);
   return "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n" +
-         Name.str() + " (" + Inputs + "y_scale, y_zero_point) => (y) {\n" +
+         Name.str() + " (" + Inputs + ", y_scale, y_zero_point) => (y) {\n" +
          Body + "  y_f = " + Op.str() + " (" + Args + ")\n" +
          "  y = QuantizeLinear (y_f, y_scale, y_zero_point)\n}\n";
 }
@@ -285,13 +308,8 @@ std::string getMicrosoftQText(llvm::StringRef Name, llvm::StringRef Op,
 /// scale and zero point, each with its own).
 std::string getQLinearConcatText(int Count) {
   std::string Inputs = "y_scale, y_zero_point", Body, Args;
-  for (int I = 0; I < Count; ++I) {
-    const std::string X = "x" + std::to_string(I);
-    Inputs += ", " + X + ", " + X + "_scale, " + X + "_zero_point";
-    Body += "  " + X + "_f = DequantizeLinear (" + X + ", " + X + "_scale, " +
-            X + "_zero_point)\n";
-    Args += (I ? ", " : "") + X + "_f";
-  }
+  for (int I = 0; I < Count; ++I)
+    addQuantizedInput("x" + std::to_string(I), Inputs, Body, Args);
   return "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
          "QLinearConcat (" +
          Inputs + ") => (y) {\n" + Body +
@@ -305,20 +323,14 @@ std::string getQLinearConcatText(int Count) {
 std::string getMatMulIntegerToFloatText(int Count) {
   const char *Names[] = {
       "A", "B", "a_scale", "b_scale", "a_zero_point", "b_zero_point", "bias"};
-  std::string Inputs;
-  for (int I = 0; I < Count; ++I)
-    Inputs += std::string(I ? ", " : "") + Names[I];
   std::string Text = "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
                      "MatMulIntegerToFloat (" +
-                     Inputs + ") => (y) {\n" +
+                     joinFirst(Names, Count) + ") => (y) {\n" +
                      "  a_f = DequantizeLinear <axis = -1> (A, a_scale" +
                      (Count > 4 ? ", a_zero_point" : "") + ")\n" +
                      "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
                      (Count > 5 ? ", b_zero_point" : "") + ")\n";
-  if (Count > 6)
-    return Text +
-           "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
-  return Text + "  y = MatMul (a_f, b_f)\n}\n";
+  return Text + matMulTail(Count > 6);
 }
 
 /// DynamicQuantizeMatMul's body for \p Count inputs (3: A, B, b_scale; 4:
@@ -334,10 +346,7 @@ std::string getDynamicQuantizeMatMulText(int Count) {
       "  a_f = DequantizeLinear (a_q, a_scale, a_zero_point)\n"
       "  b_f = DequantizeLinear <axis = -1> (B, b_scale" +
       (Count > 3 ? ", b_zero_point" : "") + ")\n";
-  if (Count > 4)
-    return Text +
-           "  product = MatMul (a_f, b_f)\n  y = Add (product, bias)\n}\n";
-  return Text + "  y = MatMul (a_f, b_f)\n}\n";
+  return Text + matMulTail(Count > 4);
 }
 
 /// QGemm's body for \p Count inputs (6: no bias; 7: an int32 bias C; 8, 9:
@@ -345,15 +354,13 @@ std::string getDynamicQuantizeMatMulText(int Count) {
 /// 0 of B when \p TransB): alpha x (DQ(A) x DQ(B) + C x a_scale x b_scale),
 /// the form ONNX Runtime computes.
 std::string getQGemmText(int Count, bool TransB) {
-  const char *Names[] = {"A", "a_scale", "a_zero_point", "B", "b_scale",
-                         "b_zero_point", "C", "y_scale", "y_zero_point"};
-  std::string Inputs;
-  for (int I = 0; I < Count; ++I)
-    Inputs += std::string(I ? ", " : "") + Names[I];
+  const char *Names[] = {"A", "a_scale", "a_zero_point",
+                         "B", "b_scale", "b_zero_point",
+                         "C", "y_scale", "y_zero_point"};
   std::string Text =
       "<domain: \"com.microsoft\", opset_import: [\"\": 13]>\n"
       "QGemm (" +
-      Inputs + ") => (y) {\n" +
+      joinFirst(Names, Count) + ") => (y) {\n" +
       "  a_f = DequantizeLinear (A, a_scale, a_zero_point)\n" +
       "  b_f = DequantizeLinear <axis = " + (TransB ? "0" : "1") +
       "> (B, b_scale, b_zero_point)\n";
@@ -418,17 +425,10 @@ const std::vector<BodyEntry> &getEntries() {
            5, MS});
     // QLinearSoftmax's `opset` names the Softmax whose semantics it has:
     // 13 on, one axis (before 13, a 2-D coercion: no body).
-    static const std::vector<std::string> SoftmaxOpsets = [] {
-      std::vector<std::string> Conds;
-      for (int Opset = 13; Opset <= 23; ++Opset)
-        Conds.push_back("opset=" + std::to_string(Opset));
-      return Conds;
-    }();
-    for (const std::string &Cond : SoftmaxOpsets)
-      V.push_back({"QLinearSoftmax", 1, INT64_MAX, 13,
-                   getMicrosoftQText("QLinearSoftmax",
-                                     "Softmax <axis: int = @axis>", {"x"}),
-                   Cond.c_str(), 5, MS});
+    V.push_back({"QLinearSoftmax", 1, INT64_MAX, 13,
+                 getMicrosoftQText("QLinearSoftmax",
+                                   "Softmax <axis: int = @axis>", {"x"}),
+                 "opset>=13", 5, MS});
     for (const char *Name : {"QLinearAdd", "QLinearMul"})
       V.push_back({Name, 1, INT64_MAX, 13,
                    getMicrosoftQText(Name, llvm::StringRef(Name).drop_front(7),
@@ -478,8 +478,7 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
       return A.name() == Name;
     });
   };
-  const llvm::StringRef Domain =
-      Call.domain() == "ai.onnx" ? "" : llvm::StringRef(Call.domain());
+  const std::string Domain = normalizeDomain(Call.domain());
   const std::vector<BodyEntry> &Entries = getEntries();
   for (size_t I = 0; I < Entries.size(); ++I) {
     const BodyEntry &E = Entries[I];
@@ -492,17 +491,18 @@ FunctionBody onnximport::getStriderFunctionBody(const onnx::NodeProto &Call,
     if (E.AttrCondition) {
       llvm::StringRef Cond(E.AttrCondition);
       const bool Negated = Cond.consume_front("!");
-      const std::pair<llvm::StringRef, llvm::StringRef> Split =
-          Cond.split('=');
-      const llvm::StringRef Name = Split.first, Value = Split.second;
-      if (!Value.empty()) {
-        // "name=V": the call leaves the int attribute out or gives V.
+      const size_t Eq = Cond.find('=');
+      if (Eq != llvm::StringRef::npos) {
+        const bool AtLeast = Eq > 0 && Cond[Eq - 1] == '>';
+        const llvm::StringRef Name = Cond.take_front(Eq - AtLeast);
+        int64_t Value = 0;
+        (void)Cond.drop_front(Eq + 1).getAsInteger(10, Value);
         const auto A =
             llvm::find_if(Call.attribute(), [&](const onnx::AttributeProto &A) {
               return A.name() == Name;
             });
         if (A != Call.attribute().end() &&
-            std::to_string(A->i()) != Value.str())
+            (AtLeast ? A->i() < Value : A->i() != Value))
           continue;
       } else if (Gives(Cond) == Negated) {
         continue;
