@@ -70,21 +70,90 @@ static llvm::Optional<unsigned> getConvRank(const Node &N, const TensorType &X,
   return llvm::None;
 }
 
-/// Common operand checks of Conv and ConvTranspose: element types, ranks.
-/// Sets \p Rank (None when unknown).
+/// Whether \p T is u8 or i8 (or not known yet).
+static bool isQuantizedType(ElementType T) {
+  return T == ElementType::U8 || T == ElementType::I8 ||
+         T == ElementType::Unknown;
+}
+
+/// QLinearConv's element types: x and w 8-bit, the scales (1, 4, 6)
+/// float, the zero points (2, 5, 7) of their tensor's type, the bias i32.
+/// \p Elt is the result's (y_zero_point's).
+static llvm::Error checkQuantizedConvTypes(const Node &N, const TensorType &X,
+                                           const TensorType &W,
+                                           ElementType &Elt) {
+  const TensorType *XS, *XZ, *WS, *WZ, *YS, *YZ;
+  if (llvm::Error E = getRequiredOperands(N, {{1, "x_scale", &XS},
+                                              {2, "x_zero_point", &XZ},
+                                              {4, "w_scale", &WS},
+                                              {5, "w_zero_point", &WZ},
+                                              {6, "y_scale", &YS},
+                                              {7, "y_zero_point", &YZ}}))
+    return E;
+  struct Check {
+    unsigned I;
+    const char *Name;
+    ElementType Want; ///< Unknown: an 8-bit type.
+  };
+  const Check Checks[] = {
+      {0, "x", ElementType::Unknown},
+      {2, "x_zero_point", X.getElementType()},
+      {3, "w", ElementType::Unknown},
+      {5, "w_zero_point", W.getElementType()},
+      {7, "y_zero_point", ElementType::Unknown},
+      {8, "B", ElementType::I32},
+  };
+  for (const Check &C : Checks) {
+    const TensorType *T = getOperandType(N, C.I);
+    if (!T)
+      continue;
+    ElementType Got = T->getElementType();
+    bool Ok = C.Want == ElementType::Unknown
+                  ? isQuantizedType(Got)
+                  : Got == C.Want || Got == ElementType::Unknown ||
+                        C.Want == ElementType::Unknown;
+    if (!Ok)
+      return makeNodeError(N, llvm::Twine("input '") + C.Name +
+                                  "' has element type " +
+                                  getElementTypeName(Got) + ", expected " +
+                                  (C.Want == ElementType::Unknown
+                                       ? std::string("u8 or i8")
+                                       : getElementTypeName(C.Want).str()));
+  }
+  for (auto [T, Name] :
+       {std::pair<const TensorType *, const char *>{XS, "x_scale"},
+        {WS, "w_scale"},
+        {YS, "y_scale"}})
+    if (llvm::Error E =
+            checkElementType(N, T->getElementType(), Name, EltClass::Float))
+      return E;
+  Elt = YZ->getElementType();
+  return llvm::Error::success();
+}
+
+/// Common operand checks of Conv, ConvTranspose and QLinearConv: element
+/// types, ranks. Sets \p Rank (None when unknown).
 static llvm::Error checkConvOperands(const Node &N, ElementType &Elt,
                                      llvm::Optional<unsigned> &Rank) {
+  const bool Quantized = N.getOpId() == OpId::QLinearConv;
   const TensorType *X, *W;
-  if (llvm::Error E = getRequiredOperands(N, {{0, "X", &X}, {1, "W", &W}}))
+  if (llvm::Error E = getRequiredOperands(
+          N, {{0, Quantized ? "x" : "X", &X},
+              {Quantized ? 3u : 1u, Quantized ? "w" : "W", &W}}))
     return E;
-  Elt = X->getElementType();
-  if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
-    return E;
-  if (llvm::Error E = unifyElementTypes(N, Elt, W->getElementType()))
-    return E;
-  if (const TensorType *B = getOperandType(N, 2))
-    if (llvm::Error E = unifyElementTypes(N, Elt, B->getElementType()))
+  if (Quantized) {
+    if (llvm::Error E = checkQuantizedConvTypes(N, *X, *W, Elt))
       return E;
+  } else {
+    Elt = X->getElementType();
+    if (llvm::Error E = checkElementType(N, Elt, "X", EltClass::Float))
+      return E;
+    if (llvm::Error E = unifyElementTypes(N, Elt, W->getElementType()))
+      return E;
+    if (const TensorType *B = getOperandType(N, 2))
+      if (llvm::Error E = unifyElementTypes(N, Elt, B->getElementType()))
+        return E;
+  }
   if (llvm::Error E = checkMinRank(N, *X, "X", 3))
     return E;
   if (llvm::Error E = checkMinRank(N, *W, "W", 3))
@@ -122,7 +191,9 @@ static llvm::Error prepareConv(const Node &N, ResultTypes &Results,
     Results.push_back(TensorType::getUnranked(S.Elt));
     return llvm::Error::success();
   }
-  const TensorType *X = getOperandType(N, 0), *W = getOperandType(N, 1);
+  const TensorType *X = getOperandType(N, 0),
+                   *W = getOperandType(N, N.getOpId() == OpId::QLinearConv ? 3
+                                                                           : 1);
   auto Group = readGroup(N);
   if (!Group)
     return Group.takeError();
@@ -149,6 +220,37 @@ static llvm::Error checkDividesByGroup(const Node &N, const Dim &D,
   return llvm::Error::success();
 }
 
+/// QLinearConv's scales and zero points: x's and y's scalars (or one
+/// element), w's scalars or one per output channel (\p M), the bias one
+/// per output channel.
+static llvm::Error checkQuantizedConvParams(const Node &N, Dim &M) {
+  static const struct {
+    unsigned I;
+    const char *Name;
+    bool PerChannel;
+  } Params[] = {{1, "x_scale", false}, {2, "x_zero_point", false},
+                {4, "w_scale", true},  {5, "w_zero_point", true},
+                {6, "y_scale", false}, {7, "y_zero_point", false}};
+  for (const auto &P : Params) {
+    const TensorType *T = getOperandType(N, P.I);
+    if (!T || !T->hasRank() || T->getRank() == 0)
+      continue;
+    if (T->getRank() > 1)
+      return makeNodeError(N, llvm::Twine("input '") + P.Name + "' has type " +
+                                  T->str() + ", expected a scalar or 1-D");
+    const Dim &D = T->getDim(0);
+    if (D.isStatic() && D.getSize() == 1)
+      continue;
+    if (!P.PerChannel)
+      return makeNodeError(N, llvm::Twine("input '") + P.Name + "' has type " +
+                                  T->str() + ", expected one element");
+    Dim Size = M;
+    if (llvm::Error E = checkPerChannel(N, P.I, P.Name, Size))
+      return E;
+  }
+  return checkPerChannel(N, 8, "B", M);
+}
+
 llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
   ConvSetup S;
   if (llvm::Error E = prepareConv(N, Results, S))
@@ -169,8 +271,12 @@ llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
                                 llvm::Twine(C.getSize() / S.Group));
   if (llvm::Error E = checkDividesByGroup(N, M, "output channels", S.Group))
     return E;
-  if (llvm::Error E = checkPerChannel(N, 2, "B", M))
+  if (N.getOpId() == OpId::QLinearConv) {
+    if (llvm::Error E = checkQuantizedConvParams(N, M))
+      return E;
+  } else if (llvm::Error E = checkPerChannel(N, 2, "B", M)) {
     return E;
+  }
 
   unsigned NumSpatial = S.NumSpatial;
   const WindowAttrs &Window = S.Window;
@@ -183,6 +289,10 @@ llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
   }
   Results.push_back(makeType(S.Elt, Out));
   return llvm::Error::success();
+}
+
+llvm::Error detail::inferQLinearConv(const Node &N, ResultTypes &Results) {
+  return inferConv(N, Results);
 }
 
 llvm::Error detail::inferConvTranspose(const Node &N, ResultTypes &Results) {

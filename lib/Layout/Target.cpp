@@ -23,7 +23,8 @@ namespace {
 // Columns: Name, Description, PeakGFlops, MemoryGBs, RelayoutGBs,
 // KernelLaunchNs, VectorWidth, Conv efficiencies {Dense, Pointwise,
 // Depthwise} as {channels-first, channels-last},
-// SpatialChannelsFirstPenalty, HasMixedFirstConv, HasMixedLastConv.
+// SpatialChannelsFirstPenalty, HasMixedFirstConv, HasMixedLastConv,
+// HasInt8Conv.
 const TargetDescription Targets[] = {
     {"cpu-avx512",
      "x86-64 with AVX-512, one core (FP32 FMA 250 GFLOP/s)",
@@ -34,6 +35,7 @@ const TargetDescription Targets[] = {
      16,
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
+     true,
      true,
      true},
     {"cpu-avx2",
@@ -46,6 +48,7 @@ const TargetDescription Targets[] = {
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
      true,
+     true,
      true},
     {"cpu-neon",
      "Arm64 with NEON, one core (FP32 FMA 60 GFLOP/s)",
@@ -56,6 +59,7 @@ const TargetDescription Targets[] = {
      4,
      {{0.65, 0.85}, {0.75, 0.85}, {0.25, 0.50}},
      1.05,
+     true,
      true,
      true},
     {"cuda-sm80",
@@ -68,6 +72,7 @@ const TargetDescription Targets[] = {
      {{0.40, 0.70}, {0.50, 0.75}, {0.20, 0.30}},
      1.10,
      false,
+     false,
      false},
     {"cuda-sm90",
      "NVIDIA H100 (TF32 tensor cores, 3 TB/s)",
@@ -78,6 +83,7 @@ const TargetDescription Targets[] = {
      32,
      {{0.40, 0.70}, {0.50, 0.75}, {0.20, 0.30}},
      1.10,
+     false,
      false,
      false},
 };

@@ -1,4 +1,4 @@
-//===- ConvolutionKernels.cpp - Reference Conv and ConvTranspose ----------===//
+//===- ConvolutionKernels.cpp - Reference Conv, ConvTranspose, QLinearConv ===//
 //
 // Direct (non-im2col) convolution loops over logical indices; every operand,
 // the weight included, is read through its layout's strides, and each
@@ -13,11 +13,14 @@
 // tabulated once per axis from the definitions, so the loops do no bounds
 // checks per tap. The innermost loop runs along the last spatial axis over
 // a row of double accumulators; the terms of every output element are
-// added in the order bias, c, then taps in row-major order.
+// added in the order bias, c, then taps in row-major order. QLinearConv
+// runs the same nest on its zero-point-shifted integers, then requantizes
+// (Requantize.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "strider/Runtime/Requantize.h"
 
 #include "strider/IR/Diagnostics.h"
 #include "strider/IR/Graph.h"
@@ -262,12 +265,9 @@ void mapSpatialAxes(const Tensor &X, const Tensor &W, const Tensor &Y,
   }
 }
 
-llvm::Error convKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
-                       llvm::MutableArrayRef<Tensor> Results) {
-  const Tensor &X = *Operands[0];
-  const Tensor &W = *Operands[1];
-  const Tensor *B = Operands.size() > 2 ? Operands[2] : nullptr;
-  Tensor &Y = Results[0];
+/// Conv of \p X and \p W (and \p B) into \p Y, for Conv and QLinearConv.
+llvm::Error runConv(const Node &N, const Tensor &X, const Tensor &W,
+                    const Tensor *B, Tensor &Y) {
   if (llvm::Error E = checkRanks(N, X, W, Y))
     return E;
   unsigned K = X.getRank() - 2;
@@ -298,6 +298,73 @@ llvm::Error convKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
     tabulateForward(Ax[3 - K + I], (*G)[I].Stride, (*G)[I].Dilation,
                     (*G)[I].PadBegin);
   gatherConv(X, W, B, Y, Ch, Ax);
+  return llvm::Error::success();
+}
+
+llvm::Error convKernel(const Node &N, llvm::ArrayRef<const Tensor *> Operands,
+                       llvm::MutableArrayRef<Tensor> Results) {
+  return runConv(N, *Operands[0], *Operands[1],
+                 Operands.size() > 2 ? Operands[2] : nullptr, Results[0]);
+}
+
+/// Element \p M of a scalar or 1-D quantization parameter \p P (its only
+/// element when it has one).
+double getParam(const Tensor &P, int64_t M) {
+  if (P.getRank() == 0 || P.getNumElements() == 1)
+    return P.getDouble(0);
+  return P.getDouble(P.getOffset({M}));
+}
+
+/// QLinearConv: the conv of x - x_zero_point and w - w_zero_point (per
+/// output channel) plus the bias, exact in double, then requantized per
+/// output channel (Requantize.h).
+llvm::Error qlinearConvKernel(const Node &N,
+                              llvm::ArrayRef<const Tensor *> Operands,
+                              llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0], &W = *Operands[3];
+  const Tensor &XS = *Operands[1], &XZ = *Operands[2];
+  const Tensor &WS = *Operands[4], &WZ = *Operands[5];
+  const Tensor &YS = *Operands[6], &YZ = *Operands[7];
+  const Tensor *B = Operands.size() > 8 ? Operands[8] : nullptr;
+  Tensor &Y = Results[0];
+  if (W.getRank() < 1 || Y.getRank() < 2)
+    return makeNodeError(N, "weight and result must have the input's rank");
+  const int64_t M = W.getDim(0);
+  for (const Tensor *P : {&XS, &XZ, &YS, &YZ})
+    if (P->getNumElements() != 1)
+      return makeNodeError(N, "x's and y's scales and zero points must have "
+                              "one element, got " +
+                                  P->getType().str());
+  for (const Tensor *P : {&WS, &WZ})
+    if (P->getNumElements() != 1 && (P->getRank() != 1 || P->getDim(0) != M))
+      return makeNodeError(N, "w's scale and zero point must have one "
+                              "element or " +
+                                  llvm::Twine(M) + ", got " +
+                                  P->getType().str());
+  Tensor XI(ElementType::I32, X.getShape(), X.getLayout());
+  const int64_t XZero = XZ.getInt(0);
+  for (int64_t Off = 0, E = X.getNumElements(); Off < E; ++Off)
+    XI.setInt(Off, X.getInt(Off) - XZero);
+  Tensor WI(ElementType::I32, W.getShape(), W.getLayout());
+  forEachIndex(W.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    int64_t Off = W.getOffset(I);
+    WI.setInt(Off, W.getInt(Off) - int64_t(getParam(WZ, I[0])));
+  });
+  Tensor Acc(ElementType::F64, Y.getShape(), Y.getLayout());
+  if (llvm::Error E = runConv(N, XI, WI, B, Acc))
+    return E;
+  const bool Signed = Y.getElementType() == ElementType::I8;
+  const int32_t Lo = Signed ? -128 : 0, Hi = Signed ? 127 : 255;
+  const float XScale = float(XS.getDouble(0)), YScale = float(YS.getDouble(0));
+  const int32_t YZero = int32_t(YZ.getInt(0));
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    int64_t Off = Y.getOffset(I);
+    // Sums past int32 wrap, as the int32 accumulation of ONNX's
+    // definition does.
+    int32_t Sum = int32_t(uint32_t(int64_t(Acc.getDouble(Off))));
+    float Scale = getRequantScale(XScale, float(getParam(WS, I[1])), YScale);
+    Y.setInt(Off, requantize(Sum, Scale, YZero, Lo, Hi));
+  });
   return llvm::Error::success();
 }
 
@@ -348,4 +415,5 @@ llvm::Error convTransposeKernel(const Node &N,
 void runtime::addConvolutionKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::Conv)] = convKernel;
   T[static_cast<size_t>(OpId::ConvTranspose)] = convTransposeKernel;
+  T[static_cast<size_t>(OpId::QLinearConv)] = qlinearConvKernel;
 }

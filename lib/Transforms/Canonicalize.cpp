@@ -1,9 +1,12 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
-// Runs remove-identity, sum-to-add, constant-fold, inline-if,
-// fold-batchnorm, fuse-gelu, fuse-hardswish, fold-conv-input-affine,
-// fold-matmul-scale, fold-one-hot-matmul, fuse-layernorm, fold-transposes,
-// cse and dce once, in that order: forwarding identities and spelling
+// Runs remove-identity, fuse-quantized-conv, sum-to-add, constant-fold,
+// inline-if, fold-batchnorm, fuse-gelu, fuse-hardswish,
+// fold-conv-input-affine, fold-matmul-scale, fold-one-hot-matmul,
+// fuse-layernorm, fold-transposes, cse and dce once, in that order (each
+// configured with the pipeline's options): quantized convs fuse before
+// folding turns their weights' dequantization into f32 constants;
+// forwarding identities and spelling
 // two-operand Sums as Adds exposes constants and Conv ->
 // BatchNormalization pairs, folding exposes the constant operands of the fused
 // spellings and equal nodes, and DCE removes what the others left unused. The
@@ -15,13 +18,25 @@
 //===----------------------------------------------------------------------===//
 
 #include "strider/Transforms/Passes.h"
+#include "strider/Transforms/PipelineOptions.h"
 
 using namespace strider;
 
 namespace {
-llvm::Error canonicalize(Graph &G) {
+class CanonicalizePass final : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "canonicalize"; }
+  void configure(const PipelineOptions &Opts) override { Options = Opts; }
+  llvm::Error run(Graph &G) override;
+
+private:
+  llvm::Optional<PipelineOptions> Options;
+};
+
+llvm::Error CanonicalizePass::run(Graph &G) {
   std::unique_ptr<Pass> Steps[] = {
       createIdentityRemovalPass(),
+      createFuseQuantizedConvPass(),
       createSumToAddPass(),
       createConstantFoldingPass(),
       createInlineIfPass(),
@@ -36,13 +51,16 @@ llvm::Error canonicalize(Graph &G) {
       createCommonSubexpressionEliminationPass(),
       createDeadCodeEliminationPass(),
   };
-  for (std::unique_ptr<Pass> &P : Steps)
+  for (std::unique_ptr<Pass> &P : Steps) {
+    if (Options)
+      P->configure(*Options);
     if (llvm::Error E = P->run(G))
       return E;
+  }
   return llvm::Error::success();
 }
 } // namespace
 
 std::unique_ptr<Pass> strider::createCanonicalizePass() {
-  return createFunctionPass("canonicalize", canonicalize);
+  return std::make_unique<CanonicalizePass>();
 }

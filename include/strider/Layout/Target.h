@@ -57,6 +57,11 @@ struct TargetDescription {
   /// Whether convolutions may read channels-last and write channels-first
   /// (the relayout fused into the conv's store).
   bool HasMixedLastConv;
+  /// Whether the backend runs QLinearConv on integer kernels: canonicalize
+  /// then fuses DequantizeLinear -> Conv -> QuantizeLinear into one
+  /// (fuse-quantized-conv); elsewhere a QLinearConv becomes that float
+  /// form.
+  bool HasInt8Conv;
 };
 
 /// All built-in targets, in a fixed order.

@@ -14,6 +14,8 @@
 #include "strider/CodeGen/BinaryOp.h"
 #include "strider/Runtime/GridSampling.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -83,6 +85,43 @@ struct DirectConvParams : ConvWindow {
 void runDirectConv(const DirectConvParams &P, const float *X, const float *W,
                    const float *Bias, const float *Residual,
                    const Activation &Act, float *Y, int Threads);
+
+/// QLinearConv's GEMM geometry (QuantizedConvKernels.cpp): per group,
+/// CoutG columns and K = taps * CinG rows, padded to KPad (a multiple of
+/// 4).
+struct QuantizedConvShape {
+  int64_t Group = 1, CinG = 0, CoutG = 0;
+  int64_t K = 0, KPad = 0;
+};
+/// A QLinearConv over one image: x read through its strides (XC between
+/// channels, XS spatial) and y written through its (YC, YS), both 8-bit.
+struct QuantizedConvParams : ConvWindow, QuantizedConvShape {
+  int64_t XC = 1, YC = 1;
+  /// Vectors of output channels per group in the packed weight.
+  int64_t ColVectors = 0;
+  /// Output pixels per work item (gathered together).
+  int64_t BlockRows = 24;
+  /// The weight (packQuantizedConvWeights) and, per output channel (padded
+  /// by one vector), the bias less the zero points' terms, the weight's
+  /// zero point (null when all are 0) and the requantization multiplier.
+  const uint8_t *Packed = nullptr;
+  const int32_t *ColBias = nullptr, *WZero = nullptr;
+  const float *Scale = nullptr;
+  /// x's zero point as u8 and the mask that makes x u8 (0x80 for i8).
+  uint8_t XZero = 0, XFlip = 0;
+  /// y's zero point and range; YZeroShifted = YZero - Lo; YSigned: y is i8.
+  int32_t YZero = 0, Lo = 0, Hi = 255, YZeroShifted = 0;
+  bool YSigned = false;
+};
+/// Int32 lanes of the dispatched target's vectors: the packing's width.
+int64_t getQuantizedConvLanes();
+/// Packs \p W(channel, k) (an s8 value: the weight less 128 for a u8 one)
+/// for \p Lanes lanes into \p Dst: Group * ColVectors * KPad * Lanes bytes.
+void packQuantizedConvWeights(const QuantizedConvShape &S,
+                              llvm::function_ref<int32_t(int64_t, int64_t)> W,
+                              int64_t Lanes, uint8_t *Dst);
+void runQuantizedConv(const QuantizedConvParams &P, const uint8_t *X,
+                      uint8_t *Y, int Threads);
 
 /// Y = Act(X) over \p Count contiguous elements (Y may be X).
 void runUnary(const Activation &Act, const float *X, float *Y, int64_t Count,

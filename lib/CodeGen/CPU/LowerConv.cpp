@@ -42,6 +42,7 @@
 
 #include "strider/IR/LayoutAlgebra.h"
 #include "strider/IR/WindowGeometry.h"
+#include "strider/Runtime/Requantize.h"
 
 #include <algorithm>
 #include <cstring>
@@ -125,7 +126,8 @@ struct ConvShape {
 bool readConvShape(const Node &N, ConvShape &S,
                    llvm::ArrayRef<int64_t> YStrides = {}) {
   const TensorType &XT = N.getOperand(0)->getType();
-  const TensorType &WT = N.getOperand(1)->getType();
+  const TensorType &WT =
+      N.getOperand(N.getOpId() == OpId::QLinearConv ? 3 : 1)->getType();
   const TensorType &YT = N.getResult(0)->getType();
   unsigned Rank = XT.getRank();
   if (Rank < 3 || Rank > 5 || WT.getRank() != Rank || YT.getRank() != Rank)
@@ -777,6 +779,153 @@ bool cpu::lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail) {
                 }
               }
             });
+  return true;
+}
+
+namespace {
+
+/// Element \p M of a one-element or per-channel constant.
+double paramAt(const TensorData &D, int64_t M) {
+  return D.getDouble(D.getNumElements() == 1 ? 0 : M);
+}
+
+bool is8Bit(ElementType T) {
+  return T == ElementType::U8 || T == ElementType::I8;
+}
+
+} // namespace
+
+/// QLinearConv with constant weights and quantization parameters on the
+/// integer GEMM of QuantizedConvKernels.cpp, in any layout (channels-last
+/// gathers contiguous rows).
+bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
+                           const FusedTail &Tail) {
+  if (N.getNumResults() != 1 || N.getNumOperands() < 8 || Tail.Residual ||
+      !Tail.Act.isNone())
+    return false;
+  const Value *X = N.getOperand(0);
+  const ElementType XE = X->getType().getElementType();
+  const ElementType WE = N.getOperand(3)->getType().getElementType();
+  const ElementType YE = N.getResult(0)->getType().getElementType();
+  if (!is8Bit(XE) || !is8Bit(WE) || !is8Bit(YE))
+    return false;
+  TensorDataRef Params[9];
+  for (unsigned I = 1; I < N.getNumOperands(); ++I)
+    if (N.hasOperand(I) && !(Params[I] = N.getOperand(I)->getConstantDataRef()))
+      return false;
+  const TensorData &XS = *Params[1], &XZ = *Params[2], &WS = *Params[4],
+                   &WZ = *Params[5], &YS = *Params[6], &YZ = *Params[7];
+  if (XS.getNumElements() != 1 || XZ.getNumElements() != 1 ||
+      YS.getNumElements() != 1 || YZ.getNumElements() != 1)
+    return false;
+  auto Plan = std::make_shared<ConvShape>();
+  ConvShape &S = *Plan;
+  if (!readConvShape(N, S) || S.outPixelStride() == 0)
+    return false;
+  for (const TensorData *P : {&WS, &WZ})
+    if (P->getNumElements() != 1 && P->getNumElements() != S.Cout)
+      return false;
+  if (Params[8] && Params[8]->getNumElements() != S.Cout)
+    return false;
+
+  QuantizedConvParams P;
+  static_cast<ConvWindow &>(P) = S.window();
+  P.Group = S.Group;
+  P.CinG = S.cinPerGroup();
+  P.CoutG = S.coutPerGroup();
+  P.K = P.CinG * S.taps();
+  P.KPad = (P.K + 3) / 4 * 4;
+  P.XC = S.XC;
+  P.YC = S.YC;
+  const int64_t Lanes = getQuantizedConvLanes();
+  P.ColVectors = (P.CoutG + Lanes - 1) / Lanes;
+  // The signed-unsigned shifts of the file comment of the kernels.
+  const bool XSigned = XE == ElementType::I8, WUnsigned = WE == ElementType::U8;
+  const int32_t XZero = int32_t(XZ.getInt(0)) + (XSigned ? 128 : 0);
+  P.XZero = uint8_t(XZero);
+  P.XFlip = XSigned ? 0x80 : 0;
+  P.YSigned = YE == ElementType::I8;
+  P.Lo = P.YSigned ? -128 : 0;
+  P.Hi = P.YSigned ? 127 : 255;
+  P.YZero = int32_t(YZ.getInt(0));
+  P.YZeroShifted = P.YZero - P.Lo;
+
+  // One derived block: the packed weight, then per channel (padded by a
+  // vector) the bias, the weight's zero points and the multipliers.
+  const int64_t PackedBytes =
+      (P.Group * P.ColVectors * P.KPad * Lanes + 63) / 64 * 64;
+  const int64_t Channels = S.Cout + Lanes;
+  const size_t Floats = size_t(PackedBytes / 4 + 3 * Channels);
+  const TensorData &WD = *N.getOperand(3)->getConstantDataRef();
+  const TensorType &WT = N.getOperand(3)->getType();
+  const auto WStrides = getStrides(WT);
+  const unsigned Rank = WT.getRank();
+  const float XScale = float(XS.getDouble(0)), YScale = float(YS.getDouble(0));
+  bool AnyWZero = false;
+  for (int64_t M = 0; M < S.Cout; ++M)
+    AnyWZero |= int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0) != 0;
+  const float *Block = L.deriveFloats(
+      "qconv/" + N.getResult(0)->getName() + "/L" + std::to_string(Lanes),
+      Floats,
+      [&](float *Dst) {
+        // The weight as s8 [Cout][K], k = tap * CinG + c, read through its
+        // strides (its logical order is [Cout][CinG][taps]).
+        const int64_t Taps = S.taps(), CG = P.CinG;
+        std::vector<int32_t> Dense(size_t(S.Cout * P.K));
+        for (int64_t M = 0; M < S.Cout; ++M)
+          for (int64_t C = 0; C < CG; ++C)
+            for (int64_t T = 0; T < Taps; ++T) {
+              int64_t Off = M * WStrides[0] + C * WStrides[1], Rest = T;
+              for (unsigned D = Rank; D-- > 2;) {
+                const int64_t Size = WT.getDim(D).getSize();
+                Off += (Rest % Size) * WStrides[D];
+                Rest /= Size;
+              }
+              Dense[size_t(M * P.K + T * CG + C)] =
+                  int32_t(WD.getInt(Off)) - (WUnsigned ? 128 : 0);
+            }
+        auto WeightAt = [&](int64_t M, int64_t Kk) {
+          return Dense[size_t(M * P.K + Kk)];
+        };
+        uint8_t *Packed = reinterpret_cast<uint8_t *>(Dst);
+        packQuantizedConvWeights(P, WeightAt, Lanes, Packed);
+        int32_t *Bias = reinterpret_cast<int32_t *>(Dst + PackedBytes / 4);
+        int32_t *WZero = Bias + Channels;
+        float *Scale = reinterpret_cast<float *>(WZero + Channels);
+        for (int64_t M = 0; M < S.Cout; ++M) {
+          const int32_t Z = int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0);
+          int64_t Sum = 0;
+          for (int64_t Kk = 0; Kk < P.K; ++Kk)
+            Sum += WeightAt(M, Kk);
+          int64_t B = Params[8] ? Params[8]->getInt(M) : 0;
+          B += -int64_t(XZero) * Sum + P.K * int64_t(XZero) * Z;
+          Bias[M] = int32_t(uint32_t(B));
+          WZero[M] = Z;
+          Scale[M] =
+              runtime::getRequantScale(XScale, float(paramAt(WS, M)), YScale);
+        }
+      },
+      N.getOperand(3));
+  P.Packed = reinterpret_cast<const uint8_t *>(Block);
+  P.ColBias = reinterpret_cast<const int32_t *>(Block + PackedBytes / 4);
+  P.WZero = AnyWZero ? P.ColBias + Channels : nullptr;
+  P.Scale = reinterpret_cast<const float *>(P.ColBias + 2 * Channels);
+
+  BufferId XB = L.getBuffer(X);
+  BufferId YB = L.defineBuffer(Tail.Result);
+  const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
+                               : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
+  const int Threads = L.getThreads();
+  const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
+  L.addStep({Tail.Result->getName(), std::string("qconv.") + Form, false,
+             2 * S.Batch * S.outPixels() * S.Cout * P.K},
+            {XB}, {YB}, [=](Frame &Fr) {
+              const uint8_t *Xp = Fr.bytes(XB);
+              uint8_t *Yp = Fr.bytes(YB);
+              for (int64_t B = 0; B < Batch; ++B)
+                runQuantizedConv(P, Xp + B * XBS, Yp + B * YBS, Threads);
+            });
+  L.own(Plan);
   return true;
 }
 

@@ -252,6 +252,7 @@ const LowerTable &getLowerTable() {
   static const LowerTable Table = [] {
     LowerTable T{};
     T[size_t(OpId::Conv)] = lowerConv;
+    T[size_t(OpId::QLinearConv)] = lowerQLinearConv;
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;

@@ -757,6 +757,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Dropout, 7, minVersionDropout, lowerDropout},
     {OpId::QuantizeLinear, 13, nullptr, nullptr},
     {OpId::DequantizeLinear, 13, nullptr, nullptr},
+    {OpId::QLinearConv, 10, nullptr, nullptr},
     {OpId::PRelu, 7, nullptr, nullptr},
     {OpId::Add, 7, nullptr, nullptr},
     {OpId::Sub, 7, nullptr, nullptr},

@@ -18,11 +18,10 @@
 //   Hardmax(x)         = 1 where an element's position along the axis
 //                        (an exclusive CumSum of ones) is ArgMax's (the
 //                        first maximum), else 0, in x's type
-//   QLinearConv, QLinearMatMul: the QDQ form, QuantizeLinear(op(
-//                        DequantizeLinear(x), DequantizeLinear(w), bias
-//                        dequantized by x_scale * w_scale)): per-channel
-//                        weights along the output channels (a matmul's
-//                        b along its columns, a along its rows)
+//   QLinearMatMul      = the QDQ form, QuantizeLinear(MatMul(
+//                        DequantizeLinear(x), DequantizeLinear(w))):
+//                        per-axis b along its columns, a along its rows
+//                        (QLinearConv is an op of its own, Ops.def)
 //   ConvInteger, MatMulInteger: Cast<int32>(op(x - x_zero_point, w -
 //                        w_zero_point)), the differences dequantized with
 //                        a scale of 1 and summed in f32: exact while every
@@ -239,28 +238,16 @@ std::string getIntegerText(bool Conv, int Count) {
          "  y = Cast <to = 6> (yf)\n}\n";
 }
 
-/// QLinearConv's body (with a bias when \p Bias) or QLinearMatMul's.
-std::string getQLinearText(bool Conv, bool Bias) {
-  const std::string Op =
-      Conv ? std::string("Conv <") + ConvAttrs + ">" : "MatMul";
-  std::string Text =
-      std::string("<domain: \"\", opset_import: [\"\": 13]>\n") +
-      (Conv ? "QLinearConv" : "QLinearMatMul") +
-      " (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, "
-      "y_zero_point" +
-      (Bias ? ", B" : "") + ") => (y) {\n" +
-      "  xf = DequantizeLinear <axis = " + (Conv ? "1" : "-2") +
-      "> (x, x_scale, x_zero_point)\n" +
-      "  wf = DequantizeLinear <axis = " + (Conv ? "0" : "-1") +
-      "> (w, w_scale, w_zero_point)\n";
-  if (Bias)
-    Text += "  b_scale = Mul (x_scale, w_scale)\n"
-            "  bf = DequantizeLinear <axis = 0> (B, b_scale)\n"
-            "  yf = " +
-            Op + " (xf, wf, bf)\n";
-  else
-    Text += "  yf = " + Op + " (xf, wf)\n";
-  return Text + "  y = QuantizeLinear (yf, y_scale, y_zero_point)\n}\n";
+/// QLinearMatMul's body. (QLinearConv is an op of Ops.def: it is imported
+/// as it is.)
+std::string getQLinearMatMulText() {
+  return "<domain: \"\", opset_import: [\"\": 13]>\n"
+         "QLinearMatMul (x, x_scale, x_zero_point, w, w_scale, w_zero_point, "
+         "y_scale, y_zero_point) => (y) {\n"
+         "  xf = DequantizeLinear <axis = -2> (x, x_scale, x_zero_point)\n"
+         "  wf = DequantizeLinear <axis = -1> (w, w_scale, w_zero_point)\n"
+         "  yf = MatMul (xf, wf)\n"
+         "  y = QuantizeLinear (yf, y_scale, y_zero_point)\n}\n";
 }
 
 /// Appends quantized operand \p X with its scale and zero point to a
@@ -399,12 +386,8 @@ const std::vector<BodyEntry> &getEntries() {
       V.push_back({"MatMulInteger", 10, INT64_MAX, 13,
                    getIntegerText(false, Count), nullptr, Count});
     }
-    V.push_back({"QLinearConv", 10, INT64_MAX, 13,
-                 getQLinearText(true, false), nullptr, 8});
-    V.push_back({"QLinearConv", 10, INT64_MAX, 13,
-                 getQLinearText(true, true), nullptr, 9});
-    V.push_back({"QLinearMatMul", 10, INT64_MAX, 13,
-                 getQLinearText(false, false), nullptr, 8});
+    V.push_back({"QLinearMatMul", 10, INT64_MAX, 13, getQLinearMatMulText(),
+                 nullptr, 8});
     // ONNX Runtime's com.microsoft forms; pools only channels-first
     // (channels_last = 1 stays an op no backend runs).
     const char *MS = "com.microsoft";

@@ -1407,6 +1407,85 @@ TEST(CPUKernelTest, QuantizeRowsOnEverySimdTarget) {
   });
 }
 
+/// A constant of integer type \p Elt.
+Value *intConstant(GraphBuilder &B, ElementType Elt,
+                   llvm::ArrayRef<int64_t> Shape,
+                   llvm::ArrayRef<int64_t> Values) {
+  TensorDataRef D = TensorData::fromInt64(Elt, Shape, Values);
+  Node *N = B.G.createNode(OpId::Constant, {}, {B.G.makeUniqueName("c")},
+                           {D->getType()});
+  N->setAttr("value", Attribute::getTensor(D));
+  return N->getResult(0);
+}
+
+// QLinearConv on the integer GEMM against the reference, bit for bit: u8
+// and i8 activations and weights (u8 weights with per-channel zero points
+// not 0, which need the rows' sums), per-channel and per-tensor scales,
+// k not a multiple of 4, output channels past a vector, groups, strides,
+// dilation, padding, both layouts, on every SIMD target (VNNI, the 16-bit
+// pairs, the 32-bit bytes).
+TEST(CPUKernelTest, QLinearConvOnEverySimdTarget) {
+  struct Geom {
+    int64_t Cin, Cout, Group, H, W, Kernel, Stride, Dilation, Pad;
+  } Geoms[] = {{13, 37, 1, 7, 9, 3, 1, 1, 1},
+               {8, 6, 2, 9, 8, 3, 2, 2, 2},
+               {32, 80, 1, 5, 6, 1, 1, 1, 0},
+               {19, 19, 19, 6, 7, 3, 1, 1, 1}};
+  forEachSimdTarget([&] {
+    unsigned Seed = 0;
+    for (const Geom &G : Geoms)
+      for (ElementType XE : {ElementType::U8, ElementType::I8})
+        for (ElementType WE : {ElementType::I8, ElementType::U8})
+          for (bool CL : {true, false}) {
+            GraphBuilder B(300 + Seed++);
+            SCOPED_TRACE(testing::Message()
+                         << "cin " << G.Cin << " cout " << G.Cout << " x "
+                         << getElementTypeName(XE).str() << " w "
+                         << getElementTypeName(WE).str() << " cl " << CL);
+            const bool U = XE == ElementType::U8;
+            Value *X = B.input({2, G.Cin, G.H, G.W}, layoutFor(CL, 4));
+            Value *XS = B.constant({}, {0.01f});
+            Value *XZ = intConstant(B, XE, {}, {U ? 120 : -7});
+            Value *Q =
+                B.op(OpId::QuantizeLinear, {X, XS, XZ}, {}, layoutFor(CL, 4));
+            const int64_t CG = G.Cin / G.Group;
+            std::vector<int64_t> W(size_t(G.Cout * CG * G.Kernel * G.Kernel));
+            std::uniform_int_distribution<int> Byte(
+                WE == ElementType::U8 ? 0 : -128,
+                WE == ElementType::U8 ? 255 : 127);
+            for (int64_t &V : W)
+              V = Byte(B.Rng);
+            Value *WC = intConstant(B, WE, {G.Cout, CG, G.Kernel, G.Kernel}, W);
+            const bool PerChannel = G.Cout != 6;
+            std::vector<float> WScale;
+            std::vector<int64_t> WZero, Bias;
+            for (int64_t M = 0; M < (PerChannel ? G.Cout : 1); ++M) {
+              WScale.push_back(0.002f + 0.0001f * float(M));
+              WZero.push_back(WE == ElementType::U8 ? 100 + M % 50 : 0);
+            }
+            for (int64_t M = 0; M < G.Cout; ++M)
+              Bias.push_back((M * 7919) % 2001 - 1000);
+            Value *WS = PerChannel ? B.constant({G.Cout}, WScale)
+                                   : B.constant({}, WScale);
+            Value *WZ = PerChannel ? intConstant(B, WE, {G.Cout}, WZero)
+                                   : intConstant(B, WE, {}, WZero);
+            Value *YS = B.constant({}, {0.05f});
+            Value *YZ = intConstant(B, XE, {}, {U ? 10 : 3});
+            Value *BC = intConstant(B, ElementType::I32, {G.Cout}, Bias);
+            const int64_t P = G.Pad;
+            Value *Y = B.op(
+                OpId::QLinearConv, {Q, XS, XZ, WC, WS, WZ, YS, YZ, BC},
+                {{"kernel_shape", Attribute::getInts({G.Kernel, G.Kernel})},
+                 {"strides", Attribute::getInts({G.Stride, G.Stride})},
+                 {"dilations", Attribute::getInts({G.Dilation, G.Dilation})},
+                 {"pads", Attribute::getInts({P, P, P, P})},
+                 {"group", Attribute::getInt(G.Group)}});
+            B.setLayout(Y, layoutFor(CL, 4));
+            B.check(Y, 0, 1, std::string("qconv.") + (CL ? "nhwc" : "nchw"));
+          }
+  });
+}
+
 TEST(CPUKernelTest, XorAndFloatClassification) {
   GraphBuilder B(10);
   Value *P = B.G.addInput("p", TensorType::get(ElementType::Bool, {2, 3}));

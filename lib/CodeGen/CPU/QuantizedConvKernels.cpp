@@ -1,0 +1,336 @@
+//===- QuantizedConvKernels.cpp - QLinearConv on 8-bit integers -----------===//
+//
+// A QLinearConv as one integer GEMM per group: rows are output pixels,
+// columns output channels, k = tap * CinG + c. A block of pixel rows is
+// gathered (u8, the padding filled with x's zero point, k padded to a
+// multiple of 4 with zeros) and multiplied by the weight, packed at
+// compile time in quads: for each vector of L output channels and each
+// k / 4, L lanes of 4 signed bytes. One step of the inner loop broadcasts
+// 4 bytes of a row and adds, per lane, the dot product of the two quads
+// to an int32 sum:
+//   - AVX-512 VNNI (Highway's AVX3_DL target): vpdpbusd, u8 x s8;
+//   - other x86 targets: the quads split into their even and odd bytes
+//     widened to 16 bits, two vpmaddwd (exact: no 16-bit saturation, as
+//     vpmaddubsw's would be);
+//   - elsewhere: each byte shifted out and multiplied in 32 bits.
+// An i8 input is shifted into u8 (x ^ 0x80, its zero point + 128) and a u8
+// weight into s8 (w - 128, likewise) at packing, so that
+//   sum((x - xz)(w - wz)) = sum(x w) - wz sum(x) - xz sum(w) + K xz wz,
+// whose last two terms are folded into a per-channel bias at compile time
+// and whose second (a row's sum of x) is computed only when some weight
+// zero point is not 0. The epilogue requantizes as Requantize.h does
+// (float multiply, clamp, round half to even) and stores 8 bits.
+//
+//===----------------------------------------------------------------------===//
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "QuantizedConvKernels.cpp"
+#include "hwy/foreach_target.h" // IWYU pragma: keep
+
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include "hwy/highway.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+HWY_BEFORE_NAMESPACE();
+namespace strider {
+namespace cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DI = hn::ScalableTag<int32_t>;
+using VI = hn::Vec<DI>;
+
+#if HWY_TARGET == HWY_AVX3_DL
+/// A quad vector as the dot product reads it (VNNI: as it is).
+struct Quads {
+  VI V;
+};
+HWY_INLINE Quads prepare(VI V) { return {V}; }
+/// Acc + per lane the dot product of A's u8 and B's s8 quads. Written as
+/// assembly: Highway 1.0.3 compiles this target without the avx512vnni
+/// flag (it names avxvnni instead), so the intrinsic does not inline; its
+/// runtime check does ask for AVX512-VNNI.
+HWY_INLINE VI dot(VI Acc, const Quads &A, const Quads &B) {
+  __m512i R = Acc.raw;
+  asm("vpdpbusd %2, %1, %0" : "+v"(R) : "v"(A.V.raw), "v"(B.V.raw));
+  return VI{R};
+}
+constexpr bool SignedSecond = true;
+#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
+using D16 = hn::Repartition<int16_t, DI>;
+using DU16 = hn::Repartition<uint16_t, DI>;
+/// Even and odd bytes widened to 16 bits.
+struct Quads {
+  hn::Vec<D16> Even, Odd;
+};
+/// \p Signed: the bytes are s8 (sign-extended), else u8.
+template <bool Signed> HWY_INLINE Quads prepareAs(VI V) {
+  const D16 D;
+  const DU16 DU;
+  if (Signed)
+    return {hn::ShiftRight<8>(hn::ShiftLeft<8>(hn::BitCast(D, V))),
+            hn::ShiftRight<8>(hn::BitCast(D, V))};
+  return {hn::BitCast(D, hn::And(hn::BitCast(DU, V), hn::Set(DU, 0x00FF))),
+          hn::BitCast(D, hn::ShiftRight<8>(hn::BitCast(DU, V)))};
+}
+HWY_INLINE VI dot(VI Acc, const Quads &A, const Quads &B) {
+  const DI D;
+  VI Unused = hn::Zero(D);
+  Acc = hn::ReorderWidenMulAccumulate(D, A.Even, B.Even, Acc, Unused);
+  return hn::ReorderWidenMulAccumulate(D, A.Odd, B.Odd, Acc, Unused);
+}
+#define STRIDER_QUADS_WIDENED 1
+#else
+struct Quads {
+  VI V;
+};
+HWY_INLINE Quads prepare(VI V) { return {V}; }
+HWY_INLINE VI dot(VI Acc, const Quads &A, const Quads &B) {
+  const DI D;
+  const VI Byte = hn::Set(D, 0xFF);
+  Acc = hn::Add(Acc, hn::Mul(hn::And(A.V, Byte),
+                             hn::ShiftRight<24>(hn::ShiftLeft<24>(B.V))));
+  Acc = hn::Add(Acc, hn::Mul(hn::And(hn::ShiftRight<8>(A.V), Byte),
+                             hn::ShiftRight<24>(hn::ShiftLeft<16>(B.V))));
+  Acc = hn::Add(Acc, hn::Mul(hn::And(hn::ShiftRight<16>(A.V), Byte),
+                             hn::ShiftRight<24>(hn::ShiftLeft<8>(B.V))));
+  return hn::Add(Acc, hn::Mul(hn::And(hn::ShiftRight<24>(A.V), Byte),
+                              hn::ShiftRight<24>(B.V)));
+}
+#endif
+
+#ifdef STRIDER_QUADS_WIDENED
+HWY_INLINE Quads prepareA(VI V) { return prepareAs<false>(V); }
+HWY_INLINE Quads prepareB(VI V) { return prepareAs<true>(V); }
+#undef STRIDER_QUADS_WIDENED
+#else
+HWY_INLINE Quads prepareA(VI V) { return prepare(V); }
+HWY_INLINE Quads prepareB(VI V) { return prepare(V); }
+#endif
+
+/// Rows per tile: 512-bit targets have 32 vector registers.
+constexpr int TileRows = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 ? 6 : 4;
+/// Most column vectors per tile.
+constexpr int MaxTileVectors = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 ? 4 : 2;
+
+int64_t QuantizedConvLanesImpl() { return int64_t(hn::Lanes(DI())); }
+
+/// One tile: TileRows rows (\p Rows: their gathered bytes, \p RowSums:
+/// their sums of x, used when \p P.WZero is set) times NV vectors of
+/// output channels from \p Col (within group \p G), requantized into the
+/// \p Valid rows' outputs \p Out and the group's \p ValidCols columns.
+template <int NV>
+HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
+                       const int32_t *RowSums, int64_t Valid, int64_t G,
+                       int64_t Col, int64_t ValidCols, uint8_t *const *Out) {
+  const DI D;
+  const hn::Rebind<float, DI> DF;
+  const hn::Rebind<uint8_t, DI> DU8;
+  const int64_t L = int64_t(hn::Lanes(D));
+  const int64_t K4 = P.KPad / 4;
+  const uint8_t *B = P.Packed + (G * P.ColVectors + Col / L) * K4 * L * 4;
+  VI Acc[TileRows][NV];
+  for (int R = 0; R < TileRows; ++R)
+    for (int V = 0; V < NV; ++V)
+      Acc[R][V] = hn::Zero(D);
+  for (int64_t K = 0; K < K4; ++K) {
+    Quads W[NV];
+    for (int V = 0; V < NV; ++V)
+      W[V] = prepareB(hn::LoadU(
+          D, reinterpret_cast<const int32_t *>(B + (V * K4 + K) * L * 4)));
+    for (int R = 0; R < TileRows; ++R) {
+      int32_t Word;
+      std::memcpy(&Word, Rows[R] + K * 4, 4);
+      const Quads A = prepareA(hn::Set(D, Word));
+      for (int V = 0; V < NV; ++V)
+        Acc[R][V] = dot(Acc[R][V], A, W[V]);
+    }
+  }
+  const int64_t Chan0 = G * P.CoutG + Col;
+  const VI Zero = hn::Set(D, P.YZeroShifted);
+  const auto Lo = hn::Set(DF, float(P.Lo - P.YZero));
+  const auto Hi = hn::Set(DF, float(P.Hi - P.YZero));
+  const auto Flip = hn::Set(DU8, uint8_t(P.YSigned ? 0x80 : 0));
+  alignas(64) uint8_t Bytes[64];
+  for (int V = 0; V < NV; ++V) {
+    const int64_t C = Chan0 + V * L;
+    const int64_t Cols = std::min<int64_t>(L, ValidCols - V * L);
+    if (Cols <= 0)
+      break;
+    const VI Bias = hn::LoadU(D, P.ColBias + C);
+    const auto Scale = hn::LoadU(DF, P.Scale + C);
+    const VI WZ = P.WZero ? hn::LoadU(D, P.WZero + C) : hn::Zero(D);
+    for (int64_t R = 0; R < Valid; ++R) {
+      VI S = hn::Add(Acc[R][V], Bias);
+      if (P.WZero)
+        S = hn::Sub(S, hn::Mul(WZ, hn::Set(D, RowSums[R])));
+      auto F = hn::Mul(hn::ConvertTo(DF, S), Scale);
+      F = hn::Min(hn::Max(F, Lo), Hi);
+      const auto Q =
+          hn::Xor(hn::DemoteTo(DU8, hn::Add(hn::NearestInt(F), Zero)), Flip);
+      uint8_t *Y = Out[R] + C * P.YC;
+      if (P.YC == 1 && Cols == L) {
+        hn::StoreU(Q, DU8, Y);
+        continue;
+      }
+      hn::Store(Q, DU8, Bytes);
+      for (int64_t J = 0; J < Cols; ++J)
+        Y[J * P.YC] = Bytes[J];
+    }
+  }
+}
+
+/// Gathers output pixels [P0, P0 + Count) of group \p G into \p A (rows
+/// \p P.KPad bytes apart) and their sums of x into \p RowSums.
+void gather(const QuantizedConvParams &P, const uint8_t *X, int64_t G,
+            int64_t P0, int64_t Count, uint8_t *A, int32_t *RowSums) {
+  const int64_t CG = P.CinG;
+  const uint8_t Fill = P.XZero, Flip = P.XFlip;
+  for (int64_t I = 0; I < Count; ++I) {
+    int64_t Pix = P0 + I, O[3];
+    O[2] = Pix % P.Out[2];
+    Pix /= P.Out[2];
+    O[1] = Pix % P.Out[1];
+    O[0] = Pix / P.Out[1];
+    uint8_t *Row = A + I * P.KPad;
+    uint8_t *Dst = Row;
+    for (int64_t KD = 0; KD < P.Kernel[0]; ++KD) {
+      const int64_t ID = O[0] * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
+      for (int64_t KH = 0; KH < P.Kernel[1]; ++KH) {
+        const int64_t IH = O[1] * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
+        for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, Dst += CG) {
+          const int64_t IW = O[2] * P.Stride[2] - P.Pad[2] + KW * P.Dilation[2];
+          if (ID < 0 || ID >= P.In[0] || IH < 0 || IH >= P.In[1] || IW < 0 ||
+              IW >= P.In[2]) {
+            std::memset(Dst, Fill, size_t(CG));
+            continue;
+          }
+          const uint8_t *Src =
+              X + ID * P.XS[0] + IH * P.XS[1] + IW * P.XS[2] + G * CG * P.XC;
+          if (P.XC == 1 && !Flip) {
+            std::memcpy(Dst, Src, size_t(CG));
+          } else {
+            for (int64_t C = 0; C < CG; ++C)
+              Dst[C] = uint8_t(Src[C * P.XC] ^ Flip);
+          }
+        }
+      }
+    }
+    std::memset(Dst, 0, size_t(Row + P.KPad - Dst));
+    if (P.WZero) {
+      int32_t Sum = 0;
+      for (int64_t K = 0; K < P.K; ++K)
+        Sum += Row[K];
+      RowSums[I] = Sum;
+    }
+  }
+}
+
+/// Work item \p Item: one block of pixel rows of one group. \p Scratch
+/// holds BlockRows + 1 rows of KPad bytes and BlockRows sums.
+void QuantizedConvItemImpl(const QuantizedConvParams &P, const uint8_t *X,
+                           uint8_t *Y, int64_t Item, uint8_t *Scratch) {
+  const int64_t Pixels = P.Out[0] * P.Out[1] * P.Out[2];
+  const int64_t Blocks = (Pixels + P.BlockRows - 1) / P.BlockRows;
+  const int64_t G = Item / Blocks;
+  const int64_t P0 = (Item % Blocks) * P.BlockRows;
+  const int64_t Count = std::min(P.BlockRows, Pixels - P0);
+  uint8_t *A = Scratch;
+  uint8_t *ZeroRow = A + P.BlockRows * P.KPad;
+  int32_t *Sums = reinterpret_cast<int32_t *>(ZeroRow + P.KPad);
+  std::memset(ZeroRow, 0, size_t(P.KPad));
+  gather(P, X, G, P0, Count, A, Sums);
+  const int64_t L = int64_t(hn::Lanes(DI()));
+  for (int64_t R0 = 0; R0 < Count; R0 += TileRows) {
+    const int64_t Valid = std::min<int64_t>(TileRows, Count - R0);
+    const uint8_t *Rows[TileRows];
+    uint8_t *Out[TileRows];
+    for (int R = 0; R < TileRows; ++R) {
+      Rows[R] = R < Valid ? A + (R0 + R) * P.KPad : ZeroRow;
+      int64_t Pix = P0 + R0 + std::min<int64_t>(R, Valid - 1);
+      const int64_t OW = Pix % P.Out[2];
+      Pix /= P.Out[2];
+      Out[R] = Y + (Pix / P.Out[1]) * P.YS[0] + (Pix % P.Out[1]) * P.YS[1] +
+               OW * P.YS[2];
+    }
+    const int32_t *RowSums = Sums + R0;
+    for (int64_t Col = 0; Col < P.CoutG; Col += MaxTileVectors * L) {
+      const int64_t Left = P.CoutG - Col;
+      const int64_t NV = std::min<int64_t>(MaxTileVectors, (Left + L - 1) / L);
+      switch (NV) {
+      case 1:
+        tile<1>(P, Rows, RowSums, Valid, G, Col, Left, Out);
+        break;
+      case 2:
+        tile<2>(P, Rows, RowSums, Valid, G, Col, Left, Out);
+        break;
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      case 3:
+        tile<3>(P, Rows, RowSums, Valid, G, Col, Left, Out);
+        break;
+      case 4:
+        tile<4>(P, Rows, RowSums, Valid, G, Col, Left, Out);
+        break;
+#endif
+      default:
+        break;
+      }
+    }
+  }
+}
+
+} // namespace HWY_NAMESPACE
+} // namespace cpu
+} // namespace strider
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace strider {
+namespace cpu {
+
+HWY_EXPORT(QuantizedConvLanesImpl);
+HWY_EXPORT(QuantizedConvItemImpl);
+
+int64_t getQuantizedConvLanes() {
+  return HWY_DYNAMIC_DISPATCH(QuantizedConvLanesImpl)();
+}
+
+void packQuantizedConvWeights(const QuantizedConvShape &S,
+                              llvm::function_ref<int32_t(int64_t, int64_t)> W,
+                              int64_t Lanes, uint8_t *Dst) {
+  const int64_t K4 = S.KPad / 4, Vectors = (S.CoutG + Lanes - 1) / Lanes;
+  for (int64_t G = 0; G < S.Group; ++G)
+    for (int64_t V = 0; V < Vectors; ++V)
+      for (int64_t K = 0; K < K4; ++K)
+        for (int64_t Lane = 0; Lane < Lanes; ++Lane)
+          for (int64_t J = 0; J < 4; ++J) {
+            const int64_t N = V * Lanes + Lane, Kk = K * 4 + J;
+            int32_t Value =
+                N < S.CoutG && Kk < S.K ? W(G * S.CoutG + N, Kk) : 0;
+            *Dst++ = uint8_t(int8_t(Value));
+          }
+}
+
+void runQuantizedConv(const QuantizedConvParams &P, const uint8_t *X,
+                      uint8_t *Y, int Threads) {
+  const int64_t Pixels = P.Out[0] * P.Out[1] * P.Out[2];
+  const int64_t Blocks = (Pixels + P.BlockRows - 1) / P.BlockRows;
+  const size_t Bytes = size_t((P.BlockRows + 1) * P.KPad) +
+                       size_t(P.BlockRows) * sizeof(int32_t);
+  parallelFor(P.Group * Blocks, Threads, [&](int64_t Item) {
+    // One scratch per thread, grown as programs need.
+    thread_local std::vector<uint8_t> Scratch;
+    if (Scratch.size() < Bytes)
+      Scratch.resize(Bytes);
+    HWY_DYNAMIC_DISPATCH(QuantizedConvItemImpl)(P, X, Y, Item, Scratch.data());
+  });
+}
+
+} // namespace cpu
+} // namespace strider
+#endif // HWY_ONCE
