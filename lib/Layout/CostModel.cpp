@@ -180,10 +180,15 @@ const double *layout::getConvEfficiencies(const ConvEfficiency &E,
   return E.Dense;
 }
 
+/// The weight operand of a conv: QLinearConv's is its fourth.
+static unsigned getConvWeightOperand(const Node &N) {
+  return N.getOpId() == OpId::QLinearConv ? 3 : 1;
+}
+
 Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
                             bool Transposed) const {
   const TensorType &X = N.getOperand(0)->getType();
-  const TensorType &W = N.getOperand(1)->getType();
+  const TensorType &W = N.getOperand(getConvWeightOperand(N))->getType();
   const TensorType &Y = N.getResult(0)->getType();
   if (!X.hasRank() || !W.hasRank() || !Y.hasRank() || X.getRank() < 3 ||
       W.getRank() != X.getRank() || Y.getRank() != X.getRank())
@@ -206,6 +211,10 @@ Cost CostModel::getConvCost(const Node &N, LayoutLabel L,
   double Eff = std::max(
       getConvEfficiencies(Target.Conv, S.Kind)[L] * S.VectorFill[L], 0.01);
   double ComputePs = 2.0 * S.Macs / (Target.PeakGFlops * Eff) * 1000.0;
+  // 8-bit operands: four multiply-adds per 32-bit lane and step (VNNI's
+  // vpdpbusd) where an f32 FMA does one.
+  if (getElementByteSize(X.getElementType()) == 1)
+    ComputePs /= 4.0;
   double Bytes = getNumBytes(X) + getNumBytes(Y) + getNumBytes(W);
   double MemoryPs = Bytes * 1000.0 / Target.MemoryGBs;
   return toCost(std::max(ComputePs, MemoryPs) + Target.KernelLaunchNs * 1000.0);
@@ -269,8 +278,8 @@ Cost CostModel::getNodeCost(const Node &N, LayoutLabel L) const {
   switch (Rule.Kind) {
   case CostKind::Conv:
   case CostKind::ConvTranspose:
-    if (N.getNumOperands() >= 2 && N.getOperand(0) && N.getOperand(1) &&
-        N.getResult(0))
+    if (N.getNumOperands() > getConvWeightOperand(N) && N.getOperand(0) &&
+        N.getOperand(getConvWeightOperand(N)) && N.getResult(0))
       return getConvCost(N, L, Rule.Kind == CostKind::ConvTranspose);
     break;
   case CostKind::View:

@@ -107,6 +107,13 @@ struct QuantizedConvParams : ConvWindow, QuantizedConvShape {
   const uint8_t *Packed = nullptr;
   const int32_t *ColBias = nullptr, *WZero = nullptr;
   const float *Scale = nullptr;
+  /// Depthwise (one input and one output channel per group, both sides
+  /// channels-last) instead of the GEMM: the weight less its zero point,
+  /// tap-major, WeightStride int32 per tap (channels padded by 4 vectors),
+  /// and ColBias without the weight's zero point terms (TapWeights has
+  /// them); Packed and WZero unused.
+  const int32_t *TapWeights = nullptr;
+  int64_t WeightStride = 0;
   /// x's zero point as u8 and the mask that makes x u8 (0x80 for i8).
   uint8_t XZero = 0, XFlip = 0;
   /// y's zero point and range; YZeroShifted = YZero - Lo; YSigned: y is i8.

@@ -850,10 +850,18 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
   P.YZero = int32_t(YZ.getInt(0));
   P.YZeroShifted = P.YZero - P.Lo;
 
-  // One derived block: the packed weight, then per channel (padded by a
-  // vector) the bias, the weight's zero points and the multipliers.
+  // Depthwise, channels-last on both sides: the direct kernel; its
+  // weight is tap-major int32 less the zero points, channels padded to 4
+  // vectors.
+  const bool Depthwise =
+      S.Group == S.Cin && S.Group == S.Cout && S.XC == 1 && S.YC == 1;
+  const int64_t TapStride = (S.Cout + 4 * Lanes - 1) / (4 * Lanes) * 4 * Lanes;
+  // One derived block: the packed weight (or the taps), then per channel
+  // (padded by a vector) the bias, the weight's zero points and the
+  // multipliers.
   const int64_t PackedBytes =
-      (P.Group * P.ColVectors * P.KPad * Lanes + 63) / 64 * 64;
+      Depthwise ? S.taps() * TapStride * 4
+                : (P.Group * P.ColVectors * P.KPad * Lanes + 63) / 64 * 64;
   const int64_t Channels = S.Cout + Lanes;
   const size_t Floats = size_t(PackedBytes / 4 + 3 * Channels);
   const TensorData &WD = *N.getOperand(3)->getConstantDataRef();
@@ -887,8 +895,17 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
         auto WeightAt = [&](int64_t M, int64_t Kk) {
           return Dense[size_t(M * P.K + Kk)];
         };
-        uint8_t *Packed = reinterpret_cast<uint8_t *>(Dst);
-        packQuantizedConvWeights(P, WeightAt, Lanes, Packed);
+        if (Depthwise) {
+          int32_t *TapW = reinterpret_cast<int32_t *>(Dst);
+          for (int64_t M = 0; M < S.Cout; ++M)
+            for (int64_t T = 0; T < Taps; ++T)
+              TapW[T * TapStride + M] =
+                  WeightAt(M, T) -
+                  (int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0));
+        } else {
+          packQuantizedConvWeights(P, WeightAt, Lanes,
+                                   reinterpret_cast<uint8_t *>(Dst));
+        }
         int32_t *Bias = reinterpret_cast<int32_t *>(Dst + PackedBytes / 4);
         int32_t *WZero = Bias + Channels;
         float *Scale = reinterpret_cast<float *>(WZero + Channels);
@@ -896,9 +913,10 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
           const int32_t Z = int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0);
           int64_t Sum = 0;
           for (int64_t Kk = 0; Kk < P.K; ++Kk)
-            Sum += WeightAt(M, Kk);
+            Sum += WeightAt(M, Kk) - (Depthwise ? Z : 0);
           int64_t B = Params[8] ? Params[8]->getInt(M) : 0;
-          B += -int64_t(XZero) * Sum + P.K * int64_t(XZero) * Z;
+          B += -int64_t(XZero) * Sum +
+               (Depthwise ? 0 : P.K * int64_t(XZero) * Z);
           Bias[M] = int32_t(uint32_t(B));
           WZero[M] = Z;
           Scale[M] =
@@ -906,9 +924,14 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
         }
       },
       N.getOperand(3));
-  P.Packed = reinterpret_cast<const uint8_t *>(Block);
+  if (Depthwise) {
+    P.TapWeights = reinterpret_cast<const int32_t *>(Block);
+    P.WeightStride = TapStride;
+  } else {
+    P.Packed = reinterpret_cast<const uint8_t *>(Block);
+  }
   P.ColBias = reinterpret_cast<const int32_t *>(Block + PackedBytes / 4);
-  P.WZero = AnyWZero ? P.ColBias + Channels : nullptr;
+  P.WZero = AnyWZero && !Depthwise ? P.ColBias + Channels : nullptr;
   P.Scale = reinterpret_cast<const float *>(P.ColBias + 2 * Channels);
 
   BufferId XB = L.getBuffer(X);
@@ -917,8 +940,9 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
                                : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
   const int Threads = L.getThreads();
   const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
-  L.addStep({Tail.Result->getName(), std::string("qconv.") + Form, false,
-             2 * S.Batch * S.outPixels() * S.Cout * P.K},
+  L.addStep({Tail.Result->getName(),
+             std::string(Depthwise ? "qconv.depthwise." : "qconv.") + Form,
+             false, 2 * S.Batch * S.outPixels() * S.Cout * P.K},
             {XB}, {YB}, [=](Frame &Fr) {
               const uint8_t *Xp = Fr.bytes(XB);
               uint8_t *Yp = Fr.bytes(YB);

@@ -120,6 +120,92 @@ constexpr int MaxTileVectors = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 ? 4 : 2;
 
 int64_t QuantizedConvLanesImpl() { return int64_t(hn::Lanes(DI())); }
 
+/// Requantizes the sums \p S of output channels [C, C + Cols) (Cols at
+/// most a vector) and stores them at \p Y, P.YC bytes apart.
+HWY_INLINE void storeRequantized(const QuantizedConvParams &P, VI S, int64_t C,
+                                 int64_t Cols, uint8_t *Y) {
+  const DI D;
+  const hn::Rebind<float, DI> DF;
+  const hn::Rebind<uint8_t, DI> DU8;
+  auto F = hn::Mul(hn::ConvertTo(DF, S), hn::LoadU(DF, P.Scale + C));
+  F = hn::Min(hn::Max(F, hn::Set(DF, float(P.Lo - P.YZero))),
+              hn::Set(DF, float(P.Hi - P.YZero)));
+  const auto Q = hn::Xor(
+      hn::DemoteTo(DU8, hn::Add(hn::NearestInt(F), hn::Set(D, P.YZeroShifted))),
+      hn::Set(DU8, uint8_t(P.YSigned ? 0x80 : 0)));
+  if (P.YC == 1 && Cols == int64_t(hn::Lanes(D))) {
+    hn::StoreU(Q, DU8, Y);
+    return;
+  }
+  alignas(64) uint8_t Bytes[64];
+  hn::Store(Q, DU8, Bytes);
+  for (int64_t J = 0; J < Cols; ++J)
+    Y[J * P.YC] = Bytes[J];
+}
+
+/// Output row (\p OD, \p OH) of a depthwise QLinearConv, channels-last on
+/// both sides: per pixel and vector of channels, the sum over the taps of
+/// x (x's zero point where a tap falls in the padding) times the weight
+/// less its zero point, 4 vectors of channels at a time.
+void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
+                               uint8_t *Y, int64_t OD, int64_t OH) {
+  const DI D;
+  const hn::Rebind<uint8_t, DI> DU8;
+  const int64_t L = int64_t(hn::Lanes(D));
+  const int64_t Channels = P.CoutG * P.Group;
+  const int64_t Taps = P.Kernel[0] * P.Kernel[1] * P.Kernel[2];
+  // Per tap, the input offset from the pixel's window origin, or -1.
+  std::vector<int64_t> Offsets(static_cast<size_t>(Taps));
+  const auto XZero = hn::Set(DU8, P.XZero);
+  const auto Flip = hn::Set(DU8, P.XFlip);
+  alignas(64) uint8_t Tail[64] = {};
+  auto LoadX = [&](const uint8_t *Src, int64_t Cols) {
+    if (Cols == L)
+      return hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src), Flip));
+    std::memcpy(Tail, Src, size_t(Cols));
+    return hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Tail), Flip));
+  };
+  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    const int64_t O[3] = {OD, OH, OW};
+    int64_t T = 0;
+    for (int64_t KD = 0; KD < P.Kernel[0]; ++KD)
+      for (int64_t KH = 0; KH < P.Kernel[1]; ++KH)
+        for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, ++T) {
+          const int64_t K[3] = {KD, KH, KW};
+          int64_t Off = 0;
+          for (int Dm = 0; Dm < 3 && Off >= 0; ++Dm) {
+            const int64_t I =
+                O[Dm] * P.Stride[Dm] - P.Pad[Dm] + K[Dm] * P.Dilation[Dm];
+            Off = I < 0 || I >= P.In[Dm] ? -1 : Off + I * P.XS[Dm];
+          }
+          Offsets[size_t(T)] = Off;
+        }
+    uint8_t *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+    for (int64_t C0 = 0; C0 < Channels; C0 += 4 * L) {
+      VI Acc[4];
+      for (int V = 0; V < 4; ++V)
+        Acc[V] = hn::Zero(D);
+      const int64_t NV = std::min<int64_t>(4, (Channels - C0 + L - 1) / L);
+      for (int64_t Tp = 0; Tp < Taps; ++Tp) {
+        const int32_t *W = P.TapWeights + Tp * P.WeightStride + C0;
+        const int64_t Off = Offsets[size_t(Tp)];
+        for (int64_t V = 0; V < NV; ++V) {
+          const int64_t C = C0 + V * L;
+          const VI XV =
+              Off < 0 ? hn::PromoteTo(D, XZero)
+                      : LoadX(X + Off + C, std::min<int64_t>(L, Channels - C));
+          Acc[V] = hn::Add(Acc[V], hn::Mul(XV, hn::LoadU(D, W + V * L)));
+        }
+      }
+      for (int64_t V = 0; V < NV; ++V) {
+        const int64_t C = C0 + V * L;
+        storeRequantized(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C,
+                         std::min<int64_t>(L, Channels - C), Out + C);
+      }
+    }
+  }
+}
+
 /// One tile: TileRows rows (\p Rows: their gathered bytes, \p RowSums:
 /// their sums of x, used when \p P.WZero is set) times NV vectors of
 /// output channels from \p Col (within group \p G), requantized into the
@@ -152,35 +238,18 @@ HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
     }
   }
   const int64_t Chan0 = G * P.CoutG + Col;
-  const VI Zero = hn::Set(D, P.YZeroShifted);
-  const auto Lo = hn::Set(DF, float(P.Lo - P.YZero));
-  const auto Hi = hn::Set(DF, float(P.Hi - P.YZero));
-  const auto Flip = hn::Set(DU8, uint8_t(P.YSigned ? 0x80 : 0));
-  alignas(64) uint8_t Bytes[64];
   for (int V = 0; V < NV; ++V) {
     const int64_t C = Chan0 + V * L;
     const int64_t Cols = std::min<int64_t>(L, ValidCols - V * L);
     if (Cols <= 0)
       break;
     const VI Bias = hn::LoadU(D, P.ColBias + C);
-    const auto Scale = hn::LoadU(DF, P.Scale + C);
     const VI WZ = P.WZero ? hn::LoadU(D, P.WZero + C) : hn::Zero(D);
     for (int64_t R = 0; R < Valid; ++R) {
       VI S = hn::Add(Acc[R][V], Bias);
       if (P.WZero)
         S = hn::Sub(S, hn::Mul(WZ, hn::Set(D, RowSums[R])));
-      auto F = hn::Mul(hn::ConvertTo(DF, S), Scale);
-      F = hn::Min(hn::Max(F, Lo), Hi);
-      const auto Q =
-          hn::Xor(hn::DemoteTo(DU8, hn::Add(hn::NearestInt(F), Zero)), Flip);
-      uint8_t *Y = Out[R] + C * P.YC;
-      if (P.YC == 1 && Cols == L) {
-        hn::StoreU(Q, DU8, Y);
-        continue;
-      }
-      hn::Store(Q, DU8, Bytes);
-      for (int64_t J = 0; J < Cols; ++J)
-        Y[J * P.YC] = Bytes[J];
+      storeRequantized(P, S, C, Cols, Out[R] + C * P.YC);
     }
   }
 }
@@ -295,6 +364,7 @@ namespace cpu {
 
 HWY_EXPORT(QuantizedConvLanesImpl);
 HWY_EXPORT(QuantizedConvItemImpl);
+HWY_EXPORT(QuantizedDepthwiseRowImpl);
 
 int64_t getQuantizedConvLanes() {
   return HWY_DYNAMIC_DISPATCH(QuantizedConvLanesImpl)();
@@ -318,6 +388,13 @@ void packQuantizedConvWeights(const QuantizedConvShape &S,
 
 void runQuantizedConv(const QuantizedConvParams &P, const uint8_t *X,
                       uint8_t *Y, int Threads) {
+  if (P.TapWeights) {
+    parallelFor(P.Out[0] * P.Out[1], Threads, [&](int64_t R) {
+      HWY_DYNAMIC_DISPATCH(QuantizedDepthwiseRowImpl)
+      (P, X, Y, R / P.Out[1], R % P.Out[1]);
+    });
+    return;
+  }
   const int64_t Pixels = P.Out[0] * P.Out[1] * P.Out[2];
   const int64_t Blocks = (Pixels + P.BlockRows - 1) / P.BlockRows;
   const size_t Bytes = size_t((P.BlockRows + 1) * P.KPad) +

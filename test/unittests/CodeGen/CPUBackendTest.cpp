@@ -1423,14 +1423,16 @@ Value *intConstant(GraphBuilder &B, ElementType Elt,
 // not 0, which need the rows' sums), per-channel and per-tensor scales,
 // k not a multiple of 4, output channels past a vector, groups, strides,
 // dilation, padding, both layouts, on every SIMD target (VNNI, the 16-bit
-// pairs, the 32-bit bytes).
+// pairs, the 32-bit bytes); depthwise ones channels-last on the direct
+// kernel (channels past 4 vectors, taps in the padding).
 TEST(CPUKernelTest, QLinearConvOnEverySimdTarget) {
   struct Geom {
     int64_t Cin, Cout, Group, H, W, Kernel, Stride, Dilation, Pad;
   } Geoms[] = {{13, 37, 1, 7, 9, 3, 1, 1, 1},
                {8, 6, 2, 9, 8, 3, 2, 2, 2},
                {32, 80, 1, 5, 6, 1, 1, 1, 0},
-               {19, 19, 19, 6, 7, 3, 1, 1, 1}};
+               {19, 19, 19, 6, 7, 3, 1, 1, 1},
+               {70, 70, 70, 9, 8, 5, 2, 1, 2}};
   forEachSimdTarget([&] {
     unsigned Seed = 0;
     for (const Geom &G : Geoms)
@@ -1481,7 +1483,10 @@ TEST(CPUKernelTest, QLinearConvOnEverySimdTarget) {
                  {"pads", Attribute::getInts({P, P, P, P})},
                  {"group", Attribute::getInt(G.Group)}});
             B.setLayout(Y, layoutFor(CL, 4));
-            B.check(Y, 0, 1, std::string("qconv.") + (CL ? "nhwc" : "nchw"));
+            const bool Depthwise = G.Group == G.Cin && CL;
+            B.check(Y, 0, 1,
+                    std::string(Depthwise ? "qconv.depthwise." : "qconv.") +
+                        (CL ? "nhwc" : "nchw"));
           }
   });
 }
