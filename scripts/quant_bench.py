@@ -48,7 +48,10 @@ import real_models  # noqa: E402
 from shape_bench import kernel_isa  # noqa: E402
 
 MODELS = {
-    # name: (third-party entry of real_models.py, input shape)
+    # name: (third-party entry of real_models.py, or "set:" and a model of
+    # make_model_set.py's full set, input shape)
+    "resnet50": ("set:resnet50", [1, 3, 224, 224]),
+    "mobilenetv2": ("set:mobilenetv2", [1, 3, 224, 224]),
     "ppocr-v4-rec": ("ppocr-v4-rec", [1, 3, 48, 320]),
     "ppocr-v4-det": ("ppocr-v4-det", [1, 3, 320, 320]),
     "nudenet-yolov8n": ("nudenet-yolov8n", [1, 3, 320, 320]),
@@ -65,7 +68,14 @@ def isa(bin_dir, work):
     return kernel_isa(Path(bin_dir).parent, Path(work))
 
 
-def third_party_path(cache, name):
+def model_path(cache, name):
+    """The float model of MODELS entry NAME: a model of the full set (made
+    by cpu_bench.py's generator in build/cpu-bench/models when absent) or a
+    third-party file."""
+    if name.startswith("set:"):
+        models_dir = os.path.join(ROOT, "build", "cpu-bench", "models")
+        cpu_bench.ensure_models(models_dir, [name[4:]])
+        return os.path.join(models_dir, name[4:] + ".onnx")
     for entry in real_models.THIRD_PARTY:
         if entry[0] == name:
             return real_models.fetch_third_party(cache, entry[1], entry[2])
@@ -170,7 +180,7 @@ def main():
     for name in args.only or sorted(MODELS):
         entry, shape = MODELS[name]
         work = os.path.join(args.work_dir, name)
-        paths = quantize(third_party_path(args.cache, entry), shape, work)
+        paths = quantize(model_path(args.cache, entry), shape, work)
         in_name = ort.InferenceSession(
             paths["float"], providers=["CPUExecutionProvider"]
         ).get_inputs()[0].name

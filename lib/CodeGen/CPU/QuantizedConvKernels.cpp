@@ -113,10 +113,17 @@ HWY_INLINE Quads prepareA(VI V) { return prepare(V); }
 HWY_INLINE Quads prepareB(VI V) { return prepare(V); }
 #endif
 
-/// Rows per tile: 512-bit targets have 32 vector registers.
-constexpr int TileRows = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 ? 6 : 4;
+/// 512-bit targets have 32 vector registers, the others 16.
+constexpr bool WideRegisters = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86;
 /// Most column vectors per tile.
-constexpr int MaxTileVectors = HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 ? 4 : 2;
+constexpr int MaxTileVectors = WideRegisters ? 4 : 2;
+/// Rows of a tile NV vectors wide: enough sums in flight to hide the
+/// dot product's latency, few enough to stay in registers.
+template <int NV> constexpr int tileRows() {
+  if (WideRegisters)
+    return NV == 1 ? 12 : NV == 2 ? 8 : 6;
+  return NV == 1 ? 6 : 4;
+}
 
 int64_t QuantizedConvLanesImpl() { return int64_t(hn::Lanes(DI())); }
 
@@ -165,21 +172,49 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
     std::memcpy(Tail, Src, size_t(Cols));
     return hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Tail), Flip));
   };
-  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
-    const int64_t O[3] = {OD, OH, OW};
+  // The taps' offsets from a window's origin, for windows inside the
+  // input.
+  std::vector<int64_t> Inner(static_cast<size_t>(Taps));
+  bool RowInside = true;
+  for (int Dm = 0; Dm < 2; ++Dm) {
+    const int64_t First = (Dm ? OH : OD) * P.Stride[Dm] - P.Pad[Dm];
+    RowInside &=
+        First >= 0 && First + (P.Kernel[Dm] - 1) * P.Dilation[Dm] < P.In[Dm];
+  }
+  {
     int64_t T = 0;
     for (int64_t KD = 0; KD < P.Kernel[0]; ++KD)
       for (int64_t KH = 0; KH < P.Kernel[1]; ++KH)
-        for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, ++T) {
-          const int64_t K[3] = {KD, KH, KW};
-          int64_t Off = 0;
-          for (int Dm = 0; Dm < 3 && Off >= 0; ++Dm) {
-            const int64_t I =
-                O[Dm] * P.Stride[Dm] - P.Pad[Dm] + K[Dm] * P.Dilation[Dm];
-            Off = I < 0 || I >= P.In[Dm] ? -1 : Off + I * P.XS[Dm];
+        for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, ++T)
+          Inner[size_t(T)] = KD * P.Dilation[0] * P.XS[0] +
+                             KH * P.Dilation[1] * P.XS[1] +
+                             KW * P.Dilation[2] * P.XS[2];
+  }
+  for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
+    const int64_t O[3] = {OD, OH, OW};
+    const int64_t FirstW = OW * P.Stride[2] - P.Pad[2];
+    if (RowInside && FirstW >= 0 &&
+        FirstW + (P.Kernel[2] - 1) * P.Dilation[2] < P.In[2]) {
+      const int64_t Origin = (OD * P.Stride[0] - P.Pad[0]) * P.XS[0] +
+                             (OH * P.Stride[1] - P.Pad[1]) * P.XS[1] +
+                             FirstW * P.XS[2];
+      for (int64_t T = 0; T < Taps; ++T)
+        Offsets[size_t(T)] = Origin + Inner[size_t(T)];
+    } else {
+      int64_t T = 0;
+      for (int64_t KD = 0; KD < P.Kernel[0]; ++KD)
+        for (int64_t KH = 0; KH < P.Kernel[1]; ++KH)
+          for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, ++T) {
+            const int64_t K[3] = {KD, KH, KW};
+            int64_t Off = 0;
+            for (int Dm = 0; Dm < 3 && Off >= 0; ++Dm) {
+              const int64_t I =
+                  O[Dm] * P.Stride[Dm] - P.Pad[Dm] + K[Dm] * P.Dilation[Dm];
+              Off = I < 0 || I >= P.In[Dm] ? -1 : Off + I * P.XS[Dm];
+            }
+            Offsets[size_t(T)] = Off;
           }
-          Offsets[size_t(T)] = Off;
-        }
+    }
     uint8_t *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
     for (int64_t C0 = 0; C0 < Channels; C0 += 4 * L) {
       VI Acc[4];
@@ -206,7 +241,7 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
   }
 }
 
-/// One tile: TileRows rows (\p Rows: their gathered bytes, \p RowSums:
+/// One tile: tileRows<NV>() rows (\p Rows: their gathered bytes, \p RowSums:
 /// their sums of x, used when \p P.WZero is set) times NV vectors of
 /// output channels from \p Col (within group \p G), requantized into the
 /// \p Valid rows' outputs \p Out and the group's \p ValidCols columns.
@@ -214,6 +249,7 @@ template <int NV>
 HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
                        const int32_t *RowSums, int64_t Valid, int64_t G,
                        int64_t Col, int64_t ValidCols, uint8_t *const *Out) {
+  constexpr int TileRows = tileRows<NV>();
   const DI D;
   const hn::Rebind<float, DI> DF;
   const hn::Rebind<uint8_t, DI> DU8;
@@ -260,6 +296,8 @@ void gather(const QuantizedConvParams &P, const uint8_t *X, int64_t G,
             int64_t P0, int64_t Count, uint8_t *A, int32_t *RowSums) {
   const int64_t CG = P.CinG;
   const uint8_t Fill = P.XZero, Flip = P.XFlip;
+  const bool RowRuns =
+      P.Group == 1 && P.XC == 1 && !Flip && P.Dilation[2] == 1 && P.XS[2] == CG;
   for (int64_t I = 0; I < Count; ++I) {
     int64_t Pix = P0 + I, O[3];
     O[2] = Pix % P.Out[2];
@@ -272,6 +310,16 @@ void gather(const QuantizedConvParams &P, const uint8_t *X, int64_t G,
       const int64_t ID = O[0] * P.Stride[0] - P.Pad[0] + KD * P.Dilation[0];
       for (int64_t KH = 0; KH < P.Kernel[1]; ++KH) {
         const int64_t IH = O[1] * P.Stride[1] - P.Pad[1] + KH * P.Dilation[1];
+        // A whole kernel row inside the input, dense and unflipped: one
+        // run of Kernel[2] * CinG bytes (taps of one group, unit dilation).
+        const int64_t IW0 = O[2] * P.Stride[2] - P.Pad[2];
+        if (RowRuns && ID >= 0 && ID < P.In[0] && IH >= 0 && IH < P.In[1] &&
+            IW0 >= 0 && IW0 + P.Kernel[2] <= P.In[2]) {
+          std::memcpy(Dst, X + ID * P.XS[0] + IH * P.XS[1] + IW0 * P.XS[2],
+                      size_t(P.Kernel[2] * CG));
+          Dst += P.Kernel[2] * CG;
+          continue;
+        }
         for (int64_t KW = 0; KW < P.Kernel[2]; ++KW, Dst += CG) {
           const int64_t IW = O[2] * P.Stride[2] - P.Pad[2] + KW * P.Dilation[2];
           if (ID < 0 || ID >= P.In[0] || IH < 0 || IH >= P.In[1] || IW < 0 ||
@@ -300,6 +348,30 @@ void gather(const QuantizedConvParams &P, const uint8_t *X, int64_t G,
   }
 }
 
+/// The gathered rows [0, Count) of a block (pixels from \p P0, rows of
+/// \p A) times the columns [Col, Col + NV vectors) of group \p G, tile by
+/// tile.
+template <int NV>
+void tiles(const QuantizedConvParams &P, uint8_t *Y, int64_t G, int64_t P0,
+           int64_t Count, const uint8_t *A, const uint8_t *ZeroRow,
+           const int32_t *Sums, int64_t Col, int64_t ValidCols) {
+  constexpr int TileRows = tileRows<NV>();
+  for (int64_t R0 = 0; R0 < Count; R0 += TileRows) {
+    const int64_t Valid = std::min<int64_t>(TileRows, Count - R0);
+    const uint8_t *Rows[TileRows];
+    uint8_t *Out[TileRows];
+    for (int R = 0; R < TileRows; ++R) {
+      Rows[R] = R < Valid ? A + (R0 + R) * P.KPad : ZeroRow;
+      int64_t Pix = P0 + R0 + std::min<int64_t>(R, Valid - 1);
+      const int64_t OW = Pix % P.Out[2];
+      Pix /= P.Out[2];
+      Out[R] = Y + (Pix / P.Out[1]) * P.YS[0] + (Pix % P.Out[1]) * P.YS[1] +
+               OW * P.YS[2];
+    }
+    tile<NV>(P, Rows, Sums + R0, Valid, G, Col, ValidCols, Out);
+  }
+}
+
 /// Work item \p Item: one block of pixel rows of one group. \p Scratch
 /// holds BlockRows + 1 rows of KPad bytes and BlockRows sums.
 void QuantizedConvItemImpl(const QuantizedConvParams &P, const uint8_t *X,
@@ -315,40 +387,26 @@ void QuantizedConvItemImpl(const QuantizedConvParams &P, const uint8_t *X,
   std::memset(ZeroRow, 0, size_t(P.KPad));
   gather(P, X, G, P0, Count, A, Sums);
   const int64_t L = int64_t(hn::Lanes(DI()));
-  for (int64_t R0 = 0; R0 < Count; R0 += TileRows) {
-    const int64_t Valid = std::min<int64_t>(TileRows, Count - R0);
-    const uint8_t *Rows[TileRows];
-    uint8_t *Out[TileRows];
-    for (int R = 0; R < TileRows; ++R) {
-      Rows[R] = R < Valid ? A + (R0 + R) * P.KPad : ZeroRow;
-      int64_t Pix = P0 + R0 + std::min<int64_t>(R, Valid - 1);
-      const int64_t OW = Pix % P.Out[2];
-      Pix /= P.Out[2];
-      Out[R] = Y + (Pix / P.Out[1]) * P.YS[0] + (Pix % P.Out[1]) * P.YS[1] +
-               OW * P.YS[2];
-    }
-    const int32_t *RowSums = Sums + R0;
-    for (int64_t Col = 0; Col < P.CoutG; Col += MaxTileVectors * L) {
-      const int64_t Left = P.CoutG - Col;
-      const int64_t NV = std::min<int64_t>(MaxTileVectors, (Left + L - 1) / L);
-      switch (NV) {
-      case 1:
-        tile<1>(P, Rows, RowSums, Valid, G, Col, Left, Out);
-        break;
-      case 2:
-        tile<2>(P, Rows, RowSums, Valid, G, Col, Left, Out);
-        break;
+  for (int64_t Col = 0; Col < P.CoutG; Col += MaxTileVectors * L) {
+    const int64_t Left = P.CoutG - Col;
+    const int64_t NV = std::min<int64_t>(MaxTileVectors, (Left + L - 1) / L);
+    switch (NV) {
+    case 1:
+      tiles<1>(P, Y, G, P0, Count, A, ZeroRow, Sums, Col, Left);
+      break;
+    case 2:
+      tiles<2>(P, Y, G, P0, Count, A, ZeroRow, Sums, Col, Left);
+      break;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
-      case 3:
-        tile<3>(P, Rows, RowSums, Valid, G, Col, Left, Out);
-        break;
-      case 4:
-        tile<4>(P, Rows, RowSums, Valid, G, Col, Left, Out);
-        break;
+    case 3:
+      tiles<3>(P, Y, G, P0, Count, A, ZeroRow, Sums, Col, Left);
+      break;
+    case 4:
+      tiles<4>(P, Y, G, P0, Count, A, ZeroRow, Sums, Col, Left);
+      break;
 #endif
-      default:
-        break;
-      }
+    default:
+      break;
     }
   }
 }
