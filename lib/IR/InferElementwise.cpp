@@ -155,6 +155,34 @@ inferBroadcasting(const Node &N, ResultTypes &Results, bool SameElementType,
   return llvm::Error::success();
 }
 
+/// Lookup: an 8-bit operand and a 1-D table of 256 8-bit entries; the
+/// result has the operand's shape and the table's type.
+llvm::Error detail::inferLookup(const Node &N, ResultTypes &Results) {
+  auto Is8Bit = [](ElementType T) {
+    return T == ElementType::U8 || T == ElementType::I8 ||
+           T == ElementType::Unknown;
+  };
+  const TensorType *X = getOperandType(N, 0);
+  if (!X)
+    return checkOperandPresent(N, 0, "x");
+  if (!Is8Bit(X->getElementType()))
+    return makeNodeError(N, "input 'x' has element type " +
+                                getElementTypeName(X->getElementType()) +
+                                ", expected u8 or i8");
+  const TensorType *Table = getOperandType(N, 1);
+  if (!Table)
+    return checkOperandPresent(N, 1, "table");
+  if (!Is8Bit(Table->getElementType()) ||
+      (Table->hasRank() &&
+       (Table->getRank() != 1 ||
+        (Table->getDim(0).isStatic() && Table->getDim(0).getSize() != 256))))
+    return makeNodeError(N, "table has type " + Table->str() +
+                                ", expected 256 u8 or i8 entries");
+  Results.push_back(
+      getLogicalType(*X).withElementType(Table->getElementType()));
+  return llvm::Error::success();
+}
+
 // The shape functions of Ops.def's STRIDER_OP_BROADCAST entries.
 #define STRIDER_OP_BROADCAST(Id, SameElementType)                              \
   llvm::Error detail::infer##Id(const Node &N, ResultTypes &Results) {         \

@@ -24,7 +24,7 @@ namespace {
 // KernelLaunchNs, VectorWidth, Conv efficiencies {Dense, Pointwise,
 // Depthwise} as {channels-first, channels-last},
 // SpatialChannelsFirstPenalty, HasMixedFirstConv, HasMixedLastConv,
-// HasInt8Conv.
+// HasInt8.
 const TargetDescription Targets[] = {
     {"cpu-avx512",
      "x86-64 with AVX-512, one core (FP32 FMA 250 GFLOP/s)",

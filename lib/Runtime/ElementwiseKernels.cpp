@@ -296,6 +296,20 @@ llvm::Error quantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
   return llvm::Error::success();
 }
 
+/// Lookup: the table's entry at x less its type's minimum.
+llvm::Error lookupKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &X = *Ins[0], &Table = *Ins[1];
+  if (Table.getNumElements() != 256)
+    return makeNodeError(N, "table has " + llvm::Twine(Table.getNumElements()) +
+                                " entries, expected 256");
+  const int64_t Min = X.getElementType() == ElementType::I8 ? -128 : 0;
+  forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    Outs[0].setInt(Outs[0].getOffset(I),
+                   Table.getInt(X.getInt(X.getOffset(I)) - Min));
+  });
+  return llvm::Error::success();
+}
+
 /// DequantizeLinear: (x - zero point) * scale.
 llvm::Error dequantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
   const Tensor &X = *Ins[0];
@@ -753,6 +767,7 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::Dropout, checked<dropoutKernel, 1>);
   Set(OpId::QuantizeLinear, checked<quantizeLinearKernel, 1>);
   Set(OpId::DequantizeLinear, checked<dequantizeLinearKernel, 1>);
+  Set(OpId::Lookup, lookupKernel);
   Set(OpId::PRelu, checked<preluKernel, -1>);
   Set(OpId::Add, checked<addKernel, -1>);
   Set(OpId::Sub, checked<subKernel, -1>);

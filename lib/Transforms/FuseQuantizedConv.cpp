@@ -20,7 +20,7 @@
 //
 // It runs first in canonicalize (before constant folding turns the
 // weights' DequantizeLinear into f32 constants), for targets with int8
-// convolutions (TargetDescription::HasInt8Conv). For the others it does
+// convolutions (TargetDescription::HasInt8). For the others it does
 // the reverse: a QLinearConv (as a QOperator file imports) becomes that
 // float form, which their float kernels run.
 //
@@ -295,7 +295,7 @@ class FuseQuantizedConvPass final : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "fuse-quantized-conv"; }
   void configure(const PipelineOptions &Opts) override {
-    Enabled = Opts.Layout.Target && Opts.Layout.Target->HasInt8Conv;
+    Enabled = Opts.Layout.Target && Opts.Layout.Target->HasInt8;
   }
   llvm::Error run(Graph &G) override {
     if (!Enabled) {

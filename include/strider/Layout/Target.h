@@ -57,11 +57,12 @@ struct TargetDescription {
   /// Whether convolutions may read channels-last and write channels-first
   /// (the relayout fused into the conv's store).
   bool HasMixedLastConv;
-  /// Whether the backend runs QLinearConv on integer kernels: canonicalize
-  /// then fuses DequantizeLinear -> Conv -> QuantizeLinear into one
-  /// (fuse-quantized-conv); elsewhere a QLinearConv becomes that float
-  /// form.
-  bool HasInt8Conv;
+  /// Whether the backend runs 8-bit kernels: canonicalize then fuses
+  /// DequantizeLinear -> Conv -> QuantizeLinear into one QLinearConv
+  /// (fuse-quantized-conv) and quantized elementwise ops into lookup
+  /// tables (fuse-quantized-lookup); elsewhere a QLinearConv becomes that
+  /// float form.
+  bool HasInt8;
 };
 
 /// All built-in targets, in a fixed order.

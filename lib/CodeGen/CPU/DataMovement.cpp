@@ -34,6 +34,20 @@ void copyElements(const uint8_t *Src, int64_t SS, uint8_t *Dst, int64_t DS,
     std::memcpy(Dst + I * DS * Elt, Src + I * SS * Elt, size_t(Elt));
 }
 
+/// Dst[r][c] = Src[c][r] for elements of type T (rows of Dst DLd apart,
+/// contiguous; Src's rows SLd apart): the plain loop the compiler unrolls,
+/// for the element sizes transposeFloats' tiles do not take (quantized
+/// activations: an 8-bit image's 3 channels).
+template <typename T>
+void transposeElements(const uint8_t *Src, int64_t SLd, uint8_t *Dst,
+                       int64_t DLd, int64_t Rows, int64_t Cols) {
+  const T *S = reinterpret_cast<const T *>(Src);
+  T *D = reinterpret_cast<T *>(Dst);
+  for (int64_t R = 0; R < Rows; ++R)
+    for (int64_t C = 0; C < Cols; ++C)
+      D[R * DLd + C] = S[C * SLd + R];
+}
+
 } // namespace
 
 void cpu::copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
@@ -103,6 +117,12 @@ void cpu::copyStrided(int Rank, const int64_t *Shape, const uint8_t *Src,
       transposeFloats(reinterpret_cast<const float *>(Src) + SO, SS[R - 1],
                       reinterpret_cast<float *>(Dst) + DO, DS[R - 2], Cols,
                       Rows);
+    else if (Elt == 1 && SS[R - 2] == 1)
+      transposeElements<uint8_t>(Src + SO, SS[R - 1], Dst + DO, DS[R - 2], Rows,
+                                 Cols);
+    else if (Elt == 2 && SS[R - 2] == 1)
+      transposeElements<uint16_t>(Src + SO * 2, SS[R - 1], Dst + DO * 2,
+                                  DS[R - 2], Rows, Cols);
     else
       for (int64_t Rr = 0; Rr < Rows; ++Rr)
         copyElements(Src + (SO + Rr * SS[R - 2]) * Elt, SS[R - 1],

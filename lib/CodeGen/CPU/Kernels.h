@@ -240,6 +240,11 @@ void runWhere(unsigned ElementBytes, const BroadcastParams &P, const uint8_t *C,
 void runExpand(unsigned ElementBytes, const BroadcastParams &P, const void *X,
                void *Y, int Threads);
 
+/// Y[i] = Table[X[i] ^ Flip] over \p Count contiguous bytes (Flip 0x80
+/// for an i8 X: its index), in pieces over \p Threads (LookupKernels.cpp).
+void runLookup(const uint8_t *Table, const uint8_t *X, uint8_t Flip, uint8_t *Y,
+               int64_t Count, int Threads);
+
 /// The element types Cast converts between.
 enum class CastType : unsigned char { F32, F64, I8, U8, I32, I64, Bool };
 /// Y = X converted over \p Count elements (the same order in both), as the

@@ -5,7 +5,8 @@
 // size), Add/Sub/Mul/Div of f64 and integers, Mod (those and f32) and
 // BitShift with numpy broadcasting in any layouts, and
 // QuantizeLinear/DequantizeLinear between f32 and u8/i8 (i32 too for
-// dequantization) with constant parameters. Each function declines
+// dequantization) with constant parameters, and the lookup op (a table
+// of 256 bytes, LookupKernels.cpp). Each function declines
 // (returns false) outside the cases its kernel covers, and the node then
 // runs its reference kernel.
 //
@@ -352,6 +353,30 @@ bool cpu::lowerWhere(LoweringContext &L, const Node &N, const FusedTail &) {
             Reads, {YB}, [=](Frame &Fr) {
               runWhere(Bytes, BP, Fr.bytes(Reads[0]), Fr.bytes(Reads[1]),
                        Fr.bytes(Reads[2]), Fr.bytes(YB), Threads);
+            });
+  return true;
+}
+
+/// lookup over the flat buffer (both layouts hold the same bytes), the
+/// table (a constant) read in place.
+bool cpu::lowerLookup(LoweringContext &L, const Node &N, const FusedTail &) {
+  const Value *X = N.getOperand(0);
+  const TensorData *Table = N.getOperand(1)->getConstantData();
+  const TensorType &XT = X->getType(), &YT = N.getResult(0)->getType();
+  if (!Table || Table->getNumElements() != 256 || !XT.hasStaticShape() ||
+      !haveSameElementOrder(XT, YT))
+    return false;
+  auto Bytes = std::make_shared<std::vector<uint8_t>>(Table->getBytes().begin(),
+                                                      Table->getBytes().end());
+  const uint8_t *T = L.own(Bytes)->data();
+  const BufferId XB = L.getBuffer(X);
+  const BufferId YB = L.defineOver(N.getResult(0), {X}, N);
+  const uint8_t Flip = XT.getElementType() == ElementType::I8 ? 0x80 : 0;
+  const int64_t Count = *XT.getNumElements();
+  const int Threads = L.getThreads();
+  L.addStep({N.getResult(0)->getName(), "lookup", false}, {XB}, {YB},
+            [=](Frame &Fr) {
+              runLookup(T, Fr.bytes(XB), Flip, Fr.bytes(YB), Count, Threads);
             });
   return true;
 }

@@ -269,6 +269,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::IsInf)] = lowerClassify;
     T[size_t(OpId::QuantizeLinear)] = lowerQuantize;
     T[size_t(OpId::DequantizeLinear)] = lowerQuantize;
+    T[size_t(OpId::Lookup)] = lowerLookup;
     T[size_t(OpId::Mod)] = lowerArith;
     T[size_t(OpId::BitShift)] = lowerArith;
     T[size_t(OpId::Where)] = lowerWhere;

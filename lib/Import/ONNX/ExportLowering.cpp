@@ -425,6 +425,34 @@ void lowerDropout(const Node &N, int64_t Version, onnx::NodeProto &NP,
   clearInput(NP, 2);
 }
 
+// lookup (internal): a Gather of the table by x Cast to int32 (an i8 x
+// shifted by 128).
+void lowerLookup(const Node &N, int64_t, onnx::NodeProto &NP,
+                 ExportSink &Sink) {
+  const std::string Out = NP.output(0), X = NP.input(0), Table = NP.input(1);
+  onnx::NodeProto Cast;
+  Cast.set_op_type("Cast");
+  Cast.add_input(X);
+  std::string Index = Sink.makeUniqueTensorName(Out + ".index");
+  Cast.add_output(Index);
+  setIntAttr(Cast, "to", onnx::TensorProto::INT32);
+  Sink.addNode(std::move(Cast));
+  if (N.getOperand(0)->getType().getElementType() == ElementType::I8) {
+    onnx::NodeProto Add;
+    Add.set_op_type("Add");
+    Add.add_input(Index);
+    Add.add_input(Sink.addInitializer(
+        *TensorData::fromInt64(ElementType::I32, {}, {128}), Out + ".offset"));
+    Index = Sink.makeUniqueTensorName(Out + ".index");
+    Add.add_output(Index);
+    Sink.addNode(std::move(Add));
+  }
+  NP.set_op_type("Gather");
+  NP.clear_input();
+  NP.add_input(Table);
+  NP.add_input(Index);
+}
+
 // Max, Min, Sum broadcast from 8; before, all operands had one shape.
 int64_t minVersionVariadic(const Node &N) {
   const TensorType &First = N.getOperand(0)->getType();
@@ -849,6 +877,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::Range, 11, nullptr, nullptr},
     {OpId::If, 1, nullptr, nullptr},
     {OpId::Relayout, 1, nullptr, nullptr},
+    {OpId::Lookup, 6, nullptr, lowerLookup},
 };
 
 bool isAnyValue(const Attribute &) { return true; }

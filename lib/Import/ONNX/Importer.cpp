@@ -691,8 +691,8 @@ llvm::Error ModelImporter::importNode(const onnx::NodeProto &NP) {
     return E;
 
   const OpInfo *Info = PN.Domain.empty() ? lookupOp(PN.OpType) : nullptr;
-  // The internal relayout op is not an ONNX op.
-  if (Info && Info->Id == OpId::Relayout)
+  // The internal ops (relayout, lookup) are not ONNX ops.
+  if (Info && (Info->Id == OpId::Relayout || Info->Id == OpId::Lookup))
     Info = nullptr;
   if (!Info && PN.Domain.empty()) {
     auto Expanded = expandSchemaFunction(NP, PN);

@@ -16,6 +16,7 @@
 #include "strider/IR/Graph.h"
 #include "strider/IR/ShapeInference.h"
 #include "strider/Runtime/Reference.h"
+#include "strider/Transforms/Passes.h"
 
 #include "hwy/targets.h"
 #include "llvm/ADT/StringRef.h"
@@ -1488,6 +1489,58 @@ TEST(CPUKernelTest, QLinearConvOnEverySimdTarget) {
                     std::string(Depthwise ? "qconv.depthwise." : "qconv.") +
                         (CL ? "nhwc" : "nchw"));
           }
+  });
+}
+
+// fuse-quantized-lookup's tables against the float chains they replace:
+// the reference interpreter's outputs of the chain, bit for bit those of
+// the CPU program of the rewritten graph (u8 and i8, both layouts, on
+// every SIMD target: VBMI's vpermi2b and the byte loop).
+TEST(CPUKernelTest, QuantizedLookupOnEverySimdTarget) {
+  forEachSimdTarget([] {
+    for (ElementType QE : {ElementType::U8, ElementType::I8})
+      for (OpId Op : {OpId::Sigmoid, OpId::HardSwish, OpId::Add})
+        for (bool CL : {true, false}) {
+          GraphBuilder B(500 + unsigned(Op) + CL);
+          Value *X = B.input({1, 19, 9, 11}, layoutFor(CL, 4));
+          const bool U = QE == ElementType::U8;
+          Value *S = B.constant({}, {0.03f});
+          Value *Z = intConstant(B, QE, {}, {U ? 128 : 5});
+          Value *Q =
+              B.op(OpId::QuantizeLinear, {X, S, Z}, {}, layoutFor(CL, 4));
+          Value *D =
+              B.op(OpId::DequantizeLinear, {Q, S, Z}, {}, layoutFor(CL, 4));
+          Value *F = Op == OpId::Add
+                         ? B.op(OpId::Add, {D, B.constant({1}, {0.7f})}, {},
+                                layoutFor(CL, 4))
+                         : B.op(Op, {D}, {}, layoutFor(CL, 4));
+          Value *S2 = B.constant({}, {0.01f});
+          Value *Z2 = intConstant(B, QE, {}, {U ? 20 : -100});
+          Value *Y =
+              B.op(OpId::QuantizeLinear, {F, S2, Z2}, {}, layoutFor(CL, 4));
+          B.G.addOutput(Y);
+          // The lookup takes Y's name (Y itself goes).
+          const std::string YName = Y->getName();
+          auto Want = runtime::runReference(B.G, B.Inputs);
+          ASSERT_TRUE(bool(Want)) << llvm::toString(Want.takeError());
+          for (auto &P : {createFuseQuantizedLookupPass(),
+                          createDeadCodeEliminationPass()})
+            ASSERT_FALSE(bool(P->run(B.G)));
+          cpu::CPUOptions Opts;
+          auto Prog = cpu::compileForCPU(B.G, Opts);
+          ASSERT_TRUE(bool(Prog)) << llvm::toString(Prog.takeError());
+          std::string Kernels;
+          for (const cpu::StepInfo &St : (*Prog)->getSteps())
+            Kernels += " " + St.Kernel;
+          EXPECT_NE(Kernels.find("lookup"), std::string::npos) << Kernels;
+          EXPECT_EQ(Kernels.find("dequantize"), std::string::npos) << Kernels;
+          auto Got = (*Prog)->run(B.Inputs);
+          ASSERT_TRUE(bool(Got)) << llvm::toString(Got.takeError());
+          const runtime::Tensor &W = Want->at(YName);
+          const runtime::Tensor &G = Got->at(YName);
+          ASSERT_EQ(G.getLayout(), W.getLayout());
+          EXPECT_TRUE(G.getBytes() == W.getBytes());
+        }
   });
 }
 
