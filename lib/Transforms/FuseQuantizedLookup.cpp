@@ -21,7 +21,10 @@
 //
 // The f's result must have no other reader and not be a graph output.
 // Like fuse-quantized-conv it runs for targets with int8 kernels
-// (TargetDescription::HasInt8) only, after it in canonicalize.
+// (TargetDescription::HasInt8), after it in canonicalize; for the others
+// it spells each lookup with standard ops (Cast, Add, Gather), which
+// their kernels run: a model is prepared once for every target (the
+// engine's prepared graph), with the default target's fusions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -299,6 +302,50 @@ llvm::Error fuse(Graph &G, Node &Q) {
   return llvm::Error::success();
 }
 
+/// Lookup \p L as standard ops for targets without int8 kernels (a model
+/// prepared once for every target has its lookups already): a Gather of
+/// the table by x as int32 (an i8 x shifted by 128).
+llvm::Error expand(Graph &G, Node &L) {
+  if (L.getNumOperands() != 2 || !L.hasResult(0))
+    return llvm::Error::success();
+  Value *X = L.getOperand(0);
+  const std::string Base = L.getResult(0)->getName();
+  auto Make = [&](OpId Op, llvm::ArrayRef<Value *> Operands,
+                  llvm::ArrayRef<NamedAttribute> Attrs,
+                  const std::string &Name) -> llvm::Expected<Value *> {
+    Node *N = G.createNode(Op, Operands, {G.makeUniqueName(Name)},
+                           {TensorType()}, &L);
+    N->setLoc(L.getLoc());
+    for (const NamedAttribute &A : Attrs)
+      N->setAttr(A.Name, A.Value);
+    llvm::SmallVector<TensorType, 1> Types;
+    if (llvm::Error E = inferResultTypes(*N, Types))
+      return std::move(E);
+    N->getResult(0)->setType(Types[0]);
+    return N->getResult(0);
+  };
+  auto Index = Make(OpId::Cast, {X},
+                    {{"to", Attribute::getInt(6)}}, // TensorProto::INT32
+                    Base + "_index");
+  if (!Index)
+    return Index.takeError();
+  if (X->getType().getElementType() == ElementType::I8) {
+    TensorDataRef C = TensorData::fromInt64(ElementType::I32, {}, {128});
+    Value *Offset = rewrite::createConstant(G, C, C->getType(),
+                                            Base + "_offset", L.getLoc(), &L);
+    Index = Make(OpId::Add, {*Index, Offset}, {}, Base + "_index");
+    if (!Index)
+      return Index.takeError();
+  }
+  auto Y = Make(OpId::Gather, {L.getOperand(1), *Index},
+                {{"axis", Attribute::getInt(0)}}, Base + "_gather");
+  if (!Y)
+    return Y.takeError();
+  (*Y)->setType(L.getResult(0)->getType());
+  rewrite::replaceAndTakeName(G, L.getResult(0), *Y);
+  return llvm::Error::success();
+}
+
 class FuseQuantizedLookupPass final : public Pass {
 public:
   llvm::StringRef getArgument() const override {
@@ -308,8 +355,12 @@ public:
     Enabled = Opts.Layout.Target && Opts.Layout.Target->HasInt8;
   }
   llvm::Error run(Graph &G) override {
-    if (!Enabled)
+    if (!Enabled) {
+      for (Node *L : rewrite::collectNodes(G, {OpId::Lookup}))
+        if (llvm::Error E = expand(G, *L))
+          return E;
       return llvm::Error::success();
+    }
     for (Node *Q : rewrite::collectNodes(G, {OpId::QuantizeLinear}))
       if (llvm::Error E = fuse(G, *Q))
         return E;
