@@ -150,6 +150,41 @@ HWY_INLINE void storeRequantized(const QuantizedConvParams &P, VI S, int64_t C,
     Y[J * P.YC] = Bytes[J];
 }
 
+/// One pixel's channels [C0, C0 + NV vectors) of a depthwise QLinearConv:
+/// the taps at \p Offsets from x (-1: in the padding, x's zero point).
+template <int NV>
+HWY_INLINE void depthwisePixel(const QuantizedConvParams &P, const uint8_t *X,
+                               const int64_t *Offsets, int64_t Taps, int64_t C0,
+                               int64_t L, uint8_t *Out) {
+  const DI D;
+  const hn::Rebind<uint8_t, DI> DU8;
+  const VI XZero = hn::PromoteTo(D, hn::Set(DU8, P.XZero));
+  const auto Flip = hn::Set(DU8, P.XFlip);
+  VI Acc[NV];
+  for (int V = 0; V < NV; ++V)
+    Acc[V] = hn::Zero(D);
+  for (int64_t Tp = 0; Tp < Taps; ++Tp) {
+    const int32_t *W = P.TapWeights + Tp * P.WeightStride + C0;
+    const int64_t Off = Offsets[Tp];
+    if (Off < 0) {
+      for (int V = 0; V < NV; ++V)
+        Acc[V] = hn::Add(Acc[V], hn::Mul(XZero, hn::LoadU(D, W + V * L)));
+      continue;
+    }
+    const uint8_t *Src = X + Off + C0;
+    for (int V = 0; V < NV; ++V)
+      Acc[V] = hn::Add(
+          Acc[V],
+          hn::Mul(hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src + V * L), Flip)),
+                  hn::LoadU(D, W + V * L)));
+  }
+  for (int V = 0; V < NV; ++V) {
+    const int64_t C = C0 + V * L;
+    storeRequantized(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C, L,
+                     Out + C);
+  }
+}
+
 /// Output row (\p OD, \p OH) of a depthwise QLinearConv, channels-last on
 /// both sides: per pixel and vector of channels, the sum over the taps of
 /// x (x's zero point where a tap falls in the padding) times the weight
@@ -216,27 +251,38 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
           }
     }
     uint8_t *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
-    for (int64_t C0 = 0; C0 < Channels; C0 += 4 * L) {
-      VI Acc[4];
-      for (int V = 0; V < 4; ++V)
-        Acc[V] = hn::Zero(D);
-      const int64_t NV = std::min<int64_t>(4, (Channels - C0 + L - 1) / L);
+    const int64_t Full = Channels / L * L;
+    int64_t C0 = 0;
+    for (; C0 + 4 * L <= Full; C0 += 4 * L)
+      depthwisePixel<4>(P, X, Offsets.data(), Taps, C0, L, Out);
+    switch ((Full - C0) / L) {
+    case 3:
+      depthwisePixel<3>(P, X, Offsets.data(), Taps, C0, L, Out);
+      break;
+    case 2:
+      depthwisePixel<2>(P, X, Offsets.data(), Taps, C0, L, Out);
+      break;
+    case 1:
+      depthwisePixel<1>(P, X, Offsets.data(), Taps, C0, L, Out);
+      break;
+    default:
+      break;
+    }
+    if (Full < Channels) {
+      // The last channels, fewer than a vector: copied out of the pixel
+      // (a full load could run past the tensor's end).
+      VI Acc = hn::Zero(D);
+      const int64_t Cols = Channels - Full;
       for (int64_t Tp = 0; Tp < Taps; ++Tp) {
-        const int32_t *W = P.TapWeights + Tp * P.WeightStride + C0;
         const int64_t Off = Offsets[size_t(Tp)];
-        for (int64_t V = 0; V < NV; ++V) {
-          const int64_t C = C0 + V * L;
-          const VI XV =
-              Off < 0 ? hn::PromoteTo(D, XZero)
-                      : LoadX(X + Off + C, std::min<int64_t>(L, Channels - C));
-          Acc[V] = hn::Add(Acc[V], hn::Mul(XV, hn::LoadU(D, W + V * L)));
-        }
+        const VI XV =
+            Off < 0 ? hn::PromoteTo(D, XZero) : LoadX(X + Off + Full, Cols);
+        Acc = hn::Add(
+            Acc, hn::Mul(XV, hn::LoadU(D, P.TapWeights + Tp * P.WeightStride +
+                                              Full)));
       }
-      for (int64_t V = 0; V < NV; ++V) {
-        const int64_t C = C0 + V * L;
-        storeRequantized(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C,
-                         std::min<int64_t>(L, Channels - C), Out + C);
-      }
+      storeRequantized(P, hn::Add(Acc, hn::LoadU(D, P.ColBias + Full)), Full,
+                       Cols, Out + Full);
     }
   }
 }
@@ -251,8 +297,6 @@ HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
                        int64_t Col, int64_t ValidCols, uint8_t *const *Out) {
   constexpr int TileRows = tileRows<NV>();
   const DI D;
-  const hn::Rebind<float, DI> DF;
-  const hn::Rebind<uint8_t, DI> DU8;
   const int64_t L = int64_t(hn::Lanes(D));
   const int64_t K4 = P.KPad / 4;
   const uint8_t *B = P.Packed + (G * P.ColVectors + Col / L) * K4 * L * 4;
