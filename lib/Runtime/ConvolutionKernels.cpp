@@ -361,7 +361,7 @@ llvm::Error qlinearConvKernel(const Node &N,
     int64_t Off = Y.getOffset(I);
     // Sums past int32 wrap, as the int32 accumulation of ONNX's
     // definition does.
-    int32_t Sum = int32_t(uint32_t(int64_t(Acc.getDouble(Off))));
+    int32_t Sum = int32_t(uint32_t(saturatingToInt64(Acc.getDouble(Off))));
     float Scale = getRequantScale(XScale, float(getParam(WS, I[1])), YScale);
     Y.setInt(Off, requantize(Sum, Scale, YZero, Lo, Hi));
   });

@@ -45,6 +45,7 @@
 #include "strider/Runtime/Requantize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -827,6 +828,14 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
       return false;
   if (Params[8] && Params[8]->getNumElements() != S.Cout)
     return false;
+  // Multipliers that are not finite numbers (a zero y_scale, infinite or
+  // NaN scales) are the reference's to define (its NaN goes to the zero
+  // point, the vector clamp's to the low bound).
+  for (int64_t M = 0; M < S.Cout; ++M)
+    if (!std::isfinite(runtime::getRequantScale(float(XS.getDouble(0)),
+                                                float(paramAt(WS, M)),
+                                                float(YS.getDouble(0)))))
+      return false;
 
   QuantizedConvParams P;
   static_cast<ConvWindow &>(P) = S.window();

@@ -1496,6 +1496,25 @@ TEST(CPUKernelTest, QLinearConvOnEverySimdTarget) {
 // the reference interpreter's outputs of the chain, bit for bit those of
 // the CPU program of the rewritten graph (u8 and i8, both layouts, on
 // every SIMD target: VBMI's vpermi2b and the byte loop).
+// A zero y_scale (multipliers not finite) is the reference's to define:
+// the CPU backend declines, the node runs its reference kernel.
+TEST(CPUKernelTest, QLinearConvOfZeroScaleFallsBack) {
+  GraphBuilder B(77);
+  Value *X = B.input({1, 4, 5, 5}, layoutFor(true, 4));
+  Value *XS = B.constant({}, {0.01f});
+  Value *XZ = intConstant(B, ElementType::U8, {}, {128});
+  Value *Q = B.op(OpId::QuantizeLinear, {X, XS, XZ}, {}, layoutFor(true, 4));
+  std::vector<int64_t> W(4 * 4 * 3 * 3, 3);
+  Value *Y =
+      B.op(OpId::QLinearConv,
+           {Q, XS, XZ, intConstant(B, ElementType::I8, {4, 4, 3, 3}, W),
+            B.constant({}, {0.02f}), intConstant(B, ElementType::I8, {}, {0}),
+            B.constant({}, {0.0f}), intConstant(B, ElementType::U8, {}, {7})},
+           {{"kernel_shape", Attribute::getInts({3, 3})}});
+  B.setLayout(Y, layoutFor(true, 4));
+  B.check(Y, 1, 1, "reference.QLinearConv");
+}
+
 TEST(CPUKernelTest, QuantizedLookupOnEverySimdTarget) {
   forEachSimdTarget([] {
     for (ElementType QE : {ElementType::U8, ElementType::I8})
