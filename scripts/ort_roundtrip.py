@@ -606,6 +606,16 @@ def op_cases():
                init("wz", np.zeros(4, dtype=np.int8)),
                floats("ys", 0.05), init("yz", np.array(100, dtype=np.uint8)),
                init("b", np.array([10, -20, 30, 0], dtype=np.int32))]),
+        # Dynamic quantization's conv: u8 activations quantized at run
+        # time, u8 weights with their zero point, the i32 sums.
+        model("ConvInteger",
+              [node("DynamicQuantizeLinear", ["x"], ["q", "qs", "qz"]),
+               node("ConvInteger", ["q", "w", "qz", "wz"], ["y"],
+                    pads=[1, 1, 1, 1], strides=[2, 1])], x4,
+              [tout("y", TensorProto.INT32)],
+              [init("w", np.clip(rand((4, 3, 3, 3), 32) * 60 + 128, 0,
+                                  255).astype(np.uint8)),
+               init("wz", np.array(131, dtype=np.uint8))]),
         model("QuantizeLinear_per_axis",
               [node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1)], x4,
               [tout("y", TensorProto.INT8)],

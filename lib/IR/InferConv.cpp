@@ -131,18 +131,57 @@ static llvm::Error checkQuantizedConvTypes(const Node &N, const TensorType &X,
   return llvm::Error::success();
 }
 
-/// Common operand checks of Conv, ConvTranspose and QLinearConv: element
-/// types, ranks. Sets \p Rank (None when unknown).
+/// ConvInteger's element types: x and w 8-bit, each zero point of its
+/// tensor's type; the result i32.
+static llvm::Error checkIntegerConvTypes(const Node &N, const TensorType &X,
+                                         const TensorType &W,
+                                         ElementType &Elt) {
+  const struct {
+    unsigned I;
+    const char *Name;
+    const TensorType &Of; ///< The tensor whose type a zero point has.
+  } Checks[] = {
+      {0, "x", X}, {1, "w", W}, {2, "x_zero_point", X}, {3, "w_zero_point", W}};
+  for (const auto &C : Checks) {
+    const TensorType *T = getOperandType(N, C.I);
+    if (!T)
+      continue;
+    const ElementType Got = T->getElementType(), Want = C.Of.getElementType();
+    const bool Ok = C.I < 2 ? isQuantizedType(Got)
+                            : Got == Want || Got == ElementType::Unknown ||
+                                  Want == ElementType::Unknown;
+    if (!Ok)
+      return makeNodeError(N, llvm::Twine("input '") + C.Name +
+                                  "' has element type " +
+                                  getElementTypeName(Got) + ", expected " +
+                                  (C.I < 2 ? std::string("u8 or i8")
+                                           : getElementTypeName(Want).str()));
+  }
+  Elt = ElementType::I32;
+  return llvm::Error::success();
+}
+
+/// The operand index of a conv's weight: QLinearConv's is its fourth.
+static unsigned getWeightOperand(const Node &N) {
+  return N.getOpId() == OpId::QLinearConv ? 3 : 1;
+}
+
+/// Common operand checks of Conv, ConvTranspose, QLinearConv and
+/// ConvInteger: element types, ranks. Sets \p Rank (None when unknown).
 static llvm::Error checkConvOperands(const Node &N, ElementType &Elt,
                                      llvm::Optional<unsigned> &Rank) {
   const bool Quantized = N.getOpId() == OpId::QLinearConv;
+  const bool Integer = N.getOpId() == OpId::ConvInteger;
   const TensorType *X, *W;
   if (llvm::Error E = getRequiredOperands(
-          N, {{0, Quantized ? "x" : "X", &X},
-              {Quantized ? 3u : 1u, Quantized ? "w" : "W", &W}}))
+          N, {{0, Quantized || Integer ? "x" : "X", &X},
+              {getWeightOperand(N), Quantized || Integer ? "w" : "W", &W}}))
     return E;
   if (Quantized) {
     if (llvm::Error E = checkQuantizedConvTypes(N, *X, *W, Elt))
+      return E;
+  } else if (Integer) {
+    if (llvm::Error E = checkIntegerConvTypes(N, *X, *W, Elt))
       return E;
   } else {
     Elt = X->getElementType();
@@ -192,8 +231,7 @@ static llvm::Error prepareConv(const Node &N, ResultTypes &Results,
     return llvm::Error::success();
   }
   const TensorType *X = getOperandType(N, 0),
-                   *W = getOperandType(N, N.getOpId() == OpId::QLinearConv ? 3
-                                                                           : 1);
+                   *W = getOperandType(N, getWeightOperand(N));
   auto Group = readGroup(N);
   if (!Group)
     return Group.takeError();
@@ -251,6 +289,26 @@ static llvm::Error checkQuantizedConvParams(const Node &N, Dim &M) {
   return checkPerChannel(N, 8, "B", M);
 }
 
+/// ConvInteger's zero points: x's one element, w's one or one per output
+/// channel (\p M).
+static llvm::Error checkIntegerConvParams(const Node &N, Dim &M) {
+  if (const TensorType *T = getOperandType(N, 2))
+    if (T->hasRank() && T->getRank() > 0 &&
+        !(T->getRank() == 1 && T->getDim(0).isStatic() &&
+          T->getDim(0).getSize() == 1))
+      return makeNodeError(N, "input 'x_zero_point' has type " + T->str() +
+                                  ", expected one element");
+  const TensorType *T = getOperandType(N, 3);
+  if (!T || !T->hasRank() || T->getRank() == 0)
+    return llvm::Error::success();
+  if (T->getRank() > 1)
+    return makeNodeError(N, "input 'w_zero_point' has type " + T->str() +
+                                ", expected a scalar or 1-D");
+  if (T->getDim(0).isStatic() && T->getDim(0).getSize() == 1)
+    return llvm::Error::success();
+  return checkPerChannel(N, 3, "w_zero_point", M);
+}
+
 llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
   ConvSetup S;
   if (llvm::Error E = prepareConv(N, Results, S))
@@ -274,6 +332,9 @@ llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
   if (N.getOpId() == OpId::QLinearConv) {
     if (llvm::Error E = checkQuantizedConvParams(N, M))
       return E;
+  } else if (N.getOpId() == OpId::ConvInteger) {
+    if (llvm::Error E = checkIntegerConvParams(N, M))
+      return E;
   } else if (llvm::Error E = checkPerChannel(N, 2, "B", M)) {
     return E;
   }
@@ -292,6 +353,10 @@ llvm::Error detail::inferConv(const Node &N, ResultTypes &Results) {
 }
 
 llvm::Error detail::inferQLinearConv(const Node &N, ResultTypes &Results) {
+  return inferConv(N, Results);
+}
+
+llvm::Error detail::inferConvInteger(const Node &N, ResultTypes &Results) {
   return inferConv(N, Results);
 }
 

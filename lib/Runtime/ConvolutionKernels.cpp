@@ -1,4 +1,4 @@
-//===- ConvolutionKernels.cpp - Reference Conv, ConvTranspose, QLinearConv ===//
+//===- ConvolutionKernels.cpp - Reference convolutions --------------------===//
 //
 // Direct (non-im2col) convolution loops over logical indices; every operand,
 // the weight included, is read through its layout's strides, and each
@@ -14,8 +14,8 @@
 // checks per tap. The innermost loop runs along the last spatial axis over
 // a row of double accumulators; the terms of every output element are
 // added in the order bias, c, then taps in row-major order. QLinearConv
-// runs the same nest on its zero-point-shifted integers, then requantizes
-// (Requantize.h).
+// and ConvInteger run the same nest on their zero-point-shifted integers,
+// then requantize (Requantize.h) or wrap the sum to int32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -368,6 +368,46 @@ llvm::Error qlinearConvKernel(const Node &N,
   return llvm::Error::success();
 }
 
+/// ConvInteger: the conv of x - x_zero_point and w - w_zero_point (per
+/// output channel), exact in double, wrapped to int32 as ONNX's int32
+/// accumulation does.
+llvm::Error convIntegerKernel(const Node &N,
+                              llvm::ArrayRef<const Tensor *> Operands,
+                              llvm::MutableArrayRef<Tensor> Results) {
+  const Tensor &X = *Operands[0], &W = *Operands[1];
+  const Tensor *XZ = Operands.size() > 2 ? Operands[2] : nullptr;
+  const Tensor *WZ = Operands.size() > 3 ? Operands[3] : nullptr;
+  Tensor &Y = Results[0];
+  if (W.getRank() < 1 || Y.getRank() < 2)
+    return makeNodeError(N, "weight and result must have the input's rank");
+  const int64_t M = W.getDim(0);
+  if (XZ && XZ->getNumElements() != 1)
+    return makeNodeError(N, "x's zero point must have one element, got " +
+                                XZ->getType().str());
+  if (WZ && WZ->getNumElements() != 1 &&
+      (WZ->getRank() != 1 || WZ->getDim(0) != M))
+    return makeNodeError(N, "w's zero point must have one element or " +
+                                llvm::Twine(M) + ", got " +
+                                WZ->getType().str());
+  Tensor XI(ElementType::I32, X.getShape(), X.getLayout());
+  const int64_t XZero = XZ ? XZ->getInt(0) : 0;
+  for (int64_t Off = 0, E = X.getNumElements(); Off < E; ++Off)
+    XI.setInt(Off, X.getInt(Off) - XZero);
+  Tensor WI(ElementType::I32, W.getShape(), W.getLayout());
+  forEachIndex(W.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    int64_t Off = W.getOffset(I);
+    WI.setInt(Off, W.getInt(Off) - (WZ ? int64_t(getParam(*WZ, I[0])) : 0));
+  });
+  Tensor Acc(ElementType::F64, Y.getShape(), Y.getLayout());
+  if (llvm::Error E = runConv(N, XI, WI, nullptr, Acc))
+    return E;
+  forEachIndex(Y.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    int64_t Off = Y.getOffset(I);
+    Y.setInt(Off, int32_t(uint32_t(saturatingToInt64(Acc.getDouble(Off)))));
+  });
+  return llvm::Error::success();
+}
+
 llvm::Error convTransposeKernel(const Node &N,
                                 llvm::ArrayRef<const Tensor *> Operands,
                                 llvm::MutableArrayRef<Tensor> Results) {
@@ -416,4 +456,5 @@ void runtime::addConvolutionKernels(KernelTable &T) {
   T[static_cast<size_t>(OpId::Conv)] = convKernel;
   T[static_cast<size_t>(OpId::ConvTranspose)] = convTransposeKernel;
   T[static_cast<size_t>(OpId::QLinearConv)] = qlinearConvKernel;
+  T[static_cast<size_t>(OpId::ConvInteger)] = convIntegerKernel;
 }

@@ -31,7 +31,7 @@ void addDataMovementKernels(KernelTable &T);
 /// Normalizes axis \p Axis of a rank-\p Rank tensor into [0, Rank); an
 /// error naming \p N when it is out of range.
 llvm::Error normalizeAxis(const Node &N, int64_t &Axis, int64_t Rank);
-/// ConvolutionKernels.cpp: Conv, ConvTranspose, QLinearConv.
+/// ConvolutionKernels.cpp: Conv, ConvTranspose, QLinearConv, ConvInteger.
 void addConvolutionKernels(KernelTable &T);
 /// PoolingKernels.cpp: MaxPool, AveragePool, GlobalAveragePool,
 /// GlobalMaxPool.

@@ -22,7 +22,8 @@
 // weights' DequantizeLinear into f32 constants), for targets with int8
 // convolutions (TargetDescription::HasInt8). For the others it does
 // the reverse: a QLinearConv (as a QOperator file imports) becomes that
-// float form, which their float kernels run.
+// float form, which their float kernels run, and a ConvInteger (as
+// dynamic quantization writes) the Cast to i32 of its float conv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -291,6 +292,46 @@ llvm::Error expand(Graph &G, Node &QC) {
   return llvm::Error::success();
 }
 
+/// The float form of ConvInteger \p CI, for targets without int8 convs:
+/// Cast<i32>(Conv(DequantizeLinear(x, 1, x_zero_point),
+/// DequantizeLinear(w, 1, w_zero_point))), exact while the f32 partial
+/// sums stay below 2^24 in magnitude.
+llvm::Error expandInteger(Graph &G, Node &CI) {
+  if (!CI.hasResult(0))
+    return llvm::Error::success();
+  const std::string Base = CI.getResult(0)->getName();
+  TensorDataRef OneData = TensorData::fromFloat({}, {1.0f});
+  Value *One = rewrite::createConstant(G, OneData, OneData->getType(),
+                                       Base + "_one", CI.getLoc(), &CI);
+  Value *F[2];
+  for (unsigned I = 0; I < 2; ++I) {
+    std::vector<Value *> Operands = {CI.getOperand(I), One};
+    if (CI.hasOperand(I + 2))
+      Operands.push_back(CI.getOperand(I + 2));
+    auto DQ = createInferred(
+        G, OpId::DequantizeLinear, Operands,
+        {NamedAttribute{"axis", Attribute::getInt(I == 0 ? 1 : 0)}},
+        Base + (I == 0 ? "_xf" : "_wf"), CI);
+    if (!DQ)
+      return DQ.takeError();
+    F[I] = *DQ;
+  }
+  auto YF = createInferred(G, OpId::Conv, {F[0], F[1]}, CI.getAttrs(),
+                           Base + "_yf", CI);
+  if (!YF)
+    return YF.takeError();
+  auto Y = createInferred(
+      G, OpId::Cast, {*YF},
+      {NamedAttribute{"to",
+                      Attribute::getInt(toOnnxDataType(ElementType::I32))}},
+      Base + "_i32", CI);
+  if (!Y)
+    return Y.takeError();
+  (*Y)->setType(CI.getResult(0)->getType());
+  rewrite::replaceAndTakeName(G, CI.getResult(0), *Y);
+  return llvm::Error::success();
+}
+
 class FuseQuantizedConvPass final : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "fuse-quantized-conv"; }
@@ -301,6 +342,9 @@ public:
     if (!Enabled) {
       for (Node *QC : rewrite::collectNodes(G, {OpId::QLinearConv}))
         if (llvm::Error E = expand(G, *QC))
+          return E;
+      for (Node *CI : rewrite::collectNodes(G, {OpId::ConvInteger}))
+        if (llvm::Error E = expandInteger(G, *CI))
           return E;
       return llvm::Error::success();
     }

@@ -3,8 +3,10 @@
 // Every backend lowers a graph the same way: producers that take an
 // epilogue (a conv, a GEMM, a binary elementwise op) absorb the residual
 // Add and the activation after them, and the group is emitted at its last
-// node. Which producers take which epilogue is an op trait (Ops.def's
-// TakesActivation, TakesResidual); finding the groups is done here once.
+// node; an integer producer may first absorb its conversion back to float
+// (Cast, Mul by a scale, Add of a constant). Which producers take which
+// epilogue is an op trait (Ops.def's TakesActivation, TakesResidual,
+// TakesRescale); finding the groups is done here once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +26,15 @@
 namespace strider {
 namespace codegen {
 
-/// A fusion group: a producer with an optional residual Add and an
-/// optional activation after it, computed by one kernel whose epilogue
-/// does the rest.
+/// A fusion group: a producer with an optional rescale, an optional
+/// residual Add and an optional activation after it, computed by one
+/// kernel whose epilogue does the rest.
 struct FusedTail {
+  /// TakesRescale producers: the Mul's other operand after the Cast to
+  /// f32 (null: no rescale), and the constant the Add after it adds (null:
+  /// none). Their shapes broadcast against the result; the backend checks
+  /// it can read them.
+  const Value *Scale = nullptr, *Shift = nullptr;
   const Value *Residual = nullptr; ///< The Add's other operand.
   Activation Act;
   const Value *Result = nullptr; ///< The value the group defines.

@@ -69,6 +69,12 @@ enum OpTrait : uint32_t {
   /// Size, Range and ConstantOfShape fold into constants) or its condition
   /// folds (If is inlined): no backend lowers it.
   CompileTime = 1u << 6,
+  /// Its integer result may be scaled back to float in its epilogue: a
+  /// Cast to f32, a Mul by a scale, an Add of a constant, then the
+  /// residual and activation of TakesResidual and TakesActivation
+  /// (ConvInteger followed by what ONNX Runtime's dynamic quantizer
+  /// writes after it).
+  TakesRescale = 1u << 7,
 };
 } // namespace optrait
 using optrait::OpTrait;

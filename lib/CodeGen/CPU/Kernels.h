@@ -16,6 +16,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -86,15 +88,22 @@ void runDirectConv(const DirectConvParams &P, const float *X, const float *W,
                    const float *Bias, const float *Residual,
                    const Activation &Act, float *Y, int Threads);
 
-/// QLinearConv's GEMM geometry (QuantizedConvKernels.cpp): per group,
+/// QLinearConv's and ConvInteger's GEMM geometry
+/// (QuantizedConvKernels.cpp): per group,
 /// CoutG columns and K = taps * CinG rows, padded to KPad (a multiple of
 /// 4).
 struct QuantizedConvShape {
   int64_t Group = 1, CinG = 0, CoutG = 0;
   int64_t K = 0, KPad = 0;
 };
-/// A QLinearConv over one image: x read through its strides (XC between
-/// channels, XS spatial) and y written through its (YC, YS), both 8-bit.
+/// What an integer conv's epilogue stores: the sums requantized to 8 bits
+/// (QLinearConv), as they are in i32 (ConvInteger), or in f32 times Scale
+/// plus Shift and the residual, clamped (ConvInteger and its rescale).
+enum class QuantizedConvStore : uint8_t { Requantized, Int32, Float };
+
+/// A QLinearConv or ConvInteger over one image: x (8-bit) read through its
+/// strides (XC between channels, XS spatial) and y written through its
+/// (YC, YS), in elements of YBytes.
 struct QuantizedConvParams : ConvWindow, QuantizedConvShape {
   int64_t XC = 1, YC = 1;
   /// Vectors of output channels per group in the packed weight.
@@ -119,6 +128,16 @@ struct QuantizedConvParams : ConvWindow, QuantizedConvShape {
   /// y's zero point and range; YZeroShifted = YZero - Lo; YSigned: y is i8.
   int32_t YZero = 0, Lo = 0, Hi = 255, YZeroShifted = 0;
   bool YSigned = false;
+  QuantizedConvStore Store = QuantizedConvStore::Requantized;
+  int64_t YBytes = 1;
+  /// Float: per output channel (padded by one vector) the constant added
+  /// after Scale (null: none); the residual, laid out as y, at
+  /// ResidualOffset bytes from each y element (when HasResidual); the
+  /// activation's bounds.
+  const float *Shift = nullptr;
+  bool HasResidual = false;
+  std::ptrdiff_t ResidualOffset = 0;
+  float FLo = -INFINITY, FHi = INFINITY;
 };
 /// Int32 lanes of the dispatched target's vectors: the packing's width.
 int64_t getQuantizedConvLanes();

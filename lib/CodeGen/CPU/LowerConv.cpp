@@ -794,6 +794,113 @@ bool is8Bit(ElementType T) {
   return T == ElementType::U8 || T == ElementType::I8;
 }
 
+/// Where an integer conv's weight-derived block puts things: the packed
+/// weight (or the depthwise taps) first, then per-channel arrays of
+/// Channels entries (Cout padded by a vector).
+struct IntegerWeightLayout {
+  bool Depthwise = false;
+  int64_t Lanes = 0, TapStride = 0, PackedBytes = 0, Channels = 0;
+};
+
+/// The GEMM geometry of \p S into \p P, and the layout of its weight
+/// block. Depthwise, channels-last on both sides: the direct kernel; its
+/// weight is tap-major int32 less the zero points, channels padded to 4
+/// vectors.
+IntegerWeightLayout setIntegerConvShape(const ConvShape &S,
+                                        QuantizedConvParams &P) {
+  static_cast<ConvWindow &>(P) = S.window();
+  P.Group = S.Group;
+  P.CinG = S.cinPerGroup();
+  P.CoutG = S.coutPerGroup();
+  P.K = P.CinG * S.taps();
+  P.KPad = (P.K + 3) / 4 * 4;
+  P.XC = S.XC;
+  P.YC = S.YC;
+  IntegerWeightLayout WL;
+  WL.Lanes = getQuantizedConvLanes();
+  P.ColVectors = (P.CoutG + WL.Lanes - 1) / WL.Lanes;
+  WL.Depthwise =
+      S.Group == S.Cin && S.Group == S.Cout && S.XC == 1 && S.YC == 1;
+  WL.TapStride = (S.Cout + 4 * WL.Lanes - 1) / (4 * WL.Lanes) * 4 * WL.Lanes;
+  WL.PackedBytes =
+      WL.Depthwise
+          ? S.taps() * WL.TapStride * 4
+          : (P.Group * P.ColVectors * P.KPad * WL.Lanes + 63) / 64 * 64;
+  WL.Channels = S.Cout + WL.Lanes;
+  return WL;
+}
+
+/// Writes the constant weight \p W (of zero points \p WZ) of a conv of
+/// geometry \p S at \p Dst as the kernels read it (WL), and per output
+/// channel M, shifted to s8 as the file comment of the kernels says, its
+/// zero point Z[M] and Sum[M], the sum over k of w (of w - Z when
+/// depthwise: the taps hold that).
+void fillIntegerWeights(const Value &W, const TensorData &WZ,
+                        const ConvShape &S, const QuantizedConvParams &P,
+                        const IntegerWeightLayout &WL, float *Dst, int64_t *Sum,
+                        int32_t *Z) {
+  const TensorData &WD = *W.getConstantDataRef();
+  const TensorType &WT = W.getType();
+  const bool WUnsigned = WT.getElementType() == ElementType::U8;
+  const auto WStrides = getStrides(WT);
+  const unsigned Rank = WT.getRank();
+  // The weight as s8 [Cout][K], k = tap * CinG + c, read through its
+  // strides (its logical order is [Cout][CinG][taps]).
+  const int64_t Taps = S.taps(), CG = P.CinG;
+  std::vector<int32_t> Dense(size_t(S.Cout * P.K));
+  for (int64_t M = 0; M < S.Cout; ++M)
+    for (int64_t C = 0; C < CG; ++C)
+      for (int64_t T = 0; T < Taps; ++T) {
+        int64_t Off = M * WStrides[0] + C * WStrides[1], Rest = T;
+        for (unsigned D = Rank; D-- > 2;) {
+          const int64_t Size = WT.getDim(D).getSize();
+          Off += (Rest % Size) * WStrides[D];
+          Rest /= Size;
+        }
+        Dense[size_t(M * P.K + T * CG + C)] =
+            int32_t(WD.getInt(Off)) - (WUnsigned ? 128 : 0);
+      }
+  auto WeightAt = [&](int64_t M, int64_t Kk) {
+    return Dense[size_t(M * P.K + Kk)];
+  };
+  for (int64_t M = 0; M < S.Cout; ++M)
+    Z[M] = int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0);
+  if (WL.Depthwise) {
+    int32_t *TapW = reinterpret_cast<int32_t *>(Dst);
+    for (int64_t M = 0; M < S.Cout; ++M)
+      for (int64_t T = 0; T < Taps; ++T)
+        TapW[T * WL.TapStride + M] = WeightAt(M, T) - Z[M];
+  } else {
+    packQuantizedConvWeights(P, WeightAt, WL.Lanes,
+                             reinterpret_cast<uint8_t *>(Dst));
+  }
+  for (int64_t M = 0; M < S.Cout; ++M) {
+    int64_t Total = 0;
+    for (int64_t Kk = 0; Kk < P.K; ++Kk)
+      Total += WeightAt(M, Kk) - (WL.Depthwise ? Z[M] : 0);
+    Sum[M] = Total;
+  }
+}
+
+/// The per-channel bias of the kernels' sums for x's zero point \p XZero
+/// (shifted to u8) and the weight's terms \p Sum, \p Z (fillIntegerWeights)
+/// plus \p Bias: B - XZero Sum + K XZero Z (no last term when depthwise),
+/// wrapped to int32 as ONNX's int32 sums wrap.
+int32_t getColumnBias(int64_t Bias, int32_t XZero, int64_t Sum, int32_t Z,
+                      int64_t K, bool Depthwise) {
+  const int64_t B =
+      Bias - int64_t(XZero) * Sum + (Depthwise ? 0 : K * int64_t(XZero) * Z);
+  return int32_t(uint32_t(B));
+}
+
+/// The step kind of an integer conv: its form ("qconv.nhwc",
+/// "qconv.depthwise.nchw_to_nhwc").
+std::string getIntegerConvForm(const ConvShape &S, bool Depthwise) {
+  const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
+                               : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
+  return std::string(Depthwise ? "qconv.depthwise." : "qconv.") + Form;
+}
+
 } // namespace
 
 /// QLinearConv with constant weights and quantization parameters on the
@@ -838,16 +945,7 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
       return false;
 
   QuantizedConvParams P;
-  static_cast<ConvWindow &>(P) = S.window();
-  P.Group = S.Group;
-  P.CinG = S.cinPerGroup();
-  P.CoutG = S.coutPerGroup();
-  P.K = P.CinG * S.taps();
-  P.KPad = (P.K + 3) / 4 * 4;
-  P.XC = S.XC;
-  P.YC = S.YC;
-  const int64_t Lanes = getQuantizedConvLanes();
-  P.ColVectors = (P.CoutG + Lanes - 1) / Lanes;
+  const IntegerWeightLayout WL = setIntegerConvShape(S, P);
   // The signed-unsigned shifts of the file comment of the kernels.
   const bool XSigned = XE == ElementType::I8, WUnsigned = WE == ElementType::U8;
   const int32_t XZero = int32_t(XZ.getInt(0)) + (XSigned ? 128 : 0);
@@ -859,104 +957,276 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
   P.YZero = int32_t(YZ.getInt(0));
   P.YZeroShifted = P.YZero - P.Lo;
 
-  // Depthwise, channels-last on both sides: the direct kernel; its
-  // weight is tap-major int32 less the zero points, channels padded to 4
-  // vectors.
-  const bool Depthwise =
-      S.Group == S.Cin && S.Group == S.Cout && S.XC == 1 && S.YC == 1;
-  const int64_t TapStride = (S.Cout + 4 * Lanes - 1) / (4 * Lanes) * 4 * Lanes;
-  // One derived block: the packed weight (or the taps), then per channel
-  // (padded by a vector) the bias, the weight's zero points and the
-  // multipliers.
-  const int64_t PackedBytes =
-      Depthwise ? S.taps() * TapStride * 4
-                : (P.Group * P.ColVectors * P.KPad * Lanes + 63) / 64 * 64;
-  const int64_t Channels = S.Cout + Lanes;
-  const size_t Floats = size_t(PackedBytes / 4 + 3 * Channels);
-  const TensorData &WD = *N.getOperand(3)->getConstantDataRef();
-  const TensorType &WT = N.getOperand(3)->getType();
-  const auto WStrides = getStrides(WT);
-  const unsigned Rank = WT.getRank();
+  // One derived block: the weight, then per channel (padded by a vector)
+  // the bias, the weight's zero points and the multipliers.
+  const int64_t Channels = WL.Channels;
+  const size_t Floats = size_t(WL.PackedBytes / 4 + 3 * Channels);
   const float XScale = float(XS.getDouble(0)), YScale = float(YS.getDouble(0));
   bool AnyWZero = false;
   for (int64_t M = 0; M < S.Cout; ++M)
     AnyWZero |= int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0) != 0;
   const float *Block = L.deriveFloats(
-      "qconv/" + N.getResult(0)->getName() + "/L" + std::to_string(Lanes),
+      "qconv/" + N.getResult(0)->getName() + "/L" + std::to_string(WL.Lanes),
       Floats,
       [&](float *Dst) {
-        // The weight as s8 [Cout][K], k = tap * CinG + c, read through its
-        // strides (its logical order is [Cout][CinG][taps]).
-        const int64_t Taps = S.taps(), CG = P.CinG;
-        std::vector<int32_t> Dense(size_t(S.Cout * P.K));
-        for (int64_t M = 0; M < S.Cout; ++M)
-          for (int64_t C = 0; C < CG; ++C)
-            for (int64_t T = 0; T < Taps; ++T) {
-              int64_t Off = M * WStrides[0] + C * WStrides[1], Rest = T;
-              for (unsigned D = Rank; D-- > 2;) {
-                const int64_t Size = WT.getDim(D).getSize();
-                Off += (Rest % Size) * WStrides[D];
-                Rest /= Size;
-              }
-              Dense[size_t(M * P.K + T * CG + C)] =
-                  int32_t(WD.getInt(Off)) - (WUnsigned ? 128 : 0);
-            }
-        auto WeightAt = [&](int64_t M, int64_t Kk) {
-          return Dense[size_t(M * P.K + Kk)];
-        };
-        if (Depthwise) {
-          int32_t *TapW = reinterpret_cast<int32_t *>(Dst);
-          for (int64_t M = 0; M < S.Cout; ++M)
-            for (int64_t T = 0; T < Taps; ++T)
-              TapW[T * TapStride + M] =
-                  WeightAt(M, T) -
-                  (int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0));
-        } else {
-          packQuantizedConvWeights(P, WeightAt, Lanes,
-                                   reinterpret_cast<uint8_t *>(Dst));
-        }
-        int32_t *Bias = reinterpret_cast<int32_t *>(Dst + PackedBytes / 4);
+        int32_t *Bias = reinterpret_cast<int32_t *>(Dst + WL.PackedBytes / 4);
         int32_t *WZero = Bias + Channels;
         float *Scale = reinterpret_cast<float *>(WZero + Channels);
+        std::vector<int64_t> Sum(size_t(S.Cout));
+        fillIntegerWeights(*N.getOperand(3), WZ, S, P, WL, Dst, Sum.data(),
+                           WZero);
         for (int64_t M = 0; M < S.Cout; ++M) {
-          const int32_t Z = int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0);
-          int64_t Sum = 0;
-          for (int64_t Kk = 0; Kk < P.K; ++Kk)
-            Sum += WeightAt(M, Kk) - (Depthwise ? Z : 0);
-          int64_t B = Params[8] ? Params[8]->getInt(M) : 0;
-          B += -int64_t(XZero) * Sum +
-               (Depthwise ? 0 : P.K * int64_t(XZero) * Z);
-          Bias[M] = int32_t(uint32_t(B));
-          WZero[M] = Z;
+          Bias[M] = getColumnBias(Params[8] ? Params[8]->getInt(M) : 0, XZero,
+                                  Sum[size_t(M)], WZero[M], P.K, WL.Depthwise);
           Scale[M] =
               runtime::getRequantScale(XScale, float(paramAt(WS, M)), YScale);
         }
       },
       N.getOperand(3));
-  if (Depthwise) {
+  if (WL.Depthwise) {
     P.TapWeights = reinterpret_cast<const int32_t *>(Block);
-    P.WeightStride = TapStride;
+    P.WeightStride = WL.TapStride;
   } else {
     P.Packed = reinterpret_cast<const uint8_t *>(Block);
   }
-  P.ColBias = reinterpret_cast<const int32_t *>(Block + PackedBytes / 4);
-  P.WZero = AnyWZero && !Depthwise ? P.ColBias + Channels : nullptr;
+  P.ColBias = reinterpret_cast<const int32_t *>(Block + WL.PackedBytes / 4);
+  P.WZero = AnyWZero && !WL.Depthwise ? P.ColBias + Channels : nullptr;
   P.Scale = reinterpret_cast<const float *>(P.ColBias + 2 * Channels);
 
   BufferId XB = L.getBuffer(X);
   BufferId YB = L.defineBuffer(Tail.Result);
-  const char *Form = S.XC == 1 ? (S.YC == 1 ? "nhwc" : "nhwc_to_nchw")
-                               : (S.YC == 1 ? "nchw_to_nhwc" : "nchw");
   const int Threads = L.getThreads();
   const int64_t XBS = S.XB, YBS = S.YB, Batch = S.Batch;
-  L.addStep({Tail.Result->getName(),
-             std::string(Depthwise ? "qconv.depthwise." : "qconv.") + Form,
-             false, 2 * S.Batch * S.outPixels() * S.Cout * P.K},
+  L.addStep({Tail.Result->getName(), getIntegerConvForm(S, WL.Depthwise), false,
+             2 * S.Batch * S.outPixels() * S.Cout * P.K},
             {XB}, {YB}, [=](Frame &Fr) {
               const uint8_t *Xp = Fr.bytes(XB);
               uint8_t *Yp = Fr.bytes(YB);
               for (int64_t B = 0; B < Batch; ++B)
                 runQuantizedConv(P, Xp + B * XBS, Yp + B * YBS, Threads);
+            });
+  L.own(Plan);
+  return true;
+}
+
+namespace {
+
+/// One element, or one per channel of a result of type \p Y: rank at most
+/// Y's, every dim 1 but the one that broadcasts against Y's dim 1, which
+/// is \p Cout. Such a tensor's elements lie in channel order in any
+/// layout.
+bool isPerChannel(const TensorType &T, const TensorType &Y, int64_t Cout) {
+  if (!T.hasStaticShape())
+    return false;
+  const auto Shape = T.getStaticShape();
+  const unsigned R = unsigned(Shape.size()), YR = Y.getRank();
+  if (R > YR)
+    return false;
+  int64_t Count = 1;
+  for (unsigned I = 0; I < R; ++I) {
+    Count *= Shape[I];
+    if (Shape[I] != 1 && (YR - R + I != 1 || Shape[I] != Cout))
+      return false;
+  }
+  return Count == 1 || Count == Cout;
+}
+
+/// A one-element or per-channel f32 value (isPerChannel) as the kernels
+/// read it at run time: from a constant, or from its buffer.
+struct ChannelFloats {
+  std::shared_ptr<AlignedFloats> Constant;
+  BufferId Buffer = -1;
+  bool PerChannel = false;
+
+  /// False when \p V is not such a value.
+  bool read(LoweringContext &L, const Value *V, const TensorType &Y,
+            int64_t Cout) {
+    if (!isF32(V) || !isPerChannel(V->getType(), Y, Cout))
+      return false;
+    PerChannel = V->getType().getNumElements().getValueOr(0) != 1;
+    if (V->getConstantData()) {
+      std::vector<float> F = getConstantFloats(V);
+      if (F.empty())
+        return false;
+      if (!PerChannel)
+        F.assign(size_t(Cout), F[0]);
+      Constant = makePaddedFloats(F, Cout);
+      L.own(Constant);
+    } else {
+      Buffer = L.getBuffer(V);
+    }
+    return true;
+  }
+  /// The Cout values of this run: the constant's, or \p Dst filled.
+  const float *get(const Frame &Fr, int64_t Cout, float *Dst) const {
+    if (Constant)
+      return Constant->get();
+    const float *Src = Fr.f32(Buffer);
+    for (int64_t M = 0; M < Cout; ++M)
+      Dst[M] = Src[PerChannel ? M : 0];
+    return Dst;
+  }
+};
+
+} // namespace
+
+/// ConvInteger with a constant weight and weight zero point on the integer
+/// kernels of QuantizedConvKernels.cpp; x's zero point may be computed at
+/// run time (DynamicQuantizeLinear's). Alone it stores the i32 sums; with
+/// the rescale after it (Cast to f32, Mul by one or per-channel scales, an
+/// optional per-channel constant, a residual, Relu or Clip: Fusion.h) it
+/// stores the f32 result.
+bool cpu::lowerConvInteger(LoweringContext &L, const Node &N,
+                           const FusedTail &Tail) {
+  if (N.getNumResults() != 1 || N.getNumOperands() < 2)
+    return false;
+  const Value *X = N.getOperand(0), *W = N.getOperand(1);
+  const ElementType XE = X->getType().getElementType();
+  if (!is8Bit(XE) || !is8Bit(W->getType().getElementType()) ||
+      !W->getConstantData() ||
+      N.getResult(0)->getType().getElementType() != ElementType::I32)
+    return false;
+  const bool Float = Tail.Scale != nullptr;
+  if (!Float && (Tail.Residual || !Tail.Act.isNone()))
+    return false;
+  float FLo = -INFINITY, FHi = INFINITY;
+  switch (Tail.Act.Kind) {
+  case ActKind::None:
+    break;
+  case ActKind::Relu:
+    FLo = 0;
+    break;
+  case ActKind::Clip:
+    FLo = Tail.Act.Alpha;
+    FHi = Tail.Act.Beta;
+    break;
+  default:
+    return false;
+  }
+  TensorDataRef WZ = N.hasOperand(3) ? N.getOperand(3)->getConstantDataRef()
+                                     : TensorData::fromFloat({}, {0.0f});
+  if (!WZ)
+    return false;
+  const Value *XZV = N.hasOperand(2) ? N.getOperand(2) : nullptr;
+  TensorDataRef XZC = XZV ? XZV->getConstantDataRef() : nullptr;
+  if (XZV && !XZC && XZV->getType().getNumElements().getValueOr(0) != 1)
+    return false;
+  auto Plan = std::make_shared<ConvShape>();
+  ConvShape &S = *Plan;
+  if (!readConvShape(N, S) || S.outPixelStride() == 0)
+    return false;
+  if (WZ->getNumElements() != 1 && WZ->getNumElements() != S.Cout)
+    return false;
+  const TensorType &YT = N.getResult(0)->getType();
+  if (Float && !haveSameElementOrder(Tail.Result->getType(), YT))
+    return false;
+  ChannelFloats Scale, Shift;
+  if (Float && (!Scale.read(L, Tail.Scale, YT, S.Cout) ||
+                (Tail.Shift &&
+                 (!Shift.read(L, Tail.Shift, YT, S.Cout) || !Shift.Constant))))
+    return false;
+  if (Tail.Residual && (!isF32(Tail.Residual) ||
+                        !codegen::haveSameBytes(Tail.Residual->getType(),
+                                                Tail.Result->getType())))
+    return false;
+
+  QuantizedConvParams P;
+  const IntegerWeightLayout WL = setIntegerConvShape(S, P);
+  const bool XSigned = XE == ElementType::I8;
+  P.XFlip = XSigned ? 0x80 : 0;
+  P.Store = Float ? QuantizedConvStore::Float : QuantizedConvStore::Int32;
+  P.YBytes = 4;
+  P.FLo = FLo;
+  P.FHi = FHi;
+  P.HasResidual = Tail.Residual != nullptr;
+  if (Shift.Constant)
+    P.Shift = Shift.Constant->get();
+
+  // The weight block: the weight, then per channel (padded by a vector)
+  // Sum and Z of fillIntegerWeights (Sum wrapped to int32).
+  const int64_t Channels = WL.Channels;
+  bool AnyWZero = false;
+  for (int64_t M = 0; M < S.Cout; ++M)
+    AnyWZero |=
+        int32_t(paramAt(*WZ, M)) -
+            (W->getType().getElementType() == ElementType::U8 ? 128 : 0) !=
+        0;
+  const float *Block = L.deriveFloats(
+      "convinteger/" + N.getResult(0)->getName() + "/L" +
+          std::to_string(WL.Lanes),
+      size_t(WL.PackedBytes / 4 + 2 * Channels),
+      [&](float *Dst) {
+        int32_t *Sum = reinterpret_cast<int32_t *>(Dst + WL.PackedBytes / 4);
+        int32_t *Z = Sum + Channels;
+        std::vector<int64_t> Sum64(size_t(S.Cout));
+        fillIntegerWeights(*W, *WZ, S, P, WL, Dst, Sum64.data(), Z);
+        for (int64_t M = 0; M < S.Cout; ++M)
+          Sum[M] = int32_t(uint32_t(Sum64[size_t(M)]));
+      },
+      W);
+  if (WL.Depthwise) {
+    P.TapWeights = reinterpret_cast<const int32_t *>(Block);
+    P.WeightStride = WL.TapStride;
+  } else {
+    P.Packed = reinterpret_cast<const uint8_t *>(Block);
+  }
+  const int32_t *Sum =
+      reinterpret_cast<const int32_t *>(Block + WL.PackedBytes / 4);
+  const int32_t *Z = Sum + Channels;
+  P.WZero = AnyWZero && !WL.Depthwise ? Z : nullptr;
+
+  BufferId XB = L.getBuffer(X);
+  BufferId ZB = XZV && !XZC ? L.getBuffer(XZV) : -1;
+  const int32_t XZConst =
+      (XZC ? int32_t(XZC->getInt(0)) : 0) + (XSigned ? 128 : 0);
+  BufferId RB = Tail.Residual ? L.getBuffer(Tail.Residual) : -1;
+  BufferId YB;
+  if (RB >= 0 && L.canOverwrite(Tail.Residual, L.getNodeIndex(Tail.Last))) {
+    L.alias(Tail.Result, Tail.Residual);
+    YB = RB;
+  } else {
+    YB = L.defineBuffer(Tail.Result);
+  }
+  // This run's column biases and scales.
+  BufferId TB = L.defineScratch(2 * Channels * 4);
+  std::vector<BufferId> Reads{XB};
+  for (BufferId B : {ZB, Scale.Buffer, RB})
+    if (B >= 0)
+      Reads.push_back(B);
+  const int Threads = L.getThreads();
+  const int64_t XBS = S.XB, YBS = S.YB * 4, Batch = S.Batch, Cout = S.Cout;
+  std::string Kind = getIntegerConvForm(S, WL.Depthwise);
+  if (Float)
+    Kind += std::string("+rescale") + (Tail.Residual ? "+add" : "") +
+            (Tail.Act.isNone() ? "" : "+") +
+            (Tail.Act.isNone() ? "" : Tail.Act.getName());
+  L.addStep({Tail.Result->getName(), Kind, false,
+             2 * S.Batch * S.outPixels() * S.Cout * P.K},
+            Reads, {YB, TB}, [=](Frame &Fr) {
+              QuantizedConvParams Q = P;
+              const int32_t XZero =
+                  ZB >= 0
+                      ? int32_t(XSigned ? int32_t(int8_t(*Fr.bytes(ZB))) + 128
+                                        : int32_t(*Fr.bytes(ZB)))
+                      : XZConst;
+              Q.XZero = uint8_t(XZero);
+              int32_t *ColBias = reinterpret_cast<int32_t *>(Fr.bytes(TB));
+              for (int64_t M = 0; M < Cout; ++M)
+                ColBias[M] =
+                    getColumnBias(0, XZero, Sum[M], Z[M], Q.K, WL.Depthwise);
+              std::fill(ColBias + Cout, ColBias + Channels, 0);
+              Q.ColBias = ColBias;
+              if (Float) {
+                float *ScaleRun = reinterpret_cast<float *>(ColBias + Channels);
+                std::fill(ScaleRun + Cout, ScaleRun + Channels, 0.0f);
+                Q.Scale = Scale.get(Fr, Cout, ScaleRun);
+              }
+              const uint8_t *Xp = Fr.bytes(XB);
+              uint8_t *Yp = Fr.bytes(YB);
+              if (RB >= 0)
+                Q.ResidualOffset = Fr.bytes(RB) - Yp;
+              for (int64_t B = 0; B < Batch; ++B)
+                runQuantizedConv(Q, Xp + B * XBS, Yp + B * YBS, Threads);
             });
   L.own(Plan);
   return true;

@@ -253,6 +253,7 @@ const LowerTable &getLowerTable() {
     LowerTable T{};
     T[size_t(OpId::Conv)] = lowerConv;
     T[size_t(OpId::QLinearConv)] = lowerQLinearConv;
+    T[size_t(OpId::ConvInteger)] = lowerConvInteger;
     T[size_t(OpId::ConvTranspose)] = lowerConvTranspose;
     T[size_t(OpId::Gemm)] = lowerGemm;
     T[size_t(OpId::MatMul)] = lowerMatMul;

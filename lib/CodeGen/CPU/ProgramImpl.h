@@ -246,6 +246,7 @@ bool hasLowering(OpId Id);
 // LowerSignal.cpp; lowerConstant is the driver's (Lowering.cpp).
 bool lowerConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerQLinearConv(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerConvInteger(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerConvTranspose(LoweringContext &L, const Node &N,
                         const FusedTail &Tail);
 bool lowerGemm(LoweringContext &L, const Node &N, const FusedTail &Tail);

@@ -1,6 +1,7 @@
-//===- QuantizedConvKernels.cpp - QLinearConv on 8-bit integers -----------===//
+//===- QuantizedConvKernels.cpp - Convs on 8-bit integers -----------------===//
 //
-// A QLinearConv as one integer GEMM per group: rows are output pixels,
+// A QLinearConv or ConvInteger as one integer GEMM per group: rows are
+// output pixels,
 // columns output channels, k = tap * CinG + c. A block of pixel rows is
 // gathered (u8, the padding filled with x's zero point, k padded to a
 // multiple of 4 with zeros) and multiplied by the weight, packed at
@@ -18,8 +19,11 @@
 //   sum((x - xz)(w - wz)) = sum(x w) - wz sum(x) - xz sum(w) + K xz wz,
 // whose last two terms are folded into a per-channel bias at compile time
 // and whose second (a row's sum of x) is computed only when some weight
-// zero point is not 0. The epilogue requantizes as Requantize.h does
-// (float multiply, clamp, round half to even) and stores 8 bits.
+// zero point is not 0. QLinearConv's epilogue requantizes as Requantize.h
+// does (float multiply, clamp, round half to even) and stores 8 bits;
+// ConvInteger's stores the int32 sums, or with the rescale fused after it
+// (Fusion.h) their f32 value times a scale plus a constant and a residual,
+// clamped by the activation, in the order the unfused ops compute them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,7 +154,57 @@ HWY_INLINE void storeRequantized(const QuantizedConvParams &P, VI S, int64_t C,
     Y[J * P.YC] = Bytes[J];
 }
 
-/// One pixel's channels [C0, C0 + NV vectors) of a depthwise QLinearConv:
+/// Stores the sums \p S of output channels [C, C + Cols) (Cols at most a
+/// vector) at \p Y, P.YC elements apart, as P.Store says.
+HWY_INLINE void storeSums(const QuantizedConvParams &P, VI S, int64_t C,
+                          int64_t Cols, uint8_t *Y) {
+  if (P.Store == QuantizedConvStore::Requantized) {
+    storeRequantized(P, S, C, Cols, Y);
+    return;
+  }
+  const DI D;
+  const hn::Rebind<float, DI> DF;
+  const bool Dense = P.YC == 1 && Cols == int64_t(hn::Lanes(D));
+  const int64_t Step = P.YC * 4;
+  if (P.Store == QuantizedConvStore::Int32) {
+    if (Dense) {
+      hn::StoreU(S, D, reinterpret_cast<int32_t *>(Y));
+      return;
+    }
+    alignas(64) int32_t Sums[16];
+    hn::Store(S, D, Sums);
+    for (int64_t J = 0; J < Cols; ++J)
+      std::memcpy(Y + J * Step, &Sums[J], 4);
+    return;
+  }
+  auto F = hn::Mul(hn::ConvertTo(DF, S), hn::LoadU(DF, P.Scale + C));
+  if (P.Shift)
+    F = hn::Add(F, hn::LoadU(DF, P.Shift + C));
+  alignas(64) float Lane[16];
+  if (P.HasResidual) {
+    const uint8_t *R = Y + P.ResidualOffset;
+    if (Dense) {
+      F = hn::Add(F, hn::LoadU(DF, reinterpret_cast<const float *>(R)));
+    } else {
+      for (int64_t J = 0; J < Cols; ++J)
+        std::memcpy(&Lane[J], R + J * Step, 4);
+      F = hn::Add(F, hn::Load(DF, Lane));
+    }
+  }
+  if (P.FLo > -INFINITY)
+    F = hn::Max(F, hn::Set(DF, P.FLo));
+  if (P.FHi < INFINITY)
+    F = hn::Min(F, hn::Set(DF, P.FHi));
+  if (Dense) {
+    hn::StoreU(F, DF, reinterpret_cast<float *>(Y));
+    return;
+  }
+  hn::Store(F, DF, Lane);
+  for (int64_t J = 0; J < Cols; ++J)
+    std::memcpy(Y + J * Step, &Lane[J], 4);
+}
+
+/// One pixel's channels [C0, C0 + NV vectors) of a depthwise conv:
 /// the taps at \p Offsets from x (-1: in the padding, x's zero point).
 template <int NV>
 HWY_INLINE void depthwisePixel(const QuantizedConvParams &P, const uint8_t *X,
@@ -180,12 +234,12 @@ HWY_INLINE void depthwisePixel(const QuantizedConvParams &P, const uint8_t *X,
   }
   for (int V = 0; V < NV; ++V) {
     const int64_t C = C0 + V * L;
-    storeRequantized(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C, L,
-                     Out + C);
+    storeSums(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C, L,
+              Out + C * P.YBytes);
   }
 }
 
-/// Output row (\p OD, \p OH) of a depthwise QLinearConv, channels-last on
+/// Output row (\p OD, \p OH) of a depthwise conv, channels-last on
 /// both sides: per pixel and vector of channels, the sum over the taps of
 /// x (x's zero point where a tap falls in the padding) times the weight
 /// less its zero point, 4 vectors of channels at a time.
@@ -250,7 +304,7 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
             Offsets[size_t(T)] = Off;
           }
     }
-    uint8_t *Out = Y + OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2];
+    uint8_t *Out = Y + (OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2]) * P.YBytes;
     const int64_t Full = Channels / L * L;
     int64_t C0 = 0;
     for (; C0 + 4 * L <= Full; C0 += 4 * L)
@@ -281,16 +335,17 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
             Acc, hn::Mul(XV, hn::LoadU(D, P.TapWeights + Tp * P.WeightStride +
                                               Full)));
       }
-      storeRequantized(P, hn::Add(Acc, hn::LoadU(D, P.ColBias + Full)), Full,
-                       Cols, Out + Full);
+      storeSums(P, hn::Add(Acc, hn::LoadU(D, P.ColBias + Full)), Full, Cols,
+                Out + Full * P.YBytes);
     }
   }
 }
 
 /// One tile: tileRows<NV>() rows (\p Rows: their gathered bytes, \p RowSums:
 /// their sums of x, used when \p P.WZero is set) times NV vectors of
-/// output channels from \p Col (within group \p G), requantized into the
-/// \p Valid rows' outputs \p Out and the group's \p ValidCols columns.
+/// output channels from \p Col (within group \p G), stored (storeSums)
+/// into the \p Valid rows' outputs \p Out and the group's \p ValidCols
+/// columns.
 template <int NV>
 HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
                        const int32_t *RowSums, int64_t Valid, int64_t G,
@@ -329,7 +384,7 @@ HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
       VI S = hn::Add(Acc[R][V], Bias);
       if (P.WZero)
         S = hn::Sub(S, hn::Mul(WZ, hn::Set(D, RowSums[R])));
-      storeRequantized(P, S, C, Cols, Out[R] + C * P.YC);
+      storeSums(P, S, C, Cols, Out[R] + C * P.YC * P.YBytes);
     }
   }
 }
@@ -409,8 +464,9 @@ void tiles(const QuantizedConvParams &P, uint8_t *Y, int64_t G, int64_t P0,
       int64_t Pix = P0 + R0 + std::min<int64_t>(R, Valid - 1);
       const int64_t OW = Pix % P.Out[2];
       Pix /= P.Out[2];
-      Out[R] = Y + (Pix / P.Out[1]) * P.YS[0] + (Pix % P.Out[1]) * P.YS[1] +
-               OW * P.YS[2];
+      Out[R] = Y + ((Pix / P.Out[1]) * P.YS[0] + (Pix % P.Out[1]) * P.YS[1] +
+                    OW * P.YS[2]) *
+                       P.YBytes;
     }
     tile<NV>(P, Rows, Sums + R0, Valid, G, Col, ValidCols, Out);
   }

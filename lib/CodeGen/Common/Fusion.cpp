@@ -114,13 +114,54 @@ findTail(const Graph &G, const Node &N,
   FusedTail T;
   T.Result = N.getResult(0);
   T.Last = &N;
-  if (N.getNumResults() != 1 ||
-      !hasOpTrait(N.getOpId(), optrait::TakesActivation))
+  if (N.getNumResults() != 1)
     return T;
-  const Node *U = getSoleUser(G, T.Result);
-  if (U && Claimed.count(U))
-    U = nullptr;
-  if (U && hasOpTrait(N.getOpId(), optrait::TakesResidual) &&
+  auto NextUser = [&]() -> const Node * {
+    const Node *U = getSoleUser(G, T.Result);
+    return U && Claimed.count(U) ? nullptr : U;
+  };
+  const Node *U = NextUser();
+  // The rescale: an integer result back to float, then optionally a
+  // constant added; the residual and activation may follow it.
+  const bool Rescales = hasOpTrait(N.getOpId(), optrait::TakesRescale);
+  if (Rescales) {
+    const Node *Mul = nullptr;
+    if (U && U->getOpId() == OpId::Cast &&
+        U->getResult(0)->getType().getElementType() == ElementType::F32 &&
+        haveSameElementOrder(U->getResult(0)->getType(), T.Result->getType()))
+      Mul = getSoleUser(G, U->getResult(0));
+    if (!Mul || Claimed.count(Mul) || Mul->getOpId() != OpId::Mul ||
+        Mul->getNumOperands() != 2 ||
+        !haveSameBytes(Mul->getResult(0)->getType(),
+                       U->getResult(0)->getType()))
+      return T;
+    const Value *Cast = U->getResult(0);
+    const Value *Scale =
+        Mul->getOperand(0) == Cast ? Mul->getOperand(1) : Mul->getOperand(0);
+    if (Scale == Cast)
+      return T;
+    T.Scale = Scale;
+    T.Result = Mul->getResult(0);
+    T.Last = Mul;
+    T.Followers.push_back(U);
+    T.Followers.push_back(Mul);
+    U = NextUser();
+    if (U && U->getOpId() == OpId::Add && U->getNumOperands() == 2 &&
+        haveSameBytes(U->getResult(0)->getType(), T.Result->getType())) {
+      const Value *Other =
+          U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
+      if (Other != T.Result && Other->getConstantData()) {
+        T.Shift = Other;
+        T.Result = U->getResult(0);
+        T.Last = U;
+        T.Followers.push_back(U);
+        U = NextUser();
+      }
+    }
+  } else if (!hasOpTrait(N.getOpId(), optrait::TakesActivation)) {
+    return T;
+  }
+  if (U && (Rescales || hasOpTrait(N.getOpId(), optrait::TakesResidual)) &&
       U->getOpId() == OpId::Add && U->getNumOperands() == 2) {
     const Value *Other =
         U->getOperand(0) == T.Result ? U->getOperand(1) : U->getOperand(0);
@@ -131,9 +172,7 @@ findTail(const Graph &G, const Node &N,
       T.Result = U->getResult(0);
       T.Last = U;
       T.Followers.push_back(U);
-      U = getSoleUser(G, T.Result);
-      if (U && Claimed.count(U))
-        U = nullptr;
+      U = NextUser();
     }
   }
   // x * Sigmoid(x) (SiLU as exporters write it): x has exactly those two

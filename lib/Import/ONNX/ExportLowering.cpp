@@ -786,6 +786,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::QuantizeLinear, 13, nullptr, nullptr},
     {OpId::DequantizeLinear, 13, nullptr, nullptr},
     {OpId::QLinearConv, 10, nullptr, nullptr},
+    {OpId::ConvInteger, 10, nullptr, nullptr},
     {OpId::PRelu, 7, nullptr, nullptr},
     {OpId::Add, 7, nullptr, nullptr},
     {OpId::Sub, 7, nullptr, nullptr},

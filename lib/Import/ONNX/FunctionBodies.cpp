@@ -22,11 +22,12 @@
 //                        DequantizeLinear(x), DequantizeLinear(w))):
 //                        per-axis b along its columns, a along its rows
 //                        (QLinearConv is an op of its own, Ops.def)
-//   ConvInteger, MatMulInteger: Cast<int32>(op(x - x_zero_point, w -
-//                        w_zero_point)), the differences dequantized with
+//   MatMulInteger:       Cast<int32>(MatMul(A - a_zero_point, B -
+//                        b_zero_point)), the differences dequantized with
 //                        a scale of 1 and summed in f32: exact while every
 //                        partial sum stays below 2^24 in magnitude (255 x
-//                        255 products: up to 258 of them)
+//                        255 products: up to 258 of them) (ConvInteger is
+//                        an op of its own, Ops.def)
 //
 // Opsets before 18 name the reduced axes in an attribute; their bodies
 // are read at opset 12, whose ReduceSum and ReduceMax take it so too (the
@@ -210,31 +211,23 @@ Mean ()" +
 )";
 }
 
-/// The window attributes of a Conv call, passed on by reference.
-const char *const ConvAttrs =
-    "auto_pad: string = @auto_pad, dilations: ints = @dilations, "
-    "group: int = @group, kernel_shape: ints = @kernel_shape, "
-    "pads: ints = @pads, strides: ints = @strides";
-
-/// ConvInteger's (\p Conv) or MatMulInteger's body for \p Count inputs
-/// (2: no zero points, 3: the first operand's, 4: both).
-std::string getIntegerText(bool Conv, int Count) {
-  const std::string A = Conv ? "x" : "A", B = Conv ? "w" : "B";
-  const std::string ZA = Count > 2 ? (Conv ? ", x_zero_point" : ", a_zero_point") : "";
-  const std::string ZB = Count > 3 ? (Conv ? ", w_zero_point" : ", b_zero_point") : "";
-  // A matmul's A is zero-pointed per row (axis -2), B per column; a
-  // conv's w per output channel.
-  const std::string Op =
-      Conv ? std::string("Conv <") + ConvAttrs + ">" : "MatMul";
-  return std::string("<domain: \"\", opset_import: [\"\": 13]>\n") +
-         (Conv ? "ConvInteger" : "MatMulInteger") + " (" + A + ", " + B + ZA +
-         ZB + ") => (y) {\n" +
-         "  one = Constant <value = float {1}> ()\n" +
-         "  af = DequantizeLinear <axis = " + (Conv ? "1" : "-2") + "> (" + A +
-         ", one" + ZA + ")\n" +
-         "  bf = DequantizeLinear <axis = " + (Conv ? "0" : "-1") + "> (" + B +
-         ", one" + ZB + ")\n" +
-         "  yf = " + Op + " (af, bf)\n" +
+/// MatMulInteger's body for \p Count inputs (2: no zero points, 3: a's,
+/// 4: both): A is zero-pointed per row (axis -2), B per column.
+std::string getMatMulIntegerText(int Count) {
+  const std::string ZA = Count > 2 ? ", a_zero_point" : "";
+  const std::string ZB = Count > 3 ? ", b_zero_point" : "";
+  return "<domain: \"\", opset_import: [\"\": 13]>\n"
+         "MatMulInteger (A, B" +
+         ZA + ZB +
+         ") => (y) {\n"
+         "  one = Constant <value = float {1}> ()\n"
+         "  af = DequantizeLinear <axis = -2> (A, one" +
+         ZA +
+         ")\n"
+         "  bf = DequantizeLinear <axis = -1> (B, one" +
+         ZB +
+         ")\n"
+         "  yf = MatMul (af, bf)\n"
          "  y = Cast <to = 6> (yf)\n}\n";
 }
 
@@ -380,12 +373,9 @@ const std::vector<BodyEntry> &getEntries() {
     for (int Count = 1; Count <= 4; ++Count)
       V.push_back(
           {"Mean", 6, INT64_MAX, 15, getMeanText(Count), nullptr, Count});
-    for (int Count = 2; Count <= 4; ++Count) {
-      V.push_back({"ConvInteger", 10, INT64_MAX, 13,
-                   getIntegerText(true, Count), nullptr, Count});
+    for (int Count = 2; Count <= 4; ++Count)
       V.push_back({"MatMulInteger", 10, INT64_MAX, 13,
-                   getIntegerText(false, Count), nullptr, Count});
-    }
+                   getMatMulIntegerText(Count), nullptr, Count});
     V.push_back({"QLinearMatMul", 10, INT64_MAX, 13, getQLinearMatMulText(),
                  nullptr, 8});
     // ONNX Runtime's com.microsoft forms; pools only channels-first

@@ -1515,6 +1515,107 @@ TEST(CPUKernelTest, QLinearConvOfZeroScaleFallsBack) {
   B.check(Y, 1, 1, "reference.QLinearConv");
 }
 
+// ConvInteger on the integer kernels against the reference: u8 and i8
+// activations and weights, x's zero point a constant or a graph input (as
+// DynamicQuantizeLinear computes it), one or per-channel weight zero
+// points, groups, strides, padding, both layouts, depthwise, on every SIMD
+// target; alone (the i32 sums, bit for bit) or with the rescale fused
+// after it: Cast to f32, Mul by a run-time scalar or per-channel constant
+// scale, Add of a per-channel constant, a residual, Relu.
+TEST(CPUKernelTest, ConvIntegerOnEverySimdTarget) {
+  struct Geom {
+    int64_t Cin, Cout, Group, H, W, Kernel, Stride, Pad;
+  } Geoms[] = {{13, 37, 1, 7, 9, 3, 1, 1},
+               {8, 6, 2, 9, 8, 3, 2, 2},
+               {32, 80, 1, 5, 6, 1, 1, 0},
+               {19, 19, 19, 6, 7, 3, 1, 1},
+               {70, 70, 70, 9, 8, 5, 2, 2}};
+  forEachSimdTarget([&] {
+    unsigned Seed = 0;
+    for (const Geom &G : Geoms)
+      for (ElementType XE : {ElementType::U8, ElementType::I8})
+        for (ElementType WE : {ElementType::I8, ElementType::U8})
+          for (bool CL : {true, false}) {
+            const unsigned Tail = Seed % 3;
+            const bool RunTimeZero = Seed % 2 == 0;
+            GraphBuilder B(500 + Seed++);
+            SCOPED_TRACE(testing::Message()
+                         << "cin " << G.Cin << " cout " << G.Cout << " x "
+                         << getElementTypeName(XE).str() << " w "
+                         << getElementTypeName(WE).str() << " cl " << CL
+                         << " tail " << Tail << " run-time zp " << RunTimeZero);
+            const bool U = XE == ElementType::U8;
+            const Layout L4 = layoutFor(CL, 4);
+            Value *X = B.input({2, G.Cin, G.H, G.W}, L4);
+            Value *XS = B.constant({}, {0.01f});
+            const int64_t XZero = U ? 120 : -7;
+            Value *XZC = intConstant(B, XE, {}, {XZero});
+            Value *Q = B.op(OpId::QuantizeLinear, {X, XS, XZC}, {}, L4);
+            Value *XZ = XZC;
+            if (RunTimeZero) {
+              XZ = B.G.addInput("xz", TensorType::get(XE, {}));
+              runtime::Tensor T(XE, {});
+              T.setInt(0, XZero);
+              B.Inputs["xz"] = std::move(T);
+            }
+            const int64_t CG = G.Cin / G.Group;
+            std::vector<int64_t> W(size_t(G.Cout * CG * G.Kernel * G.Kernel));
+            std::uniform_int_distribution<int> Byte(
+                WE == ElementType::U8 ? 0 : -128,
+                WE == ElementType::U8 ? 255 : 127);
+            for (int64_t &V : W)
+              V = Byte(B.Rng);
+            Value *WC = intConstant(B, WE, {G.Cout, CG, G.Kernel, G.Kernel}, W);
+            const bool PerChannel = G.Cout != 6;
+            std::vector<int64_t> WZero;
+            for (int64_t M = 0; M < (PerChannel ? G.Cout : 1); ++M)
+              WZero.push_back(WE == ElementType::U8 ? 100 + M % 50 : M % 3);
+            Value *WZ = PerChannel ? intConstant(B, WE, {G.Cout}, WZero)
+                                   : intConstant(B, WE, {}, WZero);
+            const int64_t P = G.Pad;
+            Value *Y = B.op(
+                OpId::ConvInteger, {Q, WC, XZ, WZ},
+                {{"kernel_shape", Attribute::getInts({G.Kernel, G.Kernel})},
+                 {"strides", Attribute::getInts({G.Stride, G.Stride})},
+                 {"pads", Attribute::getInts({P, P, P, P})},
+                 {"group", Attribute::getInt(G.Group)}});
+            B.setLayout(Y, L4);
+            const bool Depthwise = G.Group == G.Cin && CL;
+            std::string Kernel =
+                std::string(Depthwise ? "qconv.depthwise." : "qconv.") +
+                (CL ? "nhwc" : "nchw");
+            if (Tail != 0) {
+              Value *F = B.op(
+                  OpId::Cast, {Y},
+                  {{"to", Attribute::getInt(toOnnxDataType(ElementType::F32))}},
+                  L4);
+              Value *S;
+              if (Tail == 1) {
+                S = B.G.addInput("s", TensorType::get(F32, {}));
+                runtime::Tensor T(F32, {});
+                T.setDouble(0, 0.0037);
+                B.Inputs["s"] = std::move(T);
+              } else {
+                std::vector<float> Scales;
+                for (int64_t M = 0; M < G.Cout; ++M)
+                  Scales.push_back(0.001f + 0.0002f * float(M % 7));
+                S = B.constant({1, G.Cout, 1, 1}, Scales);
+              }
+              Value *R = B.op(OpId::Mul, {F, S}, {}, L4);
+              R = B.op(OpId::Add, {R, B.constant({1, G.Cout, 1, 1})}, {}, L4);
+              if (Tail == 2) {
+                const TensorType &RT = R->getType();
+                Value *Res = B.input(RT.getStaticShape(), L4);
+                R = B.op(OpId::Add, {Res, R}, {}, L4);
+              }
+              Y = B.op(OpId::Relu, {R}, {}, L4);
+              Kernel += Tail == 1 ? "+rescale+relu" : "+rescale+add+relu";
+            }
+            B.check(Y, 0, 1, Kernel);
+          }
+  });
+}
+
 TEST(CPUKernelTest, QuantizedLookupOnEverySimdTarget) {
   forEachSimdTarget([] {
     for (ElementType QE : {ElementType::U8, ElementType::I8})
