@@ -84,6 +84,9 @@ private:
   void addBoundedPairwise(unsigned A, unsigned B, Cost (&T)[2][2]);
   void buildViewTerms();
   void buildMixedConvTerms();
+  /// Terms that keep a TakesRescale producer and the elementwise chain its
+  /// epilogue computes in one layout.
+  void buildRescaleTerms();
   void applyMode();
   /// Fix the variables LayoutOptions::Keep names (after applyMode).
   void applyKept();

@@ -557,6 +557,46 @@ void Assigner::recordLabels() {
       Report.NodeLabels[getLabelKey(*N).str() + "#input"] = Labels[V];
 }
 
+void Assigner::buildRescaleTerms() {
+  // A TakesRescale producer (ConvInteger) computes the elementwise chain
+  // after it (Cast to f32, Mul by a scale, Add of a constant, a residual,
+  // an activation: codegen::FusedTail) in its store, when the chain is in
+  // its layout. Elementwise ops cost the same in either layout, so without
+  // these terms a relayout could land anywhere in the chain, and every op
+  // after it would run on its own: splitting the chain at a value costs the
+  // memory passes of the ops after it.
+  constexpr unsigned MaxChain = 5;
+  for (Node *N : G.nodes()) {
+    if (N->isOpaque() || N->getNumResults() != 1 || !NodeVar.count(N) ||
+        !hasOpTrait(N->getOpId(), optrait::TakesRescale))
+      continue;
+    llvm::SmallVector<const Use *, MaxChain> Chain;
+    const Value *V = N->getResult(0);
+    while (Chain.size() < MaxChain && V && isRelevant(V) &&
+           !G.isGraphOutput(V) && V->getUses().size() == 1) {
+      const Use &U = V->getUses()[0];
+      if (U.User->isOpaque() || U.User->getNumResults() != 1 ||
+          U.User->getInfo()->Layout != LayoutClass::Elementwise ||
+          getConsumerVar(*U.User, U.OperandIndex) < 0)
+        break;
+      Chain.push_back(&U);
+      V = U.User->getResult(0);
+    }
+    // After Chain[I]'s operand, the ops Chain[I..] run unfused.
+    Cost After = 0;
+    for (size_t I = Chain.size(); I-- > 0;) {
+      const Use &U = *Chain[I];
+      After = std::min(After + Model.getNodeCost(*U.User, ChannelsLast),
+                       InfiniteCost - 1);
+      const Value *Operand = U.User->getOperand(U.OperandIndex);
+      unsigned P = getProducerVar(Operand);
+      unsigned C = unsigned(getConsumerVar(*U.User, U.OperandIndex));
+      if (P != C)
+        Problem.addDisagreement({P, C}, After);
+    }
+  }
+}
+
 llvm::Expected<LayoutReport> Assigner::run() {
   dropRelayouts();
   // Tuning sees the graph as it is costed (no relayout between a conv and
@@ -573,6 +613,7 @@ llvm::Expected<LayoutReport> Assigner::run() {
   buildValueTerms();
   buildViewTerms();
   buildMixedConvTerms();
+  buildRescaleTerms();
 
   // The two uniform labellings, before --layout narrows the choice.
   for (unsigned Uniform = 0; Uniform < 2; ++Uniform) {
