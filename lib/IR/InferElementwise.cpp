@@ -157,6 +157,46 @@ inferBroadcasting(const Node &N, ResultTypes &Results, bool SameElementType,
 
 /// Lookup: an 8-bit operand and a 1-D table of 256 8-bit entries; the
 /// result has the operand's shape and the table's type.
+/// QBinary: a and b 8-bit of one shape, every scale an f32 and every zero
+/// point an 8-bit value of one element; y has y_zero_point's type.
+llvm::Error detail::inferQBinary(const Node &N, ResultTypes &Results) {
+  const std::string Op = N.getStringAttr("op", "");
+  if (Op != "Add" && Op != "Mul")
+    return makeNodeError(N, "attribute 'op' is '" + Op +
+                                "', expected 'Add' or 'Mul'");
+  static const char *const Names[] = {"a",       "a_scale",     "a_zero_point",
+                                      "b",       "b_scale",     "b_zero_point",
+                                      "y_scale", "y_zero_point"};
+  const TensorType *T[8];
+  for (unsigned I = 0; I < 8; ++I) {
+    T[I] = getOperandType(N, I);
+    if (!T[I])
+      return checkOperandPresent(N, I, Names[I]);
+    const ElementType E = T[I]->getElementType();
+    const bool Scale = I == 1 || I == 4 || I == 6;
+    const bool Ok = E == ElementType::Unknown ||
+                    (Scale ? E == ElementType::F32
+                           : E == ElementType::U8 || E == ElementType::I8);
+    if (!Ok)
+      return makeNodeError(N, llvm::Twine("input '") + Names[I] +
+                                  "' has element type " +
+                                  getElementTypeName(E) + ", expected " +
+                                  (Scale ? "f32" : "u8 or i8"));
+    if (I != 0 && I != 3 && T[I]->hasStaticShape() &&
+        T[I]->getNumElements() != int64_t(1))
+      return makeNodeError(N, llvm::Twine("input '") + Names[I] +
+                                  "' has type " + T[I]->str() +
+                                  ", expected one element");
+  }
+  if (T[0]->hasRank() && T[3]->hasRank() &&
+      T[0]->getShape() != T[3]->getShape())
+    return makeNodeError(N, "inputs 'a' " + T[0]->str() + " and 'b' " +
+                                T[3]->str() + " differ in shape");
+  Results.push_back(
+      getLogicalType(*T[0]).withElementType(T[7]->getElementType()));
+  return llvm::Error::success();
+}
+
 llvm::Error detail::inferLookup(const Node &N, ResultTypes &Results) {
   auto Is8Bit = [](ElementType T) {
     return T == ElementType::U8 || T == ElementType::I8 ||

@@ -273,6 +273,20 @@ llvm::Expected<int64_t> getQuantAxis(const Node &N, const Tensor &X,
   return Axis;
 }
 
+/// \p X quantized: round(x / scale) (divided in float, as ONNX Runtime
+/// does; halves to even) + zero point \p Z, saturated to [Lo, Hi], NaN to
+/// the zero point.
+int64_t quantizeValue(float X, double Scale, double Z, double Lo, double Hi) {
+  const double Q = std::nearbyint(double(X / float(Scale))) + Z;
+  return int64_t(std::isnan(Q) ? Z : std::clamp(Q, Lo, Hi));
+}
+
+/// (\p V - zero point \p Z) * \p Scale, multiplied in float as ONNX
+/// Runtime does.
+float dequantizeValue(double V, double Z, double Scale) {
+  return float(V - Z) * float(Scale);
+}
+
 /// QuantizeLinear: round(x / scale) (halves to even) + zero point,
 /// saturated to the result type's range.
 llvm::Error quantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
@@ -286,12 +300,34 @@ llvm::Error quantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
   forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> I) {
     const double Scale = getQuantParam(Ins[1], I, *Axis, 1.0);
     const double Z = getQuantParam(Zero, I, *Axis, 0.0);
-    // Divided in float, as ONNX Runtime does.
-    const double Q = std::nearbyint(double(float(X.getDouble(X.getOffset(I))) /
-                                           float(Scale))) +
-                     Z;
-    Outs[0].setInt(Outs[0].getOffset(I),
-                   int64_t(std::isnan(Q) ? Z : std::clamp(Q, Lo, Hi)));
+    Outs[0].setInt(
+        Outs[0].getOffset(I),
+        quantizeValue(float(X.getDouble(X.getOffset(I))), Scale, Z, Lo, Hi));
+  });
+  return llvm::Error::success();
+}
+
+/// qbinary: QuantizeLinear(DequantizeLinear(a) op DequantizeLinear(b)),
+/// the op in f32.
+llvm::Error qbinaryKernel(const Node &N, Operands Ins, Results Outs) {
+  const Tensor &A = *Ins[0], &B = *Ins[3];
+  if (A.getShape() != B.getShape())
+    return makeNodeError(N, "inputs 'a' and 'b' differ in shape");
+  for (unsigned I : {1u, 2u, 4u, 5u, 6u, 7u})
+    if (Ins[I]->getNumElements() != 1)
+      return makeNodeError(N, "quantization parameters must have one "
+                              "element each");
+  const bool Mul = N.getStringAttr("op", "") == "Mul";
+  const bool Signed = Outs[0].getElementType() == ElementType::I8;
+  const double Lo = Signed ? -128 : 0, Hi = Signed ? 127 : 255;
+  const double SA = Ins[1]->getDouble(0), ZA = Ins[2]->getDouble(0);
+  const double SB = Ins[4]->getDouble(0), ZB = Ins[5]->getDouble(0);
+  const double SY = Ins[6]->getDouble(0), ZY = Ins[7]->getDouble(0);
+  forEachIndex(A.getShape(), [&](llvm::ArrayRef<int64_t> I) {
+    const float FA = dequantizeValue(double(A.getInt(A.getOffset(I))), ZA, SA);
+    const float FB = dequantizeValue(double(B.getInt(B.getOffset(I))), ZB, SB);
+    const float F = Mul ? FA * FB : FA + FB;
+    Outs[0].setInt(Outs[0].getOffset(I), quantizeValue(F, SY, ZY, Lo, Hi));
   });
   return llvm::Error::success();
 }
@@ -320,9 +356,9 @@ llvm::Error dequantizeLinearKernel(const Node &N, Operands Ins, Results Outs) {
   forEachIndex(X.getShape(), [&](llvm::ArrayRef<int64_t> I) {
     const double Scale = getQuantParam(Ins[1], I, *Axis, 1.0);
     const double Z = getQuantParam(Zero, I, *Axis, 0.0);
-    const double V = double(X.getInt(X.getOffset(I))) - Z;
-    // Multiplied in float, as ONNX Runtime does.
-    Outs[0].setDouble(Outs[0].getOffset(I), double(float(V) * float(Scale)));
+    Outs[0].setDouble(
+        Outs[0].getOffset(I),
+        double(dequantizeValue(double(X.getInt(X.getOffset(I))), Z, Scale)));
   });
   return llvm::Error::success();
 }
@@ -768,6 +804,7 @@ void runtime::addElementwiseKernels(KernelTable &T) {
   Set(OpId::QuantizeLinear, checked<quantizeLinearKernel, 1>);
   Set(OpId::DequantizeLinear, checked<dequantizeLinearKernel, 1>);
   Set(OpId::Lookup, lookupKernel);
+  Set(OpId::QBinary, qbinaryKernel);
   Set(OpId::PRelu, checked<preluKernel, -1>);
   Set(OpId::Add, checked<addKernel, -1>);
   Set(OpId::Sub, checked<subKernel, -1>);

@@ -1,6 +1,7 @@
 //===- Canonicalize.cpp - The canonicalization pipeline as one pass -------===//
 //
 // Runs remove-identity, fuse-quantized-conv, fuse-quantized-lookup,
+// fuse-quantized-binary,
 // sum-to-add, constant-fold, inline-if, fold-batchnorm, fuse-gelu,
 // fuse-hardswish, fold-conv-input-affine, fold-matmul-scale,
 // fold-one-hot-matmul, fuse-layernorm, fold-transposes, cse and dce once,
@@ -38,6 +39,7 @@ llvm::Error CanonicalizePass::run(Graph &G) {
       createIdentityRemovalPass(),
       createFuseQuantizedConvPass(),
       createFuseQuantizedLookupPass(),
+      createFuseQuantizedBinaryPass(),
       createSumToAddPass(),
       createConstantFoldingPass(),
       createInlineIfPass(),

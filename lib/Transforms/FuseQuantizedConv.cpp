@@ -232,24 +232,6 @@ llvm::Error fuse(Graph &G, Node &QN) {
   return llvm::Error::success();
 }
 
-/// A node of \p Op before \p At (named from \p Base, located at At) with
-/// its inferred result type, or an error.
-llvm::Expected<Value *> createInferred(Graph &G, OpId Op,
-                                       llvm::ArrayRef<Value *> Operands,
-                                       llvm::ArrayRef<NamedAttribute> Attrs,
-                                       const std::string &Base, Node &At) {
-  Node *N =
-      G.createNode(Op, Operands, {G.makeUniqueName(Base)}, {TensorType()}, &At);
-  N->setLoc(At.getLoc());
-  for (const NamedAttribute &A : Attrs)
-    N->setAttr(A.Name, A.Value);
-  llvm::SmallVector<TensorType, 1> Types;
-  if (llvm::Error E = inferResultTypes(*N, Types))
-    return std::move(E);
-  N->getResult(0)->setType(Types[0]);
-  return N->getResult(0);
-}
-
 /// The float form of QLinearConv \p QC, for targets without int8 convs:
 /// QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w), bias
 /// dequantized by x_scale * w_scale)).
@@ -259,32 +241,32 @@ llvm::Error expand(Graph &G, Node &QC) {
   auto V = [&](unsigned I) { return QC.getOperand(I); };
   const NamedAttribute Axis0{"axis", Attribute::getInt(0)};
   const std::string Base = QC.getResult(0)->getName();
-  auto XF = createInferred(G, OpId::DequantizeLinear, {V(0), V(1), V(2)}, {},
-                           Base + "_xf", QC);
+  auto XF = rewrite::createInferred(G, OpId::DequantizeLinear,
+                                    {V(0), V(1), V(2)}, {}, Base + "_xf", QC);
   if (!XF)
     return XF.takeError();
-  auto WF = createInferred(G, OpId::DequantizeLinear, {V(3), V(4), V(5)},
-                           {Axis0}, Base + "_wf", QC);
+  auto WF = rewrite::createInferred(
+      G, OpId::DequantizeLinear, {V(3), V(4), V(5)}, {Axis0}, Base + "_wf", QC);
   if (!WF)
     return WF.takeError();
   std::vector<Value *> ConvOperands = {*XF, *WF};
   if (QC.hasOperand(8)) {
-    auto BS =
-        createInferred(G, OpId::Mul, {V(1), V(4)}, {}, Base + "_b_scale", QC);
+    auto BS = rewrite::createInferred(G, OpId::Mul, {V(1), V(4)}, {},
+                                      Base + "_b_scale", QC);
     if (!BS)
       return BS.takeError();
-    auto BF = createInferred(G, OpId::DequantizeLinear, {V(8), *BS}, {Axis0},
-                             Base + "_bf", QC);
+    auto BF = rewrite::createInferred(G, OpId::DequantizeLinear, {V(8), *BS},
+                                      {Axis0}, Base + "_bf", QC);
     if (!BF)
       return BF.takeError();
     ConvOperands.push_back(*BF);
   }
-  auto YF = createInferred(G, OpId::Conv, ConvOperands, QC.getAttrs(),
-                           Base + "_yf", QC);
+  auto YF = rewrite::createInferred(G, OpId::Conv, ConvOperands, QC.getAttrs(),
+                                    Base + "_yf", QC);
   if (!YF)
     return YF.takeError();
-  auto Y = createInferred(G, OpId::QuantizeLinear, {*YF, V(6), V(7)}, {},
-                          Base + "_q", QC);
+  auto Y = rewrite::createInferred(G, OpId::QuantizeLinear, {*YF, V(6), V(7)},
+                                   {}, Base + "_q", QC);
   if (!Y)
     return Y.takeError();
   (*Y)->setType(QC.getResult(0)->getType());
@@ -308,7 +290,7 @@ llvm::Error expandInteger(Graph &G, Node &CI) {
     std::vector<Value *> Operands = {CI.getOperand(I), One};
     if (CI.hasOperand(I + 2))
       Operands.push_back(CI.getOperand(I + 2));
-    auto DQ = createInferred(
+    auto DQ = rewrite::createInferred(
         G, OpId::DequantizeLinear, Operands,
         {NamedAttribute{"axis", Attribute::getInt(I == 0 ? 1 : 0)}},
         Base + (I == 0 ? "_xf" : "_wf"), CI);
@@ -316,11 +298,11 @@ llvm::Error expandInteger(Graph &G, Node &CI) {
       return DQ.takeError();
     F[I] = *DQ;
   }
-  auto YF = createInferred(G, OpId::Conv, {F[0], F[1]}, CI.getAttrs(),
-                           Base + "_yf", CI);
+  auto YF = rewrite::createInferred(G, OpId::Conv, {F[0], F[1]}, CI.getAttrs(),
+                                    Base + "_yf", CI);
   if (!YF)
     return YF.takeError();
-  auto Y = createInferred(
+  auto Y = rewrite::createInferred(
       G, OpId::Cast, {*YF},
       {NamedAttribute{"to",
                       Attribute::getInt(toOnnxDataType(ElementType::I32))}},

@@ -7,6 +7,8 @@
 
 #include "GraphRewrite.h"
 
+#include "strider/IR/ShapeInference.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cassert>
@@ -80,4 +82,20 @@ Value *rewrite::createConstant(Graph &G, TensorDataRef Data,
   C->setAttr("value", Attribute::getTensor(std::move(Data)));
   C->setLoc(Loc);
   return C->getResult(0);
+}
+
+llvm::Expected<Value *>
+rewrite::createInferred(Graph &G, OpId Op, llvm::ArrayRef<Value *> Operands,
+                        llvm::ArrayRef<NamedAttribute> Attrs,
+                        const std::string &Base, Node &At) {
+  Node *N =
+      G.createNode(Op, Operands, {G.makeUniqueName(Base)}, {TensorType()}, &At);
+  N->setLoc(At.getLoc());
+  for (const NamedAttribute &A : Attrs)
+    N->setAttr(A.Name, A.Value);
+  llvm::SmallVector<TensorType, 1> Types;
+  if (llvm::Error E = inferResultTypes(*N, Types))
+    return std::move(E);
+  N->getResult(0)->setType(Types[0]);
+  return N->getResult(0);
 }

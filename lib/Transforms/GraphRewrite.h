@@ -14,8 +14,10 @@
 #include "strider/IR/TensorData.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace strider {
@@ -57,6 +59,13 @@ bool hasNoLiveResults(const Graph &G, const Node &N);
 Value *createConstant(Graph &G, TensorDataRef Data, const TensorType &Type,
                       llvm::StringRef BaseName, const Location &Loc,
                       Node *InsertBefore);
+
+/// A node of \p Op before \p At (named from \p Base, located at At) with
+/// its inferred result type, or an error.
+llvm::Expected<Value *> createInferred(Graph &G, OpId Op,
+                                       llvm::ArrayRef<Value *> Operands,
+                                       llvm::ArrayRef<NamedAttribute> Attrs,
+                                       const std::string &Base, Node &At);
 
 } // namespace rewrite
 } // namespace strider

@@ -271,6 +271,7 @@ const LowerTable &getLowerTable() {
     T[size_t(OpId::QuantizeLinear)] = lowerQuantize;
     T[size_t(OpId::DequantizeLinear)] = lowerQuantize;
     T[size_t(OpId::Lookup)] = lowerLookup;
+    T[size_t(OpId::QBinary)] = lowerQBinary;
     T[size_t(OpId::Mod)] = lowerArith;
     T[size_t(OpId::BitShift)] = lowerArith;
     T[size_t(OpId::Where)] = lowerWhere;

@@ -264,6 +264,7 @@ bool lowerNot(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerClassify(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerLookup(LoweringContext &L, const Node &N, const FusedTail &Tail);
+bool lowerQBinary(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerWhere(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerExpand(LoweringContext &L, const Node &N, const FusedTail &Tail);
 bool lowerCast(LoweringContext &L, const Node &N, const FusedTail &Tail);

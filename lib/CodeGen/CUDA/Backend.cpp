@@ -99,12 +99,12 @@ getCUDAOptions(const codegen::BackendOptions &Opts) {
 
 /// Ops the CUDA backend has no kernel for: a graph with one is refused,
 /// naming the node (there is no host fallback inside a GPU program).
-/// QLinearConv, ConvInteger and lookup: the cuda targets keep quantized
-/// convs and elementwise ops in their float form
+/// QLinearConv, ConvInteger, lookup and qbinary: the cuda targets keep
+/// quantized convs and elementwise ops in their float form
 /// (TargetDescription::HasInt8), so only a graph written with one (textual
 /// IR) reaches the backend.
 const std::initializer_list<OpId> UnsupportedOps = {
-    OpId::QLinearConv, OpId::ConvInteger, OpId::Lookup};
+    OpId::QLinearConv, OpId::ConvInteger, OpId::Lookup, OpId::QBinary};
 
 /// What both entries share: the options, the targets, the default target,
 /// the ops.

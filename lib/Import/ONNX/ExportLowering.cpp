@@ -453,6 +453,37 @@ void lowerLookup(const Node &N, int64_t, onnx::NodeProto &NP,
   NP.add_input(Index);
 }
 
+// qbinary (internal): the chain it was made of, DequantizeLinear of a and
+// b, the Add or Mul, and QuantizeLinear into y.
+void lowerQBinary(const Node &N, int64_t, onnx::NodeProto &NP,
+                  ExportSink &Sink) {
+  const std::string Out = NP.output(0);
+  std::string Float[2];
+  for (unsigned I = 0; I < 2; ++I) {
+    onnx::NodeProto DQ;
+    DQ.set_op_type("DequantizeLinear");
+    for (unsigned J = 0; J < 3; ++J)
+      DQ.add_input(NP.input(int(I * 3 + J)));
+    Float[I] = Sink.makeUniqueTensorName(Out + (I ? ".b" : ".a"));
+    DQ.add_output(Float[I]);
+    Sink.addNode(std::move(DQ));
+  }
+  onnx::NodeProto Op;
+  Op.set_op_type(N.getStringAttr("op", "Add"));
+  Op.add_input(Float[0]);
+  Op.add_input(Float[1]);
+  const std::string Sum = Sink.makeUniqueTensorName(Out + ".f");
+  Op.add_output(Sum);
+  Sink.addNode(std::move(Op));
+  const std::string YS = NP.input(6), YZ = NP.input(7);
+  NP.set_op_type("QuantizeLinear");
+  removeAttr(NP, "op");
+  NP.clear_input();
+  NP.add_input(Sum);
+  NP.add_input(YS);
+  NP.add_input(YZ);
+}
+
 // Max, Min, Sum broadcast from 8; before, all operands had one shape.
 int64_t minVersionVariadic(const Node &N) {
   const TensorType &First = N.getOperand(0)->getType();
@@ -879,6 +910,7 @@ constexpr OpsetRule OpsetRules[] = {
     {OpId::If, 1, nullptr, nullptr},
     {OpId::Relayout, 1, nullptr, nullptr},
     {OpId::Lookup, 6, nullptr, lowerLookup},
+    {OpId::QBinary, 10, nullptr, lowerQBinary},
 };
 
 bool isAnyValue(const Attribute &) { return true; }

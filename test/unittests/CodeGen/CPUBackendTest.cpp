@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "gtest/gtest.h"
 
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -1612,6 +1613,47 @@ TEST(CPUKernelTest, ConvIntegerOnEverySimdTarget) {
               Kernel += Tail == 1 ? "+rescale+relu" : "+rescale+add+relu";
             }
             B.check(Y, 0, 1, Kernel);
+          }
+  });
+}
+
+// qbinary (an Add or Mul of two quantized tensors) on the quantization row
+// kernels against the reference's chain, bit for bit: u8 and i8 operands
+// and results, mixed, both layouts, a length that is no multiple of the
+// chunk or the vector, on every SIMD target.
+TEST(CPUKernelTest, QuantizedBinaryOnEverySimdTarget) {
+  forEachSimdTarget([] {
+    unsigned Seed = 0;
+    for (const char *Op : {"Add", "Mul"})
+      for (ElementType AE : {ElementType::U8, ElementType::I8})
+        for (ElementType YE : {ElementType::U8, ElementType::I8})
+          for (bool CL : {true, false}) {
+            GraphBuilder B(700 + Seed++);
+            SCOPED_TRACE(testing::Message()
+                         << Op << " a " << getElementTypeName(AE).str() << " y "
+                         << getElementTypeName(YE).str() << " cl " << CL);
+            const ElementType BE =
+                AE == ElementType::U8 ? ElementType::I8 : ElementType::U8;
+            const Layout L4 = layoutFor(CL, 4);
+            auto Quantized = [&](ElementType E, float Scale, int64_t Zero) {
+              Value *X = B.input({1, 13, 17, 19}, L4);
+              Value *S = B.constant({}, {Scale});
+              Value *Z = intConstant(B, E, {}, {Zero});
+              return std::array<Value *, 3>{
+                  B.op(OpId::QuantizeLinear, {X, S, Z}, {}, L4), S, Z};
+            };
+            auto QA = Quantized(AE, 0.011f, AE == ElementType::U8 ? 130 : -3);
+            auto QB = Quantized(BE, 0.007f, BE == ElementType::U8 ? 120 : 5);
+            Value *Y = B.op(
+                OpId::QBinary,
+                {QA[0], QA[1], QA[2], QB[0], QB[1], QB[2],
+                 B.constant({}, {std::string(Op) == "Mul" ? 0.005f : 0.013f}),
+                 intConstant(B, YE, {}, {YE == ElementType::U8 ? 128 : 0})},
+                {{"op", Attribute::getString(Op)}}, L4);
+            B.check(Y, 0, 1,
+                    std::string("qbinary.") +
+                        (std::string(Op) == "Mul" ? "mul." : "add.") +
+                        getElementTypeName(YE).str());
           }
   });
 }
