@@ -1224,7 +1224,9 @@ bool cpu::lowerConvInteger(LoweringContext &L, const Node &N,
               const uint8_t *Xp = Fr.bytes(XB);
               uint8_t *Yp = Fr.bytes(YB);
               if (RB >= 0)
-                Q.ResidualOffset = Fr.bytes(RB) - Yp;
+                Q.ResidualOffset = std::ptrdiff_t(
+                    reinterpret_cast<std::uintptr_t>(Fr.bytes(RB)) -
+                    reinterpret_cast<std::uintptr_t>(Yp));
               for (int64_t B = 0; B < Batch; ++B)
                 runQuantizedConv(Q, Xp + B * XBS, Yp + B * YBS, Threads);
             });

@@ -182,7 +182,9 @@ HWY_INLINE void storeSums(const QuantizedConvParams &P, VI S, int64_t C,
     F = hn::Add(F, hn::LoadU(DF, P.Shift + C));
   alignas(64) float Lane[16];
   if (P.HasResidual) {
-    const uint8_t *R = Y + P.ResidualOffset;
+    // Integer arithmetic: the residual may be another allocation.
+    const uint8_t *R = reinterpret_cast<const uint8_t *>(
+        reinterpret_cast<std::uintptr_t>(Y) + std::uintptr_t(P.ResidualOffset));
     if (Dense) {
       F = hn::Add(F, hn::LoadU(DF, reinterpret_cast<const float *>(R)));
     } else {
