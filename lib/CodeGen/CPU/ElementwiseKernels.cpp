@@ -165,6 +165,81 @@ void quantizeRow(const float *X, T *Y, int64_t N, float Scale, float Zero) {
   }
 }
 
+/// \p X as it is, not contracted into a fused multiply-add with what
+/// follows: a dequantized value is rounded to f32 before the Add, as the
+/// DequantizeLinear kernel's store rounds it.
+template <class V> HWY_INLINE V keepRounded(V X) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  asm("" : "+x"(X.raw));
+#endif
+  return X;
+}
+HWY_INLINE float keepRoundedScalar(float X) {
+#if HWY_ARCH_X86
+  asm("" : "+x"(X));
+#endif
+  return X;
+}
+
+/// qbinary over \p N elements of a (TA), b (TB) into y (TY): the
+/// operations of dequantizeRow, the f32 op, those of quantizeRow.
+template <typename TA, typename TB, typename TY>
+void qbinaryRow(const QBinaryParams &P, const TA *A, const TB *B, TY *Y,
+                int64_t N) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<TA, decltype(df)> da;
+  const hn::Rebind<TB, decltype(df)> db;
+  const hn::Rebind<TY, decltype(df)> dy;
+  const int64_t L = int64_t(hn::Lanes(df));
+  const float Lo = float(std::numeric_limits<TY>::min()),
+              Hi = float(std::numeric_limits<TY>::max());
+  const auto SA = hn::Set(df, P.AScale), ZA = hn::Set(df, P.AZero);
+  const auto SB = hn::Set(df, P.BScale), ZB = hn::Set(df, P.BZero);
+  const auto SY = hn::Set(df, P.YScale), ZY = hn::Set(df, P.YZero);
+  const auto QLo = hn::Set(df, Lo - P.YZero), QHi = hn::Set(df, Hi - P.YZero);
+  int64_t I = 0;
+  for (; I + L <= N; I += L) {
+    const auto FA = keepRounded(hn::Mul(
+        hn::Sub(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(da, A + I))), ZA),
+        SA));
+    const auto FB = keepRounded(hn::Mul(
+        hn::Sub(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(db, B + I))), ZB),
+        SB));
+    const auto V = hn::Div(P.Mul ? hn::Mul(FA, FB) : hn::Add(FA, FB), SY);
+    const auto C = hn::Min(hn::Max(V, QLo), QHi);
+    const auto Q = hn::IfThenElse(hn::Eq(V, V), hn::Add(hn::Round(C), ZY), ZY);
+    hn::StoreU(hn::DemoteTo(dy, hn::ConvertTo(di, Q)), dy, Y + I);
+  }
+  for (; I < N; ++I) {
+    const float FA = keepRoundedScalar((float(A[I]) - P.AZero) * P.AScale);
+    const float FB = keepRoundedScalar((float(B[I]) - P.BZero) * P.BScale);
+    const float V = (P.Mul ? FA * FB : FA + FB) / P.YScale;
+    const float C = std::min(std::max(V, Lo - P.YZero), Hi - P.YZero);
+    Y[I] = V != V ? TY(P.YZero) : TY(int32_t(std::nearbyint(C) + P.YZero));
+  }
+}
+
+void QBinaryImpl(const QBinaryParams &P, const uint8_t *A, const uint8_t *B,
+                 uint8_t *Y, int64_t N) {
+  auto WithY = [&](auto *AP, auto *BP) {
+    if (P.YSigned)
+      qbinaryRow(P, AP, BP, reinterpret_cast<int8_t *>(Y), N);
+    else
+      qbinaryRow(P, AP, BP, Y, N);
+  };
+  auto WithB = [&](auto *AP) {
+    if (P.BSigned)
+      WithY(AP, reinterpret_cast<const int8_t *>(B));
+    else
+      WithY(AP, B);
+  };
+  if (P.ASigned)
+    WithB(reinterpret_cast<const int8_t *>(A));
+  else
+    WithB(A);
+}
+
 void QuantizeU8Impl(const float *X, uint8_t *Y, int64_t N, float Scale,
                     float Zero) {
   quantizeRow(X, Y, N, Scale, Zero);
@@ -214,6 +289,16 @@ HWY_EXPORT(QuantizeU8Impl);
 HWY_EXPORT(QuantizeI8Impl);
 HWY_EXPORT(DequantizeU8Impl);
 HWY_EXPORT(DequantizeI8Impl);
+HWY_EXPORT(QBinaryImpl);
+
+void runQBinary(const QBinaryParams &P, const uint8_t *A, const uint8_t *B,
+                uint8_t *Y, int64_t Count, int Threads) {
+  const int64_t Chunk = 1 << 14;
+  parallelFor((Count + Chunk - 1) / Chunk, Threads, [&](int64_t I) {
+    const int64_t Begin = I * Chunk, N = std::min(Chunk, Count - Begin);
+    HWY_DYNAMIC_DISPATCH(QBinaryImpl)(P, A + Begin, B + Begin, Y + Begin, N);
+  });
+}
 
 void quantizeRow(const float *X, uint8_t *Y, int64_t N, float Scale,
                  float Zero) {

@@ -240,6 +240,15 @@ void dequantizeRow(const uint8_t *X, float *Y, int64_t N, float Scale,
                    float Zero);
 void dequantizeRow(const int8_t *X, float *Y, int64_t N, float Scale,
                    float Zero);
+/// qbinary over \p Count elements: y = quantize(dequantize(a) op
+/// dequantize(b)), each step computed as quantizeRow and dequantizeRow
+/// compute it (the same bits as the three ops' kernels), in one pass.
+struct QBinaryParams {
+  float AScale = 1, AZero = 0, BScale = 1, BZero = 0, YScale = 1, YZero = 0;
+  bool ASigned = false, BSigned = false, YSigned = false, Mul = false;
+};
+void runQBinary(const QBinaryParams &P, const uint8_t *A, const uint8_t *B,
+                uint8_t *Y, int64_t Count, int Threads);
 void runQuantize(const QuantParams &Q, bool Signed, const float *X, void *Y,
                  int64_t Count, int Threads);
 void runDequantize(const QuantParams &Q, QuantType XType, const void *X,

@@ -6,21 +6,19 @@
 // BitShift with numpy broadcasting in any layouts, and
 // QuantizeLinear/DequantizeLinear between f32 and u8/i8 (i32 too for
 // dequantization) with constant parameters, the lookup op (a table
-// of 256 bytes, LookupKernels.cpp) and qbinary (on the quantization row
-// kernels). Each function declines
+// of 256 bytes, LookupKernels.cpp) and qbinary (ElementwiseKernels.cpp).
+// Each function declines
 // (returns false) outside the cases its kernel covers, and the node then
 // runs its reference kernel.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
-#include "Parallel.h"
 #include "ProgramImpl.h"
 
 #include "strider/CodeGen/TensorGeometry.h"
 #include "strider/IR/LayoutAlgebra.h"
 
-#include <algorithm>
 #include <iterator>
 #include <memory>
 
@@ -334,72 +332,43 @@ bool cpu::lowerQuantize(LoweringContext &L, const Node &N, const FusedTail &) {
   return true;
 }
 
-namespace {
-
-/// The row kernels of an 8-bit tensor of either signedness.
-void dequantizeBytes(bool Signed, const uint8_t *X, float *Y, int64_t N,
-                     float Scale, float Zero) {
-  if (Signed)
-    dequantizeRow(reinterpret_cast<const int8_t *>(X), Y, N, Scale, Zero);
-  else
-    dequantizeRow(X, Y, N, Scale, Zero);
-}
-void quantizeBytes(bool Signed, const float *X, uint8_t *Y, int64_t N,
-                   float Scale, float Zero) {
-  if (Signed)
-    quantizeRow(X, reinterpret_cast<int8_t *>(Y), N, Scale, Zero);
-  else
-    quantizeRow(X, Y, N, Scale, Zero);
-}
-
-} // namespace
-
-/// qbinary with constant parameters: chunks of a and b dequantized into
-/// scratch that stays in L1, added or multiplied, quantized into y, by the
-/// row kernels QuantizeLinear and DequantizeLinear run on (the same bits as
-/// the three ops, one pass over the bytes instead of four over floats).
+/// qbinary with constant parameters in one pass over the bytes
+/// (runQBinary: each step as the QuantizeLinear and DequantizeLinear
+/// kernels compute it, so the same bits as the three ops).
 bool cpu::lowerQBinary(LoweringContext &L, const Node &N, const FusedTail &) {
   const Value *A = N.getOperand(0), *B = N.getOperand(3), *Y = N.getResult(0);
   const TensorType &AT = A->getType(), &BT = B->getType(), &YT = Y->getType();
   if (!AT.hasStaticShape() || !codegen::haveSameElementOrder(AT, BT) ||
       !codegen::haveSameElementOrder(AT, YT))
     return false;
-  float P[8] = {};
+  float Params[8] = {};
   for (unsigned I : {1u, 2u, 4u, 5u, 6u, 7u}) {
     const TensorData *D = N.getOperand(I)->getConstantData();
     if (!D || D->getNumElements() != 1)
       return false;
-    P[I] = float(D->getDouble(0));
+    Params[I] = float(D->getDouble(0));
   }
-  const bool Mul = N.getStringAttr("op", "") == "Mul";
-  const bool SA = AT.getElementType() == ElementType::I8,
-             SB = BT.getElementType() == ElementType::I8,
-             SY = YT.getElementType() == ElementType::I8;
+  QBinaryParams P;
+  P.AScale = Params[1];
+  P.AZero = Params[2];
+  P.BScale = Params[4];
+  P.BZero = Params[5];
+  P.YScale = Params[6];
+  P.YZero = Params[7];
+  P.Mul = N.getStringAttr("op", "") == "Mul";
+  P.ASigned = AT.getElementType() == ElementType::I8;
+  P.BSigned = BT.getElementType() == ElementType::I8;
+  P.YSigned = YT.getElementType() == ElementType::I8;
   BufferId AB = L.getBuffer(A), BB = L.getBuffer(B), YB = L.defineBuffer(Y);
   const int64_t Count = *AT.getNumElements();
-  constexpr int64_t Chunk = 2048;
   const int Threads = L.getThreads();
   L.addStep({Y->getName(),
-             std::string("qbinary.") + (Mul ? "mul." : "add.") +
+             std::string("qbinary.") + (P.Mul ? "mul." : "add.") +
                  getElementTypeName(YT.getElementType()).str(),
              false, Count},
             {AB, BB}, {YB}, [=](Frame &Fr) {
-              const uint8_t *Ap = Fr.bytes(AB), *Bp = Fr.bytes(BB);
-              uint8_t *Yp = Fr.bytes(YB);
-              parallelFor((Count + Chunk - 1) / Chunk, Threads, [&](int64_t C) {
-                alignas(64) float FA[Chunk], FB[Chunk];
-                const int64_t Off = C * Chunk;
-                const int64_t Len = std::min(Chunk, Count - Off);
-                dequantizeBytes(SA, Ap + Off, FA, Len, P[1], P[2]);
-                dequantizeBytes(SB, Bp + Off, FB, Len, P[4], P[5]);
-                if (Mul)
-                  for (int64_t I = 0; I < Len; ++I)
-                    FA[I] *= FB[I];
-                else
-                  for (int64_t I = 0; I < Len; ++I)
-                    FA[I] += FB[I];
-                quantizeBytes(SY, FA, Yp + Off, Len, P[6], P[7]);
-              });
+              runQBinary(P, Fr.bytes(AB), Fr.bytes(BB), Fr.bytes(YB), Count,
+                         Threads);
             });
   return true;
 }
