@@ -207,33 +207,38 @@ HWY_INLINE void storeSums(const QuantizedConvParams &P, VI S, int64_t C,
 }
 
 /// One pixel's channels [C0, C0 + NV vectors) of a depthwise conv:
-/// the taps at \p Offsets from x (-1: in the padding, x's zero point).
+/// the taps at \p Offsets from x (-1: in the padding, read from \p Pad,
+/// bytes that are x's zero point once flipped: one loop without branches,
+/// whose sums stay in registers).
 template <int NV>
 HWY_INLINE void depthwisePixel(const QuantizedConvParams &P, const uint8_t *X,
-                               const int64_t *Offsets, int64_t Taps, int64_t C0,
-                               int64_t L, uint8_t *Out) {
+                               const uint8_t *Pad, const int64_t *Offsets,
+                               int64_t Taps, int64_t C0, int64_t L,
+                               uint8_t *Out) {
   const DI D;
   const hn::Rebind<uint8_t, DI> DU8;
-  const VI XZero = hn::PromoteTo(D, hn::Set(DU8, P.XZero));
   const auto Flip = hn::Set(DU8, P.XFlip);
-  VI Acc[NV];
-  for (int V = 0; V < NV; ++V)
-    Acc[V] = hn::Zero(D);
+  // The sums as separate variables (an array of them went through the
+  // stack at every tap).
+  VI A0 = hn::Zero(D), A1 = A0, A2 = A0, A3 = A0;
   for (int64_t Tp = 0; Tp < Taps; ++Tp) {
     const int32_t *W = P.TapWeights + Tp * P.WeightStride + C0;
     const int64_t Off = Offsets[Tp];
-    if (Off < 0) {
-      for (int V = 0; V < NV; ++V)
-        Acc[V] = hn::Add(Acc[V], hn::Mul(XZero, hn::LoadU(D, W + V * L)));
-      continue;
-    }
-    const uint8_t *Src = X + Off + C0;
-    for (int V = 0; V < NV; ++V)
-      Acc[V] = hn::Add(
-          Acc[V],
-          hn::Mul(hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src + V * L), Flip)),
-                  hn::LoadU(D, W + V * L)));
+    const uint8_t *Src = (Off < 0 ? Pad : X + Off) + C0;
+    auto Term = [&](int V) {
+      return hn::Mul(
+          hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src + V * L), Flip)),
+          hn::LoadU(D, W + V * L));
+    };
+    A0 = hn::Add(A0, Term(0));
+    if constexpr (NV > 1)
+      A1 = hn::Add(A1, Term(1));
+    if constexpr (NV > 2)
+      A2 = hn::Add(A2, Term(2));
+    if constexpr (NV > 3)
+      A3 = hn::Add(A3, Term(3));
   }
+  const VI Acc[4] = {A0, A1, A2, A3};
   for (int V = 0; V < NV; ++V) {
     const int64_t C = C0 + V * L;
     storeSums(P, hn::Add(Acc[V], hn::LoadU(D, P.ColBias + C)), C, L,
@@ -257,6 +262,9 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
   const auto XZero = hn::Set(DU8, P.XZero);
   const auto Flip = hn::Set(DU8, P.XFlip);
   alignas(64) uint8_t Tail[64] = {};
+  // A row of padding bytes: x's zero point once flipped.
+  std::vector<uint8_t> Pad(size_t(Channels + 4 * L),
+                           uint8_t(P.XZero ^ P.XFlip));
   auto LoadX = [&](const uint8_t *Src, int64_t Cols) {
     if (Cols == L)
       return hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src), Flip));
@@ -310,16 +318,16 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
     const int64_t Full = Channels / L * L;
     int64_t C0 = 0;
     for (; C0 + 4 * L <= Full; C0 += 4 * L)
-      depthwisePixel<4>(P, X, Offsets.data(), Taps, C0, L, Out);
+      depthwisePixel<4>(P, X, Pad.data(), Offsets.data(), Taps, C0, L, Out);
     switch ((Full - C0) / L) {
     case 3:
-      depthwisePixel<3>(P, X, Offsets.data(), Taps, C0, L, Out);
+      depthwisePixel<3>(P, X, Pad.data(), Offsets.data(), Taps, C0, L, Out);
       break;
     case 2:
-      depthwisePixel<2>(P, X, Offsets.data(), Taps, C0, L, Out);
+      depthwisePixel<2>(P, X, Pad.data(), Offsets.data(), Taps, C0, L, Out);
       break;
     case 1:
-      depthwisePixel<1>(P, X, Offsets.data(), Taps, C0, L, Out);
+      depthwisePixel<1>(P, X, Pad.data(), Offsets.data(), Taps, C0, L, Out);
       break;
     default:
       break;
