@@ -141,6 +141,21 @@ HWY_INLINE void storeRequantized(const QuantizedConvParams &P, VI S, int64_t C,
   auto F = hn::Mul(hn::ConvertTo(DF, S), hn::LoadU(DF, P.Scale + C));
   F = hn::Min(hn::Max(F, hn::Set(DF, float(P.Lo - P.YZero))),
               hn::Set(DF, float(P.Hi - P.YZero)));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // Clamped, the value plus y's zero point lies in [Lo, Hi]: its low byte
+  // is the u8 or i8 result (one vpmovdb, no saturating packs and flip).
+  const __m128i Low =
+      _mm512_cvtepi32_epi8(hn::Add(hn::NearestInt(F), hn::Set(D, P.YZero)).raw);
+  if (P.YC == 1 && Cols == int64_t(hn::Lanes(D))) {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(Y), Low);
+    return;
+  }
+  alignas(16) uint8_t Low16[16];
+  _mm_store_si128(reinterpret_cast<__m128i *>(Low16), Low);
+  for (int64_t J = 0; J < Cols; ++J)
+    Y[J * P.YC] = Low16[J];
+  (void)DU8;
+#else
   const auto Q = hn::Xor(
       hn::DemoteTo(DU8, hn::Add(hn::NearestInt(F), hn::Set(D, P.YZeroShifted))),
       hn::Set(DU8, uint8_t(P.YSigned ? 0x80 : 0)));
@@ -152,6 +167,7 @@ HWY_INLINE void storeRequantized(const QuantizedConvParams &P, VI S, int64_t C,
   hn::Store(Q, DU8, Bytes);
   for (int64_t J = 0; J < Cols; ++J)
     Y[J * P.YC] = Bytes[J];
+#endif
 }
 
 /// Stores the sums \p S of output channels [C, C + Cols) (Cols at most a
@@ -491,11 +507,23 @@ void QuantizedConvItemImpl(const QuantizedConvParams &P, const uint8_t *X,
   const int64_t G = Item / Blocks;
   const int64_t P0 = (Item % Blocks) * P.BlockRows;
   const int64_t Count = std::min(P.BlockRows, Pixels - P0);
-  uint8_t *A = Scratch;
-  uint8_t *ZeroRow = A + P.BlockRows * P.KPad;
+  uint8_t *Gathered = Scratch;
+  uint8_t *ZeroRow = Gathered + P.BlockRows * P.KPad;
   int32_t *Sums = reinterpret_cast<int32_t *>(ZeroRow + P.KPad);
   std::memset(ZeroRow, 0, size_t(P.KPad));
-  gather(P, X, G, P0, Count, A, Sums);
+  // A pointwise conv (1x1, stride 1, no padding) over dense channels-last
+  // pixels of K bytes, K a multiple of 4, neither flipped nor summed: its
+  // rows are x's pixels as they are, not gathered.
+  const bool Direct =
+      P.Group == 1 && P.XC == 1 && !P.XFlip && !P.WZero && P.K == P.KPad &&
+      P.Kernel[0] == 1 && P.Kernel[1] == 1 && P.Kernel[2] == 1 &&
+      P.Stride[0] == 1 && P.Stride[1] == 1 && P.Stride[2] == 1 &&
+      P.Pad[0] == 0 && P.Pad[1] == 0 && P.Pad[2] == 0 && P.XS[2] == P.K &&
+      P.XS[1] == P.In[2] * P.K && P.XS[0] == P.In[1] * P.In[2] * P.K &&
+      P.In[1] == P.Out[1] && P.In[2] == P.Out[2];
+  const uint8_t *A = Direct ? X + P0 * P.K : Gathered;
+  if (!Direct)
+    gather(P, X, G, P0, Count, Gathered, Sums);
   const int64_t L = int64_t(hn::Lanes(DI()));
   for (int64_t Col = 0; Col < P.CoutG; Col += MaxTileVectors * L) {
     const int64_t Left = P.CoutG - Col;
