@@ -262,6 +262,56 @@ HWY_INLINE void depthwisePixel(const QuantizedConvParams &P, const uint8_t *X,
   }
 }
 
+/// Two neighbouring pixels' channels [C0, C0 + NV vectors) of a depthwise
+/// conv, both windows inside x (the taps at \p Offsets for the first, \p
+/// Delta bytes further for the second): each weight vector is loaded once
+/// for both.
+template <int NV>
+HWY_INLINE void depthwisePair(const QuantizedConvParams &P, const uint8_t *X,
+                              const int64_t *Offsets, int64_t Delta,
+                              int64_t Taps, int64_t C0, int64_t L,
+                              uint8_t *Out0, uint8_t *Out1) {
+  const DI D;
+  const hn::Rebind<uint8_t, DI> DU8;
+  const auto Flip = hn::Set(DU8, P.XFlip);
+  VI A0 = hn::Zero(D), A1 = A0, A2 = A0, A3 = A0;
+  VI B0 = A0, B1 = A0, B2 = A0, B3 = A0;
+  for (int64_t Tp = 0; Tp < Taps; ++Tp) {
+    const int32_t *W = P.TapWeights + Tp * P.WeightStride + C0;
+    const uint8_t *S0 = X + Offsets[Tp] + C0, *S1 = S0 + Delta;
+    auto XV = [&](const uint8_t *Src, int V) {
+      return hn::PromoteTo(D, hn::Xor(hn::LoadU(DU8, Src + V * L), Flip));
+    };
+    {
+      const VI WV = hn::LoadU(D, W);
+      A0 = hn::Add(A0, hn::Mul(XV(S0, 0), WV));
+      B0 = hn::Add(B0, hn::Mul(XV(S1, 0), WV));
+    }
+    if constexpr (NV > 1) {
+      const VI WV = hn::LoadU(D, W + L);
+      A1 = hn::Add(A1, hn::Mul(XV(S0, 1), WV));
+      B1 = hn::Add(B1, hn::Mul(XV(S1, 1), WV));
+    }
+    if constexpr (NV > 2) {
+      const VI WV = hn::LoadU(D, W + 2 * L);
+      A2 = hn::Add(A2, hn::Mul(XV(S0, 2), WV));
+      B2 = hn::Add(B2, hn::Mul(XV(S1, 2), WV));
+    }
+    if constexpr (NV > 3) {
+      const VI WV = hn::LoadU(D, W + 3 * L);
+      A3 = hn::Add(A3, hn::Mul(XV(S0, 3), WV));
+      B3 = hn::Add(B3, hn::Mul(XV(S1, 3), WV));
+    }
+  }
+  const VI SA[4] = {A0, A1, A2, A3}, SB[4] = {B0, B1, B2, B3};
+  for (int V = 0; V < NV; ++V) {
+    const int64_t C = C0 + V * L;
+    const VI Bias = hn::LoadU(D, P.ColBias + C);
+    storeSums(P, hn::Add(SA[V], Bias), C, L, Out0 + C * P.YBytes);
+    storeSums(P, hn::Add(SB[V], Bias), C, L, Out1 + C * P.YBytes);
+  }
+}
+
 /// Output row (\p OD, \p OH) of a depthwise conv, channels-last on
 /// both sides: per pixel and vector of channels, the sum over the taps of
 /// x (x's zero point where a tap falls in the padding) times the weight
@@ -305,9 +355,46 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
                              KH * P.Dilation[1] * P.XS[1] +
                              KW * P.Dilation[2] * P.XS[2];
   }
+  auto WindowInside = [&](int64_t OW) {
+    const int64_t FirstW = OW * P.Stride[2] - P.Pad[2];
+    return RowInside && FirstW >= 0 &&
+           FirstW + (P.Kernel[2] - 1) * P.Dilation[2] < P.In[2];
+  };
+  const int64_t Full = Channels / L * L;
   for (int64_t OW = 0; OW < P.Out[2]; ++OW) {
     const int64_t O[3] = {OD, OH, OW};
     const int64_t FirstW = OW * P.Stride[2] - P.Pad[2];
+    // Two pixels at a time inside the input (whole vectors of channels).
+    if (Full == Channels && OW + 1 < P.Out[2] && WindowInside(OW) &&
+        WindowInside(OW + 1)) {
+      const int64_t Origin = (OD * P.Stride[0] - P.Pad[0]) * P.XS[0] +
+                             (OH * P.Stride[1] - P.Pad[1]) * P.XS[1] +
+                             FirstW * P.XS[2];
+      for (int64_t T = 0; T < Taps; ++T)
+        Offsets[size_t(T)] = Origin + Inner[size_t(T)];
+      const int64_t Delta = P.Stride[2] * P.XS[2];
+      uint8_t *Out0 =
+          Y + (OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2]) * P.YBytes;
+      uint8_t *Out1 = Out0 + P.YS[2] * P.YBytes;
+      int64_t C0 = 0;
+      for (; C0 + 4 * L <= Full; C0 += 4 * L)
+        depthwisePair<4>(P, X, Offsets.data(), Delta, Taps, C0, L, Out0, Out1);
+      switch ((Full - C0) / L) {
+      case 3:
+        depthwisePair<3>(P, X, Offsets.data(), Delta, Taps, C0, L, Out0, Out1);
+        break;
+      case 2:
+        depthwisePair<2>(P, X, Offsets.data(), Delta, Taps, C0, L, Out0, Out1);
+        break;
+      case 1:
+        depthwisePair<1>(P, X, Offsets.data(), Delta, Taps, C0, L, Out0, Out1);
+        break;
+      default:
+        break;
+      }
+      ++OW;
+      continue;
+    }
     if (RowInside && FirstW >= 0 &&
         FirstW + (P.Kernel[2] - 1) * P.Dilation[2] < P.In[2]) {
       const int64_t Origin = (OD * P.Stride[0] - P.Pad[0]) * P.XS[0] +
@@ -331,7 +418,6 @@ void QuantizedDepthwiseRowImpl(const QuantizedConvParams &P, const uint8_t *X,
           }
     }
     uint8_t *Out = Y + (OD * P.YS[0] + OH * P.YS[1] + OW * P.YS[2]) * P.YBytes;
-    const int64_t Full = Channels / L * L;
     int64_t C0 = 0;
     for (; C0 + 4 * L <= Full; C0 += 4 * L)
       depthwisePixel<4>(P, X, Pad.data(), Offsets.data(), Taps, C0, L, Out);
