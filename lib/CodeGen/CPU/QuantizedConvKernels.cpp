@@ -485,6 +485,46 @@ HWY_NOINLINE void tile(const QuantizedConvParams &P, const uint8_t *const *Rows,
     }
   }
   const int64_t Chan0 = G * P.CoutG + Col;
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // Requantized bytes, channels contiguous: storeRequantized's arithmetic
+  // with its parameters held in registers (a store through a byte pointer
+  // may alias P, which the compiler would otherwise read again after each).
+  if (P.Store == QuantizedConvStore::Requantized && P.YC == 1) {
+    const hn::Rebind<float, DI> DF;
+    const auto FLo = hn::Set(DF, float(P.Lo - P.YZero));
+    const auto FHi = hn::Set(DF, float(P.Hi - P.YZero));
+    const VI YZero = hn::Set(D, P.YZero);
+    const int32_t *ColBias = P.ColBias, *WZero = P.WZero;
+    const float *Scale = P.Scale;
+    for (int V = 0; V < NV; ++V) {
+      const int64_t C = Chan0 + V * L;
+      const int64_t Cols = std::min<int64_t>(L, ValidCols - V * L);
+      if (Cols <= 0)
+        break;
+      const VI Bias = hn::LoadU(D, ColBias + C);
+      const VI WZ = WZero ? hn::LoadU(D, WZero + C) : hn::Zero(D);
+      const auto ScaleV = hn::LoadU(DF, Scale + C);
+      for (int64_t R = 0; R < Valid; ++R) {
+        VI S = hn::Add(Acc[R][V], Bias);
+        if (WZero)
+          S = hn::Sub(S, hn::Mul(WZ, hn::Set(D, RowSums[R])));
+        const auto F =
+            hn::Min(hn::Max(hn::Mul(hn::ConvertTo(DF, S), ScaleV), FLo), FHi);
+        const __m128i Low =
+            _mm512_cvtepi32_epi8(hn::Add(hn::NearestInt(F), YZero).raw);
+        uint8_t *Dst = Out[R] + C;
+        if (Cols == L) {
+          _mm_storeu_si128(reinterpret_cast<__m128i *>(Dst), Low);
+        } else {
+          alignas(16) uint8_t Low16[16];
+          _mm_store_si128(reinterpret_cast<__m128i *>(Low16), Low);
+          std::memcpy(Dst, Low16, size_t(Cols));
+        }
+      }
+    }
+    return;
+  }
+#endif
   for (int V = 0; V < NV; ++V) {
     const int64_t C = Chan0 + V * L;
     const int64_t Cols = std::min<int64_t>(L, ValidCols - V * L);
