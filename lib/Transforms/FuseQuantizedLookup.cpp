@@ -312,17 +312,8 @@ llvm::Error expand(Graph &G, Node &L) {
   const std::string Base = L.getResult(0)->getName();
   auto Make = [&](OpId Op, llvm::ArrayRef<Value *> Operands,
                   llvm::ArrayRef<NamedAttribute> Attrs,
-                  const std::string &Name) -> llvm::Expected<Value *> {
-    Node *N = G.createNode(Op, Operands, {G.makeUniqueName(Name)},
-                           {TensorType()}, &L);
-    N->setLoc(L.getLoc());
-    for (const NamedAttribute &A : Attrs)
-      N->setAttr(A.Name, A.Value);
-    llvm::SmallVector<TensorType, 1> Types;
-    if (llvm::Error E = inferResultTypes(*N, Types))
-      return std::move(E);
-    N->getResult(0)->setType(Types[0]);
-    return N->getResult(0);
+                  const std::string &Name) {
+    return rewrite::createInferred(G, Op, Operands, Attrs, Name, L);
   };
   auto Index = Make(OpId::Cast, {X},
                     {{"to", Attribute::getInt(6)}}, // TensorProto::INT32

@@ -882,6 +882,16 @@ void fillIntegerWeights(const Value &W, const TensorData &WZ,
   }
 }
 
+/// Whether some of the \p Cout weight zero points \p WZ, shifted to s8 as
+/// fillIntegerWeights shifts them (\p WUnsigned: less 128), is not 0: the
+/// GEMM then needs its rows' sums of x.
+bool hasWeightZeroPoint(const TensorData &WZ, bool WUnsigned, int64_t Cout) {
+  for (int64_t M = 0; M < Cout; ++M)
+    if (int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0) != 0)
+      return true;
+  return false;
+}
+
 /// The per-channel bias of the kernels' sums for x's zero point \p XZero
 /// (shifted to u8) and the weight's terms \p Sum, \p Z (fillIntegerWeights)
 /// plus \p Bias: B - XZero Sum + K XZero Z (no last term when depthwise),
@@ -962,9 +972,7 @@ bool cpu::lowerQLinearConv(LoweringContext &L, const Node &N,
   const int64_t Channels = WL.Channels;
   const size_t Floats = size_t(WL.PackedBytes / 4 + 3 * Channels);
   const float XScale = float(XS.getDouble(0)), YScale = float(YS.getDouble(0));
-  bool AnyWZero = false;
-  for (int64_t M = 0; M < S.Cout; ++M)
-    AnyWZero |= int32_t(paramAt(WZ, M)) - (WUnsigned ? 128 : 0) != 0;
+  const bool AnyWZero = hasWeightZeroPoint(WZ, WUnsigned, S.Cout);
   const float *Block = L.deriveFloats(
       "qconv/" + N.getResult(0)->getName() + "/L" + std::to_string(WL.Lanes),
       Floats,
@@ -1145,12 +1153,8 @@ bool cpu::lowerConvInteger(LoweringContext &L, const Node &N,
   // The weight block: the weight, then per channel (padded by a vector)
   // Sum and Z of fillIntegerWeights (Sum wrapped to int32).
   const int64_t Channels = WL.Channels;
-  bool AnyWZero = false;
-  for (int64_t M = 0; M < S.Cout; ++M)
-    AnyWZero |=
-        int32_t(paramAt(*WZ, M)) -
-            (W->getType().getElementType() == ElementType::U8 ? 128 : 0) !=
-        0;
+  const bool AnyWZero = hasWeightZeroPoint(
+      *WZ, W->getType().getElementType() == ElementType::U8, S.Cout);
   const float *Block = L.deriveFloats(
       "convinteger/" + N.getResult(0)->getName() + "/L" +
           std::to_string(WL.Lanes),
